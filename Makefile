@@ -1,0 +1,32 @@
+# make demo: a full game refereed end to end against the simulated board (no hardware).
+# make test: the test suite.  Both create .venv on first use (Raspberry Pi OS refuses a
+# system-wide pip install, so everything goes into the project's own virtual environment).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-all bench lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/companion demo $(DEMO_ARGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q $(TEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check companion tests bench
+	$(BIN)/mypy companion
+
+clean:
+	rm -rf $(VENV) out .pytest_cache

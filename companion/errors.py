@@ -1,0 +1,72 @@
+"""The one exception tree of the companion.
+
+Every error the companion raises on purpose derives from :class:`CompanionError`, and
+``str(error)`` is a sentence a player or a maker can read.  Leaves also derive from the
+builtin exception that fits (``ValueError``, ``OSError``), so callers that only know the
+builtins still catch them.
+"""
+
+from __future__ import annotations
+
+
+class CompanionError(Exception):
+    """Root of every error the companion raises on purpose."""
+
+
+class ConfigError(CompanionError, ValueError):
+    """A configuration file or value is wrong.
+
+    ``problems`` lists every problem found, each already a full sentence naming the file,
+    the line (when known), the key and what is wrong.
+    """
+
+    def __init__(self, problems: list[str] | str) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class ProtocolError(CompanionError, ValueError):
+    """A line from (or for) the board controller breaks the wire protocol."""
+
+
+class LinkError(CompanionError, OSError):
+    """The serial link to the board controller failed or was lost."""
+
+
+class RulesError(CompanionError, ValueError):
+    """Base of the errors of the rules cores."""
+
+
+class InvalidStepError(RulesError):
+    """A step or position cannot be read: wrong syntax or an unknown name."""
+
+
+class InvalidPositionError(RulesError):
+    """A position is not one the rules allow (a piece off the board, a bad count...)."""
+
+
+class IllegalMoveError(RulesError):
+    """A step is well formed but the rules forbid it in this position.
+
+    ``reason`` is the sentence for the player, ``rule`` names the rule and its source
+    (e.g. ``"Gardens of Mars, Moving and Planting"``), ``step`` is the step's notation.
+    """
+
+    def __init__(self, reason: str, *, rule: str, step: str | None = None) -> None:
+        self.reason = reason
+        self.rule = rule
+        self.step = step
+        where = f"{step}: " if step else ""
+        super().__init__(f"{where}{reason} ({rule})")
+
+
+class AmbiguousStepError(RulesError):
+    """A step's notation fits more than one legal step; ``candidates`` lists them."""
+
+    def __init__(self, message: str, candidates: list[str]) -> None:
+        self.candidates = candidates
+        super().__init__(message)
+
+
+class JournalError(CompanionError):
+    """A game journal cannot be read or written."""

@@ -1,0 +1,211 @@
+"""What every rules core offers: pieces, cells, outcomes and the :class:`GameRules` seam.
+
+A rules core is pure: frozen, hashable states; ``legal_steps(state)`` is a lazy generator;
+``apply(state, step)`` returns a new state or raises :class:`IllegalMoveError`; chance
+(dice, tube draws, card draws) arrives as parameters of steps, never drawn inside.
+
+The *physical board* of a state (:meth:`GameRules.board`) is what the sensors should report:
+one :data:`Piece` for every sensed cell of the layout, garden and side zones alike.  The
+referee compares it with what the board controller reports.
+
+Piece names (canonical, also used by the case files)
+----------------------------------------------------
+``""`` empty · a colour name (``"blue"``) a flower · ``"wild"`` the Enceladus wildflower ·
+``"peak"`` · ``"tree"`` · ``"M1"`` the Martian/gardener of player 1 · ``"M1+red"`` the
+gardener of player 1 standing on a red flower · ``"D1"`` player 1's disc on an action slot
+(``"D0"`` the neutral cover of an action that is off in this game) · ``"occupied"`` what a
+presence-only sensor reports for any piece.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, TypeVar
+
+from companion.errors import InvalidStepError
+
+Cell = str
+"""A cell name: ``"e6"``, ``"L3"``, ``"A4"``, ``"T1"`` (Enceladus) or ``"-3,2"`` (hex boards)."""
+
+Piece = str
+"""A canonical piece name, see the module docstring."""
+
+Board = Mapping[Cell, Piece]
+"""A physical board: every cell of a layout mapped to its piece (``EMPTY`` included)."""
+
+EMPTY: Piece = ""
+PEAK: Piece = "peak"
+TREE: Piece = "tree"
+WILD: Piece = "wild"
+OCCUPIED: Piece = "occupied"
+
+
+def martian(player: int) -> Piece:
+    """The piece of player ``player``'s Martian or gardener, e.g. ``martian(1) == "M1"``."""
+    return f"M{player}"
+
+
+def martian_on(player: int, colour: str) -> Piece:
+    """A gardener standing on a flower: ``martian_on(1, "red") == "M1+red"``."""
+    return f"M{player}+{colour}"
+
+
+def disc(player: int) -> Piece:
+    """Player ``player``'s disc on an Enceladus action slot; ``disc(0)`` is the neutral cover."""
+    return f"D{player}"
+
+
+@dataclass(frozen=True, slots=True)
+class PieceInfo:
+    """A piece name taken apart: ``player`` (0 when none), ``kind`` and ``colour``.
+
+    ``kind`` is one of ``empty flower wild peak tree martian disc occupied``; ``colour``
+    is the flower's colour (also of the flower under a gardener), else ``""``.
+    """
+
+    kind: str
+    player: int = 0
+    colour: str = ""
+
+
+def parse_piece(piece: Piece) -> PieceInfo:
+    """Take a canonical piece name apart (see the module docstring).
+
+    Raises :class:`companion.errors.InvalidStepError` for a name that is not a piece.
+    """
+    if piece == EMPTY:
+        return PieceInfo("empty")
+    if piece in (PEAK, TREE, WILD, OCCUPIED):
+        return PieceInfo(piece)
+    if piece[0] in "MD" and len(piece) >= 2 and piece[1].isdigit():
+        head, _, colour = piece.partition("+")
+        if head[1:].isdigit() and len(head) == 2:
+            kind = "martian" if head[0] == "M" else "disc"
+            if colour and (kind == "disc" or not colour.isalpha()):
+                raise InvalidStepError(f"{piece!r} is not a piece")
+            return PieceInfo(kind, int(head[1:]), colour)
+    if piece.isalpha() and piece.islower():
+        return PieceInfo("flower", 0, piece)
+    raise InvalidStepError(f"{piece!r} is not a piece")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The end of a game, as data.
+
+    ``winners``: the players (numbered from 1) who share the win, best first.
+    ``termination``: a short phrase for players, e.g. ``"no flower in reach"``.
+    ``ranking``: every player with a display string of their result (``"3-4-5-5-6"``,
+    ``"27 pts"``) and their rank points, best first.
+    """
+
+    winners: tuple[int, ...]
+    termination: str
+    ranking: tuple[tuple[int, str, int], ...] = ()
+
+
+State = TypeVar("State", bound=Hashable)
+Step = TypeVar("Step", bound=Hashable)
+
+
+class GameRules(Protocol[State, Step]):
+    """The seam between a rules core and the referee, the display and the tools.
+
+    Implemented by ``companion.rules.enceladus.RULES`` and the other games.  Every method is
+    pure.  The referee finds the step a player made by comparing the observed board with
+    ``board(apply(state, step))`` (or the cheaper :meth:`changes`) for the legal steps.
+    """
+
+    name: ClassVar[str]
+    """``"enceladus"``, ``"mars"`` or ``"uranus"``."""
+
+    def new_game(self, players: int, seed: int, options: Mapping[str, Any]) -> State:
+        """A random setup (seeded, reproducible) before any player has placed a piece.
+
+        Raises :class:`companion.errors.ConfigError` for an unknown option or a bad value and
+        :class:`companion.errors.InvalidPositionError` for an unsupported number of players.
+        """
+        ...
+
+    def layout(self, state: State) -> tuple[Cell, ...]:
+        """Every sensed cell of this game's board, garden and side zones, in dump order."""
+        ...
+
+    def tray_cells(self, state: State) -> frozenset[Cell]:
+        """Cells where players *show* flowers (the Enceladus tray): never compared with the
+        expected board, only read to settle what the board cannot (payment, tube draws)."""
+        ...
+
+    def board(self, state: State) -> dict[Cell, Piece]:
+        """The physical board of ``state``: every cell of :meth:`layout` to its piece; tray
+        cells are ``EMPTY``."""
+        ...
+
+    def to_move(self, state: State) -> int:
+        """The player (from 1) whose step comes next."""
+        ...
+
+    def legal_steps(self, state: State) -> Iterator[Step]:
+        """Every legal step, lazily; empty once the game is over."""
+        ...
+
+    def apply(self, state: State, step: Step) -> State:
+        """The state after ``step``.  Raises :class:`companion.errors.IllegalMoveError` with
+        the reason and the rule when the step is not legal in ``state``."""
+        ...
+
+    def changes(self, state: State, step: Step) -> dict[Cell, Piece]:
+        """The cells whose piece ``step`` changes, mapped to their new piece: exactly
+        ``{c: p for c, p in board(apply(state, step)).items() if board(state)[c] != p}``."""
+        ...
+
+    def outcome(self, state: State) -> Outcome | None:
+        """``None`` while the game goes on, else how it ended."""
+        ...
+
+    def choice_path(self, state: State, step: Step) -> tuple[str, ...]:
+        """What the sensors may not see of ``step``, as short labels to ask the players
+        level by level (``("pay blue",)``, ``("pay red", "drew blue", "drew blue",
+        "drew red")``).  The referee asks only among steps that leave the same board."""
+        ...
+
+    def tray_filter(self, state: State, steps: Sequence[Step], tray: Mapping[str, int]) -> list[Step]:
+        """The steps among ``steps`` whose payment/draws match the flowers shown on the tray
+        (``{colour: count}``); ``steps`` unchanged when the tray tells nothing."""
+        ...
+
+    def status(self, state: State) -> tuple[tuple[int, str], ...]:
+        """Per player, what the score line shows now: ``((1, "3-4-5-5-6"), (2, "0-4-5-5-6"))``."""
+        ...
+
+    def format_step(self, state: State, step: Step) -> str:
+        """The step in the compact notation (round-trips through :meth:`parse_step`)."""
+        ...
+
+    def parse_step(self, state: State, text: str) -> Step:
+        """Read a step in the compact notation.  Raises :class:`InvalidStepError` (syntax)."""
+        ...
+
+    def format_position(self, state: State) -> str:
+        """The whole state in one line of compact text (round-trips)."""
+        ...
+
+    def parse_position(self, text: str) -> State:
+        """Read :meth:`format_position` back.  Raises :class:`InvalidStepError`."""
+        ...
+
+
+def board_diff(before: Board, after: Board) -> dict[Cell, Piece]:
+    """The cells where ``after`` differs from ``before``, mapped to their piece in ``after``."""
+    return {cell: piece for cell, piece in after.items() if before.get(cell, EMPTY) != piece}
+
+
+def tray_counts(board: Board, tray: Iterable[Cell]) -> dict[str, int]:
+    """``{colour: count}`` of the flowers shown on the tray cells of an observed board."""
+    counts: dict[str, int] = {}
+    for cell in tray:
+        info = parse_piece(board.get(cell, EMPTY))
+        if info.kind == "flower":
+            counts[info.colour] = counts.get(info.colour, 0) + 1
+    return counts
