@@ -142,6 +142,10 @@ class GameRules(Protocol[State, Step]):
         cells are ``EMPTY``."""
         ...
 
+    def players(self, state: State) -> int:
+        """The number of players."""
+        ...
+
     def to_move(self, state: State) -> int:
         """The player (from 1) whose step comes next."""
         ...
@@ -153,6 +157,13 @@ class GameRules(Protocol[State, Step]):
     def apply(self, state: State, step: Step) -> State:
         """The state after ``step``.  Raises :class:`companion.errors.IllegalMoveError` with
         the reason and the rule when the step is not legal in ``state``."""
+        ...
+
+    def candidates(self, state: State, touched: frozenset[Cell]) -> Iterator[Step]:
+        """The legal steps whose :meth:`changes` may cover every cell of ``touched`` (the
+        cells where the observed board differs from :meth:`board`).  A cheap superset is
+        fine (the referee checks each step exactly); it exists so that recognition never
+        walks thousands of steps that cannot explain what the sensors see."""
         ...
 
     def changes(self, state: State, step: Step) -> dict[Cell, Piece]:
