@@ -1,0 +1,78 @@
+"""The events of the daemon's one queue.
+
+Producers at the edges (the serial reader thread, gpiozero callbacks, timers) put events on
+one :class:`queue.Queue`; the referee thread takes them one by one.  Every event carries ``t``,
+the producer's ``time.monotonic()`` reading in seconds, so a recorded event log replays exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Base of all events; ``t`` is ``time.monotonic()`` in seconds when it happened."""
+
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
+class BoardMessage(Event):
+    """A well-formed message from the board controller (see ``companion.board.protocol``)."""
+
+    message: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine(Event):
+    """A line from the board that was refused (bad checksum, too long, unknown message...).
+
+    ``reason`` is a sentence for a maker; ``line`` the first bytes of the line, made printable.
+    """
+
+    reason: str = ""
+    line: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LinkState(Event):
+    """The serial link came up (``up=True``) or was lost; ``detail`` says why or where."""
+
+    up: bool = False
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Button(Event):
+    """A debounced button press (``pressed=True``) or release; ``name`` is ``ok``, ``undo``,
+    ``select`` or ``roll``."""
+
+    name: str = ""
+    pressed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Timer(Event):
+    """A timer set by the referee has run out; ``name`` says which, ``token`` tells a stale
+    timer from a live one."""
+
+    name: str = ""
+    token: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Fault(Event):
+    """An error inside an edge thread (a callback, the reader) that the daemon survived."""
+
+    where: str = ""
+    error: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Stop(Event):
+    """Shut down (SIGTERM, Ctrl-C, end of a demo)."""
+
+    reason: str = ""
