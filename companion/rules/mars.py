@@ -1,0 +1,1094 @@
+"""Gardens of Mars: the rules core.
+
+Specification: ``shared/rules/gardens-of-mars.txt`` and ``shared/rules/CLARIFICATIONS.md``
+(Coordinates, Mars #1-#10).  Pure: no I/O, no randomness outside :meth:`MarsRules.new_game`
+(which is seeded); dice rolls arrive from outside as :class:`Roll` steps.
+
+The garden is the 91-hex board ``max(|q|, |r|, |q+r|) <= 5`` in axial coordinates, written
+``"q,r"``; the central space is ``0,0`` (Mars #1).  A game is a sequence of steps:
+
+===========================  ===============  ==========================================
+step                         notation         meaning
+===========================  ===============  ==========================================
+``Place((1, -1))``           ``@1,-1``        setup: the player to move puts their gardener
+``Roll((3, 5))``             ``roll:3,5``     the dice rolled into the empty pool
+``Roll(())``                 ``roll:none``    no empty hex next to the gardener: turn ends
+``Move(3, (0, 1), "red")``   ``3>0,1=red``    use die 3, land on an empty hex, plant red
+``Move(3, (2, 0))``          ``3>2,0``        use die 3, land on a flower (lose a point)
+``Discard(4)``               ``discard:4``    no die can move: discard one, lose a point
+===========================  ===============  ==========================================
+
+A position is one line (:meth:`MarsRules.format_position`), space-separated ``key=value``
+fields after the word ``mars``::
+
+    mars players=2 to_move=1 extra=no pool=3,5 scores=0,4 planted=0,0
+         reserves=5.5.0.0.5.5/5.5.0.0.5.5 cells=1,-1=M1;0,1=M2+red;2,0=peak options=peaks:5
+
+(on one line).  ``reserves`` gives each player's counts in :data:`COLOURS` order, players
+separated by ``/``; ``cells`` lists every non-empty hex with its board piece; ``pool``,
+``cells`` and ``options`` are ``-`` when empty; ``options`` lists only non-default values.
+The phase is not written: it follows from the rest (see :class:`Phase`).
+
+Game options (CLARIFICATIONS.md Mars #10, defaults first): ``plant_score``
+(``group_size`` | ``connected_only``), ``center_blocks_path`` (false | true), ``last_flower``
+(``board`` | ``own_reserve``), ``last_flower_extra_turn`` (true | false),
+``track_extra_turns`` (true | false), ``peaks`` (0 = off, or a count of 1 to 12).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from enum import StrEnum
+from typing import Any, ClassVar, NamedTuple
+
+from companion.errors import (
+    ConfigError,
+    IllegalMoveError,
+    InvalidPositionError,
+    InvalidStepError,
+)
+from companion.rules.base import (
+    EMPTY,
+    PEAK,
+    Cell,
+    Outcome,
+    Piece,
+    martian,
+    martian_on,
+    parse_piece,
+)
+from companion.rules.hexes import DIRECTIONS, Hex, add, hex_name, hexagon, parse_hex
+
+COLOURS: tuple[str, ...] = ("blue", "yellow", "white", "gray", "red", "green")
+"""The six flower colours, in the order reserves are written (Mars #1)."""
+
+FLOWERS_PER_COLOUR = 10
+"""Flowers of each colour in the game (Mars #1)."""
+
+DEAL: Mapping[int, int] = {2: 30, 3: 20, 4: 15, 5: 12}
+"""Flowers dealt to each player, by number of players (Mars #1)."""
+
+GRID = hexagon(5)
+"""The 91-hex garden (Mars #1)."""
+
+CENTRE: Hex = (0, 0)
+"""The central space: never landed on, passed over unless ``center_blocks_path``."""
+
+TRACK_SPACES = 50
+"""Spaces 1-50 of the scoring track; space 0 is the start (Mars #6)."""
+
+EXTRA_TURN_ABOVE = 25
+"""A would-be track space above this, already occupied, earns an extra turn (Mars #6)."""
+
+MAX_PEAKS = 12
+"""The most peaks the variant places: any greedy placement of non-adjacent peaks on the 90
+non-central hexes reaches 13, so up to 12 always fit (Mars #9)."""
+
+_INDEX: Mapping[Hex, int] = {cell: i for i, cell in enumerate(GRID.cells)}
+
+R_SETUP = "Gardens of Mars, Setup"
+R_ROLL = "Gardens of Mars, Rolling Dice (CLARIFICATIONS.md Mars #2)"
+R_MOVE = "Gardens of Mars, Moving and Planting"
+R_CENTRE = "Gardens of Mars, Moving and Planting (CLARIFICATIONS.md Mars #3)"
+R_PEAKS = "Gardens of Mars, Peaks variant (CLARIFICATIONS.md Mars #9)"
+R_DIE = "CLARIFICATIONS.md Mars #4"
+R_TURN = "CLARIFICATIONS.md Mars #8"
+R_END = "Gardens of Mars, Game End"
+
+
+# --- options -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The game options of CLARIFICATIONS.md Mars #10, each with its default.
+
+    ``plant_score``: ``"group_size"`` (the text: a planted flower scores the size of its
+    same-colour group) or ``"connected_only"`` (the rulebook example: size - 1), Mars #5.
+    ``center_blocks_path``: the central space blocks paths too (off: passing is allowed), #3.
+    ``last_flower``: the extra turn comes with the 10th flower of a colour on the ``"board"``
+    or with the planter's ``"own_reserve"`` of that colour running out (BGA), #7.
+    ``last_flower_extra_turn``: that extra turn at all, #7.
+    ``track_extra_turns``: leapfrog and the above-25 extra turn on the scoring track, #6.
+    ``peaks``: 0 (no Peaks variant) or how many peaks are placed, 1 to :data:`MAX_PEAKS`, #9.
+    """
+
+    plant_score: str = "group_size"
+    center_blocks_path: bool = False
+    last_flower: str = "board"
+    last_flower_extra_turn: bool = True
+    track_extra_turns: bool = True
+    peaks: int = 0
+
+    _CHOICES: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "plant_score": ("group_size", "connected_only"),
+        "last_flower": ("board", "own_reserve"),
+    }
+
+    @classmethod
+    def from_mapping(cls, options: Mapping[str, Any]) -> Options:
+        """Options from a config table; missing keys take their defaults.
+
+        Raises :class:`ConfigError` naming every unknown key and every bad value at once.
+        """
+        problems: list[str] = []
+        values: dict[str, Any] = {}
+        known = {f.name: f for f in fields(cls)}
+        for key, value in options.items():
+            if key not in known:
+                problems.append(
+                    f"Gardens of Mars has no option {key!r}; the options are "
+                    + ", ".join(known)
+                    + "."
+                )
+            elif key in cls._CHOICES:
+                if value not in cls._CHOICES[key]:
+                    choices = " or ".join(repr(c) for c in cls._CHOICES[key])
+                    problems.append(f"Option {key!r} must be {choices}, not {value!r}.")
+                values[key] = value
+            elif key == "peaks":
+                if isinstance(value, bool) or not isinstance(value, int):
+                    problems.append(
+                        f"Option 'peaks' is a count (0 for no peaks, 5 is usual), not {value!r}."
+                    )
+                elif not 0 <= value <= MAX_PEAKS:
+                    problems.append(
+                        f"Option 'peaks' must be from 0 to {MAX_PEAKS}, not {value}."
+                    )
+                values[key] = value
+            else:
+                if not isinstance(value, bool):
+                    problems.append(f"Option {key!r} must be true or false, not {value!r}.")
+                values[key] = value
+        if problems:
+            raise ConfigError(problems)
+        return cls(**values)
+
+    def non_defaults(self) -> dict[str, Any]:
+        """``{name: value}`` of the options that differ from their defaults."""
+        default = Options()
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if getattr(self, f.name) != getattr(default, f.name)
+        }
+
+
+# --- steps -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Setup: the player to move puts their gardener on ``cell`` (Gardens of Mars, Setup)."""
+
+    cell: Hex
+
+
+@dataclass(frozen=True, slots=True)
+class Roll:
+    """The values (1-6) of the dice just rolled into the empty pool, kept sorted; ``()`` when
+    the player rolls none and the turn ends (Gardens of Mars, Rolling Dice)."""
+
+    values: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", tuple(sorted(self.values)))
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """Use the pool die of value ``die``: the gardener moves ``die`` hexes in a straight line
+    to ``to``; ``plant`` is the colour planted there, ``None`` when ``to`` holds a flower
+    (Gardens of Mars, Moving and Planting)."""
+
+    die: int
+    to: Hex
+    plant: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Discard:
+    """No pool die gives a legal move: discard one of value ``die`` and lose a point
+    (CLARIFICATIONS.md Mars #4)."""
+
+    die: int
+
+
+Step = Place | Roll | Move | Discard
+"""Every Mars step."""
+
+
+# --- state -------------------------------------------------------------------------------
+
+
+class Phase(StrEnum):
+    """Where the game stands; it follows from the rest of the state.
+
+    ``placement`` while a gardener is not on the board; ``over`` once a reserve is empty or at
+    the stalemate (the pool is empty and every player would roll 0 dice, Mars #8/#8a);
+    otherwise ``roll`` with an empty pool and ``move`` with dice in it.  The flowers are dealt
+    by :meth:`MarsRules.new_game` itself (a seeded setup), so a game starts in ``placement``.
+    """
+
+    PLACEMENT = "placement"
+    ROLL = "roll"
+    MOVE = "move"
+    OVER = "over"
+
+
+class TrackSpace(NamedTuple):
+    """Where a score stands on the scoring track: ``space`` 0-50 and ``laps`` completed."""
+
+    space: int
+    laps: int
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """A Mars position; frozen and hashable.  Build one with :func:`position` or
+    :meth:`MarsRules.new_game`, never by hand (the phase must agree with the rest).
+
+    ``cells``: the piece under any gardener for every hex in ``GRID.cells`` order: ``""``,
+    a colour or ``"peak"``.  ``gardeners[p - 1]``: player ``p``'s hex, ``None`` before
+    placement.  ``reserves[p - 1]``: counts in :data:`COLOURS` order.  ``scores``: track
+    scores, laps included.  ``planted``: flowers planted (the tiebreak).  ``pool``: the dice
+    values on the table, sorted.  ``to_move``: from 1.  ``extra_turn``: the player to move
+    is playing an extra turn (Mars #6, #7).
+    """
+
+    options: Options
+    cells: tuple[str, ...]
+    gardeners: tuple[Hex | None, ...]
+    reserves: tuple[tuple[int, ...], ...]
+    scores: tuple[int, ...]
+    planted: tuple[int, ...]
+    pool: tuple[int, ...]
+    to_move: int
+    phase: Phase
+    extra_turn: bool = False
+
+    @property
+    def players(self) -> int:
+        """The number of players, 2 to 5."""
+        return len(self.gardeners)
+
+    def at(self, cell: Hex) -> str:
+        """The piece on ``cell`` without gardeners: ``""``, a colour or ``"peak"``."""
+        return self.cells[_INDEX[cell]]
+
+    def reserve(self, player: int) -> dict[str, int]:
+        """``{colour: count}`` of player ``player``'s reserve, zeros included."""
+        return dict(zip(COLOURS, self.reserves[player - 1], strict=True))
+
+
+def track_space(score: int) -> TrackSpace:
+    """Where a scoring Martian with ``score`` points stands: space 0 for 0, else
+    ``(score - 1) mod 50 + 1``, and the laps completed (``track_space(53) == (3, 1)``).
+
+    CLARIFICATIONS.md Mars #6.  Raises ``ValueError`` for a negative score.
+    """
+    if score < 0:
+        raise ValueError(f"a score is never negative, got {score}")
+    if score == 0:
+        return TrackSpace(0, 0)
+    return TrackSpace((score - 1) % TRACK_SPACES + 1, (score - 1) // TRACK_SPACES)
+
+
+def _dice_for(cells: Sequence[str], gardener: Hex) -> int:
+    # Mars #2/#9: on-board neighbours with no flower; the centre, a peak and a lone gardener
+    # all count.
+    return sum(1 for n in GRID.neighbours[gardener] if cells[_INDEX[n]] in (EMPTY, PEAK))
+
+
+def dice_to_roll(state: State) -> int:
+    """How many dice the player to move rolls into an empty pool: the on-board hexes next to
+    their gardener that hold no flower (0-6; 0 before placement).
+
+    Gardens of Mars, Rolling Dice; CLARIFICATIONS.md Mars #2 and #9.
+    """
+    gardener = state.gardeners[state.to_move - 1]
+    return 0 if gardener is None else _dice_for(state.cells, gardener)
+
+
+def _phase(
+    cells: Sequence[str],
+    gardeners: Sequence[Hex | None],
+    reserves: Sequence[Sequence[int]],
+    pool: Sequence[int],
+) -> Phase:
+    if any(g is None for g in gardeners):
+        return Phase.PLACEMENT
+    if any(sum(r) == 0 for r in reserves):
+        return Phase.OVER
+    if pool:
+        return Phase.MOVE
+    if all(g is not None and _dice_for(cells, g) == 0 for g in gardeners):
+        return Phase.OVER
+    return Phase.ROLL
+
+
+def position(
+    players: int,
+    cells: Mapping[Cell, Piece],
+    *,
+    to_move: int = 1,
+    pool: Sequence[int] = (),
+    scores: Mapping[int, int] | None = None,
+    planted: Mapping[int, int] | None = None,
+    reserves: Mapping[int, Mapping[str, int]] | None = None,
+    extra_turn: bool = False,
+    options: Mapping[str, Any] | None = None,
+) -> State:
+    """A position from its parts, as the case files give them (``shared/cases/FORMAT.md``).
+
+    ``cells``: ``{"q,r": piece}`` with pieces ``"red"``, ``"peak"``, ``"M1"``, ``"M1+red"``;
+    unlisted hexes are empty.  ``scores``/``planted``/``reserves`` are keyed by player (from
+    1); missing players and colours are 0.  A player whose gardener is not listed has yet to
+    place it.  Raises :class:`InvalidPositionError` naming every problem found, and
+    :class:`ConfigError` for bad options.
+    """
+    opts = Options.from_mapping(options or {})
+    problems: list[str] = []
+    if players not in DEAL:
+        raise InvalidPositionError(f"Gardens of Mars is for 2 to 5 players, not {players}.")
+    board = [EMPTY] * len(GRID)
+    gardeners: list[Hex | None] = [None] * players
+    for name, piece in cells.items():
+        try:
+            cell = parse_hex(name)
+            info = parse_piece(piece)
+        except InvalidStepError as error:
+            problems.append(str(error))
+            continue
+        if cell not in GRID:
+            problems.append(f"{name} is off the 91-hex board.")
+            continue
+        if info.kind == "empty":
+            continue
+        if cell == CENTRE:
+            problems.append("The central space 0,0 never holds a piece.")
+            continue
+        if info.colour and info.colour not in COLOURS:
+            problems.append(f"{piece!r} on {name}: Mars flowers are {', '.join(COLOURS)}.")
+            continue
+        if info.kind == "martian":
+            if not 1 <= info.player <= players:
+                problems.append(f"{piece!r} on {name}: there is no player {info.player}.")
+            elif gardeners[info.player - 1] is not None:
+                problems.append(f"Player {info.player}'s gardener is on the board twice.")
+            else:
+                gardeners[info.player - 1] = cell
+            board[_INDEX[cell]] = info.colour
+        elif info.kind in ("flower", "peak"):
+            board[_INDEX[cell]] = info.colour or PEAK
+        else:
+            problems.append(f"{piece!r} on {name} is not a Gardens of Mars piece.")
+    reserve_rows = []
+    for player in range(1, players + 1):
+        counts = dict((reserves or {}).get(player, {}))
+        unknown = set(counts) - set(COLOURS)
+        if unknown:
+            problems.append(f"Player {player}'s reserve holds unknown colours {sorted(unknown)}.")
+        row = tuple(counts.get(c, 0) for c in COLOURS)
+        if any(n < 0 for n in row):
+            problems.append(f"Player {player}'s reserve has a negative count.")
+        reserve_rows.append(row)
+    # Only the board is held to the 10 flowers of a colour: case positions give reserves
+    # for illustration, not a full deal.
+    for colour in COLOURS:
+        if board.count(colour) > FLOWERS_PER_COLOUR:
+            problems.append(f"The board holds {board.count(colour)} {colour} flowers; "
+                            f"the game has only {FLOWERS_PER_COLOUR}.")
+    if len(pool) > 6 or any(not 1 <= v <= 6 for v in pool):
+        problems.append(f"The pool holds at most 6 dice of 1 to 6, not {list(pool)}.")
+    score_row = tuple((scores or {}).get(p, 0) for p in range(1, players + 1))
+    planted_row = tuple((planted or {}).get(p, 0) for p in range(1, players + 1))
+    if any(n < 0 for n in score_row + planted_row):
+        problems.append("Scores and planted counts are never negative.")
+    if not 1 <= to_move <= players:
+        problems.append(f"Player {to_move} cannot be to move in a {players}-player game.")
+    if any(g is None for g in gardeners) and pool:
+        problems.append("Dice are rolled only once every gardener is on the board.")
+    if problems:
+        raise InvalidPositionError(" ".join(problems))
+    return State(
+        options=opts,
+        cells=tuple(board),
+        gardeners=tuple(gardeners),
+        reserves=tuple(reserve_rows),
+        scores=score_row,
+        planted=planted_row,
+        pool=tuple(sorted(pool)),
+        to_move=to_move,
+        phase=_phase(board, gardeners, reserve_rows, pool),
+        extra_turn=extra_turn,
+    )
+
+
+# --- moves -------------------------------------------------------------------------------
+
+
+def _obstacle(state: State, path: Sequence[Hex], others: frozenset[Hex]) -> tuple[str, str] | None:
+    """Why a gardener cannot travel ``path`` (its last hex the landing) and the rule that
+    says so, or ``None`` when it can (Mars #3, #9)."""
+    for cell in path:
+        if cell in others:
+            return f"A gardener on {hex_name(cell)} is in the way.", R_MOVE
+        if state.at(cell) == PEAK:
+            return f"The peak on {hex_name(cell)} is in the way.", R_PEAKS
+    if path[-1] == CENTRE:
+        return "A gardener may pass over the central space but never stop on it.", R_CENTRE
+    if state.options.center_blocks_path and CENTRE in path:
+        return "The central space blocks the way (option center_blocks_path).", R_CENTRE
+    return None
+
+
+def _others(state: State) -> frozenset[Hex]:
+    mover = state.to_move - 1
+    return frozenset(g for i, g in enumerate(state.gardeners) if g is not None and i != mover)
+
+
+def _reach(state: State, die: int) -> Iterator[Hex]:
+    start = state.gardeners[state.to_move - 1]
+    if start is None:
+        return
+    others = _others(state)
+    for ray in GRID.rays[start]:
+        if len(ray) >= die and _obstacle(state, ray[:die], others) is None:
+            yield ray[die - 1]
+
+
+def destinations(state: State, die: int | None = None) -> frozenset[Hex]:
+    """The hexes the player to move may land on with the pool die ``die`` (with any pool
+    die when ``None``); empty outside the move phase or for a value not in the pool.
+
+    Gardens of Mars, Moving and Planting; CLARIFICATIONS.md Mars #3.
+    """
+    if state.phase is not Phase.MOVE:
+        return frozenset()
+    dice = set(state.pool) if die is None else {die} & set(state.pool)
+    return frozenset(cell for d in dice for cell in _reach(state, d))
+
+
+def _can_move(state: State) -> bool:
+    return any(next(_reach(state, d), None) is not None for d in set(state.pool))
+
+
+# --- applying steps ----------------------------------------------------------------------
+
+
+def _gain(state: State, player: int, points: int) -> tuple[int, bool]:
+    """The new score after gaining ``points`` and whether the above-25 extra turn is earned.
+
+    CLARIFICATIONS.md Mars #6: leapfrog over occupied spaces (the jumped spaces count); the
+    extra turn when the would-be space is above 25 and occupied.
+    """
+    score = state.scores[player - 1] + points
+    if points == 0 or not state.options.track_extra_turns:
+        return score, False
+    occupied = {
+        track_space(s).space for i, s in enumerate(state.scores) if i != player - 1
+    } - {0}
+    first = track_space(score).space
+    while track_space(score).space in occupied:
+        score += 1
+    return score, first > EXTRA_TURN_ABOVE and first in occupied
+
+
+def _lose_point(scores: tuple[int, ...], player: int) -> tuple[int, ...]:
+    # Gardens of Mars, Moving and Planting: minus one, never below 0, no leapfrog (Mars #6).
+    return tuple(max(0, s - 1) if i == player - 1 else s for i, s in enumerate(scores))
+
+
+def _next_turn(state: State, *, extra: bool) -> State:
+    """After a die is used (or the roll was 0): the same player again with ``extra`` (Mars #8,
+    a die is left), else the next player; the phase follows."""
+    phase = _phase(state.cells, state.gardeners, state.reserves, state.pool)
+    keep = extra and phase is Phase.MOVE
+    to_move = state.to_move if keep else state.to_move % state.players + 1
+    return replace(state, to_move=to_move, phase=phase, extra_turn=keep)
+
+
+def _illegal(reason: str, rule: str, step: Step) -> IllegalMoveError:
+    return IllegalMoveError(reason, rule=rule, step=format_step(step))
+
+
+def _apply_place(state: State, step: Place) -> State:
+    if state.phase is not Phase.PLACEMENT:
+        raise _illegal("Gardeners are placed only before the first roll.", R_SETUP, step)
+    if step.cell not in GRID:
+        raise _illegal(f"{hex_name(step.cell)} is off the board.", R_SETUP, step)
+    if step.cell == CENTRE:
+        raise _illegal("No gardener may stand on the central space.", R_SETUP, step)
+    if state.at(step.cell) != EMPTY or step.cell in state.gardeners:
+        raise _illegal(f"{hex_name(step.cell)} is not empty.", R_SETUP, step)
+    if state.gardeners[state.to_move - 1] is not None:
+        raise _illegal("Your gardener is already on the board.", R_SETUP, step)
+    gardeners = tuple(
+        step.cell if i == state.to_move - 1 else g for i, g in enumerate(state.gardeners)
+    )
+    # The next player in turn order still to place; after the last placement player 1 rolls.
+    order = [(state.to_move + k) % state.players + 1 for k in range(state.players)]
+    waiting = [p for p in order if gardeners[p - 1] is None]
+    return replace(
+        state,
+        gardeners=gardeners,
+        phase=_phase(state.cells, gardeners, state.reserves, state.pool),
+        to_move=waiting[0] if waiting else 1,
+    )
+
+
+def _apply_roll(state: State, step: Roll) -> State:
+    if state.phase is not Phase.ROLL:
+        reason = (
+            "There are dice in the pool: use one of them."
+            if state.phase is Phase.MOVE
+            else "Dice are rolled only when every gardener is placed."
+        )
+        raise _illegal(reason, R_ROLL, step)
+    count = dice_to_roll(state)
+    if len(step.values) != count:
+        raise _illegal(
+            f"Roll {count} dice, one for each hex without a flower next to your gardener, "
+            f"not {len(step.values)}.",
+            R_ROLL,
+            step,
+        )
+    if any(not 1 <= v <= 6 for v in step.values):
+        raise _illegal("A die shows 1 to 6.", R_ROLL, step)
+    if not step.values:
+        return _next_turn(state, extra=False)
+    return replace(state, pool=step.values, phase=Phase.MOVE)
+
+
+def _pool_without(pool: tuple[int, ...], die: int) -> tuple[int, ...]:
+    i = pool.index(die)
+    return pool[:i] + pool[i + 1 :]
+
+
+def _check_die(state: State, step: Move | Discard) -> None:
+    if state.phase is not Phase.MOVE:
+        reason = (
+            "Place every gardener first."
+            if state.phase is Phase.PLACEMENT
+            else "The pool is empty: roll the dice first."
+        )
+        raise _illegal(reason, R_TURN, step)
+    if step.die not in state.pool:
+        raise _illegal(f"There is no {step.die} in the pool.", R_MOVE, step)
+
+
+def _apply_move(state: State, step: Move) -> State:
+    _check_die(state, step)
+    player = state.to_move
+    start = state.gardeners[player - 1]
+    assert start is not None  # the move phase has every gardener placed
+    if step.to not in GRID:
+        raise _illegal(f"{hex_name(step.to)} is off the board.", R_MOVE, step)
+    direction = next((d for d in DIRECTIONS if add(start, d, step.die) == step.to), None)
+    if direction is None:
+        raise _illegal(
+            f"With a {step.die} the gardener moves exactly {step.die} hexes in a straight line.",
+            R_MOVE,
+            step,
+        )
+    # The board is convex, so the whole path is on it when both ends are.
+    path = [add(start, direction, k) for k in range(1, step.die + 1)]
+    blocked = _obstacle(state, path, _others(state))
+    if blocked is not None:
+        raise _illegal(*blocked, step)
+    under = state.at(step.to)
+    pool = _pool_without(state.pool, step.die)
+    gardeners = tuple(step.to if i == player - 1 else g for i, g in enumerate(state.gardeners))
+    if under != EMPTY:
+        if step.plant is not None:
+            raise _illegal(
+                f"{hex_name(step.to)} already holds a {under} flower: nothing is planted there.",
+                R_MOVE,
+                step,
+            )
+        moved = replace(
+            state, gardeners=gardeners, pool=pool, scores=_lose_point(state.scores, player)
+        )
+        return _next_turn(moved, extra=False)
+    if step.plant is None:
+        raise _illegal(
+            "On an empty hex the gardener plants a flower from your reserve.", R_MOVE, step
+        )
+    if step.plant not in COLOURS:
+        raise _illegal(f"{step.plant!r} is not a flower colour.", R_MOVE, step)
+    colour = COLOURS.index(step.plant)
+    row = state.reserves[player - 1]
+    if row[colour] == 0:
+        raise _illegal(f"You have no {step.plant} flower left.", R_MOVE, step)
+    cells = list(state.cells)
+    cells[_INDEX[step.to]] = step.plant
+    group = GRID.group_of(step.to, lambda c: cells[_INDEX[c]] == step.plant)
+    # Mars #5: the whole group scores; the rulebook reading leaves the new flower out.
+    points = len(group) - (state.options.plant_score == "connected_only")
+    score, track_extra = _gain(state, player, points)
+    new_row = row[:colour] + (row[colour] - 1,) + row[colour + 1 :]
+    if state.options.last_flower == "board":
+        last_flower = cells.count(step.plant) == FLOWERS_PER_COLOUR
+    else:
+        last_flower = new_row[colour] == 0
+    planted = replace(
+        state,
+        cells=tuple(cells),
+        gardeners=gardeners,
+        pool=pool,
+        reserves=tuple(new_row if i == player - 1 else r for i, r in enumerate(state.reserves)),
+        scores=tuple(score if i == player - 1 else s for i, s in enumerate(state.scores)),
+        planted=tuple(n + (i == player - 1) for i, n in enumerate(state.planted)),
+    )
+    extra = track_extra or (last_flower and state.options.last_flower_extra_turn)
+    return _next_turn(planted, extra=extra)
+
+
+def _apply_discard(state: State, step: Discard) -> State:
+    _check_die(state, step)
+    if _can_move(state):
+        raise _illegal(
+            "A die in the pool still gives a legal move: use it; a die is discarded only "
+            "when none can move.",
+            R_DIE,
+            step,
+        )
+    discarded = replace(
+        state,
+        pool=_pool_without(state.pool, step.die),
+        scores=_lose_point(state.scores, state.to_move),
+    )
+    return _next_turn(discarded, extra=False)
+
+
+# --- notation ----------------------------------------------------------------------------
+
+
+def format_step(step: Step) -> str:
+    """A step in the compact notation of the module docstring (``"3>0,1=red"``)."""
+    if isinstance(step, Place):
+        return "@" + hex_name(step.cell)
+    if isinstance(step, Roll):
+        return "roll:" + (",".join(map(str, step.values)) or "none")
+    if isinstance(step, Discard):
+        return f"discard:{step.die}"
+    return f"{step.die}>{hex_name(step.to)}" + (f"={step.plant}" if step.plant else "")
+
+
+def _int(text: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InvalidStepError(f"{text!r} is not {what}") from None
+
+
+def parse_step(text: str) -> Step:
+    """Read a step written by :func:`format_step`.
+
+    Raises :class:`InvalidStepError` with a sentence saying what was expected.
+    """
+    text = text.strip()
+    if text.startswith("@"):
+        return Place(parse_hex(text[1:]))
+    if text.startswith("roll:"):
+        body = text[5:]
+        if body == "none":
+            return Roll(())
+        return Roll(tuple(_int(v, "a die value") for v in body.split(",")))
+    if text.startswith("discard:"):
+        return Discard(_int(text[8:], "a die value"))
+    die, sep, rest = text.partition(">")
+    if not sep:
+        raise InvalidStepError(
+            f"{text!r} is not a Mars step; write @q,r (place), roll:3,5, 3>q,r=colour "
+            "(move and plant), 3>q,r (move onto a flower) or discard:4"
+        )
+    cell, _, plant = rest.partition("=")
+    if plant and plant not in COLOURS:
+        raise InvalidStepError(f"{plant!r} is not a flower colour; the colours are "
+                               + ", ".join(COLOURS))
+    return Move(_int(die, "a die value"), parse_hex(cell), plant or None)
+
+
+def _format_fields(state: State, board: Mapping[Cell, Piece]) -> str:
+    def ints(values: Sequence[int]) -> str:
+        return ",".join(map(str, values)) or "-"
+
+    options = ",".join(
+        f"{k}:{str(v).lower() if isinstance(v, bool) else v}"
+        for k, v in state.options.non_defaults().items()
+    )
+    cells = ";".join(f"{c}={p}" for c, p in board.items() if p != EMPTY)
+    return " ".join(
+        (
+            "mars",
+            f"players={state.players}",
+            f"to_move={state.to_move}",
+            f"extra={'yes' if state.extra_turn else 'no'}",
+            f"pool={ints(state.pool)}",
+            f"scores={ints(state.scores)}",
+            f"planted={ints(state.planted)}",
+            "reserves=" + "/".join(".".join(map(str, r)) for r in state.reserves),
+            f"cells={cells or '-'}",
+            f"options={options or '-'}",
+        )
+    )
+
+
+def _option_value(text: str) -> Any:
+    if text in ("true", "false"):
+        return text == "true"
+    return int(text) if text.isdigit() else text
+
+
+def _parse_fields(text: str) -> State:
+    words = text.split()
+    if not words or words[0] != "mars":
+        raise InvalidStepError("a Mars position starts with the word 'mars'")
+    found = {key: value for key, _, value in (word.partition("=") for word in words[1:])}
+    needed = ("players", "to_move", "extra", "pool", "scores", "planted", "reserves", "cells",
+              "options")
+    missing = [k for k in needed if k not in found]
+    if missing:
+        raise InvalidStepError("the Mars position lacks " + ", ".join(missing))
+
+    def ints(field: str) -> list[int]:
+        body = found[field]
+        return [] if body == "-" else [_int(v, f"a number in {field}") for v in body.split(",")]
+
+    players = _int(found["players"], "a number of players")
+    cells = {} if found["cells"] == "-" else {
+        cell: piece for cell, _, piece in (e.partition("=") for e in found["cells"].split(";"))
+    }
+    reserves = {}
+    for player, row in enumerate(found["reserves"].split("/"), start=1):
+        counts = [_int(v, "a reserve count") for v in row.split(".")]
+        if len(counts) != len(COLOURS):
+            raise InvalidStepError(f"a reserve gives {len(COLOURS)} counts, in colour order")
+        reserves[player] = dict(zip(COLOURS, counts, strict=True))
+    options = {} if found["options"] == "-" else {
+        key: _option_value(value)
+        for key, _, value in (e.partition(":") for e in found["options"].split(","))
+    }
+    if found["extra"] not in ("yes", "no"):
+        raise InvalidStepError("extra= is yes or no in a Mars position")
+    try:
+        return position(
+            players,
+            cells,
+            to_move=_int(found["to_move"], "a player"),
+            pool=ints("pool"),
+            scores=dict(enumerate(ints("scores"), start=1)),
+            planted=dict(enumerate(ints("planted"), start=1)),
+            reserves=reserves,
+            extra_turn=found["extra"] == "yes",
+            options=options,
+        )
+    except (InvalidPositionError, ConfigError) as error:
+        raise InvalidStepError(f"not a Mars position: {error}") from error
+
+
+# --- the GameRules seam ------------------------------------------------------------------
+
+
+class MarsRules:
+    """Gardens of Mars behind the :class:`companion.rules.base.GameRules` seam; the one
+    instance is :data:`RULES`.  Every method is pure."""
+
+    name: ClassVar[str] = "mars"
+
+    def new_game(self, players: int, seed: int, options: Mapping[str, Any]) -> State:
+        """A fresh game: the 60 flowers dealt at random (2p 30 each, 3p 20, 4p 15, 5p 12) and,
+        with the ``peaks`` option, that many peaks on non-adjacent, non-central hexes; then
+        the players place their gardeners in turn order.
+
+        Gardens of Mars, Setup; CLARIFICATIONS.md Mars #1, #9.  Raises :class:`ConfigError`
+        for a bad option, :class:`InvalidPositionError` for fewer than 2 or more than 5
+        players.
+        """
+        opts = Options.from_mapping(options)
+        if players not in DEAL:
+            raise InvalidPositionError(f"Gardens of Mars is for 2 to 5 players, not {players}.")
+        rng = random.Random(seed)
+        bag = [colour for colour in COLOURS for _ in range(FLOWERS_PER_COLOUR)]
+        rng.shuffle(bag)
+        hand = DEAL[players]
+        reserves = tuple(
+            tuple(bag[p * hand : (p + 1) * hand].count(c) for c in COLOURS)
+            for p in range(players)
+        )
+        cells = [EMPTY] * len(GRID)
+        spots = [c for c in GRID.cells if c != CENTRE]
+        rng.shuffle(spots)
+        taken: set[Hex] = set()
+        for spot in spots:
+            if len(taken) == opts.peaks:
+                break
+            if taken.isdisjoint(GRID.neighbours[spot]):
+                taken.add(spot)
+                cells[_INDEX[spot]] = PEAK
+        return State(
+            options=opts,
+            cells=tuple(cells),
+            gardeners=(None,) * players,
+            reserves=reserves,
+            scores=(0,) * players,
+            planted=(0,) * players,
+            pool=(),
+            to_move=1,
+            phase=Phase.PLACEMENT,
+        )
+
+    def layout(self, state: State) -> tuple[Cell, ...]:
+        """The 91 hexes as ``"q,r"`` names, in ``GRID.cells`` order."""
+        return _NAMES
+
+    def tray_cells(self, state: State) -> frozenset[Cell]:
+        """None: Mars has no flower tray (the dice tray reports values, not cells)."""
+        return frozenset()
+
+    def board(self, state: State) -> dict[Cell, Piece]:
+        """Every hex to its piece: ``""``, a colour, ``"peak"``, ``"M1"`` (a gardener on an
+        empty hex) or ``"M1+red"`` (a gardener on a red flower)."""
+        board = dict(zip(_NAMES, state.cells, strict=True))
+        for player, cell in enumerate(state.gardeners, start=1):
+            if cell is not None:
+                board[GRID.names[cell]] = _gardener_piece(player, state.at(cell))
+        return board
+
+    def players(self, state: State) -> int:
+        """The number of players."""
+        return state.players
+
+    def to_move(self, state: State) -> int:
+        """The player (from 1) whose step comes next."""
+        return state.to_move
+
+    def legal_steps(self, state: State) -> Iterator[Step]:
+        """Every legal step, lazily: placements; every sorted roll of :func:`dice_to_roll`
+        dice (``Roll(())`` alone when 0); for each distinct pool value its moves (one per
+        colour in the reserve onto an empty hex); the discards when no die can move."""
+        if state.phase is Phase.PLACEMENT:
+            occupied = set(state.gardeners)
+            for cell in GRID.cells:
+                if cell != CENTRE and state.at(cell) == EMPTY and cell not in occupied:
+                    yield Place(cell)
+        elif state.phase is Phase.ROLL:
+            for values in itertools.combinations_with_replacement(range(1, 7), dice_to_roll(state)):
+                yield Roll(values)
+        elif state.phase is Phase.MOVE:
+            colours = [c for c, n in state.reserve(state.to_move).items() if n]
+            moved = False
+            for die in sorted(set(state.pool)):
+                for cell in _reach(state, die):
+                    moved = True
+                    if state.at(cell) == EMPTY:
+                        for colour in colours:
+                            yield Move(die, cell, colour)
+                    else:
+                        yield Move(die, cell)
+            if not moved:
+                for die in sorted(set(state.pool)):
+                    yield Discard(die)
+
+    def apply(self, state: State, step: Step) -> State:
+        """The state after ``step``: scores, reserves, pool, extra turns and the turn passing
+        as the rules say (module docstring for the sources).
+
+        Raises :class:`IllegalMoveError` with the reason and the rule when ``step`` is not
+        legal in ``state`` (every step once the game is over).
+        """
+        if state.phase is Phase.OVER:
+            raise _illegal("The game is over.", R_END, step)
+        if isinstance(step, Place):
+            return _apply_place(state, step)
+        if isinstance(step, Roll):
+            return _apply_roll(state, step)
+        if isinstance(step, Move):
+            return _apply_move(state, step)
+        return _apply_discard(state, step)
+
+    def candidates(self, state: State, touched: frozenset[Cell]) -> Iterator[Step]:
+        """The legal steps whose changes may cover ``touched``: a placement on the one
+        touched hex; the moves of the lifted gardener, landing on the one other touched hex
+        if there is one; every step when nothing is touched (rolls and discards touch
+        nothing)."""
+        if not touched:
+            yield from self.legal_steps(state)
+            return
+        gardener = state.gardeners[state.to_move - 1]
+        landing = touched - {GRID.names[gardener]} if gardener is not None else touched
+        if len(landing) > 1 or state.phase not in (Phase.PLACEMENT, Phase.MOVE):
+            return
+        for step in self.legal_steps(state):
+            if isinstance(step, Place) and touched == {GRID.names[step.cell]}:
+                yield step
+            elif isinstance(step, Move) and landing <= {GRID.names[step.to]}:
+                yield step
+
+
+    def changes(self, state: State, step: Step) -> dict[Cell, Piece]:
+        """The hexes a legal ``step`` changes, with their new pieces: the placed gardener;
+        the hex left (its flower stays) and the landing (``"M1+red"``); nothing for rolls
+        and discards."""
+        player = state.to_move
+        if isinstance(step, Place):
+            return {GRID.names[step.cell]: martian(player)}
+        if isinstance(step, Move):
+            start = state.gardeners[player - 1]
+            assert start is not None  # a legal move has its gardener placed
+            flower = step.plant or state.at(step.to)
+            return {
+                GRID.names[start]: state.at(start),
+                GRID.names[step.to]: martian_on(player, flower),
+            }
+        return {}
+
+    def outcome(self, state: State) -> Outcome | None:
+        """``None`` while the game goes on; else the winners by score, then flowers planted,
+        still tied shared, and the ranking ``(player, "27 pts", rank points)`` best first,
+        rank points being ``(N - 1) - (players strictly better)``.
+
+        Gardens of Mars, Game End; CLARIFICATIONS.md Mars #8a.
+        """
+        if state.phase is not Phase.OVER:
+            return None
+        keys = {p: (state.scores[p - 1], state.planted[p - 1]) for p in range(1, state.players + 1)}
+        order = sorted(keys, key=lambda p: (-keys[p][0], -keys[p][1], p))
+        best = keys[order[0]]
+        emptied = [p for p in order if not any(state.reserves[p - 1])]
+        termination = (
+            f"player {emptied[0]} planted their last flower"
+            if emptied
+            else "no one can move or roll"
+        )
+        ranking = tuple(
+            (
+                p,
+                f"{state.scores[p - 1]} pts",
+                state.players - 1 - sum(1 for k in keys.values() if k > keys[p]),
+            )
+            for p in order
+        )
+        return Outcome(tuple(p for p in order if keys[p] == best), termination, ranking)
+
+    def choice_path(self, state: State, step: Step) -> tuple[str, ...]:
+        """What the board cannot show of ``step``: the colour planted (a presence board
+        sees only "occupied"), the values rolled, the die discarded.  The die of a move is
+        never asked: the distance moved is its value."""
+        if isinstance(step, Move) and step.plant:
+            return (f"plant {step.plant}",)
+        if isinstance(step, Roll):
+            return ("roll " + (" ".join(map(str, step.values)) or "none"),)
+        if isinstance(step, Discard):
+            return (f"discard {step.die}",)
+        return ()
+
+    def tray_filter(
+        self, state: State, steps: Sequence[Step], tray: Mapping[str, int]
+    ) -> list[Step]:
+        """``steps`` unchanged: Mars pays nothing through a flower tray."""
+        return list(steps)
+
+    def status(self, state: State) -> tuple[tuple[int, str], ...]:
+        """Each player's track score: ``((1, "12 pts"), (2, "0 pts"))``."""
+        return tuple((p, f"{s} pts") for p, s in enumerate(state.scores, start=1))
+
+    def format_step(self, state: State, step: Step) -> str:
+        """``step`` in the notation of the module docstring, e.g. ``"3>0,1=red"``."""
+        return format_step(step)
+
+    def parse_step(self, state: State, text: str) -> Step:
+        """Read :meth:`format_step`'s notation.  Raises :class:`InvalidStepError`."""
+        return parse_step(text)
+
+    def format_position(self, state: State) -> str:
+        """The whole state on one line (module docstring)."""
+        return _format_fields(state, self.board(state))
+
+    def parse_position(self, text: str) -> State:
+        """Read :meth:`format_position` back.  Raises :class:`InvalidStepError` for bad syntax
+        and for a position the rules do not allow."""
+        return _parse_fields(text)
+
+
+_NAMES: tuple[Cell, ...] = tuple(GRID.names[c] for c in GRID.cells)
+
+
+def _gardener_piece(player: int, under: str) -> Piece:
+    return martian_on(player, under) if under else martian(player)
+
+
+RULES = MarsRules()
+"""The Gardens of Mars rules core."""
+
+
+# --- the case adapter --------------------------------------------------------------------
+
+
+class MarsCases:
+    """The case-file adapter (``companion.rules.cases.CaseAdapter``) for Gardens of Mars."""
+
+    def position(self, case: Mapping[str, Any]) -> State:
+        """The state of ``case["position"]`` with ``case["options"]``.  Raises
+        :class:`InvalidPositionError` or :class:`ConfigError`."""
+        pos = case["position"]
+
+        def per_player(key: str) -> dict[int, Any]:
+            return {int(p): v for p, v in pos.get(key, {}).items()}
+
+        return position(
+            int(pos["players"]),
+            pos.get("cells", {}),
+            to_move=int(pos.get("to_move", 1)),
+            pool=pos.get("pool", []),
+            scores=per_player("scores"),
+            planted=per_player("planted"),
+            reserves=per_player("reserves"),
+            options=case.get("options", {}),
+        )
+
+    def step(self, state: State, step: Mapping[str, Any]) -> Step:
+        """A case step: ``{"place"}``, ``{"roll"}``, ``{"die", "to", "plant"?}`` or
+        ``{"discard"}``.  Raises :class:`InvalidStepError` for any other shape."""
+        if "place" in step:
+            return Place(parse_hex(step["place"]))
+        if "roll" in step:
+            return Roll(tuple(step["roll"]))
+        if "discard" in step:
+            return Discard(int(step["discard"]))
+        if "die" in step and "to" in step:
+            return Move(int(step["die"]), parse_hex(step["to"]), step.get("plant"))
+        raise InvalidStepError(f"{dict(step)} is not a Mars step")
+
+    def snapshot(self, state: State) -> dict[str, Any]:
+        """``cells`` (every occupied hex), ``reserves``, ``scores``, ``to_move``, ``over``."""
+        players = range(1, state.players + 1)
+        return {
+            "cells": {c: p for c, p in RULES.board(state).items() if p != EMPTY},
+            "reserves": {str(p): state.reserve(p) for p in players},
+            "scores": {str(p): state.scores[p - 1] for p in players},
+            "to_move": state.to_move,
+            "over": state.phase is Phase.OVER,
+        }
+
+    def query(self, state: State, name: str, arg: Any) -> dict[str, Any]:
+        """Answer ``legal_moves`` (``{"die": n}`` optional), ``dice_to_roll`` or ``outcome``.
+        Raises :class:`InvalidStepError` for another query."""
+        if name == "legal_moves":
+            cells = destinations(state, arg.get("die"))
+            return {"destinations": [GRID.names[c] for c in cells]}
+        if name == "dice_to_roll":
+            return {"count": dice_to_roll(state)}
+        if name == "outcome":
+            outcome = RULES.outcome(state)
+            return {"over": outcome is not None, "winners": list(outcome.winners if outcome else ())}
+        raise InvalidStepError(f"Gardens of Mars cases do not ask {name!r}")
+
+
+CASES = MarsCases()
+"""The case-file adapter for Gardens of Mars."""
