@@ -1,0 +1,1 @@
+"""Move recognition: the observed board against the rules; guidance; undo."""

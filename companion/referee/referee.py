@@ -1,0 +1,429 @@
+"""The referee: one game, refereed from the board's sensor stream.
+
+A pure state machine over events (:mod:`companion.events`): :meth:`Referee.handle` takes one
+event and returns the effects (:mod:`companion.referee.effects`) for the service to carry out.
+Time comes only from the events, so a recorded event log replays to the same commits.
+
+How a turn flows (PRODUCT.md): field updates are debounced per cell; the observed board is
+compared with the expected one and with every legal step (:mod:`.recognition`); a step that the
+board completes is committed once the board has stayed so for the settle time, or at once when
+the last change took a piece away and no other step could still be under way.  A board that
+no legal step explains is shown cell by cell, with the buzzer, after the grace period; nothing is
+committed until it is put right.  Undo takes the last step back and shows what to restore.
+What the sensors cannot tell (a payment colour without a tray, the flowers drawn from the tube)
+is asked with Select/OK.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from companion.board import protocol
+from companion.display.screen import Screen
+from companion.events import BadLine, BoardMessage, Button, Event, Fault, LinkState, Stop, Timer
+from companion.referee.effects import (
+    Buzz,
+    Committed,
+    GameOver,
+    Note,
+    Send,
+    SetTimer,
+    Show,
+    Undone,
+)
+from companion.referee.recognition import StepIndex, board_diff, guidance
+from companion.rules.base import EMPTY, Board, Cell, GameRules, Piece, tray_counts
+
+Effects = list[Any]
+
+log = logging.getLogger("companion.referee")
+
+
+@dataclass(frozen=True, slots=True)
+class RefereeSettings:
+    """Timing and fitted parts.  Times in seconds.
+
+    ``debounce_s``: a cell change counts once it has lasted this long (sensor glitches are
+    shorter).  ``settle_s``: a completed step whose last change put a piece down is committed
+    after the board stayed unchanged this long (the piece may still be slid on).
+    ``grace_s``: a board no legal step explains is flagged after this long.
+    ``tray``: a show-tray is fitted (else payments and draws are asked with Select/OK).
+    ``heartbeat_timeout_s``: silence after which the board counts as disconnected.
+    """
+
+    debounce_s: float = 0.02
+    settle_s: float = 0.4
+    grace_s: float = 1.5
+    tray: bool = True
+    heartbeat_timeout_s: float = 2.0
+
+
+@dataclass
+class Question:
+    """A choice the sensors cannot make: ``steps`` still possible, asked level by level."""
+
+    steps: list[Hashable]
+    level: int
+    options: list[str]
+    diff: dict[Cell, Piece]
+    index: int = 0
+
+
+@dataclass
+class _Pending:
+    piece: Piece
+    since: float
+
+
+@dataclass
+class Referee:
+    """Referee of one game.
+
+    ``rules`` is a game's :class:`GameRules`; ``state`` the position to start from;
+    ``layout_name`` the board layout the board controller must announce (``"enceladus"``...);
+    ``history`` the ``(state_before, step)`` pairs already committed (resume after a restart).
+    ``syncing`` starts the referee waiting for the board to match ``state`` before it recognises
+    any step (a fresh setup, a resumed game).
+    """
+
+    rules: GameRules[Any, Any]
+    state: Any
+    layout_name: str
+    settings: RefereeSettings = field(default_factory=RefereeSettings)
+    history: list[tuple[Any, Any]] = field(default_factory=list)
+    syncing: bool = True
+
+    def __post_init__(self) -> None:
+        self.layout: tuple[Cell, ...] = self.rules.layout(self.state)
+        self.layout_set = frozenset(self.layout)
+        self.tray: frozenset[Cell] = self.rules.tray_cells(self.state)
+        self.observed: dict[Cell, Piece] = dict.fromkeys(self.layout, EMPTY)
+        self.have_board = False
+        self.pending: dict[Cell, _Pending] = {}
+        self.last_change_t = 0.0
+        self.last_change_removed = False
+        self.question: Question | None = None
+        self.warned = False
+        self.grace_set = False
+        self.link_up = False
+        self.last_seq: int | None = None
+        self.unknown_cells: set[str] = set()
+        self.bad_lines = 0
+        self._new_state(self.state)
+
+    # ------------------------------------------------------------------ state
+    def _new_state(self, state: Any) -> None:
+        self.state = state
+        self.expected: dict[Cell, Piece] = self.rules.board(state)
+        self.index = StepIndex(self.rules, state)
+        self.question = None
+
+    @property
+    def steps_committed(self) -> int:
+        return len(self.history)
+
+    # ------------------------------------------------------------------ events
+    def start(self, now: float) -> Effects:
+        """Effects to run once at start: ask the board who it is and for a dump."""
+        return [Send(protocol.RequestHello()), Send(protocol.RequestDump()), Show(self._screen(now))]
+
+    def handle(self, event: Event) -> Effects:
+        """Take one event; return the effects to carry out, in order."""
+        if isinstance(event, BoardMessage):
+            return self._message(event.t, event.message)
+        if isinstance(event, Timer):
+            return self._timer(event)
+        if isinstance(event, Button):
+            return self._button(event) if event.pressed else []
+        if isinstance(event, LinkState):
+            return self._link(event)
+        if isinstance(event, BadLine):
+            self.bad_lines += 1
+            return []
+        if isinstance(event, Fault):
+            return [Note("error", f"{event.where}: {event.error}")]
+        if isinstance(event, Stop):
+            return []
+        return [Note("warning", f"an event the referee does not know was ignored: {event!r}")]
+
+    # ------------------------------------------------------------------ board messages
+    def _message(self, now: float, message: Any) -> Effects:
+        effects: Effects = []
+        seq = getattr(message, "seq", None)
+        if isinstance(message, protocol.Hello):
+            self.last_seq = seq
+            if message.layout != self.layout_name:
+                return [
+                    Note("error", f"the board says it is a {message.layout} board but the "
+                                  f"companion is set up for {self.layout_name}"),
+                    Show(self._notice(f"Wrong board: {message.layout}, expected {self.layout_name}", now)),
+                ]
+            return [Note("info", f"board {message.board_id} ({message.firmware}, {message.sensing}) "
+                                 f"says hello"), Send(protocol.RequestDump())]
+        if seq is not None and self.last_seq is not None and seq != (self.last_seq + 1) % 10000:
+            # A line was lost: the board may disagree with what we think it shows.
+            effects += [Note("warning", f"board message {self.last_seq + 1} was lost; "
+                                        "asking for a dump"), Send(protocol.RequestDump())]
+        if seq is not None:
+            self.last_seq = seq
+        if isinstance(message, protocol.Dump):
+            return effects + self._dump(now, message)
+        if isinstance(message, protocol.FieldUpdate):
+            return effects + self._field(now, message.cell, message.piece)
+        if isinstance(message, protocol.Heartbeat):
+            return effects + [SetTimer("heartbeat", now + self.settings.heartbeat_timeout_s)]
+        if isinstance(message, protocol.BoardErrorMessage):
+            return effects + [Note("warning", f"the board reports error {message.code}: {message.text}")]
+        return effects + [Note("info", f"{type(message).__name__} is not used in {self.rules.name}")]
+
+    def _dump(self, now: float, dump: Any) -> Effects:
+        if len(dump.pieces) != len(self.layout):
+            return [Note("error", f"a board dump has {len(dump.pieces)} cells but the "
+                                  f"{self.layout_name} layout has {len(self.layout)}; ignored")]
+        self.observed = dict(zip(self.layout, dump.pieces, strict=True))
+        self.pending.clear()
+        self.have_board = True
+        self.last_change_t = now
+        self.last_change_removed = False
+        return [SetTimer("debounce", None), *self._evaluate(now)]
+
+    def _field(self, now: float, cell: str, piece: Piece) -> Effects:
+        if cell not in self.layout_set:
+            if cell in self.unknown_cells:
+                return []
+            self.unknown_cells.add(cell)
+            return [Note("warning", f"the board reported cell {cell!r}, which the "
+                                    f"{self.layout_name} layout does not have; ignored")]
+        if piece == self.observed[cell]:
+            self.pending.pop(cell, None)  # a glitch shorter than the debounce time
+        else:
+            self.pending[cell] = _Pending(piece, now)
+        return self._accept_due(now)
+
+    def _accept_due(self, now: float) -> Effects:
+        due = [c for c, p in self.pending.items() if now - p.since >= self.settings.debounce_s - 1e-9]
+        for cell in due:
+            before = self.observed[cell]
+            after = self.pending.pop(cell).piece
+            self.observed[cell] = after
+            self.last_change_t = now
+            self.last_change_removed = after == EMPTY or len(after) < len(before)
+        effects: Effects = []
+        if self.pending:
+            first = min(p.since for p in self.pending.values())
+            effects.append(SetTimer("debounce", first + self.settings.debounce_s))
+        if due:
+            effects += self._evaluate(now)
+        return effects
+
+    # ------------------------------------------------------------------ timers and buttons
+    def _timer(self, event: Timer) -> Effects:
+        now = event.t
+        if event.name == "debounce":
+            return self._accept_due(now)
+        if event.name == "settle":
+            return self._evaluate(now)
+        if event.name == "grace":
+            self.grace_set = False
+            return self._evaluate(now, grace_over=True)
+        if event.name == "heartbeat":
+            return [Note("warning", "no heartbeat from the board"),
+                    Show(self._notice("Board silent: check the cable", now, urgent=True))]
+        return []
+
+    def _button(self, event: Button) -> Effects:
+        now = event.t
+        if event.name == "undo":
+            return self.undo(now)
+        if self.question is not None:
+            question = self.question
+            if event.name == "select":
+                question.index = (question.index + 1) % len(question.options)
+                return [Show(self._screen(now))]
+            if event.name == "ok":
+                chosen = question.options[question.index]
+                steps = [s for s in question.steps if self._path(s)[question.level:question.level + 1] == (chosen,)]
+                return self._resolve(steps, now, level=question.level + 1)
+        return []
+
+    def _link(self, event: LinkState) -> Effects:
+        self.link_up = event.up
+        if event.up:
+            self.last_seq = None
+            return [Note("info", f"board connected: {event.detail}"), Send(protocol.RequestHello()),
+                    Send(protocol.RequestDump())]
+        self.have_board = False
+        return [Note("warning", f"board disconnected: {event.detail}"), SetTimer("heartbeat", None),
+                Show(self._notice("Board disconnected", event.t, urgent=True))]
+
+    # ------------------------------------------------------------------ undo
+    def undo(self, now: float) -> Effects:
+        """Take back the last committed step (or the open question); the matrix shows what to
+        put back, and no step is recognised until the board matches again."""
+        if self.question is not None:
+            self.question = None
+            return [Show(self._screen(now))]
+        if not self.history:
+            return [Show(self._notice("Nothing to undo", now))]
+        before, step = self.history.pop()
+        text = self.rules.format_step(before, step)
+        number = len(self.history) + 1
+        self._new_state(before)
+        self.syncing = True
+        return [Undone(number, text), Note("info", f"step {number} ({text}) taken back"),
+                *self._evaluate(now)]
+
+    # ------------------------------------------------------------------ recognition
+    def _diff(self) -> dict[Cell, Piece]:
+        return board_diff(self.expected, self.observed, self.tray)
+
+    def _evaluate(self, now: float, *, grace_over: bool = False) -> Effects:
+        if not self.have_board:
+            return [Show(self._screen(now))]
+        diff = self._diff()
+        over = self.rules.outcome(self.state)
+        if not diff:
+            self.syncing = False
+            self.warned = False
+            self.question = None
+            return [SetTimer("grace", None), SetTimer("settle", None), Show(self._screen(now))]
+        if self.syncing or over is not None:
+            return [Show(self._screen(now, diff=diff))]
+        if self.question is not None and self.question.diff == diff:
+            return []  # the board still shows what the open question is about
+        explaining, completing = self.index.explaining(diff)
+        if explaining:
+            self.warned = False
+            effects: Effects = [SetTimer("grace", None)]
+            self.grace_set = False
+            if completing:
+                settled = now - self.last_change_t >= self.settings.settle_s - 1e-9
+                at_once = self.last_change_removed and len(explaining) == len(completing)
+                if settled or at_once:
+                    return effects + self._resolve(completing, now, level=0)
+                effects.append(SetTimer("settle", self.last_change_t + self.settings.settle_s))
+            self.question = None
+            return effects + [Show(self._screen(now, diff=diff, explaining=explaining))]
+        self.question = None
+        if grace_over or self.warned:
+            first = not self.warned
+            self.warned = True
+            screen = self._screen(now, diff=diff, wrong=self._wrong_cells(diff))
+            return [Show(screen), *([Buzz("illegal")] if first else [])]
+        if not self.grace_set:
+            self.grace_set = True
+            return [SetTimer("grace", now + self.settings.grace_s)]
+        return []
+
+    def _wrong_cells(self, diff: dict[Cell, Piece]) -> set[Cell]:
+        """The differing cells that no legal step explains on its own (all of them when each
+        alone is explainable but not together)."""
+        wrong = set()
+        for cell, piece in diff.items():
+            if not self.index.explaining({cell: piece})[0]:
+                wrong.add(cell)
+        return wrong or set(diff)
+
+    def _path(self, step: Hashable) -> tuple[str, ...]:
+        return self.rules.choice_path(self.state, step)
+
+    def _resolve(self, steps: Sequence[Hashable], now: float, *, level: int) -> Effects:
+        """Commit the step among ``steps`` (all leaving the observed board), asking the players
+        when they lead to different states and neither the tray nor the sensors can tell."""
+        distinct: dict[Any, Hashable] = {}
+        for step in steps:
+            distinct.setdefault(self.rules.apply(self.state, step), step)
+        candidates = list(distinct.values())
+        if len(candidates) > 1 and self.settings.tray and level == 0:
+            shown = tray_counts(self.observed, self.tray)
+            filtered = self.rules.tray_filter(self.state, candidates, shown)
+            if filtered:
+                candidates = filtered
+            if len(candidates) > 1 and not shown:
+                self.question = None
+                return [Show(self._notice("Show on the tray the flowers you paid or drew", now))]
+        if len(candidates) == 1:
+            return self._commit(candidates[0], now)
+        options: list[str] = []
+        for step in candidates:
+            path = self._path(step)
+            label = path[level] if level < len(path) else self.rules.format_step(self.state, step)
+            if label not in options:
+                options.append(label)
+        if len(options) == 1:  # this level tells nothing: ask the next one
+            return self._resolve(candidates, now, level=level + 1)
+        self.question = Question(candidates, level, options, self._diff())
+        return [Buzz("question"), Show(self._screen(now))]
+
+    def _commit(self, step: Hashable, now: float) -> Effects:
+        before = self.state
+        player = self.rules.to_move(before)
+        text = self.rules.format_step(before, step)
+        after = self.rules.apply(before, step)
+        self.history.append((before, step))
+        self._new_state(after)
+        effects: Effects = [
+            SetTimer("settle", None),
+            SetTimer("grace", None),
+            Committed(len(self.history), player, text, self.rules.format_position(after), after),
+        ]
+        outcome = self.rules.outcome(after)
+        if outcome is not None:
+            effects.append(GameOver(outcome))
+        return effects + self._evaluate(now)
+
+    # ------------------------------------------------------------------ screens
+    def _notice(self, text: str, now: float, *, urgent: bool = False) -> Screen:
+        return replace(self._screen(now), message=text, urgent=urgent)
+
+    def _screen(
+        self,
+        now: float,
+        *,
+        diff: dict[Cell, Piece] | None = None,
+        explaining: list[Hashable] | None = None,
+        wrong: set[Cell] | None = None,
+    ) -> Screen:
+        """The screen for the referee's situation now."""
+        state = self.state
+        scores = tuple(self.rules.status(state))
+        outcome = self.rules.outcome(state)
+        to_move = 0 if outcome is not None else self.rules.to_move(state)
+        base = Screen(game=self.rules.name, layout=self.layout_name, cells=dict(self.expected),
+                      scores=scores, to_move=to_move)
+        if not self.have_board:
+            return replace(base, message="Waiting for the board...")
+        if self.question is not None:
+            q = self.question
+            return replace(base, message=f"P{to_move}: which one? Select, then OK",
+                           menu=tuple(q.options), menu_index=q.index)
+        if wrong is not None:
+            return replace(base, message="Not a legal move: put the cells shown right",
+                           highlights=dict.fromkeys(sorted(wrong), "wrong"), urgent=True)
+        if diff and (self.syncing or outcome is not None):
+            what = "Set up the board as shown" if not self.history else "Put the board back as shown"
+            return replace(base, message=what, highlights=_restore_roles(self.expected, diff))
+        if outcome is not None:
+            return replace(base, message=_outcome_text(outcome))
+        if diff and explaining:
+            cells = {**self.expected, **self.observed}
+            return replace(base, cells={c: p for c, p in cells.items() if c in self.layout_set},
+                           highlights=guidance(self.index, self.expected, diff, explaining),
+                           message=f"P{to_move}: go on")
+        return replace(base, message=f"P{to_move}: your turn")
+
+
+def _restore_roles(expected: Board, diff: dict[Cell, Piece]) -> dict[Cell, str]:
+    return {cell: ("place" if expected.get(cell, EMPTY) else "pick") for cell in diff}
+
+
+def _outcome_text(outcome: Any) -> str:
+    if len(outcome.winners) == 1:
+        head = f"Player {outcome.winners[0]} wins"
+    else:
+        head = "Shared win: " + ", ".join(f"P{p}" for p in outcome.winners)
+    ranking = "  ".join(f"P{p} {text}" for p, text, _ in outcome.ranking)
+    return f"{head} ({outcome.termination}). {ranking}".strip()

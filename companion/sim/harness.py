@@ -1,0 +1,205 @@
+"""Whole games in virtual time: virtual players, a noisy board, the real referee.
+
+No threads, no pseudo-terminal, no sleeping: the board's field updates, the buttons and the
+referee's timers are events on one virtual clock, so hundreds of noisy games run in seconds
+and replay exactly from their seed.  What is checked is the quality bar of PRODUCT.md: every
+step performed is committed exactly once, and nothing else is committed.
+
+The real-time counterpart (a pseudo-terminal, the serial stack, gpiozero pins) is
+:mod:`companion.sim.table`; both use the same scripts from :mod:`companion.sim.perform`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from companion.board import protocol
+from companion.events import BoardMessage, Button, Event, Timer
+from companion.referee.effects import Committed, SetTimer, Show
+from companion.referee.referee import Referee, RefereeSettings
+from companion.rules.base import GameRules
+from companion.sim.perform import Noise, Press, Put, perform, tray_flowers
+from companion.sim.players import choose_step
+
+
+@dataclass
+class GameReport:
+    """What one virtual game showed.  ``performed``/``committed``: step notations in order;
+    ``false_commits``: commits of a step nobody made; ``missed``: steps made but never
+    committed; ``questions``: Select/OK questions the players answered."""
+
+    seed: int
+    performed: list[str] = field(default_factory=list)
+    committed: list[str] = field(default_factory=list)
+    false_commits: int = 0
+    missed: int = 0
+    questions: int = 0
+    over: bool = False
+    outcome: Any = None
+    seconds: float = 0.0
+
+
+class VirtualTable:
+    """A referee and virtual players on one virtual clock.
+
+    ``rules``/``state``: the game and its setup (the board is laid out as the matrix shows).
+    ``choose``: ``(rules, state, rng) -> step``, the players' strategy.
+    """
+
+    def __init__(
+        self,
+        rules: GameRules[Any, Any],
+        state: Any,
+        layout_name: str,
+        *,
+        seed: int,
+        noise: Noise = Noise(),
+        settings: RefereeSettings = RefereeSettings(),
+        choose: Callable[[GameRules[Any, Any], Any, random.Random], Any] = choose_step,
+    ) -> None:
+        self.rules = rules
+        self.truth = state
+        self.rng = random.Random(seed)
+        self.noise = noise
+        self.choose = choose
+        self.referee = Referee(rules, state, layout_name, settings)
+        self.board = rules.board(state)
+        self.tray = sorted(rules.tray_cells(state), key=lambda c: (len(c), c))
+        self.now = 0.0
+        self.seq = itertools.count()
+        self.queue: list[tuple[float, int, Event]] = []
+        self.timers: dict[str, float] = {}
+        self.report = GameReport(seed)
+        self.menu: tuple[tuple[str, ...], int] | None = None
+        self.wire = 0
+
+    # ------------------------------------------------------------------ plumbing
+    def _post(self, at: float, event: Event) -> None:
+        heapq.heappush(self.queue, (at, next(self.seq), event))
+
+    def _message(self, message: Any) -> BoardMessage:
+        seq = self.wire
+        self.wire = (self.wire + 1) % 10000
+        return BoardMessage(self.now, _with_seq(message, seq))
+
+    def _run_effects(self, effects: list[Any]) -> None:
+        for effect in effects:
+            if isinstance(effect, SetTimer):
+                if effect.at is None:
+                    self.timers.pop(effect.name, None)
+                else:
+                    self.timers[effect.name] = effect.at
+            elif isinstance(effect, Committed):
+                self.report.committed.append(effect.step)
+            elif isinstance(effect, Show):
+                screen = effect.screen
+                self.menu = (screen.menu, screen.menu_index) if screen.menu else None
+
+    def _advance(self, until: float) -> None:
+        """Deliver every event and timer due up to ``until`` (virtual seconds)."""
+        while True:
+            next_event = self.queue[0][0] if self.queue else None
+            next_timer = min(self.timers.values()) if self.timers else None
+            due = [t for t in (next_event, next_timer) if t is not None and t <= until]
+            if not due:
+                self.now = max(self.now, until)
+                return
+            at = min(due)
+            self.now = max(self.now, at)
+            if next_timer is not None and next_timer == at and (next_event is None or next_timer <= next_event):
+                name = min(self.timers, key=lambda n: self.timers[n])
+                del self.timers[name]
+                self._run_effects(self.referee.handle(Timer(self.now, name)))
+                continue
+            _, _, event = heapq.heappop(self.queue)
+            self._run_effects(self.referee.handle(_at(event, self.now)))
+
+    def _play_ops(self, ops: list[Put | Press]) -> None:
+        t = self.now
+        for op in ops:
+            t += op.wait
+            if isinstance(op, Put):
+                self.board[op.cell] = op.piece
+                self._post(t, BoardMessage(t, protocol.FieldUpdate(cell=op.cell, piece=op.piece)))
+            else:
+                self._post(t, Button(t, op.name, True))
+                self._post(t + 0.08, Button(t + 0.08, op.name, False))
+        self._advance(t)
+
+    def _answer(self, path: tuple[str, ...]) -> bool:
+        """Answer an open question for the step with ``path``; False if none is open."""
+        if self.menu is None:
+            return False
+        options, index = self.menu
+        level = self.referee.question.level if self.referee.question else 0
+        wanted = path[level] if level < len(path) else None
+        target = options.index(wanted) if wanted in options else 0
+        presses = [Press(0.3, "select") for _ in range((target - index) % len(options))]
+        self.report.questions += 1
+        self._play_ops([*presses, Press(0.4, "ok")])
+        return True
+
+    # ------------------------------------------------------------------ a game
+    def start(self) -> None:
+        self._run_effects(self.referee.start(self.now))
+        pieces = tuple(self.board[c] for c in self.referee.layout)
+        self._run_effects(self.referee.handle(self._message(protocol.Dump(pieces=pieces))))
+
+    def play_step(self) -> bool:
+        """Choose, perform and wait for one step; False when the game is over."""
+        if self.rules.outcome(self.truth) is not None:
+            return False
+        step = self.choose(self.rules, self.truth, self.rng)
+        text = self.rules.format_step(self.truth, step)
+        after = self.rules.apply(self.truth, step)
+        self.report.performed.append(text)
+        changes = self.rules.changes(self.truth, step)
+        path = self.rules.choice_path(self.truth, step)
+        ops = perform(self.board, changes, self.rng, self.noise, tray=self.tray,
+                      tray_show=tray_flowers(path) if self.tray else ())
+        before = len(self.report.committed)
+        self._play_ops(ops)
+        deadline = self.now + 10.0
+        while len(self.report.committed) == before and self.now < deadline:
+            if not self._answer(path):
+                self._advance(self.now + 0.1)
+        self.truth = after
+        if len(self.report.committed) == before:
+            self.report.missed += 1
+            return False
+        if self.referee.state != after or len(self.report.committed) != before + 1:
+            self.report.false_commits += len(self.report.committed) - before
+            return False
+        return True
+
+    def play(self, max_steps: int = 2000) -> GameReport:
+        """Play to the end (or ``max_steps``); the report says what happened."""
+        self.start()
+        for _ in range(max_steps):
+            if not self.play_step():
+                break
+        self._advance(self.now + 2.0)  # a late false commit would show here
+        extra = len(self.report.committed) - len(self.report.performed)
+        if extra > 0:
+            self.report.false_commits += extra
+        self.report.outcome = self.rules.outcome(self.referee.state)
+        self.report.over = self.report.outcome is not None
+        self.report.seconds = self.now
+        return self.report
+
+
+def _with_seq(message: Any, seq: int) -> Any:
+    from dataclasses import replace
+
+    return replace(message, seq=seq) if hasattr(message, "seq") else message
+
+
+def _at(event: Event, t: float) -> Event:
+    from dataclasses import replace
+
+    return replace(event, t=t)
