@@ -1,0 +1,1008 @@
+"""The Gardens of Uranus rules core: three boards, gardeners, planting, mission cards.
+
+Sources: ``shared/rules/gardens-of-uranus.txt`` (the text) and ``CLARIFICATIONS.md``
+(Coordinates, Uranus #1-#8).  Spots are axial hexes (:mod:`companion.rules.hexes`), named
+``"q,r"``.  Mission values live in :mod:`companion.rules.missions`.
+
+A game is a frozen :class:`State`; steps are :class:`Place` (setup: a gardener onto an empty
+spot), :class:`Move` (slide and plant) and :class:`Score` (score a card, discard it, draw a
+replacement).  The replacement's identity is a chance outcome given in the step; the rules
+track only how many cards each deck still holds.  ``RULES`` implements
+:class:`companion.rules.base.GameRules`; ``CASES`` is the case adapter of
+:mod:`companion.rules.cases`.
+
+Options (CLARIFICATIONS.md Uranus #7): ``board`` (``hexagonal`` | ``trapezoid`` | ``rhombus``,
+default ``hexagonal``) and ``triangle_points`` (``perimeter`` | ``one_side``, default
+``perimeter``).
+
+Notation: ``@0,0`` place; ``0,3=red`` move to 0,3 and plant red; ``0,3`` move onto a flower;
+``score:triangle:yellow/2:groups:red`` score triangle:yellow, draw groups:red from deck 2.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
+from companion.rules import missions
+from companion.rules.base import (
+    EMPTY,
+    TREE,
+    Cell,
+    Outcome,
+    Piece,
+    martian,
+    martian_on,
+    parse_piece,
+)
+from companion.rules.hexes import Hex, HexGrid, hex_name, hexagon, parse_hex
+from companion.rules.missions import ALL_MISSIONS, COLOURS, HEXAGON, Garden, parse_mission
+
+RULE_SETUP = "Gardens of Uranus, Setup"
+RULE_TURN = "Gardens of Uranus, Your turn"
+RULE_SCORE = "Gardens of Uranus, Your turn (Score a mission card)"
+RULE_END = "Gardens of Uranus, End of the game"
+
+FLOWERS_EACH: Mapping[int, int] = MappingProxyType({2: 30, 3: 20, 4: 15, 5: 12})
+"""Flowers dealt to each player by the number of players (the text, Setup)."""
+
+FLOWERS_PER_COLOUR = 12
+"""Flowers of each colour in the game (CLARIFICATIONS.md Uranus #1)."""
+
+HAND_SIZE = 5
+"""Mission cards each player holds after the draft (the text, Setup)."""
+
+ENDINGS: Mapping[str, str] = MappingProxyType(
+    {
+        "hexagon": "the Hexagon was completed",
+        "no_flowers": "a player had no flowers left at the start of their turn",
+        "no_planting": "every player in succession moved without planting",
+        "last_card": "the last card was drawn from the board",
+    }
+)
+"""The four end conditions (CLARIFICATIONS.md Uranus #6): code -> phrase for players."""
+
+PHASES = ("placement", "turn", "over")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class BoardShape:
+    """One of the three boards (CLARIFICATIONS.md Uranus #2): ``name``, its spots (``grid``,
+    in layout order), how many ``trees`` and mission ``decks`` it has, and ``index``, each
+    spot's position in ``grid.cells``."""
+
+    name: str
+    grid: HexGrid
+    trees: int
+    decks: int
+    index: Mapping[Hex, int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "index", MappingProxyType({c: i for i, c in enumerate(self.grid.cells)})
+        )
+
+
+def _trapezoid() -> HexGrid:
+    """``0 <= q <= 6, -(5 + q) <= r <= 0``: 63 spots."""
+    return HexGrid((q, r) for q in range(7) for r in range(-(5 + q), 1))
+
+
+def _rhombus() -> HexGrid:
+    """``0 <= q <= 7, 0 <= q + r <= 7``: 64 spots."""
+    return HexGrid((q, s - q) for q in range(8) for s in range(8))
+
+
+BOARDS: Mapping[str, BoardShape] = MappingProxyType(
+    {
+        "hexagonal": BoardShape("hexagonal", hexagon(4), trees=1, decks=4),
+        "trapezoid": BoardShape("trapezoid", _trapezoid(), trees=2, decks=2),
+        "rhombus": BoardShape("rhombus", _rhombus(), trees=3, decks=3),
+    }
+)
+"""The three boards by name, built once (CLARIFICATIONS.md Uranus #2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The game options (CLARIFICATIONS.md Uranus #7); see :func:`read_options`."""
+
+    board: str = "hexagonal"
+    triangle_points: str = "perimeter"
+
+
+_OPTION_VALUES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {"board": tuple(BOARDS), "triangle_points": missions.TRIANGLE_POINTS}
+)
+
+
+def read_options(options: Mapping[str, Any]) -> Options:
+    """:class:`Options` from ``{name: value}``; missing names take their defaults.
+
+    Raises :class:`ConfigError` naming every unknown option and every bad value.
+    """
+    problems = [
+        f"{name!r} is not a Gardens of Uranus option; the options are {', '.join(_OPTION_VALUES)}"
+        for name in options
+        if name not in _OPTION_VALUES
+    ]
+    problems += [
+        f"option {name}: {options[name]!r} is not one of {', '.join(allowed)}"
+        for name, allowed in _OPTION_VALUES.items()
+        if name in options and options[name] not in allowed
+    ]
+    if problems:
+        raise ConfigError(problems)
+    return Options(**{name: str(value) for name, value in options.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Setup: the player to move puts their gardener on the empty spot ``cell``."""
+
+    cell: Hex
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """Slide the gardener in a straight line to ``to``; ``plant`` names the colour planted
+    there (required on an empty spot, ``None`` on a flower)."""
+
+    to: Hex
+    plant: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """Score the card ``mission`` instead of moving, discard it and draw ``drawn`` from deck
+    ``draw`` (numbered from 1).  Mission names are made canonical on construction, which
+    raises :class:`InvalidStepError` for a name that is not a mission."""
+
+    mission: str
+    draw: int
+    drawn: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mission", parse_mission(self.mission))
+        object.__setattr__(self, "drawn", parse_mission(self.drawn))
+
+
+Step = Place | Move | Score
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """A Gardens of Uranus position, frozen and hashable.
+
+    ``flowers[i]`` is the colour on spot ``shape.grid.cells[i]`` (``""`` for none; a flower
+    under a gardener is still there); ``gardeners[p - 1]`` the spot of player p's gardener
+    (``None`` before placement); ``reserves[p - 1]`` flower counts in
+    :data:`~companion.rules.missions.COLOURS` order; ``hands[p - 1]`` sorted canonical
+    mission names; ``decks`` cards left per board deck (identities unknown until drawn);
+    ``discarded`` the cards scored so far; ``no_plant_run`` consecutive moves without
+    planting; ``phase`` one of :data:`PHASES`; once over, ``ending`` is a key of
+    :data:`ENDINGS` and ``hexagon_winner`` the Hexagon holder who won (0 otherwise).
+    """
+
+    options: Options
+    trees: frozenset[Hex]
+    flowers: tuple[str, ...]
+    gardeners: tuple[Hex | None, ...]
+    reserves: tuple[tuple[int, ...], ...]
+    scores: tuple[int, ...]
+    hands: tuple[tuple[str, ...], ...]
+    decks: tuple[int, ...]
+    discarded: frozenset[str] = frozenset()
+    no_plant_run: int = 0
+    to_move: int = 1
+    phase: str = "placement"
+    ending: str = ""
+    hexagon_winner: int = 0
+
+    @property
+    def shape(self) -> BoardShape:
+        """The board this game is played on."""
+        return BOARDS[self.options.board]
+
+    @property
+    def players(self) -> int:
+        """The number of players."""
+        return len(self.scores)
+
+
+def garden(state: State) -> Garden:
+    """The :class:`~companion.rules.missions.Garden` the mission cards of ``state`` look at."""
+    cells = state.shape.grid.cells
+    flowers = {cells[i]: colour for i, colour in enumerate(state.flowers) if colour}
+    return Garden(state.shape.grid, flowers, state.trees)
+
+
+def mission_value(state: State, mission: str) -> int:
+    """The points ``mission`` would score on the board of ``state`` now (CLARIFICATIONS.md
+    Uranus #5, with the game's ``triangle_points``).  Raises :class:`InvalidStepError` for a
+    name that is not a mission."""
+    return missions.mission_value(garden(state), mission, state.options.triangle_points)
+
+
+def unused_flower_penalty(unused: int) -> int:
+    """The points lost for ``unused`` flowers left at the end: ``n(n+1)/2`` (1 -> 1, 4 -> 10,
+    12 -> 78), continuing past 12 (the text, End of the game; CLARIFICATIONS.md Uranus #6)."""
+    return unused * (unused + 1) // 2
+
+
+def final_scores(state: State) -> tuple[int, ...]:
+    """Per player (index p - 1): points so far + the value of every card in hand on the board
+    as it stands (the Hexagon scores 0) - :func:`unused_flower_penalty` of the flowers left
+    (the text, End of the game; CLARIFICATIONS.md Uranus #6)."""
+    view = garden(state)
+    points = state.options.triangle_points
+    return tuple(
+        score
+        + sum(missions.mission_value(view, card, points) for card in hand)
+        - unused_flower_penalty(sum(reserve))
+        for score, hand, reserve in zip(state.scores, state.hands, state.reserves, strict=True)
+    )
+
+
+def hexagon_holder(state: State) -> int:
+    """The player holding the Hexagon card, 0 when nobody does."""
+    return next((p for p, hand in enumerate(state.hands, 1) if HEXAGON in hand), 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Deal:
+    """Mission cards after a draft: ``hands[p - 1]`` player p's five cards (sorted) and
+    ``decks[i]`` the cards of board deck i + 1, top card first."""
+
+    hands: tuple[tuple[str, ...], ...]
+    decks: tuple[tuple[str, ...], ...]
+
+
+def split_evenly(total: int, parts: int) -> tuple[int, ...]:
+    """``total`` cards split as evenly as possible into ``parts`` decks, bigger decks first
+    (26 into 4 -> ``(7, 7, 6, 6)``; CLARIFICATIONS.md Uranus #3)."""
+    return tuple(total // parts + (1 if i < total % parts else 0) for i in range(parts))
+
+
+def deal_missions(players: int, board: str, seed: int) -> Deal:
+    """A random draft for the simulator, reproducible from ``seed``: each player ends with
+    :data:`HAND_SIZE` cards and the rest are split evenly into the board's decks
+    (CLARIFICATIONS.md Uranus #3).
+
+    Players who keep a random card of each passed hand end with a uniformly random five, so
+    the draft is dealt as a shuffle.  Raises ``KeyError`` for an unknown board.
+    """
+    cards = list(ALL_MISSIONS)
+    random.Random(f"uranus missions {seed}").shuffle(cards)
+    hands = tuple(tuple(sorted(cards[p * HAND_SIZE : (p + 1) * HAND_SIZE])) for p in range(players))
+    rest = cards[players * HAND_SIZE :]
+    decks: list[tuple[str, ...]] = []
+    for size in split_evenly(len(rest), BOARDS[board].decks):
+        decks.append(tuple(rest[:size]))
+        rest = rest[size:]
+    return Deal(hands, tuple(decks))
+
+
+def _check_players(players: int) -> None:
+    if players not in FLOWERS_EACH:
+        raise InvalidPositionError(
+            f"Gardens of Uranus is for 2 to 5 players, not {players} ({RULE_SETUP})"
+        )
+
+
+def validate(state: State) -> State:
+    """``state`` itself if it is a position the rules allow, else
+    :class:`InvalidPositionError` naming every problem at once (spots off the board, a
+    flower or gardener on a tree, two gardeners on one spot, unknown colours or missions, a
+    card in two places, negative counts, a wrong number of decks, a bad turn or phase)."""
+    _check_players(state.players)
+    shape = state.shape
+    grid = shape.grid
+    problems: list[str] = []
+    problems += [f"the tree {hex_name(t)} is off the board" for t in state.trees if t not in grid]
+    if len(state.flowers) != len(grid):
+        problems.append(f"the {shape.name} board has {len(grid)} spots")
+    for i, colour in enumerate(state.flowers):
+        if colour and colour not in COLOURS:
+            problems.append(f"{colour!r} is not a flower colour")
+        if colour and i < len(grid) and grid.cells[i] in state.trees:
+            problems.append(f"a flower and a tree share {hex_name(grid.cells[i])}")
+    placed = [g for g in state.gardeners if g is not None]
+    problems += [f"gardener at {hex_name(g)} is off the board" for g in placed if g not in grid]
+    problems += [f"a gardener stands on the tree {hex_name(g)}" for g in placed if g in state.trees]
+    if len(set(placed)) != len(placed):
+        problems.append("two gardeners share a spot")
+    if any(len(r) != len(COLOURS) or min(r) < 0 for r in state.reserves):
+        problems.append("a reserve must count each of the five colours, never below 0")
+    cards = [card for hand in state.hands for card in hand] + list(state.discarded)
+    problems += [f"{card!r} is not a mission card" for card in cards if card not in ALL_MISSIONS]
+    if len(set(cards)) != len(cards):
+        problems.append("a mission card is in two places")
+    if len(state.decks) != shape.decks or any(d < 0 for d in state.decks):
+        problems.append(f"the {shape.name} board has {shape.decks} decks, none below 0")
+    lengths = {len(state.gardeners), len(state.reserves), len(state.hands)}
+    if lengths != {state.players}:
+        problems.append("gardeners, reserves, scores and hands must be given for every player")
+    elif not 1 <= state.to_move <= state.players or state.phase not in PHASES:
+        problems.append(f"player {state.to_move} in phase {state.phase!r} cannot be to move")
+    elif state.phase == "turn" and None in state.gardeners:
+        problems.append("every gardener must be placed before the turns begin")
+    elif state.phase == "placement" and state.gardeners[state.to_move - 1] is not None:
+        problems.append(f"player {state.to_move} has placed their gardener already")
+    if (state.phase == "over") != (state.ending in ENDINGS) or not (
+        0 <= state.hexagon_winner <= state.players
+        and (state.hexagon_winner != 0) == (state.ending == "hexagon")
+    ):
+        problems.append("a finished game names how it ended, and only a Hexagon has a winner")
+    if problems:
+        raise InvalidPositionError("; ".join(problems))
+    return state
+
+
+def settle(state: State, *, check_hexagon: bool = True) -> State:
+    """``state`` with the end conditions applied as a position (CLARIFICATIONS.md Uranus #6,
+    6a): a one-colour hexagon while someone holds the Hexagon card (unless ``check_hexagon``
+    is false because the caller has just checked the change that could make one); a
+    no-planting run as long as the number of players; the player to move at the start of a
+    turn with no flowers."""
+    if state.phase == "over":
+        return state
+    holder = hexagon_holder(state) if check_hexagon else 0
+    if holder and missions.hexagon_stands(garden(state)):
+        return replace(state, phase="over", ending="hexagon", hexagon_winner=holder)
+    if state.no_plant_run >= state.players:
+        return replace(state, phase="over", ending="no_planting")
+    if state.phase == "turn" and not any(state.reserves[state.to_move - 1]):
+        return replace(state, phase="over", ending="no_flowers")
+    return state
+
+
+def table_setup(
+    state: State,
+    *,
+    trees: Iterable[Hex] | None = None,
+    reserves: Sequence[Mapping[str, int]] | None = None,
+    hands: Sequence[Iterable[str]] | None = None,
+) -> State:
+    """A fresh game (``state`` from :meth:`UranusRules.new_game`) with the random parts
+    replaced by what the table did: the ``trees`` as placed (or sensed), each player's
+    ``reserves`` as dealt (``{colour: count}``, the text's total for the player count) and
+    the ``hands`` after the draft (five missions each); the decks are what is left, split
+    evenly (CLARIFICATIONS.md Uranus #2, #3).
+
+    Raises :class:`InvalidPositionError` naming every problem (a game already begun, trees
+    on the edge or of the wrong count, wrong flower totals, bad or repeated cards).
+    """
+    shape = state.shape
+    problems: list[str] = []
+    if state.phase != "placement" or any(g is not None for g in state.gardeners):
+        problems.append("the table setup is given before any gardener is placed")
+    if trees is not None:
+        tree_set = frozenset(trees)
+        if len(tree_set) != shape.trees or not tree_set <= shape.grid.cell_set - shape.grid.edge:
+            problems.append(
+                f"the {shape.name} board needs {shape.trees} trees on distinct spots off the edge"
+            )
+        state = replace(state, trees=tree_set)
+    if reserves is not None:
+        want = FLOWERS_EACH[state.players]
+        counts = tuple(tuple(int(r.get(c, 0)) for c in COLOURS) for r in reserves)
+        if len(counts) != state.players or any(sum(c) != want for c in counts):
+            problems.append(f"each of {state.players} players is dealt {want} flowers")
+        if any(r.keys() - set(COLOURS) for r in reserves):
+            problems.append(f"the flower colours are {', '.join(COLOURS)}")
+        if any(sum(r[i] for r in counts) > FLOWERS_PER_COLOUR for i in range(len(COLOURS))):
+            problems.append(f"there are only {FLOWERS_PER_COLOUR} flowers of each colour")
+        state = replace(state, reserves=counts)
+    if hands is not None:
+        sorted_hands = tuple(tuple(sorted(parse_mission(m) for m in hand)) for hand in hands)
+        if len(sorted_hands) != state.players or any(len(h) != HAND_SIZE for h in sorted_hands):
+            problems.append(f"each of {state.players} players holds {HAND_SIZE} mission cards")
+        left = len(ALL_MISSIONS) - sum(len(h) for h in sorted_hands)
+        state = replace(state, hands=sorted_hands, decks=split_evenly(left, shape.decks))
+    if problems:
+        raise InvalidPositionError("; ".join(problems))
+    return validate(state)
+
+
+class UranusRules:
+    """Gardens of Uranus behind the :class:`companion.rules.base.GameRules` seam.
+
+    Pure and stateless: the module-level :data:`RULES` is its one instance.
+    """
+
+    name: ClassVar[str] = "uranus"
+
+    # -- setup -------------------------------------------------------------------------
+
+    def new_game(self, players: int, seed: int, options: Mapping[str, Any]) -> State:
+        """A random setup, reproducible from ``seed``: the board's trees on distinct random
+        spots off the edge, the 60 flowers dealt by chance (2p 30, 3p 20, 4p 15, 5p 12
+        each), the hands and decks of :func:`deal_missions` (``players``, board, ``seed``);
+        then player 1 places first (the text, Setup; CLARIFICATIONS.md Uranus #1-#3).
+
+        Use :func:`table_setup` to replace the random parts by what the table did.
+        Raises :class:`ConfigError` for a bad option and :class:`InvalidPositionError` for a
+        player count outside 2-5.
+        """
+        opts = read_options(options)
+        _check_players(players)
+        shape = BOARDS[opts.board]
+        rng = random.Random(seed)
+        inner = [c for c in shape.grid.cells if c not in shape.grid.edge]
+        trees = frozenset(rng.sample(inner, shape.trees))
+        bag = [colour for colour in COLOURS for _ in range(FLOWERS_PER_COLOUR)]
+        rng.shuffle(bag)
+        each = FLOWERS_EACH[players]
+        reserves = tuple(
+            tuple(bag[p * each : (p + 1) * each].count(c) for c in COLOURS) for p in range(players)
+        )
+        deal = deal_missions(players, opts.board, seed)
+        return State(
+            options=opts,
+            trees=trees,
+            flowers=("",) * len(shape.grid),
+            gardeners=(None,) * players,
+            reserves=reserves,
+            scores=(0,) * players,
+            hands=deal.hands,
+            decks=tuple(len(d) for d in deal.decks),
+        )
+
+    # -- the board -----------------------------------------------------------------------
+
+    def layout(self, state: State) -> tuple[Cell, ...]:
+        """The board's spots in :class:`HexGrid` order, named ``"q,r"``."""
+        grid = state.shape.grid
+        return tuple(grid.names[c] for c in grid.cells)
+
+    def tray_cells(self, state: State) -> frozenset[Cell]:
+        """None: Gardens of Uranus has no tray."""
+        return frozenset()
+
+    def board(self, state: State) -> dict[Cell, Piece]:
+        """Every spot to ``"tree"``, a colour, ``"M1"`` or ``"M1+red"`` (a gardener on a red
+        flower), or ``""``."""
+        grid = state.shape.grid
+        at = {g: p for p, g in enumerate(state.gardeners, 1) if g is not None}
+        out: dict[Cell, Piece] = {}
+        for cell, colour in zip(grid.cells, state.flowers, strict=True):
+            if cell in state.trees:
+                piece = TREE
+            elif cell in at:
+                piece = martian_on(at[cell], colour) if colour else martian(at[cell])
+            else:
+                piece = colour
+            out[grid.names[cell]] = piece
+        return out
+
+    def players(self, state: State) -> int:
+        """The number of players."""
+        return state.players
+
+    def to_move(self, state: State) -> int:
+        """The player whose step comes next."""
+        return state.to_move
+
+    # -- steps ---------------------------------------------------------------------------
+
+    def _free(self, state: State, cell: Hex) -> bool:
+        """No tree and no gardener on ``cell``."""
+        return cell not in state.trees and cell not in state.gardeners
+
+    def _destinations(self, state: State) -> Iterator[Hex]:
+        """Where the gardener to move may stop: along each of the six rays up to the first
+        tree, skipping spots with a gardener (the text, Your turn; CLARIFICATIONS #4)."""
+        here = state.gardeners[state.to_move - 1]
+        assert here is not None  # the turn phase begins once every gardener is placed
+        for ray in state.shape.grid.rays[here]:
+            for cell in ray:
+                if cell in state.trees:
+                    break
+                if cell not in state.gardeners:
+                    yield cell
+
+    def _moves_to(self, state: State, cell: Hex) -> Iterator[Move]:
+        if state.flowers[state.shape.index[cell]]:
+            yield Move(cell)
+            return
+        reserve = state.reserves[state.to_move - 1]
+        yield from (Move(cell, c) for c, n in zip(COLOURS, reserve, strict=True) if n)
+
+    def _scores(self, state: State) -> Iterator[Score]:
+        if not any(state.decks):
+            return
+        held = {card for hand in state.hands for card in hand} | state.discarded
+        unseen = [card for card in ALL_MISSIONS if card not in held]
+        for mission in state.hands[state.to_move - 1]:
+            for deck, left in enumerate(state.decks, 1):
+                if left:
+                    yield from (Score(mission, deck, card) for card in unseen)
+
+    def legal_steps(self, state: State) -> Iterator[Step]:
+        """Placement: every free, flowerless spot.  Turn: every :class:`Move` (each colour
+        in reserve on an empty spot), then every :class:`Score` (each card in hand, each
+        non-empty deck, each card not yet seen as the draw).  Nothing once over."""
+        if state.phase == "placement":
+            grid = state.shape.grid
+            for i, cell in enumerate(grid.cells):
+                if self._free(state, cell) and not state.flowers[i]:
+                    yield Place(cell)
+        elif state.phase == "turn":
+            for cell in self._destinations(state):
+                yield from self._moves_to(state, cell)
+            yield from self._scores(state)
+
+    def apply(self, state: State, step: Step) -> State:
+        """The state after ``step`` (the text, Setup and Your turn; CLARIFICATIONS.md Uranus
+        #4-#6), the end conditions checked after it.
+
+        Raises :class:`IllegalMoveError` with the reason and rule for a step the rules
+        forbid now: any step once the game is over, a step of the wrong phase, a spot off
+        the board, a move that is not straight, crosses or ends on a tree or ends on a
+        gardener, planting on a flower, not planting on an empty spot, a colour not in
+        reserve, scoring a card not held, drawing from an empty deck or a card already seen.
+        """
+        text = self.format_step(state, step)
+        if state.phase == "over":
+            raise IllegalMoveError("the game is over", rule=RULE_END, step=text)
+        if isinstance(step, Place):
+            return self._place(state, step, text)
+        if state.phase != "turn":
+            raise IllegalMoveError(
+                "every gardener must be placed on the garden first", rule=RULE_SETUP, step=text
+            )
+        if isinstance(step, Move):
+            return self._move(state, step, text)
+        return self._score(state, step, text)
+
+    def _place(self, state: State, step: Place, text: str) -> State:
+        def refuse(reason: str) -> IllegalMoveError:
+            return IllegalMoveError(reason, rule=RULE_SETUP, step=text)
+
+        if state.phase != "placement":
+            raise refuse("the gardeners are all placed; move or score a card")
+        index = state.shape.index.get(step.cell)
+        if index is None:
+            raise refuse(f"{hex_name(step.cell)} is not a spot of the {state.shape.name} board")
+        if not self._free(state, step.cell) or state.flowers[index]:
+            raise refuse(f"the gardener must be placed on an empty spot, {text[1:]} is not")
+        p = state.to_move
+        gardeners = _with(state.gardeners, p - 1, step.cell)
+        following = [q for q in range(p + 1, state.players + 1) if gardeners[q - 1] is None]
+        if following:
+            return replace(state, gardeners=gardeners, to_move=following[0])
+        return settle(replace(state, gardeners=gardeners, to_move=1, phase="turn"))
+
+    def _move(self, state: State, step: Move, text: str) -> State:
+        def refuse(reason: str) -> IllegalMoveError:
+            return IllegalMoveError(reason, rule=RULE_TURN, step=text)
+
+        shape = state.shape
+        p = state.to_move
+        here = state.gardeners[p - 1]
+        assert here is not None  # the turn phase begins once every gardener is placed
+        if step.to not in shape.grid:
+            raise refuse(f"{hex_name(step.to)} is not a spot of the {shape.name} board")
+        path = next((ray for ray in shape.grid.rays[here] if step.to in ray), None)
+        if path is None:
+            raise refuse("the gardener moves in a straight line along one of the six directions")
+        path = path[: path.index(step.to) + 1]
+        if any(cell in state.trees for cell in path[:-1]):
+            raise refuse("a tree blocks the way")
+        if step.to in state.trees:
+            raise refuse("the gardener cannot stop on a tree")
+        if step.to in state.gardeners:
+            raise refuse("another gardener stands on that spot")
+        index = shape.index[step.to]
+        flowers, reserves, run = state.flowers, state.reserves, state.no_plant_run + 1
+        if state.flowers[index]:
+            if step.plant is not None:
+                raise refuse("a flower grows there already, so nothing is planted")
+        elif step.plant is None:
+            raise refuse("stopping on an empty spot, you must plant a flower from your reserve")
+        else:
+            colour = COLOURS.index(step.plant) if step.plant in COLOURS else -1
+            reserve = state.reserves[p - 1]
+            if colour < 0 or not reserve[colour]:
+                raise refuse(f"you have no {step.plant} flower left to plant")
+            flowers = _with(flowers, index, step.plant)
+            reserves = _with(reserves, p - 1, _with(reserve, colour, reserve[colour] - 1))
+            run = 0
+        after = replace(
+            state,
+            flowers=flowers,
+            gardeners=_with(state.gardeners, p - 1, step.to),
+            reserves=reserves,
+            no_plant_run=run,
+        )
+        holder = hexagon_holder(after)
+        won = run == 0 and holder != 0 and missions.hexagon_through(garden(after), step.to)
+        return self._next_turn(after, holder if won else 0)
+
+    def _score(self, state: State, step: Score, text: str) -> State:
+        def refuse(reason: str) -> IllegalMoveError:
+            return IllegalMoveError(reason, rule=RULE_SCORE, step=text)
+
+        p = state.to_move
+        hand = state.hands[p - 1]
+        if step.mission not in hand:
+            raise refuse(f"you do not hold the {step.mission} card")
+        if not 1 <= step.draw <= len(state.decks) or not state.decks[step.draw - 1]:
+            raise refuse(f"there is no card left in deck {step.draw} to draw")
+        if step.drawn == step.mission or step.drawn in state.discarded:
+            raise refuse(f"the {step.drawn} card has been scored already, it cannot be drawn")
+        if any(step.drawn in other for other in state.hands):
+            raise refuse(f"the {step.drawn} card is in a player's hand, it cannot be drawn")
+        kept = list(hand)
+        kept.remove(step.mission)
+        points = state.scores[p - 1] + mission_value(state, step.mission)
+        after = replace(
+            state,
+            scores=_with(state.scores, p - 1, points),
+            hands=_with(state.hands, p - 1, tuple(sorted([*kept, step.drawn]))),
+            decks=_with(state.decks, step.draw - 1, state.decks[step.draw - 1] - 1),
+            discarded=state.discarded | {step.mission},
+            no_plant_run=0,
+        )
+        won = step.drawn == HEXAGON and missions.hexagon_stands(garden(after))
+        if not won and not any(after.decks):
+            return replace(after, phase="over", ending="last_card")
+        return self._next_turn(after, p if won else 0)
+
+    def _next_turn(self, state: State, hexagon_winner: int) -> State:
+        """After a turn: the Hexagon win, the no-planting run, then the next player's
+        flowers (CLARIFICATIONS.md Uranus #6)."""
+        if hexagon_winner:
+            return replace(state, phase="over", ending="hexagon", hexagon_winner=hexagon_winner)
+        # flowers only appear by planting or hexagon cards by drawing: both checked already
+        after = replace(state, to_move=state.to_move % state.players + 1)
+        return settle(after, check_hexagon=False)
+
+    # -- recognition ---------------------------------------------------------------------
+
+    def candidates(self, state: State, touched: frozenset[Cell]) -> Iterator[Step]:
+        """The legal steps whose changed spots include all of ``touched``: a placement needs
+        ``touched`` within its spot, a move within its start and landing spots; a score
+        changes nothing, so it is a candidate only when nothing is touched."""
+        if not touched:
+            yield from self.legal_steps(state)
+            return
+        try:
+            cells = {parse_hex(name) for name in touched}
+        except InvalidStepError:
+            return
+        if state.phase == "placement":
+            (cell,) = cells if len(cells) == 1 else (None,)
+            index = state.shape.index.get(cell) if cell else None
+            if cell and index is not None and self._free(state, cell) and not state.flowers[index]:
+                yield Place(cell)
+        elif state.phase == "turn":
+            others = cells - {state.gardeners[state.to_move - 1]}
+            if len(others) > 1:
+                return
+            for cell in self._destinations(state):
+                if others <= {cell}:
+                    yield from self._moves_to(state, cell)
+
+    def changes(self, state: State, step: Step) -> dict[Cell, Piece]:
+        """The spots ``step`` changes and their new piece, without building the whole board:
+        a placed gardener; a gardener's old spot (its flower, if any) and its landing (with
+        the flower planted or found there); nothing for a score."""
+        shape = state.shape
+        p = state.to_move
+        if isinstance(step, Place):
+            return {hex_name(step.cell): martian(p)}
+        if isinstance(step, Score):
+            return {}
+        here = state.gardeners[p - 1]
+        assert here is not None  # the turn phase begins once every gardener is placed
+        colour = state.flowers[shape.index[step.to]] or step.plant or ""
+        return {
+            hex_name(here): state.flowers[shape.index[here]],
+            hex_name(step.to): martian_on(p, colour) if colour else martian(p),
+        }
+
+    def outcome(self, state: State) -> Outcome | None:
+        """``None`` while the game goes on.  Once over: the Hexagon holder alone when the
+        Hexagon ended it, else the players with the best :func:`final_scores` (ties share;
+        CLARIFICATIONS.md Uranus #6).  ``ranking``: ``(player, "27 pts", rank points)`` best
+        first, rank points ``(N - 1) - (players strictly better)``, the Hexagon winner
+        ranked above everyone."""
+        if state.phase != "over":
+            return None
+        finals = final_scores(state)
+        keys = {p: (p == state.hexagon_winner, finals[p - 1]) for p in range(1, state.players + 1)}
+        order = sorted(keys, key=lambda p: (keys[p][0], keys[p][1], -p), reverse=True)
+        best = keys[order[0]]
+        ranking = tuple(
+            (p, f"{finals[p - 1]} pts", state.players - 1 - sum(k > keys[p] for k in keys.values()))
+            for p in order
+        )
+        winners = tuple(p for p in order if keys[p] == best)
+        return Outcome(winners, ENDINGS[state.ending], ranking)
+
+    def choice_path(self, state: State, step: Step) -> tuple[str, ...]:
+        """What a presence board cannot see: the colour planted (``("plant red",)``); for a
+        card scored without a reader, the menu levels ``("score triangle:yellow", "deck 2",
+        "drew groups:red")``.  An identity board shows the colour, so it is never asked."""
+        if isinstance(step, Move):
+            return (f"plant {step.plant}",) if step.plant else ()
+        if isinstance(step, Score):
+            return (f"score {step.mission}", f"deck {step.draw}", f"drew {step.drawn}")
+        return ()
+
+    def tray_filter(
+        self, state: State, steps: Sequence[Step], tray: Mapping[str, int]
+    ) -> list[Step]:
+        """``steps`` unchanged: Gardens of Uranus has no tray."""
+        return list(steps)
+
+    def status(self, state: State) -> tuple[tuple[int, str], ...]:
+        """Each player's points so far: ``((1, "12 pts"), (2, "0 pts"))``."""
+        return tuple((p, f"{score} pts") for p, score in enumerate(state.scores, 1))
+
+    # -- notation ------------------------------------------------------------------------
+
+    def format_step(self, state: State, step: Step) -> str:
+        """``@0,0``, ``0,3=red``, ``0,3`` or ``score:triangle:yellow/2:groups:red``."""
+        if isinstance(step, Place):
+            return "@" + hex_name(step.cell)
+        if isinstance(step, Move):
+            return hex_name(step.to) + (f"={step.plant}" if step.plant else "")
+        return f"score:{step.mission}/{step.draw}:{step.drawn}"
+
+    def parse_step(self, state: State, text: str) -> Step:
+        """Read :meth:`format_step` notation.  Raises :class:`InvalidStepError` for text that
+        is not a step (bad cell, colour, mission or deck number)."""
+        text = text.strip()
+        if text.startswith("@"):
+            return Place(parse_hex(text[1:]))
+        if text.startswith("score:"):
+            mission, _, drawn = text[len("score:") :].partition("/")
+            deck, _, card = drawn.partition(":")
+            if not deck.isdigit():
+                raise InvalidStepError(
+                    f"{text!r}: write a score as score:MISSION/DECK:DRAWN, "
+                    "e.g. score:triangle:yellow/2:groups:red"
+                )
+            return Score(mission, int(deck), card)
+        cell, eq, colour = text.partition("=")
+        if eq and colour not in COLOURS:
+            raise InvalidStepError(f"{colour!r} is not a flower colour ({', '.join(COLOURS)})")
+        return Move(parse_hex(cell), colour or None)
+
+    def format_position(self, state: State) -> str:
+        """The state as one line of ``key=value`` fields (lists separated by ``/``), e.g.
+        ``uranus board=hexagonal triangle_points=perimeter players=2 phase=turn to_move=1
+        run=0 trees=1,1 flowers=0,0=red gardeners=-3,3/0,-3 reserves=blue:3,red:2/green:4
+        scores=0/0 hands=groups:red,hexagon/ decks=5/5/5/5 discarded= ending= winner=0``."""
+        cells = state.shape.grid.cells
+        fields = {
+            "board": state.options.board,
+            "triangle_points": state.options.triangle_points,
+            "players": str(state.players),
+            "phase": state.phase,
+            "to_move": str(state.to_move),
+            "run": str(state.no_plant_run),
+            "trees": "/".join(hex_name(t) for t in sorted(state.trees)),
+            "flowers": "/".join(
+                f"{hex_name(cells[i])}={c}" for i, c in enumerate(state.flowers) if c
+            ),
+            "gardeners": "/".join("?" if g is None else hex_name(g) for g in state.gardeners),
+            "reserves": "/".join(
+                ",".join(f"{c}:{n}" for c, n in zip(COLOURS, r, strict=True) if n)
+                for r in state.reserves
+            ),
+            "scores": "/".join(map(str, state.scores)),
+            "hands": "/".join(",".join(hand) for hand in state.hands),
+            "decks": "/".join(map(str, state.decks)),
+            "discarded": ",".join(sorted(state.discarded)),
+            "ending": state.ending,
+            "winner": str(state.hexagon_winner),
+        }
+        return "uranus " + " ".join(f"{key}={value}" for key, value in fields.items())
+
+    def parse_position(self, text: str) -> State:
+        """Read :meth:`format_position` back.  Raises :class:`InvalidStepError` for text not
+        in that form and :class:`InvalidPositionError` for a position the rules forbid."""
+        head, *parts = text.split()
+        fields = dict(part.partition("=")[::2] for part in parts)
+        keys = ("board", "triangle_points", "players", "phase", "to_move", "run", "trees",
+                "flowers", "gardeners", "reserves", "scores", "hands", "decks", "discarded",
+                "ending", "winner")  # fmt: skip
+        if head != "uranus" or set(fields) != set(keys):
+            raise InvalidStepError(
+                f"a Gardens of Uranus position is 'uranus' then the fields {', '.join(keys)}"
+            )
+        try:
+            options = read_options(
+                {"board": fields["board"], "triangle_points": fields["triangle_points"]}
+            )
+            players = int(fields["players"])
+
+            def per_player(key: str) -> list[str]:
+                values = fields[key].split("/")
+                if len(values) != players:
+                    raise ValueError
+                return values
+
+            flowers = dict(f.rpartition("=")[::2] for f in _items(fields["flowers"], "/"))
+            names = BOARDS[options.board].grid.names
+            if flowers.keys() - set(names.values()):
+                raise ValueError("a flower is off the board")
+            return validate(
+                State(
+                    options=options,
+                    trees=frozenset(parse_hex(t) for t in _items(fields["trees"], "/")),
+                    flowers=tuple(flowers.get(name, "") for name in names.values()),
+                    gardeners=tuple(
+                        None if g == "?" else parse_hex(g) for g in per_player("gardeners")
+                    ),
+                    reserves=tuple(_reserve(r) for r in per_player("reserves")),
+                    scores=tuple(int(s) for s in per_player("scores")),
+                    hands=tuple(tuple(_items(h, ",")) for h in per_player("hands")),
+                    decks=tuple(int(d) for d in fields["decks"].split("/")),
+                    discarded=frozenset(_items(fields["discarded"], ",")),
+                    no_plant_run=int(fields["run"]),
+                    to_move=int(fields["to_move"]),
+                    phase=fields["phase"],
+                    ending=fields["ending"],
+                    hexagon_winner=int(fields["winner"]),
+                )
+            )
+        except (ValueError, ConfigError) as error:
+            if isinstance(error, InvalidPositionError):
+                raise
+            raise InvalidStepError(f"not a Gardens of Uranus position: {error}") from None
+
+
+def _with(values: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
+    """``values`` with ``values[index]`` replaced by ``value``."""
+    return (*values[:index], value, *values[index + 1 :])
+
+
+def _items(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep``; the empty text is the empty list."""
+    return text.split(sep) if text else []
+
+
+def _reserve(text: str) -> tuple[int, ...]:
+    """``"blue:3,red:2"`` -> counts in COLOURS order.  Raises ``ValueError``."""
+    counts = dict.fromkeys(COLOURS, 0)
+    for item in _items(text, ","):
+        colour, _, n = item.partition(":")
+        if colour not in counts:
+            raise ValueError(f"{colour!r} is not a flower colour")
+        counts[colour] = int(n)
+    return tuple(counts.values())
+
+
+RULES = UranusRules()
+"""The Gardens of Uranus rules core."""
+
+
+class UranusCases:
+    """The case adapter (:class:`companion.rules.cases.CaseAdapter`) for
+    ``shared/cases/FORMAT.md``: positions, steps, snapshots and the Uranus queries."""
+
+    def position(self, case: Mapping[str, Any]) -> State:
+        """The state of ``case["position"]`` under ``case["options"]``: the trees are the
+        ``"tree"`` cells; the phase is placement while a gardener is missing; the end
+        conditions are applied (:func:`settle`).  Raises :class:`InvalidStepError` for an
+        unknown piece and :class:`InvalidPositionError` for an impossible position."""
+        pos = case["position"]
+        options = read_options({**case.get("options", {}), "board": pos["board"]})
+        players = int(pos["players"])
+        shape = BOARDS[options.board]
+        flowers = [""] * len(shape.grid)
+        gardeners: list[Hex | None] = [None] * players
+        trees = set()
+        for name, piece in pos["cells"].items():
+            cell, info = parse_hex(name), parse_piece(piece)
+            if cell not in shape.grid or info.kind not in ("tree", "flower", "martian"):
+                raise InvalidPositionError(f"{name}: {piece!r} cannot stand there in this game")
+            if info.kind == "tree":
+                trees.add(cell)
+            if info.kind == "martian":
+                if not 1 <= info.player <= players:
+                    raise InvalidPositionError(f"{name}: there is no player {info.player}")
+                gardeners[info.player - 1] = cell
+            flowers[shape.index[cell]] = info.colour
+        numbers = [str(p) for p in range(1, players + 1)]
+        state = State(
+            options=options,
+            trees=frozenset(trees),
+            flowers=tuple(flowers),
+            gardeners=tuple(gardeners),
+            reserves=tuple(_reserve_of(pos["reserves"].get(p, {})) for p in numbers),
+            scores=tuple(int(pos["scores"].get(p, 0)) for p in numbers),
+            hands=tuple(
+                tuple(sorted(parse_mission(m) for m in pos["hands"].get(p, []))) for p in numbers
+            ),
+            decks=tuple(int(d) for d in pos["decks"]),
+            no_plant_run=int(pos.get("no_plant_run", 0)),
+            to_move=int(pos["to_move"]),
+            phase="placement" if None in gardeners else "turn",
+        )
+        return settle(validate(state))
+
+    def step(self, state: State, step: Mapping[str, Any]) -> Step:
+        """``{"place": c}``, ``{"to": c, "plant": colour}`` (no ``plant`` onto a flower) or
+        ``{"score": m, "draw": n, "drawn": m}``.  Raises :class:`InvalidStepError`."""
+        keys = set(step)
+        if keys == {"place"}:
+            return Place(parse_hex(step["place"]))
+        if keys in ({"to"}, {"to", "plant"}):
+            plant = step.get("plant")
+            if plant is not None and plant not in COLOURS:
+                raise InvalidStepError(f"{plant!r} is not a flower colour")
+            return Move(parse_hex(step["to"]), plant)
+        if keys == {"score", "draw", "drawn"}:
+            return Score(step["score"], int(step["draw"]), step["drawn"])
+        raise InvalidStepError(
+            f"{dict(step)!r} is not a Gardens of Uranus step: place, to (+ plant) or "
+            "score + draw + drawn"
+        )
+
+    def snapshot(self, state: State) -> dict[str, Any]:
+        """``cells`` (every occupied spot), ``reserves``, ``scores``, ``hands``, ``to_move``,
+        ``over``, keyed by player number as text."""
+        return {
+            "cells": {c: p for c, p in RULES.board(state).items() if p != EMPTY},
+            "reserves": {
+                str(p): dict(zip(COLOURS, r, strict=True)) for p, r in enumerate(state.reserves, 1)
+            },
+            "scores": {str(p): s for p, s in enumerate(state.scores, 1)},
+            "hands": {str(p): list(h) for p, h in enumerate(state.hands, 1)},
+            "to_move": state.to_move,
+            "over": state.phase == "over",
+        }
+
+    def query(self, state: State, name: str, arg: Any) -> dict[str, Any]:
+        """``legal_moves`` (destinations, or placement spots), ``mission_value``,
+        ``final_scores``, ``outcome`` and ``board_info``.  Raises :class:`InvalidStepError`
+        for another query."""
+        if name == "legal_moves":
+            cells = {
+                s.cell if isinstance(s, Place) else s.to
+                for s in RULES.legal_steps(state)
+                if not isinstance(s, Score)
+            }
+            return {"destinations": sorted(hex_name(c) for c in cells)}
+        if name == "mission_value":
+            return {"value": mission_value(state, arg)}
+        if name == "final_scores":
+            return {"scores": {str(p): s for p, s in enumerate(final_scores(state), 1)}}
+        if name == "outcome":
+            outcome = RULES.outcome(state)
+            return {
+                "over": outcome is not None,
+                "winners": list(outcome.winners if outcome else ()),
+            }
+        if name == "board_info":
+            shape = state.shape
+            return {
+                "spots": len(shape.grid),
+                "edge_spots": len(shape.grid.edge),
+                "trees": shape.trees,
+                "decks": shape.decks,
+            }
+        raise InvalidStepError(f"Gardens of Uranus cases do not ask {name!r}")
+
+
+def _reserve_of(counts: Mapping[str, int]) -> tuple[int, ...]:
+    """``{"red": 3}`` -> counts in COLOURS order.  Raises :class:`InvalidStepError` for a
+    colour that is not one of the five."""
+    unknown = counts.keys() - set(COLOURS)
+    if unknown:
+        raise InvalidStepError(f"{', '.join(sorted(unknown))}: not a Gardens of Uranus colour")
+    return tuple(int(counts.get(c, 0)) for c in COLOURS)
+
+
+CASES = UranusCases()
+"""The case adapter of Gardens of Uranus."""
