@@ -15,7 +15,7 @@ import heapq
 import itertools
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from companion.board import protocol
@@ -82,10 +82,10 @@ class VirtualTable:
     def _post(self, at: float, event: Event) -> None:
         heapq.heappush(self.queue, (at, next(self.seq), event))
 
-    def _message(self, message: Any) -> BoardMessage:
+    def _next_seq(self) -> int:
         seq = self.wire
-        self.wire = (self.wire + 1) % 10000
-        return BoardMessage(self.now, _with_seq(message, seq))
+        self.wire = (self.wire + 1) % protocol.SEQ_MODULO
+        return seq
 
     def _run_effects(self, effects: list[Any]) -> None:
         for effect in effects:
@@ -125,7 +125,8 @@ class VirtualTable:
             t += op.wait
             if isinstance(op, Put):
                 self.board[op.cell] = op.piece
-                self._post(t, BoardMessage(t, protocol.FieldUpdate(cell=op.cell, piece=op.piece)))
+                update = protocol.FieldUpdate(seq=self._next_seq(), cell=op.cell, piece=op.piece)
+                self._post(t, BoardMessage(t, update))
             else:
                 self._post(t, Button(t, op.name, True))
                 self._post(t + 0.08, Button(t + 0.08, op.name, False))
@@ -148,7 +149,8 @@ class VirtualTable:
     def start(self) -> None:
         self._run_effects(self.referee.start(self.now))
         pieces = tuple(self.board[c] for c in self.referee.layout)
-        self._run_effects(self.referee.handle(self._message(protocol.Dump(pieces=pieces))))
+        dump = protocol.Dump(seq=self._next_seq(), pieces=pieces)
+        self._run_effects(self.referee.handle(BoardMessage(self.now, dump)))
 
     def play_step(self) -> bool:
         """Choose, perform and wait for one step; False when the game is over."""
@@ -193,13 +195,5 @@ class VirtualTable:
         return self.report
 
 
-def _with_seq(message: Any, seq: int) -> Any:
-    from dataclasses import replace
-
-    return replace(message, seq=seq) if hasattr(message, "seq") else message
-
-
 def _at(event: Event, t: float) -> Event:
-    from dataclasses import replace
-
     return replace(event, t=t)

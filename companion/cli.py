@@ -1,0 +1,135 @@
+"""``companion``: the command line.
+
+``companion run`` (the daemon), ``demo`` (a whole game against the simulated board),
+``rules check FILE...`` (rule case files), ``check-config FILE``.  Errors reach the user as a
+sentence and an exit status (78, EX_CONFIG, for a configuration problem), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from types import FrameType
+
+from companion import __version__
+from companion.errors import CompanionError, ConfigError
+
+EX_CONFIG = 78
+"""sysexits.h: a configuration error."""
+
+EX_SOFTWARE = 70
+"""sysexits.h: an internal error."""
+
+log = logging.getLogger("companion")
+
+
+def _setup_logging(level: str = "info") -> None:
+    # Under systemd the journal stamps the time itself.
+    stamp = "" if os.environ.get("JOURNAL_STREAM") else "%(asctime)s "
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
+                        format=f"{stamp}%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def _rules_check(args: argparse.Namespace) -> int:
+    from companion.rules.cases import check_files
+
+    return check_files([Path(p) for p in args.files])
+
+
+def _check_config(args: argparse.Namespace) -> int:
+    from companion.config import check_config
+
+    problems = check_config(args.file)
+    for problem in problems:
+        print(problem)
+    if problems:
+        return EX_CONFIG
+    print(f"{args.file}: no problems")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from companion.config import load_config
+    from companion.service import build
+
+    config = load_config(args.config)
+    _setup_logging(args.log_level or config.log.level)
+    with ExitStack() as stack:
+        service = build(config, stack)
+
+        def _stop(signum: int, frame: FrameType | None) -> None:
+            service.stop(signal.Signals(signum).name)
+
+        signal.signal(signal.SIGTERM, _stop)
+        signal.signal(signal.SIGINT, _stop)
+        service.run()
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from companion.sim.demo import run_demo
+
+    _setup_logging(args.log_level or "warning")
+    return run_demo(game=args.game, players=args.players, seed=args.seed, display=args.display,
+                    board=args.board, out=Path(args.out), speed=args.speed)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The ``companion`` argument parser (all subcommands)."""
+    parser = argparse.ArgumentParser(prog="companion", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"companion {__version__}")
+    parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="referee games from a board (the daemon)")
+    run.add_argument("--config", default="/etc/companion/companion.toml", help="the TOML config file")
+    run.set_defaults(func=_run)
+
+    demo = sub.add_parser("demo", help="a whole game against the simulated board, no hardware")
+    demo.add_argument("--game", choices=("enceladus", "mars", "uranus"), default="enceladus")
+    demo.add_argument("--players", type=int, default=2, choices=range(2, 6), metavar="2-5")
+    demo.add_argument("--seed", type=int, default=1, help="the game's seed (reproducible)")
+    demo.add_argument("--board", choices=("hexagonal", "trapezoid", "rhombus"), default="hexagonal",
+                      help="the Uranus board")
+    demo.add_argument("--display", default="gifanim",
+                      help="luma device: gifanim (saves a GIF), capture (PNG frames), dummy")
+    demo.add_argument("--out", default="out", help="folder for the GIF and the journal")
+    demo.add_argument("--speed", type=float, default=4.0, help="how much faster than people play")
+    demo.set_defaults(func=_demo)
+
+    rules = sub.add_parser("rules", help="the rules cores")
+    rules_sub = rules.add_subparsers(dest="rules_command", required=True, metavar="COMMAND")
+    check = rules_sub.add_parser("check", help="run rule case files (shared/cases/FORMAT.md)")
+    check.add_argument("files", nargs="+", metavar="FILE")
+    check.set_defaults(func=_rules_check)
+
+    config = sub.add_parser("check-config", help="validate a config file")
+    config.add_argument("file")
+    config.set_defaults(func=_check_config)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``companion`` script; returns the exit status."""
+    args = make_parser().parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except ConfigError as error:
+        print(f"companion: configuration problem:\n{error}", file=sys.stderr)
+        return EX_CONFIG
+    except CompanionError as error:
+        print(f"companion: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""``companion demo``: a whole game refereed end to end, no hardware.
+
+The simulated board controller speaks protocol v1 on a real pseudo-terminal; the daemon is
+built by the same composition root as ``companion run`` (:func:`companion.service.build`) and
+reads it through pyserial; the buttons are gpiozero's MockFactory pins, pressed by the virtual
+players; the matrix is a luma.emulator device (an animated GIF by default) and, when standard
+output is a terminal, also drawn there.  At the end the final hands and rank points are printed.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from companion.config import BoardConfig, Config, DisplayConfig, GameConfig, JournalConfig
+from companion.rules import load as load_rules
+from companion.service import build, game_options, layout_name
+from companion.sim.board import VirtualBoard
+from companion.sim.table import TablePlayers
+
+MATRIX = {"width": 16, "height": 16, "mode": "RGB"}
+"""The demo's matrix: a 16x16 RGB panel, the smallest that shows the garden's mini-map."""
+
+
+def demo_config(game: str, players: int, seed: int, board: str, journal_dir: Path) -> Config:
+    """The demo's configuration: the defaults with a quick table (players who know the game)."""
+    return Config(
+        game=GameConfig(name=game, players=players, seed=seed, board=board),
+        board=BoardConfig(port="", tray=True, debounce_ms=20, settle_ms=250, grace_ms=1500),
+        display=DisplayConfig(luma={"display": "dummy", **MATRIX}, frame_interval_ms=80),
+        journal=JournalConfig(directory=str(journal_dir), fsync=True),
+    )
+
+
+def run_demo(*, game: str, players: int, seed: int, display: str, board: str, out: Path,
+             speed: float) -> int:
+    """Play one game; returns the exit status (0 when the game reached its end)."""
+    from gpiozero.pins.mock import MockFactory
+
+    from companion.display import Display, make_device
+
+    out.mkdir(parents=True, exist_ok=True)
+    journal_dir = Path(tempfile.mkdtemp(prefix="journal-", dir=out))
+    config = demo_config(game, players, seed, board, journal_dir)
+    rules = load_rules(game).RULES
+    state = rules.new_game(players, seed, game_options(config))
+    gif = out / f"demo-{game}-{seed}.gif"
+    device_options: dict[str, Any] = {"display": display, **MATRIX}
+    if display == "gifanim":
+        device_options |= {"filename": str(gif), "duration": 0.08, "max_frames": 6000}
+    started = time.monotonic()
+    with ExitStack() as stack:
+        vboard = VirtualBoard(layout_name(config), rules.layout(state), rules.board(state))
+        stack.callback(vboard.close)
+        vboard.start()
+        config = replace(config, board=replace(config.board, port=vboard.port))
+        factory = MockFactory()
+        stack.callback(factory.close)
+        service = build(config, stack, pin_factory=factory, device=make_device(device_options))
+        pins = config.buttons.pins
+        table = TablePlayers(rules, state, vboard,
+                             {name: factory.pin(getattr(pins, name)) for name in ("ok", "undo", "select")},
+                             seed=seed, speed=speed, on_stuck=service.stop)
+        service.screen_listeners.append(table.on_screen)
+        if sys.stdout.isatty():
+            terminal = Display(make_device({"display": "asciiblock", **MATRIX}))
+            stack.callback(terminal.close)
+            service.screen_listeners.append(terminal.show)
+        service.stop_when_over = True
+        table.start()
+        stack.callback(table.stop)
+        outcome = service.run()
+    seconds = time.monotonic() - started
+    print(f"Gardens of {game.capitalize()}, {players} players, seed {seed}: "
+          f"{table.steps} steps refereed in {seconds:.1f} s, {table.questions} questions asked")
+    if outcome is None:
+        print(f"The game did not finish: {table.error or 'stopped'}")
+        return 1
+    print(f"Game over: {outcome.termination}")
+    label = "hand" if game == "enceladus" else "score"
+    for player, result, points in outcome.ranking:
+        print(f"  Player {player}: {label} {result}, rank points {points}")
+    winners = " and ".join(f"Player {p}" for p in outcome.winners)
+    print(f"Winner: {winners}")
+    if display == "gifanim":
+        print(f"Matrix animation: {gif}")
+    print(f"Journal: {journal_dir}")
+    return 0

@@ -1,0 +1,158 @@
+"""Virtual players at a real-time table: the simulated board, gpiozero mock buttons, the matrix.
+
+:class:`TablePlayers` plays a game the way people do: it chooses a legal step, performs it one
+piece at a time on a :class:`~companion.sim.board.VirtualBoard` (real time, with noise), answers
+the matrix's questions by pressing Select and OK on gpiozero's mock pins, and waits until the
+matrix shows the position after its step before the next player goes.  It reads the matrix
+through the screens the daemon shows, as a person reads the LED matrix.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from companion.rules.base import GameRules
+from companion.sim.board import VirtualBoard
+from companion.sim.perform import Noise, Press, Put, perform, tray_flowers
+from companion.sim.players import choose_step
+
+log = logging.getLogger("companion.sim")
+
+
+class TablePlayers:
+    """Virtual players for one game, in their own thread.
+
+    ``pins``: button name -> the gpiozero mock pin wired to it (pull-up: pressed = low).
+    ``speed``: a factor on every wait (2.0 plays twice as fast as :class:`Noise` paces).
+    ``step_timeout``: seconds to wait for the matrix to confirm a step before giving up;
+    ``on_stuck(reason)`` is called then (and when the players fail).
+    """
+
+    def __init__(
+        self,
+        rules: GameRules[Any, Any],
+        state: Any,
+        board: VirtualBoard,
+        pins: dict[str, Any],
+        *,
+        seed: int,
+        noise: Noise = Noise(),
+        speed: float = 1.0,
+        step_timeout: float = 20.0,
+        on_stuck: Callable[[str], None] | None = None,
+    ) -> None:
+        self.rules = rules
+        self.state = state
+        self.board = board
+        self.pins = pins
+        self.rng = random.Random(seed)
+        self.noise = noise
+        self.speed = speed
+        self.step_timeout = step_timeout
+        self.on_stuck = on_stuck
+        self.tray = sorted(rules.tray_cells(state), key=lambda c: (len(c), c))
+        self._screen: Any = None
+        self._changed = threading.Condition()
+        self._stop = threading.Event()
+        self.steps = 0
+        self.questions = 0
+        self.error: str | None = None
+        self._thread = threading.Thread(target=self._play, name="sim-players", daemon=True)
+
+    # ------------------------------------------------------------------ reading the matrix
+    def on_screen(self, screen: Any) -> None:
+        """Listener for the daemon's screens (what a person sees on the matrix)."""
+        with self._changed:
+            self._screen = screen
+            self._changed.notify_all()
+
+    def _wait_for(self, after: Any, path: tuple[str, ...]) -> bool:
+        target = self.rules.board(after)
+        deadline = time.monotonic() + self.step_timeout
+        answered: Any = None
+        with self._changed:
+            while not self._stop.is_set():
+                screen = self._screen
+                if screen is not None and not screen.menu and dict(screen.cells) == target:
+                    return True
+                if screen is not None and screen.menu and screen is not answered:
+                    answered = screen
+                    self._changed.release()
+                    try:
+                        self._answer(screen, path)
+                    finally:
+                        self._changed.acquire()
+                    continue
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+        return False
+
+    def _answer(self, screen: Any, path: tuple[str, ...]) -> None:
+        question = [o for o in path if o in screen.menu]
+        wanted = question[0] if question else screen.menu[0]
+        self.questions += 1
+        presses = (screen.menu.index(wanted) - screen.menu_index) % len(screen.menu)
+        for _ in range(presses):
+            self._press("select")
+        self._press("ok")
+        time.sleep(0.1 / self.speed)
+
+    # ------------------------------------------------------------------ hands
+    def _press(self, name: str) -> None:
+        pin = self.pins[name]
+        time.sleep(self.rng.uniform(0.1, 0.2) / self.speed)
+        pin.drive_low()
+        time.sleep(0.08)  # longer than any debounce: a real press
+        pin.drive_high()
+
+    def _perform(self, ops: list[Put | Press]) -> None:
+        for op in ops:
+            time.sleep(op.wait / self.speed if op.wait >= 0.01 else op.wait)
+            if isinstance(op, Put):
+                self.board.put(op.cell, op.piece)
+            else:
+                self._press(op.name)
+
+    def _play(self) -> None:
+        try:
+            while not self._stop.is_set() and self.rules.outcome(self.state) is None:
+                step = choose_step(self.rules, self.state, self.rng)
+                after = self.rules.apply(self.state, step)
+                path = self.rules.choice_path(self.state, step)
+                ops = perform(self.board.board, self.rules.changes(self.state, step), self.rng,
+                              self.noise, tray=self.tray,
+                              tray_show=tray_flowers(path) if self.tray else ())
+                self._perform(ops)
+                if not self._wait_for(after, path):
+                    if not self._stop.is_set():
+                        self.error = (f"the companion did not confirm step {self.steps + 1} "
+                                      f"({self.rules.format_step(self.state, step)})")
+                        log.error("%s", self.error)
+                    return
+                self.state = after
+                self.steps += 1
+        except Exception as error:  # report, never hang the demo
+            self.error = f"virtual players stopped: {error!r}"
+            log.exception("virtual players stopped")
+        finally:
+            if self.error and self.on_stuck is not None:
+                self.on_stuck(self.error)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._changed:
+            self._changed.notify_all()
+        self._thread.join(timeout=5)
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
