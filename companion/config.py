@@ -1,0 +1,699 @@
+"""The companion's configuration: a TOML file read into frozen models, checked key by key.
+
+``load_config(path)`` reads ``config/companion.toml`` (or any file in its shape) into a
+:class:`Config`; every key has a default, so an empty file is valid.  A broken file raises
+:class:`companion.errors.ConfigError` listing *every* problem, each a sentence naming the
+file, the line, the key (``[section] key``), what is wrong and what is allowed
+(PRODUCT.md, quality bar "a broken config is named key by key"; issue 2 item 9, issue 5
+item 4).  ``check_config(path)`` gives the same problems as a list for
+``companion check-config FILE``.
+
+Sections (the commented ``config/companion.toml`` documents every key):
+
+- ``[game]`` :class:`GameConfig`, with ``[game.options]`` passed unchanged to the rules core;
+- ``[board]`` :class:`BoardConfig`, the board controller and the referee's timings;
+- ``[buttons]`` :class:`ButtonsConfig`, the GPIO pins of the buttons, buzzer and status LED;
+- ``[display]`` :class:`DisplayConfig`, the ``luma.core.cmdline`` options plus our own;
+- ``[journal]`` :class:`JournalConfig`; ``[log]`` :class:`LogConfig`.
+
+Reloading (``SIGHUP``, issue 5 item 4): only ``[display]`` is applied to a running daemon
+(:data:`RELOADABLE`, :meth:`Config.replace_display`, :func:`display_changes`); the other
+sections are read at start, and :func:`changed_sections` tells the daemon which of them a
+reload would ignore, so it can say so in the log.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from companion.errors import ConfigError
+from companion.rules import GAMES
+
+Scalar = str | int | float | bool
+"""A single TOML value: what ``[game.options]`` may hold."""
+
+LumaValue = str | int | float | bool | None
+"""A ``luma.core.cmdline`` option value; ``None`` where luma's default is "unset"."""
+
+URANUS_BOARDS = ("hexagonal", "trapezoid", "rhombus")
+"""The Gardens of Uranus boards (CLARIFICATIONS.md Uranus #2)."""
+
+DISPLAYS = (
+    "max7219", "ws2812", "neopixel", "neosegment", "apa102", "unicornhathd",
+    "capture", "gifanim", "pygame", "asciiart", "asciiblock",
+    "linux_framebuffer", "dummy",
+)  # fmt: skip
+"""Display types: luma.led_matrix's devices, luma.emulator's, luma.core's framebuffer and
+luma.core's ``dummy`` (which keeps the last image, for tests)."""
+
+INTERFACES = (
+    "i2c", "noop", "spi", "gpio_cs_spi", "bitbang", "ftdi_spi", "ftdi_i2c", "pcf8574",
+    "bitbang_6800",
+)  # fmt: skip
+"""``luma.core.cmdline`` interface types."""
+
+TRANSFORMS = ("identity", "led_matrix", "none", "scale2x", "seven_segment", "smoothscale")
+"""luma.emulator's scaling transforms."""
+
+RELOADABLE = frozenset({"display"})
+"""The sections a running daemon applies on ``SIGHUP``; the others need a restart."""
+
+# BCM number of each GPIO pin of the Raspberry Pi's 40-pin header, by physical pin number.
+_HEADER_GPIO = MappingProxyType({
+    3: 2, 5: 3, 7: 4, 8: 14, 10: 15, 11: 17, 12: 18, 13: 27, 15: 22, 16: 23, 18: 24, 19: 10,
+    21: 9, 22: 25, 23: 11, 24: 8, 26: 7, 27: 0, 28: 1, 29: 5, 31: 6, 32: 12, 33: 13, 35: 19,
+    36: 16, 37: 26, 38: 20, 40: 21,
+})  # fmt: skip
+
+# The BCM pins of each SPI port (chip selects, MISO, MOSI, clock), which a display on that
+# port owns: a button there would break the display.
+_SPI_PINS = MappingProxyType({0: range(7, 12), 1: range(16, 22)})
+_SPI_DISPLAYS = frozenset({"max7219", "apa102", "unicornhathd"})
+
+
+# --------------------------------------------------------------------------------------------
+# Models
+
+
+def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True, slots=True)
+class GameConfig:
+    """``[game]``: which game, how many players, the seed.
+
+    ``name`` is one of :data:`companion.rules.GAMES`; ``players`` 2 to 5 (all three rules
+    texts); ``seed`` 0 means "draw one at start", else the setup is reproducible;
+    ``board`` is the Uranus board (:data:`URANUS_BOARDS`, ignored by the other games);
+    ``options`` is ``[game.options]`` unchanged, for the rules core's ``new_game`` to check.
+    """
+
+    name: str = "enceladus"
+    players: int = 2
+    seed: int = 0
+    board: str = "hexagonal"
+    options: Mapping[str, Scalar] = field(default_factory=lambda: _frozen({}))
+
+
+@dataclass(frozen=True, slots=True)
+class BoardConfig:
+    """``[board]``: the board controller and the referee's timings.
+
+    ``port``: a device path or a pyserial URL (``loop://``, ``socket://host:port``,
+    ``spy://...``, ``hwgrep://VID:PID``); ``baudrate`` in bit/s; ``sensing``
+    ``"identity"`` or ``"presence"``; ``tray``: a show-tray is fitted; ``dice`` (Mars)
+    ``"tray"``, ``"buttons"`` or ``"virtual"``; ``cards`` (Uranus) ``"reader"`` or
+    ``"buttons"``; ``debounce_ms``: how long a cell must hold a reading; ``settle_ms``: how
+    long a step's result must stand before it is committed; ``grace_ms``: how long a board
+    that matches no legal step is left before it is shown as wrong (PRODUCT.md, "How a turn
+    flows"); ``heartbeat_timeout_s``: silence after which the board counts as lost;
+    ``ready_timeout_s``: how long the start waits for the board before showing *no board*.
+    """
+
+    port: str = "/dev/ttyACM0"
+    baudrate: int = 115200
+    sensing: str = "identity"
+    tray: bool = True
+    dice: str = "tray"
+    cards: str = "reader"
+    debounce_ms: int = 20
+    settle_ms: int = 400
+    grace_ms: int = 1500
+    heartbeat_timeout_s: float = 2.0
+    ready_timeout_s: float = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonPins:
+    """The GPIO wiring of the controls (PRODUCT.md, "GPIO on the Pi").
+
+    Pins are BCM names, ``"GPIO17"`` (the config also accepts ``17``, ``"BCM17"``,
+    ``"BOARD11"`` and ``"J8:11"`` and stores the ``GPIOn`` name); ``None`` for a part that is
+    not fitted (``roll``, ``buzzer`` and ``status_led`` are optional).  ``pull_up``: buttons
+    connect their pin to ground and the Pi's pull-up holds it high; ``False`` for buttons to
+    3V3 with a pull-down.
+    """
+
+    ok: str = "GPIO17"
+    undo: str = "GPIO27"
+    select: str = "GPIO22"
+    roll: str | None = None
+    buzzer: str | None = "GPIO23"
+    status_led: str | None = None
+    pull_up: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonsConfig:
+    """``[buttons]``: ``pins`` (the wiring) and ``bounce_ms``, how long a contact must stay
+    put before a press or release counts, in milliseconds."""
+
+    pins: ButtonPins = field(default_factory=ButtonPins)
+    bounce_ms: int = 30
+
+
+@dataclass(frozen=True, slots=True)
+class DisplayConfig:
+    """``[display]``: the LED matrix.
+
+    ``luma`` maps every ``luma.core.cmdline`` option (underscored: ``block_orientation``) to
+    its value, ready for ``companion.display.make_device(options)``; our defaults drive a
+    32x8 MAX7219 chain on SPI.  ``contrast`` 0 to 255; ``frame_interval_ms`` is the time
+    between frames while something scrolls or blinks.
+    """
+
+    luma: Mapping[str, LumaValue] = field(default_factory=lambda: LUMA_DEFAULTS)
+    contrast: int = 64
+    frame_interval_ms: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class JournalConfig:
+    """``[journal]``: where game journals go (systemd's ``StateDirectory``) and whether every
+    committed step is fsync'd (issue 5 item 1)."""
+
+    directory: str = "/var/lib/companion"
+    fsync: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class LogConfig:
+    """``[log]``: ``level`` is ``"debug"``, ``"info"``, ``"warning"`` or ``"error"``."""
+
+    level: str = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The whole configuration; ``Config()`` is the built-in defaults."""
+
+    game: GameConfig = field(default_factory=GameConfig)
+    board: BoardConfig = field(default_factory=BoardConfig)
+    buttons: ButtonsConfig = field(default_factory=ButtonsConfig)
+    display: DisplayConfig = field(default_factory=DisplayConfig)
+    journal: JournalConfig = field(default_factory=JournalConfig)
+    log: LogConfig = field(default_factory=LogConfig)
+
+    def replace_display(self, display: DisplayConfig) -> Config:
+        """This configuration with ``display`` instead of its own: what ``SIGHUP`` applies
+        (the game and everything else stay as they were at start)."""
+        return replace(self, display=display)
+
+
+def display_changes(old: Config, new: Config) -> bool:
+    """Whether a reload from ``old`` to ``new`` changes the display (so the device must be
+    rebuilt)."""
+    return old.display != new.display
+
+
+def changed_sections(old: Config, new: Config) -> tuple[str, ...]:
+    """The names of the sections that differ between ``old`` and ``new``, in file order;
+    those not in :data:`RELOADABLE` take effect only after a restart."""
+    return tuple(f.name for f in fields(Config) if getattr(old, f.name) != getattr(new, f.name))
+
+
+# --------------------------------------------------------------------------------------------
+# Checks of single values: each returns the model's value or raises _Bad saying what is allowed.
+
+
+class _Bad(Exception):
+    def __init__(self, allowed: str) -> None:
+        super().__init__(allowed)
+        self.allowed = allowed
+
+
+Check = Callable[[object], Any]
+
+
+def _show(value: object) -> str:
+    """A value as the TOML file spells it, for messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return str(value)
+
+
+def _words(values: tuple[object, ...]) -> str:
+    shown = [_show(v) for v in values]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+
+
+def _of(unit: str) -> str:
+    return f" of {unit}" if unit else ""
+
+
+def _choice(*allowed: Scalar) -> Check:
+    def check(value: object) -> object:
+        # type() too: True == 1 in Python, but `rotate = true` is a mistake.
+        if any(type(value) is type(a) and value == a for a in allowed):
+            return value
+        raise _Bad(f"one of {_words(allowed)}")
+
+    return check
+
+
+def _whole(low: int, high: int, unit: str = "") -> Check:
+    def check(value: object) -> int:
+        if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+            return value
+        raise _Bad(f"a whole number{_of(unit)} from {low} to {high}")
+
+    return check
+
+
+def _number(low: float, high: float, unit: str) -> Check:
+    def check(value: object) -> float:
+        if isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high:
+            return float(value)
+        raise _Bad(f"a number{_of(unit)} from {low:g} to {high:g}")
+
+    return check
+
+
+def _flag(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise _Bad("true or false")
+
+
+def _text(what: str) -> Check:
+    def check(value: object) -> str:
+        if isinstance(value, str) and value.strip():
+            return value
+        raise _Bad(what)
+
+    return check
+
+
+def _i2c_address(value: object) -> str:
+    try:
+        if isinstance(value, str) and 0 <= int(value, 0) <= 0x7F:
+            return value
+    except ValueError:
+        pass
+    raise _Bad('an I2C address written as text, such as "0x3C"')
+
+
+_PIN_FORMS = re.compile(r"(GPIO|BCM|BOARD|J8:)(\d+)")
+_PIN_ALLOWED = 'a GPIO pin such as "GPIO17" (also 17, "BCM17", "BOARD11" or "J8:11")'
+
+
+def _gpio_name(value: object) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        prefix, number = "GPIO", value
+    elif isinstance(value, str) and (m := _PIN_FORMS.fullmatch(value.strip().upper())):
+        prefix, number = m[1], int(m[2])
+    else:
+        raise _Bad(_PIN_ALLOWED)
+    if prefix in ("BOARD", "J8:"):
+        if number not in _HEADER_GPIO:
+            raise _Bad(f"{_PIN_ALLOWED}; header pin {number} is not a GPIO pin")
+        number = _HEADER_GPIO[number]
+    if not 0 <= number <= 27:
+        raise _Bad(f"{_PIN_ALLOWED}; the header has GPIO0 to GPIO27")
+    return f"GPIO{number}"
+
+
+def _optional_pin(value: object) -> str | None:
+    if value == "":
+        return None
+    try:
+        return _gpio_name(value)
+    except _Bad as bad:
+        raise _Bad(f'{bad.allowed}, or "" when none is fitted') from None
+
+
+_URL_SCHEMES = ("loop", "socket", "rfc2217", "spy", "alt", "hwgrep", "cp2110")
+_NEEDS_HOST = ("socket", "rfc2217")
+_HOST_PORT = re.compile(r"[^/:?]+:(\d{1,5})([/?].*)?")
+
+
+def _port(value: object) -> str:
+    if isinstance(value, str):
+        scheme, sep, rest = value.partition("://")
+        if not sep and value.startswith("/") and len(value) > 1:
+            return value
+        host = _HOST_PORT.fullmatch(rest)
+        has_host = host is not None and 1 <= int(host[1]) <= 65535
+        if sep and scheme in _URL_SCHEMES and (scheme not in _NEEDS_HOST or has_host):
+            return value
+    raise _Bad(
+        'a device path such as "/dev/serial/by-id/usb-..." or a pyserial URL '
+        f"({', '.join(s + '://' for s in _URL_SCHEMES)}; socket:// and rfc2217:// "
+        "need host:port)"
+    )
+
+
+# The luma.core.cmdline options: name, our default, check.  Defaults are luma's own except
+# display, width, height, interface and block_orientation (a 32x8 MAX7219 chain on SPI).
+_LUMA_OPTIONS: tuple[tuple[str, LumaValue, Check], ...] = (
+    ("display", "max7219", _choice(*DISPLAYS)),
+    ("width", 32, _whole(1, 1024, "pixels")),
+    ("height", 8, _whole(1, 1024, "pixels")),
+    ("rotate", 0, _choice(0, 1, 2, 3)),
+    ("interface", "spi", _choice(*INTERFACES)),
+    ("i2c_port", 1, _whole(0, 255)),
+    ("i2c_address", "0x3C", _i2c_address),
+    ("spi_port", 0, _whole(0, 7)),
+    ("spi_device", 0, _whole(0, 7)),
+    ("spi_bus_speed", 8_000_000, _whole(1, 125_000_000, "hertz")),
+    ("spi_transfer_size", 4096, _whole(1, 65536, "bytes")),
+    ("spi_mode", None, _whole(0, 3)),
+    ("spi_cs_high", False, _flag),
+    ("ftdi_device", "ftdi://::/1", _text("an FTDI device URL")),
+    ("framebuffer_device", "/dev/fd0", _text("a device path")),
+    ("gpio", None, _text('a Python module name such as "OPi.GPIO"')),
+    ("gpio_mode", None, _text('a Python name such as "OPi.GPIO.BOARD"')),
+    ("gpio_data_command", 24, _whole(0, 53, "BCM")),
+    ("gpio_chip_select", 24, _whole(0, 53, "BCM")),
+    ("gpio_reset", 25, _whole(0, 53, "BCM")),
+    ("gpio_backlight", 18, _whole(0, 53, "BCM")),
+    ("gpio_reset_hold_time", 0.0, _number(0, 10, "seconds")),
+    ("gpio_reset_release_time", 0.0, _number(0, 10, "seconds")),
+    ("block_orientation", -90, _choice(0, 90, -90, 180)),
+    ("mode", "RGB", _choice("1", "RGB", "RGBA")),
+    ("framebuffer", "diff_to_previous", _choice("diff_to_previous", "full_frame")),
+    ("num_segments", 4, _whole(1, 1024)),
+    ("bgr", False, _flag),
+    ("inverse", False, _flag),
+    ("h_offset", 0, _whole(-4096, 4096, "pixels")),
+    ("v_offset", 0, _whole(-4096, 4096, "pixels")),
+    ("backlight_active", "low", _choice("low", "high")),
+    ("debug", False, _flag),
+    ("transform", "scale2x", _choice(*TRANSFORMS)),
+    ("scale", 2, _whole(1, 64)),
+    ("duration", 0.01, _number(0, 60, "seconds")),
+    ("loop", 0, _whole(0, 65535)),
+    ("max_frames", None, _whole(1, 1_000_000)),
+)
+LUMA_DEFAULTS: Mapping[str, LumaValue] = MappingProxyType(
+    {name: default for name, default, _ in _LUMA_OPTIONS}
+)
+"""Our default for every ``luma.core.cmdline`` option (``None``: unset, luma decides)."""
+
+_PIN_KEYS = ("ok", "undo", "select", "roll", "buzzer", "status_led")
+
+_CHECKS: Mapping[str, Mapping[str, Check]] = MappingProxyType({
+    "game": {
+        "name": _choice(*GAMES),
+        "players": _whole(2, 5, "players"),
+        "seed": _whole(0, 2**63 - 1),
+        "board": _choice(*URANUS_BOARDS),
+    },
+    "board": {
+        "port": _port,
+        "baudrate": _whole(50, 4_000_000, "bits per second"),
+        "sensing": _choice("identity", "presence"),
+        "tray": _flag,
+        "dice": _choice("tray", "buttons", "virtual"),
+        "cards": _choice("reader", "buttons"),
+        "debounce_ms": _whole(0, 1000, "milliseconds"),
+        "settle_ms": _whole(0, 10000, "milliseconds"),
+        "grace_ms": _whole(0, 60000, "milliseconds"),
+        "heartbeat_timeout_s": _number(0.1, 60, "seconds"),
+        "ready_timeout_s": _number(0, 3600, "seconds"),
+    },
+    "buttons": {
+        "ok": _gpio_name,
+        "undo": _gpio_name,
+        "select": _gpio_name,
+        "roll": _optional_pin,
+        "buzzer": _optional_pin,
+        "status_led": _optional_pin,
+        "pull_up": _flag,
+        "bounce_ms": _whole(0, 1000, "milliseconds"),
+    },
+    "display": {
+        **{name: check for name, _, check in _LUMA_OPTIONS},
+        "contrast": _whole(0, 255),
+        "frame_interval_ms": _whole(10, 1000, "milliseconds"),
+    },
+    "journal": {
+        "directory": _text("a directory path"),
+        "fsync": _flag,
+    },
+    "log": {
+        "level": _choice("debug", "info", "warning", "error"),
+    },
+})  # fmt: skip
+
+
+def known_keys() -> dict[str, tuple[str, ...]]:
+    """Every key the file may hold, by section; ``[game]``'s ``options`` is the table
+    ``[game.options]``, whose names are the rules core's to check."""
+    keys = {section: tuple(checks) for section, checks in _CHECKS.items()}
+    keys["game"] += ("options",)
+    return keys
+
+
+# --------------------------------------------------------------------------------------------
+# Where keys are in the text: tomllib gives no line numbers, so the file is scanned for
+# `[table]` headers and `key =` lines.
+
+_KEY_PART = r"""[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*'"""
+_DOTTED = rf"(?:{_KEY_PART})(?:\s*\.\s*(?:{_KEY_PART}))*"
+_HEADER = re.compile(rf"\s*\[\[?\s*({_DOTTED})\s*\]\]?")
+_KEY = re.compile(rf"\s*({_DOTTED})\s*=(.*)")
+_PARTS = re.compile(_KEY_PART)
+
+
+def _split_key(dotted: str) -> tuple[str, ...]:
+    return tuple(p[1:-1] if p[0] in "\"'" else p for p in _PARTS.findall(dotted))
+
+
+def _key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """The line (from 1) of every table header and ``key =`` line, by dotted path."""
+    lines: dict[tuple[str, ...], int] = {}
+    table: tuple[str, ...] = ()
+    in_string = ""  # the delimiter of the multi-line string being skipped
+    for number, line in enumerate(text.splitlines(), 1):
+        if in_string:
+            if line.count(in_string) % 2:
+                in_string = ""
+            continue
+        if header := _HEADER.match(line):
+            table = _split_key(header[1])
+            lines.setdefault(table, number)
+        elif key := _KEY.match(line):
+            lines.setdefault(table + _split_key(key[1]), number)
+            in_string = next((d for d in ('"""', "'''") if key[2].count(d) % 2), "")
+    return lines
+
+
+class _Problems:
+    """Problems found so far, each turned into a sentence with the file and the line."""
+
+    def __init__(self, source: str, text: str) -> None:
+        self.source = source
+        self.sentences: list[str] = []
+        self._lines = _key_lines(text)
+
+    def add(self, path: tuple[str, ...], sentence: str) -> None:
+        # The key's own line, else its table's header, else no line (e.g. an inline table).
+        found = [self._lines[path[:n]] for n in range(len(path), 0, -1) if path[:n] in self._lines]
+        line = found[0] if found else None
+        where = f"{self.source}, line {line}" if line else self.source
+        self.sentences.append(f"{where}: {sentence}")
+
+
+def _unknown_key(section: str, key: str) -> str:
+    known = known_keys()
+    owners = [s for s, keys in known.items() if key in keys and s != section]
+    if owners:
+        return f"[{section}] {key} is not a key of [{section}]; it belongs in [{owners[0]}]"
+    close = difflib.get_close_matches(key, known[section], n=1)
+    hint = f"did you mean {close[0]}?" if close else "config/companion.toml lists the keys"
+    return f"[{section}] {key} is not a known key; {hint}"
+
+
+def _read_keys(section: str, table: Mapping[str, object], problems: _Problems) -> dict[str, Any]:
+    """The checked values of ``table``'s keys; every bad key is added to ``problems``."""
+    checks = _CHECKS[section]
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        if key not in checks:
+            problems.add((section, key), _unknown_key(section, key))
+            continue
+        try:
+            values[key] = checks[key](value)
+        except _Bad as bad:
+            wrong = f"[{section}] {key} must be {bad.allowed}, not {_show(value)}"
+            problems.add((section, key), wrong)
+    return values
+
+
+def _read_options(value: object, problems: _Problems) -> Mapping[str, Scalar]:
+    if not isinstance(value, dict):
+        problems.add(
+            ("game", "options"),
+            f"[game] options must be a table [game.options] of names and values, "
+            f"not {_show(value)}",
+        )
+        return _frozen({})
+    for key, option in value.items():
+        if isinstance(option, dict | list):
+            problems.add(
+                ("game", "options", key),
+                f"[game.options] {key} must be a single value (text, a number, true or false), "
+                f"not {_show(option)}",
+            )
+    return _frozen(value)
+
+
+def _read_game(table: Mapping[str, object], problems: _Problems) -> GameConfig:
+    values = _read_keys("game", {k: v for k, v in table.items() if k != "options"}, problems)
+    if "options" in table:
+        values["options"] = _read_options(table["options"], problems)
+    return replace(GameConfig(), **values)
+
+
+def _read_buttons(table: Mapping[str, object], problems: _Problems) -> ButtonsConfig:
+    values = _read_keys("buttons", table, problems)
+    wiring = {k: v for k, v in values.items() if k != "bounce_ms"}
+    default = ButtonsConfig()
+    bounce_ms = values.get("bounce_ms", default.bounce_ms)
+    return ButtonsConfig(replace(default.pins, **wiring), bounce_ms)
+
+
+def _read_display(table: Mapping[str, object], problems: _Problems) -> DisplayConfig:
+    values = _read_keys("display", table, problems)
+    luma = {k: v for k, v in values.items() if k in LUMA_DEFAULTS}
+    ours = {k: v for k, v in values.items() if k not in LUMA_DEFAULTS}
+    return replace(DisplayConfig(), luma=_frozen({**LUMA_DEFAULTS, **luma}), **ours)
+
+
+def _plain(model: type[Any], section: str) -> Callable[[Mapping[str, object], _Problems], Any]:
+    def read(table: Mapping[str, object], problems: _Problems) -> Any:
+        return replace(model(), **_read_keys(section, table, problems))
+
+    return read
+
+
+_READERS: Mapping[str, Callable[[Mapping[str, object], _Problems], Any]] = MappingProxyType({
+    "game": _read_game,
+    "board": _plain(BoardConfig, "board"),
+    "buttons": _read_buttons,
+    "display": _read_display,
+    "journal": _plain(JournalConfig, "journal"),
+    "log": _plain(LogConfig, "log"),
+})  # fmt: skip
+
+
+def _spi_pins(luma: Mapping[str, LumaValue]) -> range:
+    """The BCM pins a display on SPI owns; empty when the display does not use SPI."""
+    port = luma["spi_port"]
+    on_spi = luma["display"] in _SPI_DISPLAYS and luma["interface"] in ("spi", "gpio_cs_spi")
+    return _SPI_PINS.get(port, range(0)) if on_spi and isinstance(port, int) else range(0)
+
+
+def _check_pins(config: Config, problems: _Problems) -> None:
+    """Two parts on one pin, or a button on the pins of the display's SPI port."""
+    spi = _spi_pins(config.display.luma)
+    users: dict[str, str] = {}
+    for key in _PIN_KEYS:
+        pin = getattr(config.buttons.pins, key)
+        if pin is None:
+            continue
+        if pin in users:
+            problems.add(
+                ("buttons", key),
+                f"[buttons] {key} and {users[pin]} both use {pin}; each needs its own pin",
+            )
+        elif int(pin.removeprefix("GPIO")) in spi:
+            problems.add(
+                ("buttons", key),
+                f"[buttons] {key} uses {pin}, which the display needs for SPI "
+                f"(GPIO{spi.start} to GPIO{spi.stop - 1}); choose another pin",
+            )
+        users.setdefault(pin, key)
+
+
+def _syntax_problem(source: str, text: str, error: tomllib.TOMLDecodeError) -> str:
+    message = str(error)
+    if m := re.fullmatch(r"(.*) \(at line (\d+), column (\d+)\)", message):
+        return f"{source}, line {m[2]}: this is not valid TOML ({m[1].lower()} at column {m[3]})"
+    what = message.removesuffix(" (at end of document)")
+    last = len(text.splitlines()) or 1
+    return f"{source}, line {last}: this is not valid TOML ({what.lower()} at the end of the file)"
+
+
+def parse_config(text: str, source: str = "<config>") -> Config:
+    """The configuration in ``text`` (TOML); ``source`` names it in messages.
+
+    Keys left out take their defaults.  Raises :class:`companion.errors.ConfigError` whose
+    ``problems`` name every bad key, unknown key (with the nearest known one) and unknown
+    section, each as ``"<source>, line <n>: [section] key must be ..., not ..."``.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(_syntax_problem(source, text, error)) from None
+    problems = _Problems(source, text)
+    sections: dict[str, Any] = {}
+    for name, table in data.items():
+        reader = _READERS.get(name)
+        if reader is not None and isinstance(table, dict):
+            sections[name] = reader(table, problems)
+        elif reader is not None:
+            problems.add((name,), f"{name} must be a section [{name}], not {_show(table)}")
+        elif owners := [s for s, keys in known_keys().items() if name in keys]:
+            problems.add((name,), f"{name} is outside any section; it belongs in [{owners[0]}]")
+        else:
+            close = difflib.get_close_matches(name, list(_READERS), n=1)
+            hint = (f"did you mean [{close[0]}]?" if close
+                    else "the sections are " + ", ".join(f"[{s}]" for s in _READERS))
+            problems.add((name,), f"[{name}] is not a known section; {hint}")
+    config = Config(**sections)
+    _check_pins(config, problems)
+    if problems.sentences:
+        raise ConfigError(problems.sentences)
+    return config
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    """The configuration in the TOML file at ``path``.
+
+    Raises :class:`companion.errors.ConfigError` for a missing or unreadable file, a file
+    that is not UTF-8 or not TOML, and every problem :func:`parse_config` finds.
+    """
+    source = os.fspath(path)
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: there is no configuration file here") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{source}: this is a directory, not a configuration file") from None
+    except OSError as error:
+        raise ConfigError(f"{source}: the file cannot be read ({error.strerror})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise ConfigError(f"{source}, line {line}: this is not UTF-8 text") from None
+    return parse_config(text, source)
+
+
+def check_config(path: str | os.PathLike[str]) -> list[str]:
+    """Every problem of the configuration file at ``path`` (see :func:`load_config`), as
+    sentences; empty when the file is fine.  ``companion check-config FILE`` prints them and
+    exits with 78 (EX_CONFIG) when there are any."""
+    try:
+        load_config(path)
+    except ConfigError as error:
+        return error.problems
+    return []

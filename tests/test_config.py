@@ -1,0 +1,449 @@
+"""The configuration file: defaults, the commented sample, and every problem named key by key
+(issue 2 item 9, issue 5 item 4)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from companion.config import (
+    DISPLAYS,
+    INTERFACES,
+    LUMA_DEFAULTS,
+    RELOADABLE,
+    TRANSFORMS,
+    BoardConfig,
+    ButtonPins,
+    Config,
+    DisplayConfig,
+    GameConfig,
+    JournalConfig,
+    LogConfig,
+    changed_sections,
+    check_config,
+    display_changes,
+    known_keys,
+    load_config,
+    parse_config,
+)
+from companion.errors import ConfigError
+
+SAMPLE = Path(__file__).resolve().parent.parent / "config" / "companion.toml"
+
+
+def problems_of(text: str, source: str = "test.toml") -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, source)
+    return caught.value.problems
+
+
+def only_problem(text: str) -> str:
+    problems = problems_of(text)
+    assert len(problems) == 1, problems
+    return problems[0]
+
+
+# --- defaults and the commented sample ------------------------------------------------------
+
+
+def test_empty_file_is_the_builtin_defaults() -> None:
+    assert parse_config("") == Config()
+
+
+def test_defaults_drive_a_32x8_max7219_on_spi_for_two_player_enceladus() -> None:
+    config = Config()
+    assert (config.game.name, config.game.players) == ("enceladus", 2)
+    luma = config.display.luma
+    assert (luma["display"], luma["width"], luma["height"], luma["interface"]) == (
+        "max7219", 32, 8, "spi",
+    )  # fmt: skip
+    assert luma["block_orientation"] == -90
+
+
+def test_sample_file_equals_the_builtin_defaults() -> None:
+    assert load_config(SAMPLE) == Config()
+    assert check_config(SAMPLE) == []
+
+
+def _sections(text: str) -> dict[str, list[str]]:
+    """The lines of each [section] of the sample, by section name."""
+    sections: dict[str, list[str]] = {"": []}
+    current = ""
+    for line in text.splitlines():
+        if header := re.fullmatch(r"\[([a-z.]+)\]", line):
+            current = header[1]
+            sections[current] = []
+        else:
+            sections[current].append(line)
+    return sections
+
+
+def test_sample_file_shows_every_key_under_a_comment() -> None:
+    sections = _sections(SAMPLE.read_text())
+    for section, keys in known_keys().items():
+        lines = sections[section]
+        for key in keys:
+            if key == "options":
+                assert sections[f"{section}.{key}"][0].startswith("# "), key
+                continue
+            at = [i for i, line in enumerate(lines) if re.match(rf"(# )?{key} = ", line)]
+            assert at, f"[{section}] {key} is missing from the sample"
+            above = lines[at[0] - 1]
+            assert above.startswith("# ") and not re.match(r"# \w+ = ", above), (section, key)
+
+
+def test_known_keys_are_exactly_the_model_fields() -> None:
+    keys = known_keys()
+
+    def names(model: type) -> set[str]:
+        return {f.name for f in fields(model)}
+
+    assert set(keys["game"]) == names(GameConfig)
+    assert set(keys["board"]) == names(BoardConfig)
+    assert set(keys["buttons"]) == names(ButtonPins) | {"bounce_ms"}
+    assert set(keys["display"]) == set(LUMA_DEFAULTS) | names(DisplayConfig) - {"luma"}
+    assert set(keys["journal"]) == names(JournalConfig)
+    assert set(keys["log"]) == names(LogConfig)
+    assert set(keys) == names(Config)
+
+
+def test_luma_options_are_those_of_luma_cmdline_with_its_defaults() -> None:
+    cmdline = pytest.importorskip("luma.core.cmdline")
+    parser = cmdline.create_parser("test", autocomplete=False)
+    luma = {a.dest: a for a in parser._actions if a.dest not in ("help", "config")}
+    assert set(luma) == set(LUMA_DEFAULTS)
+    ours = {"display", "width", "height", "interface", "block_orientation"}
+    for name, action in luma.items():
+        if name not in ours:
+            assert LUMA_DEFAULTS[name] == action.default, name
+    assert set(cmdline.get_interface_types()) == set(INTERFACES)
+    assert set(cmdline.get_transformer_choices()) == set(TRANSFORMS)
+    assert set(luma["display"].choices) <= set(DISPLAYS)
+    assert set(luma["block_orientation"].choices) == {0, 90, -90, 180}
+
+
+# --- values ---------------------------------------------------------------------------------
+
+
+def test_a_full_file_is_read_into_the_models() -> None:
+    config = parse_config(
+        """
+        [game]
+        name = "uranus"
+        players = 5
+        seed = 42
+        board = "rhombus"
+        [game.options]
+        triangle_points = "one_side"
+        [board]
+        port = "socket://localhost:7777"
+        sensing = "presence"
+        tray = false
+        settle_ms = 250
+        heartbeat_timeout_s = 3
+        [buttons]
+        ok = 5
+        roll = "BOARD11"
+        status_led = "J8:12"
+        bounce_ms = 10
+        pull_up = false
+        [display]
+        display = "gifanim"
+        width = 16
+        height = 16
+        mode = "RGB"
+        max_frames = 500
+        contrast = 200
+        [journal]
+        directory = "/tmp/journals"
+        fsync = false
+        [log]
+        level = "debug"
+        """
+    )
+    assert config.game == GameConfig("uranus", 5, 42, "rhombus", {"triangle_points": "one_side"})
+    assert config.board.port == "socket://localhost:7777"
+    assert (config.board.sensing, config.board.tray, config.board.settle_ms) == (
+        "presence", False, 250,
+    )  # fmt: skip
+    assert config.board.heartbeat_timeout_s == 3.0
+    assert config.buttons.pins == ButtonPins(
+        ok="GPIO5", roll="GPIO17", status_led="GPIO18", pull_up=False
+    )
+    assert config.buttons.bounce_ms == 10
+    assert config.display.luma["display"] == "gifanim"
+    assert (config.display.luma["width"], config.display.luma["max_frames"]) == (16, 500)
+    assert config.display.luma["spi_bus_speed"] == 8_000_000  # untouched keys keep defaults
+    assert config.display.contrast == 200
+    assert config.journal == JournalConfig("/tmp/journals", fsync=False)
+    assert config.log.level == "debug"
+
+
+def test_settle_ms_that_is_not_a_number_names_file_line_key_and_range() -> None:
+    problems = problems_of('[game]\nplayers = 2\n\n[board]\nsettle_ms = "fast"\n', "companion.toml")
+    assert problems == [
+        'companion.toml, line 5: [board] settle_ms must be a whole number of milliseconds '
+        'from 0 to 10000, not "fast"'
+    ]
+
+
+def test_every_problem_is_reported_not_just_the_first() -> None:
+    problems = problems_of(
+        '[game]\nname = "venus"\nplayers = 7\n'
+        '[board]\nsensing = "camera"\ntray = "yes"\n'
+        '[log]\nlevel = "loud"\n'
+    )
+    assert [p.split(": ")[0] for p in problems] == [
+        f"test.toml, line {n}" for n in (2, 3, 5, 6, 8)
+    ]
+    assert 'not "venus"' in problems[0] and '"enceladus", "mars" or "uranus"' in problems[0]
+    assert "from 2 to 5, not 7" in problems[1]
+    assert '"identity" or "presence"' in problems[2]
+    assert 'must be true or false, not "yes"' in problems[3]
+
+
+def test_true_is_not_a_number_of_players() -> None:
+    assert "not true" in only_problem("[game]\nplayers = true\n")
+
+
+def test_a_fraction_of_a_millisecond_is_refused() -> None:
+    assert "whole number" in only_problem("[buttons]\nbounce_ms = 2.5\n")
+
+
+def test_seconds_accept_whole_numbers_and_fractions() -> None:
+    config = parse_config("[board]\nready_timeout_s = 3\nheartbeat_timeout_s = 0.5\n")
+    assert (config.board.ready_timeout_s, config.board.heartbeat_timeout_s) == (3.0, 0.5)
+
+
+def test_unknown_key_suggests_the_nearest_known_key() -> None:
+    problem = only_problem("[board]\n\nsetle_ms = 300\n")
+    assert problem == (
+        "test.toml, line 3: [board] setle_ms is not a known key; did you mean settle_ms?"
+    )
+
+
+def test_unknown_key_without_a_near_one_points_to_the_sample() -> None:
+    assert "config/companion.toml lists the keys" in only_problem("[log]\ncolour = 1\n")
+
+
+def test_key_in_the_wrong_section_says_where_it_belongs() -> None:
+    problem = only_problem("[board]\ncontrast = 10\n")
+    assert problem.endswith("[board] contrast is not a key of [board]; it belongs in [display]")
+
+
+def test_key_outside_any_section_says_where_it_belongs() -> None:
+    problem = only_problem('port = "/dev/ttyACM0"\n')
+    assert problem == "test.toml, line 1: port is outside any section; it belongs in [board]"
+
+
+def test_unknown_section_suggests_the_nearest_section() -> None:
+    problem = only_problem("[game]\n[buttns]\nok = 4\n")
+    assert problem == "test.toml, line 2: [buttns] is not a known section; did you mean [buttons]?"
+
+
+def test_section_that_is_not_a_table() -> None:
+    assert only_problem("log = 3\n").endswith("log must be a section [log], not 3")
+
+
+def test_dotted_keys_are_found_on_their_line() -> None:
+    problem = only_problem('\nboard.sensing = "camera"\n')
+    assert problem.startswith("test.toml, line 2: [board] sensing must be")
+
+
+def test_key_inside_a_multiline_string_is_not_mistaken_for_a_key() -> None:
+    text = '[journal]\ndirectory = """\nfsync = 1\n"""\nfsync = "no"\n'
+    assert only_problem(text).startswith("test.toml, line 5: [journal] fsync")
+
+
+def test_toml_syntax_error_names_the_line() -> None:
+    problem = only_problem("[board]\nbaudrate = 115200\nsettle_ms = = 3\n")
+    assert problem.startswith("test.toml, line 3: this is not valid TOML (")
+
+
+def test_toml_syntax_error_at_the_end_of_the_file() -> None:
+    assert only_problem("[log]\nlevel = ").startswith("test.toml, line 2: this is not valid TOML")
+
+
+def test_config_error_is_a_value_error_with_every_problem_in_its_text() -> None:
+    with pytest.raises(ConfigError, match="players") as caught:
+        parse_config("[game]\nplayers = 1\nseed = -1\n")
+    assert isinstance(caught.value, ValueError)
+    assert str(caught.value) == "\n".join(caught.value.problems)
+    assert len(caught.value.problems) == 2
+
+
+# --- game -----------------------------------------------------------------------------------
+
+
+def test_game_options_pass_through_unchanged() -> None:
+    config = parse_config("[game.options]\nmode = 'cooperative'\ntube = false\npeaks = 5\n")
+    assert dict(config.game.options) == {"mode": "cooperative", "tube": False, "peaks": 5}
+
+
+def test_game_options_must_be_single_values() -> None:
+    problem = only_problem("[game.options]\ncolours = ['blue', 'red']\n")
+    assert problem.startswith("test.toml, line 2: [game.options] colours must be a single value")
+
+
+def test_game_options_must_be_a_table() -> None:
+    assert "must be a table [game.options]" in only_problem("[game]\noptions = 3\n")
+
+
+def test_uranus_board_must_be_one_of_the_three() -> None:
+    problem = only_problem('[game]\nname = "uranus"\nboard = "square"\n')
+    assert '"hexagonal", "trapezoid" or "rhombus", not "square"' in problem
+
+
+# --- board ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "port",
+    ["/dev/serial/by-id/usb-Raspberry_Pi_Pico_E6614-if00", "/dev/ttyAMA0", "loop://",
+     "socket://192.168.1.20:7777", "rfc2217://board.local:2217?ign_set_control",
+     "spy:///dev/ttyACM0?file=/tmp/spy.txt", "hwgrep://2e8a:000a"],
+)  # fmt: skip
+def test_serial_ports_that_are_accepted(port: str) -> None:
+    assert parse_config(f'[board]\nport = "{port}"\n').board.port == port
+
+
+@pytest.mark.parametrize("port", ["ttyACM0", "/", "ftp://x", "socket://localhost", ""])
+def test_serial_ports_that_are_refused(port: str) -> None:
+    assert "a device path such as" in only_problem(f'[board]\nport = "{port}"\n')
+
+
+# --- buttons --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("written", "pin"),
+    [("17", "GPIO17"), ('"GPIO17"', "GPIO17"), ('"gpio4"', "GPIO4"), ('"BCM26"', "GPIO26"),
+     ('"BOARD11"', "GPIO17"), ('"J8:40"', "GPIO21")],
+)  # fmt: skip
+def test_pin_forms_gpiozero_knows_are_stored_as_gpio_names(written: str, pin: str) -> None:
+    assert parse_config(f"[buttons]\nok = {written}\n").buttons.pins.ok == pin
+
+
+@pytest.mark.parametrize("written", ["28", '"GPIO40"', '"BOARD6"', '"pin 3"', "true", '""'])
+def test_pins_that_are_refused(written: str) -> None:
+    assert "a GPIO pin such as" in only_problem(f"[buttons]\nok = {written}\n")
+
+
+def test_ground_pin_of_the_header_is_named_as_not_a_gpio() -> None:
+    assert "header pin 6 is not a GPIO pin" in only_problem('[buttons]\nundo = "BOARD6"\n')
+
+
+def test_optional_parts_are_none_when_empty() -> None:
+    pins = parse_config('[buttons]\nroll = ""\nbuzzer = ""\nstatus_led = ""\n').buttons.pins
+    assert (pins.roll, pins.buzzer, pins.status_led) == (None, None, None)
+
+
+def test_header_pin_table_agrees_with_gpiozero() -> None:
+    mock = pytest.importorskip("gpiozero.pins.mock")
+    board = mock.MockFactory().board_info
+    for number in range(1, 41):
+        ((_, info),) = board.find_pin(f"BOARD{number}")
+        undo, select = [p for p in ("GPIO5", "GPIO6", "GPIO12") if p != info.name][:2]
+        text = (
+            f'[buttons]\nok = "BOARD{number}"\nundo = "{undo}"\nselect = "{select}"\n'
+            'buzzer = ""\n[display]\ndisplay = "dummy"\n'
+        )
+        if info.name.startswith("GPIO"):
+            assert parse_config(text).buttons.pins.ok == info.name, number
+        else:
+            assert "is not a GPIO pin" in only_problem(text), number
+
+
+def test_two_parts_on_one_pin() -> None:
+    problem = only_problem('[buttons]\nok = 17\nundo = "BOARD11"\n')
+    assert problem == (
+        "test.toml, line 3: [buttons] undo and ok both use GPIO17; each needs its own pin"
+    )
+
+
+def test_button_on_the_pins_of_the_displays_spi_port() -> None:
+    problem = only_problem("[buttons]\nselect = 10\n")
+    assert problem.endswith(
+        "[buttons] select uses GPIO10, which the display needs for SPI (GPIO7 to GPIO11); "
+        "choose another pin"
+    )
+
+
+def test_spi_pins_are_free_when_the_display_does_not_use_spi() -> None:
+    config = parse_config('[buttons]\nselect = 10\n[display]\ndisplay = "gifanim"\n')
+    assert config.buttons.pins.select == "GPIO10"
+
+
+# --- display --------------------------------------------------------------------------------
+
+
+def test_display_keys_outside_luma_are_our_own() -> None:
+    config = parse_config("[display]\ncontrast = 10\nframe_interval_ms = 100\nrotate = 2\n")
+    assert (config.display.contrast, config.display.frame_interval_ms) == (10, 100)
+    assert config.display.luma["rotate"] == 2
+    assert "contrast" not in config.display.luma
+
+
+def test_display_luma_options_hold_every_cmdline_option_for_make_device() -> None:
+    luma = parse_config('[display]\ndisplay = "dummy"\n').display.luma
+    assert set(luma) == set(LUMA_DEFAULTS)
+    assert luma["spi_mode"] is None and luma["gpio"] is None
+
+
+@pytest.mark.parametrize(
+    ("line", "allowed"),
+    [("block_orientation = 45", "0, 90, -90 or 180"), ("rotate = true", "0, 1, 2 or 3"),
+     ('mode = "grey"', '"1", "RGB" or "RGBA"'), ("contrast = 300", "from 0 to 255"),
+     ('i2c_address = "0xZZ"', 'such as "0x3C"'), ('display = "ssd9999"', '"max7219"')],
+)  # fmt: skip
+def test_display_values_that_are_refused(line: str, allowed: str) -> None:
+    assert allowed in only_problem(f"[display]\n{line}\n")
+
+
+# --- files and reloading --------------------------------------------------------------------
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="there is no configuration file here"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_directory_instead_of_a_file(tmp_path: Path) -> None:
+    assert check_config(tmp_path) == [f"{tmp_path}: this is a directory, not a configuration file"]
+
+
+def test_file_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b'[log]\nlevel = "info"\n# caf\xe9\n')
+    assert check_config(path) == [f"{path}, line 3: this is not UTF-8 text"]
+
+
+def test_check_config_lists_problems_with_the_file_name(tmp_path: Path) -> None:
+    path = tmp_path / "companion.toml"
+    path.write_text('[board]\ndice = "cup"\n[log]\nlevel = 3\n')
+    problems = check_config(path)
+    assert [p.split(": ")[0] for p in problems] == [f"{path}, line 2", f"{path}, line 4"]
+
+
+def test_reload_applies_a_new_display_and_keeps_the_game() -> None:
+    old = parse_config("[game]\nplayers = 3\n")
+    new = parse_config("[game]\nplayers = 4\n[display]\ncontrast = 5\n")
+    assert display_changes(old, new)
+    assert changed_sections(old, new) == ("game", "display")
+    assert [s for s in changed_sections(old, new) if s not in RELOADABLE] == ["game"]
+    reloaded = old.replace_display(new.display)
+    assert reloaded.display.contrast == 5 and reloaded.game.players == 3
+
+
+def test_no_display_change_when_only_the_game_changes() -> None:
+    old, new = Config(), parse_config('[game]\nname = "mars"\n')
+    assert not display_changes(old, new)
+    assert changed_sections(old, new) == ("game",)
+
+
+def test_display_config_equality_follows_its_options() -> None:
+    assert DisplayConfig() == parse_config("[display]\nwidth = 32\n").display
+    assert DisplayConfig() != parse_config("[display]\nwidth = 64\n").display
