@@ -632,7 +632,9 @@ class UranusRules:
         hand = state.hands[p - 1]
         if step.mission not in hand:
             raise refuse(f"you do not hold the {step.mission} card")
-        if not 1 <= step.draw <= len(state.decks) or not state.decks[step.draw - 1]:
+        if not 1 <= step.draw <= len(state.decks):
+            raise refuse(f"the {state.shape.name} board has decks 1 to {len(state.decks)}")
+        if not state.decks[step.draw - 1]:
             raise refuse(f"there is no card left in deck {step.draw} to draw")
         if step.drawn == step.mission or step.drawn in state.discarded:
             raise refuse(f"the {step.drawn} card has been scored already, it cannot be drawn")
