@@ -18,6 +18,7 @@ refused with a clear message.  Finished games are kept.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -76,7 +77,11 @@ class Journal:
     def __init__(self, path: Path, *, fsync: bool = True) -> None:
         self.path = path
         self.fsync = fsync
-        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open for appends
+        try:
+            # A raw descriptor: no buffer that could hold half a line after a failed write.
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise JournalError(f"cannot open the game journal {path}: {error.strerror}") from error
 
     @classmethod
     def create(cls, directory: Path, header: dict[str, Any], *, fsync: bool = True) -> Journal:
@@ -99,16 +104,18 @@ class Journal:
 
     def append(self, entry: dict[str, Any]) -> None:
         """Write one line and make it durable.  Raises :class:`JournalError` on failure."""
-        line = json.dumps(entry, separators=(",", ":"), sort_keys=True) + "\n"
+        line = (json.dumps(entry, separators=(",", ":"), sort_keys=True) + "\n").encode()
         try:
-            position = self._file.tell()
+            position = os.lseek(self._fd, 0, os.SEEK_END)
             try:
-                self._file.write(line)
-                self._file.flush()
+                written = os.write(self._fd, line)
+                if written != len(line):
+                    raise OSError(28, "the line was only partly written")
                 if self.fsync:
-                    os.fsync(self._file.fileno())
+                    os.fsync(self._fd)
             except OSError:
-                self._file.truncate(position)  # never leave half a line behind
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, position)  # never leave half a line behind
                 raise
         except OSError as error:
             raise JournalError(f"the game journal {self.path.name} could not be written: "
@@ -125,7 +132,8 @@ class Journal:
                               "ranking": [list(r) for r in outcome.ranking]}})
 
     def close(self) -> None:
-        self._file.close()
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
 
 
 def read(path: Path, *, repair: bool = True) -> GameRecord:

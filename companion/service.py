@@ -264,8 +264,9 @@ def build(
                         bounce_s=config.buttons.bounce_ms / 1000)
     stack.callback(controls.close)
 
-    link = BoardLink(events, config.board.port, baudrate=config.board.baudrate, clock=clock)
+    link = BoardLink(config.board.port, events, baudrate=config.board.baudrate, clock=clock)
     stack.callback(link.close)
+    link.start()
 
     return Service(referee, events, clock=clock, display=display, controls=controls, link=link,
                    journal=journal)

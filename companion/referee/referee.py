@@ -29,7 +29,6 @@ from companion.referee.effects import (
     Committed,
     GameOver,
     Note,
-    Send,
     SetTimer,
     Show,
     Undone,
@@ -109,7 +108,6 @@ class Referee:
         self.warned = False
         self.grace_set = False
         self.link_up = False
-        self.last_seq: int | None = None
         self.unknown_cells: set[str] = set()
         self.bad_lines = 0
         self._new_state(self.state)
@@ -127,8 +125,8 @@ class Referee:
 
     # ------------------------------------------------------------------ events
     def start(self, now: float) -> Effects:
-        """Effects to run once at start: ask the board who it is and for a dump."""
-        return [Send(protocol.RequestHello()), Send(protocol.RequestDump()), Show(self._screen(now))]
+        """Effects to run once at start (the link asks the board for its hello and a dump)."""
+        return [Show(self._screen(now))]
 
     def handle(self, event: Event) -> Effects:
         """Take one event; return the effects to carry out, in order."""
@@ -151,10 +149,8 @@ class Referee:
 
     # ------------------------------------------------------------------ board messages
     def _message(self, now: float, message: Any) -> Effects:
-        effects: Effects = []
-        seq = getattr(message, "seq", None)
+        # Sequence gaps are the link's business: it asks for a dump (companion.board.link).
         if isinstance(message, protocol.Hello):
-            self.last_seq = seq
             if message.layout != self.layout_name:
                 return [
                     Note("error", f"the board says it is a {message.layout} board but the "
@@ -162,13 +158,8 @@ class Referee:
                     Show(self._notice(f"Wrong board: {message.layout}, expected {self.layout_name}", now)),
                 ]
             return [Note("info", f"board {message.board_id} ({message.firmware}, {message.sensing}) "
-                                 f"says hello"), Send(protocol.RequestDump())]
-        if seq is not None and self.last_seq is not None and seq != (self.last_seq + 1) % 10000:
-            # A line was lost: the board may disagree with what we think it shows.
-            effects += [Note("warning", f"board message {self.last_seq + 1} was lost; "
-                                        "asking for a dump"), Send(protocol.RequestDump())]
-        if seq is not None:
-            self.last_seq = seq
+                                 "says hello")]
+        effects: Effects = []
         if isinstance(message, protocol.Dump):
             return effects + self._dump(now, message)
         if isinstance(message, protocol.FieldUpdate):
@@ -252,9 +243,7 @@ class Referee:
     def _link(self, event: LinkState) -> Effects:
         self.link_up = event.up
         if event.up:
-            self.last_seq = None
-            return [Note("info", f"board connected: {event.detail}"), Send(protocol.RequestHello()),
-                    Send(protocol.RequestDump())]
+            return [Note("info", f"board connected: {event.detail}")]
         self.have_board = False
         return [Note("warning", f"board disconnected: {event.detail}"), SetTimer("heartbeat", None),
                 Show(self._notice("Board disconnected", event.t, urgent=True))]

@@ -1,0 +1,119 @@
+"""The game journal: durable appends, torn last lines, versions, undo, resume (journal.py)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from companion import journal
+from companion.errors import JournalError
+from companion.rules import load
+
+MARS = load("mars").RULES
+
+
+def _header(state: object) -> dict[str, object]:
+    return {"game": "mars", "players": 2, "seed": 3, "options": {},
+            "setup": MARS.format_position(state)}
+
+
+def _play(state: object, count: int) -> list[tuple[object, object]]:
+    played = []
+    for _ in range(count):
+        step = next(iter(MARS.legal_steps(state)))
+        played.append((state, step))
+        state = MARS.apply(state, step)
+    return played
+
+
+def test_a_game_reads_back_step_by_step(tmp_path: Path) -> None:
+    setup = MARS.new_game(2, 3, {})
+    record = journal.Journal.create(tmp_path, _header(setup))
+    played = _play(setup, 4)
+    for number, (before, step) in enumerate(played, 1):
+        record.step(number, MARS.to_move(before), MARS.format_step(before, step))
+    record.close()
+
+    back = journal.read(record.path)
+    assert back.header["seed"] == 3 and back.header["journal"] == journal.VERSION
+    replayed = list(back.replay(MARS))
+    assert [(b, s) for b, s, _ in replayed] == played
+    assert back.over is None and not back.dropped_torn_line
+
+
+def test_an_undone_step_is_not_replayed(tmp_path: Path) -> None:
+    setup = MARS.new_game(2, 3, {})
+    record = journal.Journal.create(tmp_path, _header(setup))
+    played = _play(setup, 2)
+    for number, (before, step) in enumerate(played, 1):
+        record.step(number, 1, MARS.format_step(before, step))
+    record.undo(2)
+    record.close()
+    assert len(journal.read(record.path).steps) == 1
+
+
+def test_a_torn_last_line_is_dropped_with_a_warning_and_cut_off(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    setup = MARS.new_game(2, 3, {})
+    record = journal.Journal.create(tmp_path, _header(setup))
+    (before, step), = _play(setup, 1)
+    record.step(1, 1, MARS.format_step(before, step))
+    record.close()
+    whole = record.path.read_bytes()
+    record.path.write_bytes(whole + b'{"n": 2, "player": 2, "st')  # the power went here
+
+    with caplog.at_level(logging.WARNING, logger="companion.journal"):
+        back = journal.read(record.path)
+    assert back.dropped_torn_line and len(back.steps) == 1
+    assert "cut off" in caplog.text
+    assert record.path.read_bytes() == whole  # appends go on from a clean line
+
+
+def test_a_journal_of_a_newer_version_is_refused_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "future.jsonl"
+    path.write_text(json.dumps({"journal": journal.VERSION + 1, "game": "mars"}) + "\n")
+    with pytest.raises(JournalError, match="newer companion"):
+        journal.read(path)
+
+
+def test_a_broken_line_in_the_middle_is_an_error_not_a_guess(tmp_path: Path) -> None:
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"journal": 1, "game": "mars"}\nnot json\n{"n": 1, "step": "x"}\n')
+    with pytest.raises(JournalError, match="line 2"):
+        journal.read(path)
+
+
+def test_latest_unfinished_skips_finished_games(tmp_path: Path) -> None:
+    setup = MARS.new_game(2, 3, {})
+    done = journal.Journal.create(tmp_path, _header(setup))
+    done.append({"over": {"winners": [1], "termination": "test", "ranking": []}})
+    done.close()
+    assert journal.latest_unfinished(tmp_path) is None
+    (tmp_path / "20990101-000000-mars.jsonl").write_text(
+        json.dumps({"journal": 1, **_header(setup)}) + "\n")
+    assert journal.latest_unfinished(tmp_path) == tmp_path / "20990101-000000-mars.jsonl"
+
+
+def test_a_full_device_is_a_journal_error_not_a_crash() -> None:
+    record = journal.Journal(Path("/dev/full"))  # every write fails with ENOSPC, as on a full card
+    with pytest.raises(JournalError, match="could not be written: No space left"):
+        record.step(1, 1, "roll:3")
+    record.close()
+
+
+def test_a_failed_sync_leaves_no_half_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    setup = MARS.new_game(2, 3, {})
+    record = journal.Journal.create(tmp_path, _header(setup))
+    size = record.path.stat().st_size
+
+    def no_space(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(journal.os, "fsync", no_space)
+    with pytest.raises(JournalError, match="No space left"):
+        record.step(1, 1, "roll:3")
+    assert record.path.stat().st_size == size
