@@ -742,14 +742,25 @@ def _format_fields(state: State, board: Mapping[Cell, Piece]) -> str:
 def _option_value(text: str) -> Any:
     if text in ("true", "false"):
         return text == "true"
-    return int(text) if text.isdigit() else text
+    return int(text) if text.isascii() and text.isdigit() else text
+
+
+def _pairs(body: str, entry_sep: str, pair_sep: str, what: str) -> dict[str, str]:
+    """``"a=1;b=2"`` -> ``{"a": "1", "b": "2"}``; ``"-"`` is empty."""
+    pairs: dict[str, str] = {}
+    for entry in [] if body == "-" else body.split(entry_sep):
+        key, sep, value = entry.partition(pair_sep)
+        if not sep:
+            raise InvalidStepError(f"{entry!r} in {what} is not key{pair_sep}value")
+        pairs[key] = value
+    return pairs
 
 
 def _parse_fields(text: str) -> State:
     words = text.split()
     if not words or words[0] != "mars":
         raise InvalidStepError("a Mars position starts with the word 'mars'")
-    found = {key: value for key, _, value in (word.partition("=") for word in words[1:])}
+    found = _pairs(" ".join(words[1:]) or "-", " ", "=", "the position")
     needed = ("players", "to_move", "extra", "pool", "scores", "planted", "reserves", "cells",
               "options")
     missing = [k for k in needed if k not in found]
@@ -761,32 +772,31 @@ def _parse_fields(text: str) -> State:
         return [] if body == "-" else [_int(v, f"a number in {field}") for v in body.split(",")]
 
     players = _int(found["players"], "a number of players")
-    cells = {} if found["cells"] == "-" else {
-        cell: piece for cell, _, piece in (e.partition("=") for e in found["cells"].split(";"))
-    }
-    reserves = {}
-    for player, row in enumerate(found["reserves"].split("/"), start=1):
+    rows = found["reserves"].split("/")
+    if not len(ints("scores")) == len(ints("planted")) == len(rows) == players:
+        raise InvalidStepError(
+            f"scores, planted and reserves give one entry for each of the {players} players"
+        )
+    reserves: dict[int, dict[str, int]] = {}
+    for player, row in enumerate(rows, start=1):
         counts = [_int(v, "a reserve count") for v in row.split(".")]
         if len(counts) != len(COLOURS):
             raise InvalidStepError(f"a reserve gives {len(COLOURS)} counts, in colour order")
         reserves[player] = dict(zip(COLOURS, counts, strict=True))
-    options = {} if found["options"] == "-" else {
-        key: _option_value(value)
-        for key, _, value in (e.partition(":") for e in found["options"].split(","))
-    }
+    options = _pairs(found["options"], ",", ":", "options")
     if found["extra"] not in ("yes", "no"):
         raise InvalidStepError("extra= is yes or no in a Mars position")
     try:
         return position(
             players,
-            cells,
+            _pairs(found["cells"], ";", "=", "cells"),
             to_move=_int(found["to_move"], "a player"),
             pool=ints("pool"),
             scores=dict(enumerate(ints("scores"), start=1)),
             planted=dict(enumerate(ints("planted"), start=1)),
             reserves=reserves,
             extra_turn=found["extra"] == "yes",
-            options=options,
+            options={key: _option_value(value) for key, value in options.items()},
         )
     except (InvalidPositionError, ConfigError) as error:
         raise InvalidStepError(f"not a Mars position: {error}") from error
@@ -1086,7 +1096,8 @@ class MarsCases:
             return {"count": dice_to_roll(state)}
         if name == "outcome":
             outcome = RULES.outcome(state)
-            return {"over": outcome is not None, "winners": list(outcome.winners if outcome else ())}
+            winners = list(outcome.winners) if outcome else []
+            return {"over": outcome is not None, "winners": winners}
         raise InvalidStepError(f"Gardens of Mars cases do not ask {name!r}")
 
 
