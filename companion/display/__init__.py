@@ -1,0 +1,15 @@
+"""The LED matrix: screens (what to show), rendering (pixels), the display thread, devices.
+
+``Screen`` describes a screenful; ``render`` turns it into a PIL image for a matrix size and
+colour mode; ``Display`` is the one thread that draws on a luma device; ``make_device`` builds
+that device from ``luma.core.cmdline`` options.
+"""
+
+from __future__ import annotations
+
+from companion.display.device import make_device
+from companion.display.display import Display
+from companion.display.render import render, render_frame
+from companion.display.screen import LAYOUTS, ROLES, Screen
+
+__all__ = ["LAYOUTS", "ROLES", "Display", "Screen", "make_device", "render", "render_frame"]

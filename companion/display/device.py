@@ -1,0 +1,155 @@
+"""Build the luma device of the LED matrix from configuration (``luma.core.cmdline`` options).
+
+The options are those of luma's command line, written with underscores (``display``,
+``width``, ``height``, ``interface``, ``block_orientation``, ``rotate``, ``spi_port``,
+``spi_device``, ``gpio``, ``mode``, ``transform``, ``scale``, ``duration``, ``loop``,
+``max_frames``...), so a MAX7219 chain, a WS2812 or Unicorn HAT HD matrix and the
+luma.emulator devices are all set up the way luma users know.  Besides them:
+
+* ``display = "dummy"``: ``luma.core.device.dummy`` (keeps the last image; tests, benchmarks);
+* ``contrast`` (0-255): the brightness set on the device once built;
+* ``filename`` (``gifanim``: where the GIF goes) and ``file_template`` (``capture``: the PNG
+  names, e.g. ``"frame_{0:06}.png"``);
+* ``frame_interval_ms`` is read by whoever builds the :class:`~companion.display.Display` and
+  ignored here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from companion.errors import ConfigError
+
+_OURS = ("contrast", "filename", "file_template", "frame_interval_ms")
+_TTY_ONLY = ("asciiart", "asciiblock")
+_NO_BUS = ("ws2812", "neopixel", "neosegment")  # driven by rpi_ws281x (PWM/DMA), not a serial bus
+
+
+class _Parser(argparse.ArgumentParser):
+    """luma's option parser, raising instead of printing usage and exiting."""
+
+    def error(self, message: str) -> Any:  # argparse's signature returns NoReturn
+        raise ConfigError(f"Display settings: {message}.")
+
+
+def _int(options: Mapping[str, object], key: str, default: int) -> int:
+    value = options.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"Display option {key} must be a whole number of pixels, not {value!r}.")
+    return value
+
+
+def _dummy(options: Mapping[str, object]) -> Any:
+    from luma.core.device import dummy
+
+    mode = options.get("mode", "RGB")
+    if mode not in ("1", "RGB", "RGBA"):
+        raise ConfigError(f"Display option mode must be 1, RGB or RGBA, not {mode!r}.")
+    rotate = options.get("rotate", 0)
+    if rotate not in (0, 1, 2, 3):
+        raise ConfigError(f"Display option rotate must be 0, 1, 2 or 3, not {rotate!r}.")
+    return dummy(width=_int(options, "width", 32), height=_int(options, "height", 8),
+                 rotate=rotate, mode=mode)
+
+
+def _parse(options: Mapping[str, object]) -> argparse.Namespace:
+    """The options through luma's own parser: its choices and types check every value."""
+    from luma.core.cmdline import create_parser
+
+    parser = create_parser("companion display", parser=_Parser(exit_on_error=False),
+                           autocomplete=False)
+    known = vars(parser.parse_args([]))
+    unknown = sorted(k for k in options if k not in known and k not in _OURS)
+    if unknown:
+        raise ConfigError([f"Unknown display option {k!r}: not a luma.core.cmdline option "
+                           f"(written with underscores, e.g. block_orientation)." for k in unknown])
+    argv: list[str] = []
+    flags: dict[str, bool] = {}
+    for key, value in options.items():
+        if key in _OURS or value is None:
+            continue
+        if isinstance(value, bool):  # luma's flags take no value; set them after parsing
+            flags[key] = value
+        else:
+            argv += ["--" + key.replace("_", "-"), str(value)]
+    try:
+        args: argparse.Namespace = parser.parse_args(argv)
+    except argparse.ArgumentError as error:
+        name = (error.argument_name or "").split("/")[0].lstrip("-").replace("-", "_")
+        raise ConfigError(f"Display option {name}: {error.message}.") from None
+    for key, value in flags.items():
+        setattr(args, key, value)
+    return args
+
+
+def _create(args: argparse.Namespace, options: Mapping[str, object]) -> Any:
+    if args.display == "gifanim":
+        from companion.display.recorder import GifRecorder
+
+        params = vars(args) | ({"filename": options["filename"]} if "filename" in options else {})
+        return GifRecorder(**params)
+    from luma.core.cmdline import create_device
+
+    if "file_template" in options:
+        args.file_template = options["file_template"]
+    return create_device(args)
+
+
+def make_device(options: Mapping[str, object]) -> Any:
+    """A luma device built from ``options`` (see the module docstring); ``display`` defaults to
+    ``"max7219"``.  luma.led_matrix and luma.emulator are imported only when asked for.
+
+    ``interface`` defaults to ``"spi"`` (``"noop"`` for the WS2812 family, which needs no bus).
+    A MAX7219 on SPI gets ``gpio=noop()`` (it has no reset or data/command line), as luma's
+    ``create_device`` does for LED matrices.  Raises :class:`companion.errors.ConfigError`, with a
+    sentence naming the option, for an unknown option or display type, a bad value, a driver
+    whose Python package is missing, SPI (or another bus) that is not available, or a terminal
+    emulator (``asciiart``, ``asciiblock``) without a terminal on standard output.
+    """
+    options = dict(options)
+    options.setdefault("display", "max7219")
+    display = options["display"]
+    # luma's create_device builds the interface for every LED matrix, WS2812 too: default to
+    # the bus each one really uses (luma's own default, i2c, fits none of them)
+    options.setdefault("interface", "noop" if display in _NO_BUS else "spi")
+    if display == "dummy":
+        return _dummy(options)
+    if display in _TTY_ONLY and not sys.stdout.isatty():
+        raise ConfigError(f"Display option display={display!r} draws in a terminal, but standard "
+                          "output is not one; use gifanim, capture or pygame instead.")
+    os.environ["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"  # before luma.emulator imports pygame
+    args = _parse(options)
+    import luma.core.error
+
+    try:
+        device = _create(args, options)
+    except ImportError as error:
+        package = (error.name or str(error)).lstrip("_")  # rpi_ws281x imports _rpi_ws281x
+        raise ConfigError(f"Display option display={display!r} needs the Python package "
+                          f"{package}, which is not installed.") from error
+    except luma.core.error.DeviceNotFoundError as error:
+        raise ConfigError(f"Display option interface={args.interface!r} (spi_port={args.spi_port}, "
+                          f"spi_device={args.spi_device}): the bus is not available ({error}); "
+                          "enable it with raspi-config (Interface Options) and check the "
+                          "wiring.") from error
+    except luma.core.error.DevicePermissionError as error:
+        raise ConfigError(f"Display option interface={args.interface!r}: permission denied "
+                          f"({error}); add the user to the spi/gpio groups.") from error
+    except luma.core.error.DeviceDisplayModeError as error:
+        raise ConfigError(f"Display options width={args.width}, height={args.height}: "
+                          f"{error}.") from error
+    except (luma.core.error.Error, RuntimeError, OSError) as error:
+        raise ConfigError(f"Display option display={display!r}: the device could not be set up "
+                          f"({error}).") from error
+    if device is None:
+        raise ConfigError(f"Display option display={display!r}: luma has no such display.")
+    contrast = options.get("contrast")
+    if contrast is not None:
+        if isinstance(contrast, bool) or not isinstance(contrast, int) or not 0 <= contrast <= 255:
+            raise ConfigError(f"Display option contrast must be 0-255, not {contrast!r}.")
+        device.contrast(contrast)
+    return device

@@ -1,0 +1,147 @@
+"""The display thread: the one place that draws on the LED matrix (an output edge).
+
+:meth:`Display.show` hands over a new :class:`Screen` and returns at once; the thread draws it
+straight away, then redraws every ``frame_interval`` seconds only while something scrolls or
+blinks.  A static screen is drawn once and the thread sleeps on a condition variable until the
+next ``show`` or ``close`` (no polling).  Because every ``show`` wakes the thread, an urgent
+warning is on the matrix one frame after it is shown, however long the scrolling message before
+it.  A new screen whose text is the same as the old one's (say, only a highlight changed) keeps
+the scroll position, so the line does not jump back; any other new screen, and every urgent one,
+starts from frame 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from PIL import Image
+
+from companion.display.render import render_frame
+from companion.display.screen import Screen
+
+log = logging.getLogger("companion.display")
+
+
+def _same_text(a: Screen, b: Screen) -> bool:
+    return (a.message, a.scores, a.to_move, a.urgent, a.menu, a.menu_index, dict(a.extra)) == (
+        b.message, b.scores, b.to_move, b.urgent, b.menu, b.menu_index, dict(b.extra))
+
+
+class Display:
+    """Draws screens on a luma ``device`` from a thread of its own.
+
+    ``device``: any luma device (``width``, ``height``, ``mode``, ``display(image)``,
+    ``cleanup()``), e.g. from :func:`companion.display.make_device`.  ``clock``: seconds, monotonic
+    (injected for tests).  ``frame_interval``: seconds between animation frames (one pixel of
+    scrolling each).  The thread starts at once; call :meth:`close` to stop it.
+
+    ``frames_drawn`` counts the frames the device accepted; ``last_image`` is the last of them.
+    An exception while drawing is logged on ``companion.display`` (once per run of failures) and
+    the thread goes on with the next screen or frame.
+    """
+
+    def __init__(
+        self,
+        device: Any,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        frame_interval: float = 0.05,
+    ) -> None:
+        if frame_interval <= 0:
+            raise ValueError(f"frame_interval must be positive seconds, not {frame_interval!r}")
+        self._device = device
+        self._clock = clock
+        self._interval = frame_interval
+        self._cond = threading.Condition()
+        self._screen: Screen | None = None
+        self._fresh = False  # a screen arrived that the thread has not drawn yet
+        self._closing = False
+        self._failing = 0
+        self.frames_drawn = 0
+        self.last_image: Image.Image | None = None
+        self._thread = threading.Thread(target=self._run, name="companion-display", daemon=True)
+        self._thread.start()
+
+    def show(self, screen: Screen) -> None:
+        """Replace the screen (atomically) and wake the thread; returns at once.  Showing the
+        screen already shown changes nothing."""
+        with self._cond:
+            if screen != self._screen:
+                self._screen = screen
+                self._fresh = True
+                self._cond.notify_all()
+
+    def wait_frames(self, count: int, timeout: float | None = None) -> bool:
+        """Block until ``frames_drawn >= count`` or ``timeout`` seconds pass; returns whether
+        the count was reached (for tests and benchmarks)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.frames_drawn >= count, timeout)
+
+    def close(self) -> None:
+        """Stop the thread, wait for it, then ``device.cleanup()`` (which switches a matrix off
+        and makes the gifanim emulator write its GIF).  Idempotent."""
+        with self._cond:
+            if self._closing:
+                return
+            self._closing = True
+            self._cond.notify_all()
+        self._thread.join()
+        try:
+            self._device.cleanup()
+        except Exception:
+            log.exception("the display device failed to clean up")
+
+    def _run(self) -> None:
+        screen: Screen | None = None
+        frame = 0
+        animated = False
+        due = 0.0
+        while True:
+            with self._cond:
+                while not self._closing and not self._fresh:
+                    if not animated:
+                        self._cond.wait()
+                        continue
+                    left = due - self._clock()
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
+                if self._closing:
+                    return
+                if self._fresh:
+                    new = self._screen
+                    frame = frame + 1 if screen and new and _same_text(screen, new) else 0
+                    screen, self._fresh = new, False
+                else:
+                    frame += 1
+            if screen is None:
+                continue
+            animated = self._draw(screen, frame)
+            due = self._clock() + self._interval
+
+    def _draw(self, screen: Screen, frame: int) -> bool:
+        """Draw one frame; returns whether to draw the next one after ``frame_interval``: the
+        screen is animated, or drawing failed (a passing fault heals by itself)."""
+        device = self._device
+        try:
+            rendered = render_frame(
+                screen, width=device.width, height=device.height, mode=device.mode, frame=frame
+            )
+            device.display(rendered.image)
+        except Exception:
+            if not self._failing:
+                log.exception("drawing on the display failed; the display goes on")
+            self._failing += 1
+            return True
+        if self._failing:
+            log.warning("the display works again after %d failed frames", self._failing)
+            self._failing = 0
+        with self._cond:
+            self.frames_drawn += 1
+            self.last_image = rendered.image
+            self._cond.notify_all()
+        return rendered.animated
