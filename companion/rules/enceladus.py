@@ -1,0 +1,1619 @@
+"""The Gardens of Enceladus rules core: a 10 x 10 garden, Martians that pick flowers, ten
+special actions, hands scored from sorted colour counts.
+
+Sources: ``shared/rules/gardens-of-enceladus.txt`` (the text) and ``CLARIFICATIONS.md``
+(Coordinates, Enceladus #1-#10).  ``RULES`` implements
+:class:`companion.rules.base.GameRules`; ``CASES`` is the case adapter of
+:mod:`companion.rules.cases`.  Everything is pure: a game is a frozen :class:`State`, chance
+(the tube draws) arrives inside the steps.
+
+Options (CLARIFICATIONS.md Enceladus #10, #1): ``mode`` (``competitive`` | ``cooperative``),
+``martians_per_player`` (1 | 2, two players only), ``tube`` (true | false: false is the
+combinatorial game, the tube action covered at the start), ``colours`` (five names, default
+``blue red yellow green purple``).
+
+Physical layout (dump order, 146 cells)
+---------------------------------------
+The garden ``a1..j1, a2..j2, ..., a10..j10``; the start squares ``L1..L10``, ``R1..R10``,
+``Ba..Bj``; the action slots ``A1..A10`` in the order of the text's table (``A1`` tube ...
+``A10`` wildflower); the show-tray ``T1..T6``.
+
+Steps and their notation
+------------------------
+==============================  ======================================================
+``@L3``                         :class:`Place`: a Martian onto start square L3
+``f5/f6``                       :class:`Move` to f5, then pick the adjacent f6
+``f5``                          a move with no flower next to f5 to pick
+``e5-f5/f6``                    the Martian on e5 moves (two-Martian variant)
+``pick:blue:f5``                :class:`Action` pick, paying 3 blue, taking f5
+``jump:blue:g6``                jump landing on g6; ``jump:blue:e6-g6`` names the Martian
+``diagonal:blue:f5``            likewise ``swap_martian:blue:c3`` (swap with c3)
+``swap_flowers:purple:a1,d7``   likewise ``swap_peak_flower:red:e6,c3``
+``move_flower:red:c3>c9``       likewise ``move_peak``
+``tube:blue:red2,yellow1``      pay 3 blue, draw 2 red and 1 yellow from the tube
+``wildflower:green``            take the wildflower, paying 3 green
+==============================  ======================================================
+
+Position notation (:func:`format_position`), seven fields separated by spaces::
+
+    <garden> <martians> <reserves> <tube> <slots> <turn> <options>
+
+``garden``: ten rows from row 10 down to row 1 separated by ``/``, one character a square:
+``1``-``5`` a flower of the n-th colour, ``^`` a peak, ``.`` empty (a flower under a Martian
+is written as a flower).  ``martians``: per player, separated by ``/``, the cells of their
+Martians joined by ``,`` (``-`` for none).  ``reserves``: per player ``/``, six counts joined
+by ``.`` (the five colours, then the wildflower).  ``tube``: five counts joined by ``.``.
+``slots``: ten characters, ``-`` an unused action, else the digit of the player whose disc
+covers it (``0`` the neutral cover).  ``turn``: ``<player>:<phase>`` with ``:<cell>`` when a
+Martian is bound (two-Martian variant).  ``options``: ``key=value`` joined by ``,``.
+
+Readings of ours where the texts are silent
+-------------------------------------------
+* "Any flower" in swap flowers and move flower includes a flower under a Martian; only swap
+  peak and flower may not use it (CLARIFICATIONS.md Enceladus #8b).
+* Once a Martian is bound (#8a), the other Martian may not move this turn, so only the bound
+  one counts for the end test.
+* A game has two to five players (five Martian types, the text's Setup).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from itertools import combinations_with_replacement
+from typing import Any, ClassVar
+
+from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
+from companion.rules import base
+from companion.rules.squares import (
+    COLUMNS,
+    DIAGONAL_RAYS,
+    NEIGHBOURS,
+    ORTHOGONAL_RAYS,
+    SIZE,
+    SQUARE_NAMES,
+    SQUARES,
+    Square,
+    is_connected,
+    parse_square,
+)
+
+RULE_SETUP = "Gardens of Enceladus, Setup"
+RULE_MOVE = "Gardens of Enceladus, Your turn, step 2 (Move your Martian)"
+RULE_ACTIONS = "Gardens of Enceladus, Special actions"
+RULE_NOTES = "Gardens of Enceladus, Notes on the rules"
+RULE_END = "Gardens of Enceladus, Game end"
+RULE_VARIANTS = "Gardens of Enceladus, Variants (game options)"
+RULE_START = "CLARIFICATIONS.md Enceladus #3"
+RULE_PICK = "CLARIFICATIONS.md Enceladus #5"
+RULE_TUBE = "CLARIFICATIONS.md Enceladus #7"
+RULE_BOUND = "CLARIFICATIONS.md Enceladus #8a"
+RULE_UNDER = "CLARIFICATIONS.md Enceladus #8b"
+
+DEFAULT_COLOURS = ("blue", "red", "yellow", "green", "purple")
+"""The five flower colours (CLARIFICATIONS.md Enceladus #1)."""
+
+FLOWERS_PER_COLOUR = 19
+PEAKS = 5
+PAYMENT = 3
+"""Flowers of one colour a special action costs (the text, Special actions)."""
+DRAW = 3
+"""Flowers the tube action draws; also the least the tube must hold before paying (#7)."""
+MIN_PLAYERS, MAX_PLAYERS = 2, 5
+
+ACTIONS = (
+    "tube",
+    "jump",
+    "diagonal",
+    "pick",
+    "swap_martian",
+    "swap_peak_flower",
+    "swap_flowers",
+    "move_flower",
+    "move_peak",
+    "wildflower",
+)
+"""The ten special actions in the order of the text's table (slots ``A1``..``A10``)."""
+
+MARTIAN_ACTIONS = frozenset({"jump", "diagonal", "swap_martian"})
+"""Actions that move a Martian: unavailable outside the garden, binding in the two-Martian
+variant (the text, Special actions; CLARIFICATIONS.md Enceladus #8a)."""
+
+_ARITY = {
+    "tube": (0,),
+    "jump": (0, 1),
+    "diagonal": (1,),
+    "pick": (1,),
+    "swap_martian": (1,),
+    "swap_peak_flower": (2,),
+    "swap_flowers": (2,),
+    "move_flower": (2,),
+    "move_peak": (2,),
+    "wildflower": (0,),
+}
+_SWAPS = frozenset({"swap_peak_flower", "swap_flowers"})
+# The actions that can give a stuck Martian a move.  The others leave every flower, peak and
+# Martian where it was (pick only removes a flower, swap flowers only exchanges colours).
+_MOVE_MAKERS = ("jump", "diagonal", "swap_martian", "swap_peak_flower", "move_flower", "move_peak")
+_TUBE, _WILD = 0, 9
+
+START_SQUARES: tuple[str, ...] = (
+    tuple(f"L{n}" for n in range(1, SIZE + 1))
+    + tuple(f"R{n}" for n in range(1, SIZE + 1))
+    + tuple(f"B{c}" for c in COLUMNS)
+)
+"""The start squares outside the garden (CLARIFICATIONS.md, Coordinates)."""
+
+ACTION_SLOTS: tuple[str, ...] = tuple(f"A{k}" for k in range(1, len(ACTIONS) + 1))
+TRAY_CELLS: tuple[str, ...] = tuple(f"T{k}" for k in range(1, 7))
+LAYOUT: tuple[str, ...] = SQUARE_NAMES + START_SQUARES + ACTION_SLOTS + TRAY_CELLS
+"""Every sensed cell in dump order (146 cells)."""
+
+# Cells are indices into LAYOUT: 0..99 garden squares, 100..129 start squares, 130..139 slots.
+_STARTS_FROM = len(SQUARE_NAMES)
+_SLOTS_FROM = _STARTS_FROM + len(START_SQUARES)
+_TRAY_FROM = _SLOTS_FROM + len(ACTION_SLOTS)
+_CELL = {name: i for i, name in enumerate(LAYOUT)}
+
+EMPTY_SQUARE = -1
+PEAK_SQUARE = -2
+"""Garden values besides flowers (a flower is its colour's index, 0..4)."""
+
+
+def _entry_ray(start: int) -> tuple[Square, ...]:
+    side, n = divmod(start - _STARTS_FROM, SIZE)
+    if side == 0:  # L: along row n, left to right
+        return tuple(n * SIZE + c for c in range(SIZE))
+    if side == 1:  # R: along row n, right to left
+        return tuple(n * SIZE + c for c in reversed(range(SIZE)))
+    return tuple(r * SIZE + n for r in range(SIZE))  # B: up column n
+
+
+ENTRY_RAYS: tuple[tuple[Square, ...], ...] = tuple(
+    _entry_ray(s) for s in range(_STARTS_FROM, _SLOTS_FROM)
+)
+"""``ENTRY_RAYS[i]``: the garden squares start square ``START_SQUARES[i]`` looks into,
+nearest first (CLARIFICATIONS.md Enceladus #3)."""
+
+_NEAR: tuple[frozenset[Square], ...] = tuple(
+    frozenset(
+        t for t in SQUARES if abs(t % SIZE - s % SIZE) + abs(t // SIZE - s // SIZE) <= 2
+    )
+    for s in SQUARES
+)
+"""Squares within two orthogonal steps: where a move's landing, pick and new soliflowers lie."""
+
+
+class Phase(StrEnum):
+    """Where the game stands: Martians being placed, turns being played, or over."""
+
+    PLACEMENT = "placement"
+    TURN = "turn"
+    OVER = "over"
+
+
+# ----------------------------------------------------------------------------- options
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The game options (CLARIFICATIONS.md Enceladus #10); see :func:`read_options`."""
+
+    mode: str = "competitive"
+    martians_per_player: int = 1
+    tube: bool = True
+    colours: tuple[str, ...] = DEFAULT_COLOURS
+
+
+_RESERVED_NAMES = frozenset({"wild", "peak", "tree", "occupied"})
+
+
+def read_options(options: Mapping[str, Any]) -> Options:
+    """Options from a mapping; missing keys take the defaults.
+
+    Raises :class:`ConfigError` listing every unknown option and every bad value, each naming
+    the option and what is allowed.
+    """
+    problems = [
+        f"unknown Enceladus option {key!r}; the options are mode, martians_per_player, tube "
+        "and colours"
+        for key in options
+        if key not in Options.__dataclass_fields__
+    ]
+    mode = options.get("mode", "competitive")
+    if mode not in ("competitive", "cooperative"):
+        problems.append(f"option mode is {mode!r}; use \"competitive\" or \"cooperative\"")
+    martians = options.get("martians_per_player", 1)
+    if isinstance(martians, bool) or martians not in (1, 2):
+        problems.append(f"option martians_per_player is {martians!r}; use 1 or 2")
+    tube = options.get("tube", True)
+    if not isinstance(tube, bool):
+        problems.append(f"option tube is {tube!r}; use true or false")
+    colours = options.get("colours", DEFAULT_COLOURS)
+    if (
+        isinstance(colours, str)
+        or not isinstance(colours, Sequence)
+        or len(colours) != len(DEFAULT_COLOURS)
+        or len(set(colours)) != len(colours)
+        or not all(isinstance(c, str) and c.isalpha() and c.islower() for c in colours)
+        or _RESERVED_NAMES & set(colours)
+    ):
+        problems.append(
+            f"option colours is {colours!r}; give five different lower-case names such as "
+            "[\"blue\", \"red\", \"yellow\", \"green\", \"purple\"]"
+        )
+    if problems:
+        raise ConfigError(problems)
+    return Options(str(mode), int(martians), bool(tube), tuple(colours))
+
+
+def _check_players(players: int, options: Options) -> None:
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise InvalidPositionError(
+            f"Gardens of Enceladus is played by {MIN_PLAYERS} to {MAX_PLAYERS} players, "
+            f"not {players}"
+        )
+    if options.martians_per_player == 2 and players != 2:
+        raise ConfigError(
+            f"option martians_per_player = 2 is the two-player variant; this game has "
+            f"{players} players"
+        )
+
+
+# ----------------------------------------------------------------------------- state, steps
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """A position of Gardens of Enceladus: frozen, hashable, everything the rules need.
+
+    * ``garden``: 100 values in square order (:mod:`companion.rules.squares`): a flower is its
+      colour's index into ``options.colours``; ``EMPTY_SQUARE`` or ``PEAK_SQUARE``.  A flower
+      under a Martian stays here (CLARIFICATIONS.md Enceladus #8b).
+    * ``martians``: per player, the sorted cells of their Martians: ``0..99`` a garden square,
+      ``100..129`` a start square (``START_SQUARES``).
+    * ``reserves``: per player, six counts: the five colours, then the wildflower.
+    * ``tube``: five colour counts in the carrying tube.
+    * ``discs``: per action (``ACTIONS`` order) ``None`` while unused, else the player whose
+      disc covers it (``0``: the neutral cover of the tube action in the combinatorial game).
+    * ``to_move``: the player (from 1) whose step comes next; when ``phase`` is over, the
+      player who could not move.
+    * ``bound``: the cell of the only Martian that may act or move for the rest of this turn
+      (two-Martian variant, after jump, diagonal or swap Martian, #8a), else ``None``.
+    """
+
+    options: Options
+    garden: tuple[int, ...]
+    martians: tuple[tuple[int, ...], ...]
+    reserves: tuple[tuple[int, ...], ...]
+    tube: tuple[int, ...]
+    discs: tuple[int | None, ...]
+    to_move: int
+    phase: Phase
+    bound: int | None = None
+
+    @property
+    def players(self) -> int:
+        """The number of players."""
+        return len(self.reserves)
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Setup: the player to move puts a Martian on start square ``cell`` (``"L3"``)."""
+
+    cell: str
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """The normal move (the text, Your turn, steps 2-3): to the flower on ``to``, then pick
+    the adjacent flower ``pick`` (``None`` when there is none next to ``to``); the
+    soliflowers follow inside :func:`apply`.  ``martian`` is the cell of the Martian that
+    moves: given by :func:`legal_steps` in the two-Martian variant, optional otherwise."""
+
+    to: str
+    pick: str | None = None
+    martian: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A special action ``name`` (see ``ACTIONS``), paid with 3 flowers of colour ``pay``.
+
+    ``cells`` by action: ``jump``/``diagonal`` ``(landing,)`` (jump may leave it out when only
+    one landing exists); ``pick`` ``(flower,)``; ``swap_martian`` ``(peak or flower,)``;
+    ``swap_peak_flower``/``swap_flowers`` the two squares, either order;
+    ``move_flower``/``move_peak`` ``(from, to)``; none for ``tube`` and ``wildflower``.
+    ``drawn``: the three colours the tube action drew (a chance outcome), sorted in colour
+    order.  ``martian``: the cell of the acting Martian for jump, diagonal and swap Martian
+    (given by :func:`legal_steps` in the two-Martian variant, optional otherwise).
+    """
+
+    name: str
+    pay: str
+    cells: tuple[str, ...] = ()
+    drawn: tuple[str, ...] = ()
+    martian: str | None = None
+
+
+Step = Place | Move | Action
+
+
+# ----------------------------------------------------------------------------- setup
+
+
+def setup_valid(peaks: Iterable[str]) -> bool:
+    """Whether a garden with peaks on ``peaks`` (square names) and flowers everywhere else is
+    valid: the non-peak squares form one orthogonally connected region (the text, Setup;
+    CLARIFICATIONS.md Enceladus #2).  Raises :class:`InvalidStepError` for a bad name."""
+    blocked = {parse_square(name) for name in peaks}
+    return is_connected([s for s in SQUARES if s not in blocked])
+
+
+def new_game(players: int, seed: int, options: Mapping[str, Any]) -> State:
+    """A seeded random setup before any Martian is placed (the text, Setup; #2).
+
+    95 flowers (19 of each colour) and 5 peaks are shuffled with ``random.Random(seed)`` and
+    drawn again until the 95 non-peak squares are orthogonally connected.  With
+    ``tube = false`` the tube action starts covered (the text, Variants).  Raises
+    :class:`ConfigError` for a bad option and :class:`InvalidPositionError` for a number of
+    players outside 2..5.
+    """
+    opts = read_options(options)
+    _check_players(players, opts)
+    rng = random.Random(seed)
+    pieces = [PEAK_SQUARE] * PEAKS + [
+        c for c in range(len(opts.colours)) for _ in range(FLOWERS_PER_COLOUR)
+    ]
+    while True:
+        rng.shuffle(pieces)
+        if is_connected([s for s in SQUARES if pieces[s] != PEAK_SQUARE]):
+            break
+    return State(
+        options=opts,
+        garden=tuple(pieces),
+        martians=((),) * players,
+        reserves=((0,) * 6,) * players,
+        tube=(0,) * 5,
+        discs=(None if opts.tube else 0,) + (None,) * (len(ACTIONS) - 1),
+        to_move=1,
+        phase=Phase.PLACEMENT,
+    )
+
+
+# ----------------------------------------------------------------------------- geometry
+
+
+def _occupancy(state: State) -> dict[int, int]:
+    """Cell -> player, for every Martian."""
+    return {cell: p for p, cells in enumerate(state.martians, 1) for cell in cells}
+
+
+def _movers(state: State) -> tuple[int, ...]:
+    """The cells of the Martians that may act or move now (#8a)."""
+    if state.bound is not None:
+        return (state.bound,)
+    return state.martians[state.to_move - 1]
+
+
+def _rays(origin: int) -> tuple[tuple[Square, ...], ...]:
+    if origin < _STARTS_FROM:
+        return ORTHOGONAL_RAYS[origin]
+    return (ENTRY_RAYS[origin - _STARTS_FROM],)
+
+
+def _destinations(garden: Sequence[int], occ: Mapping[int, int], origin: int) -> Iterator[Square]:
+    """Where the Martian on ``origin`` may move: a flower in a straight line, passing flowers,
+    empty squares and Martians, never a peak; not a flower under a Martian (#3, #4, #8b)."""
+    for ray in _rays(origin):
+        for sq in ray:
+            value = garden[sq]
+            if value == PEAK_SQUARE:
+                break
+            if value >= 0 and sq not in occ:
+                yield sq
+
+
+def _has_move(state: State) -> bool:
+    occ = _occupancy(state)
+    return any(next(_destinations(state.garden, occ, m), None) is not None for m in _movers(state))
+
+
+def _soliflowers(garden: Sequence[int]) -> list[Square]:
+    """Flowers with no flower orthogonally next to them (the text, step 3; #6)."""
+    out = []
+    for sq in SQUARES:
+        if garden[sq] >= 0:
+            for n in NEIGHBOURS[sq]:
+                if garden[n] >= 0:
+                    break
+            else:
+                out.append(sq)
+    return out
+
+
+def _jump_landings(garden: Sequence[int], occ: Mapping[int, int], m: Square) -> Iterator[Square]:
+    for ray in ORTHOGONAL_RAYS[m]:
+        if len(ray) >= 2 and garden[ray[0]] == PEAK_SQUARE and garden[ray[1]] != PEAK_SQUARE:
+            if ray[1] not in occ:
+                yield ray[1]
+
+
+def _diagonal_landings(
+    garden: Sequence[int], occ: Mapping[int, int], m: Square
+) -> Iterator[Square]:
+    for ray in DIAGONAL_RAYS[m]:
+        for sq in ray:
+            if garden[sq] == PEAK_SQUARE:
+                break
+            if sq not in occ:
+                yield sq
+
+
+def _swap_partners(garden: Sequence[int], occ: Mapping[int, int], m: Square) -> Iterator[Square]:
+    if garden[m] >= 0:  # a Martian standing on a flower cannot swap (#8b)
+        return
+    for sq in SQUARES:
+        if garden[sq] != EMPTY_SQUARE and sq not in occ:
+            yield sq
+
+
+_MARTIAN_TARGETS = {
+    "jump": _jump_landings,
+    "diagonal": _diagonal_landings,
+    "swap_martian": _swap_partners,
+}
+
+
+def _pairs(
+    firsts: Sequence[Square], seconds: Sequence[Square], focus: frozenset[Square]
+) -> Iterator[tuple[Square, Square]]:
+    """Pairs ``(a, b)``, ``a != b``, from ``firsts`` x ``seconds`` with ``focus <= {a, b}``."""
+    if len(focus) > 2:
+        return
+    if not focus:
+        yield from ((a, b) for a in firsts for b in seconds if a != b)
+        return
+    first_set, second_set = set(firsts), set(seconds)
+    if len(focus) == 2:
+        x, y = sorted(focus)
+        tries: Iterable[tuple[Square, Square]] = ((x, y), (y, x))
+    else:
+        (x,) = focus
+        tries = [(x, b) for b in seconds] + [(a, x) for a in firsts]
+    yield from ((a, b) for a, b in tries if a != b and a in first_set and b in second_set)
+
+
+def _uses(
+    state: State, occ: Mapping[int, int], name: str, focus: frozenset[Square]
+) -> Iterator[tuple[int | None, tuple[Square, ...]]]:
+    """The legal uses of action ``name`` apart from the payment, as ``(acting Martian's cell or
+    None, cells)``, restricted to uses whose garden changes may cover ``focus``.
+
+    Availability and payment are the caller's; the rules of each action are the text's
+    Special actions table and CLARIFICATIONS.md Enceladus #7, #8a, #8b.
+    """
+    garden = state.garden
+    if name in MARTIAN_ACTIONS:
+        targets = _MARTIAN_TARGETS[name]
+        for m in _movers(state):
+            if m < _STARTS_FROM:  # a Martian outside the garden cannot use them (the text)
+                yield from ((m, (t,)) for t in targets(garden, occ, m) if focus <= {m, t})
+        return
+    if name in ("tube", "wildflower"):
+        if not focus:
+            yield None, ()
+        return
+    flowers = [s for s in SQUARES if garden[s] >= 0]
+    if name == "pick":
+        yield from ((None, (s,)) for s in flowers if focus <= {s})
+        return
+    peaks = [s for s in SQUARES if garden[s] == PEAK_SQUARE]
+    empties = [s for s in SQUARES if garden[s] == EMPTY_SQUARE and s not in occ]
+    if name == "swap_peak_flower":
+        free = [s for s in flowers if s not in occ]
+        pairs = _pairs(peaks, free, focus)
+    elif name == "swap_flowers":
+        pairs = ((a, b) for a, b in _pairs(flowers, flowers, focus) if a < b)
+    elif name == "move_flower":
+        pairs = _pairs(flowers, empties, focus)
+    else:
+        pairs = _pairs(peaks, empties, focus)
+    yield from ((None, pair) for pair in pairs)
+
+
+# ----------------------------------------------------------------------------- steps
+
+
+def legal_steps(state: State) -> Iterator[Step]:
+    """Every legal step, lazily: placements, then moves, then special actions (every use,
+    payment colour and tube draw); nothing once the game is over."""
+    if state.phase is Phase.PLACEMENT:
+        yield from _place_steps(state)
+    elif state.phase is Phase.TURN:
+        occ = _occupancy(state)
+        yield from (_move_step(state, *m) for m in _moves(state, occ))
+        yield from _action_steps(state, occ, ACTIONS, frozenset())
+
+
+def _place_steps(state: State) -> Iterator[Place]:
+    occ = _occupancy(state)
+    for i, ray in enumerate(ENTRY_RAYS):
+        if _STARTS_FROM + i not in occ and state.garden[ray[0]] != PEAK_SQUARE:
+            yield Place(START_SQUARES[i])
+
+
+def _moves(state: State, occ: Mapping[int, int]) -> Iterator[tuple[int, Square, Square | None]]:
+    """``(origin, landing, pick)`` of every normal move (the text, step 2; #5)."""
+    garden = state.garden
+    for origin in _movers(state):
+        for to in _destinations(garden, occ, origin):
+            # the moving Martian leaves origin, so a flower it stood on becomes pickable
+            picks = [n for n in NEIGHBOURS[to] if garden[n] >= 0 and (n == origin or n not in occ)]
+            if not picks:
+                yield origin, to, None
+            for pick in picks:
+                yield origin, to, pick
+
+
+def _move_step(state: State, origin: int, to: Square, pick: Square | None) -> Move:
+    return Move(
+        SQUARE_NAMES[to],
+        None if pick is None else SQUARE_NAMES[pick],
+        LAYOUT[origin] if state.options.martians_per_player == 2 else None,
+    )
+
+
+def _affordable(state: State) -> list[int]:
+    reserve = state.reserves[state.to_move - 1]
+    return [c for c in range(len(state.options.colours)) if reserve[c] >= PAYMENT]
+
+
+def _action_open(state: State, k: int) -> bool:
+    return state.discs[k] is None and (k != _TUBE or sum(state.tube) >= DRAW)
+
+
+def _action_steps(
+    state: State, occ: Mapping[int, int], names: Iterable[str], focus: frozenset[Square]
+) -> Iterator[Action]:
+    pays = _affordable(state)
+    if not pays:
+        return
+    colours = state.options.colours
+    two = state.options.martians_per_player == 2
+    for name in names:
+        k = ACTIONS.index(name)
+        if not _action_open(state, k):
+            continue
+        for martian, cells in _uses(state, occ, name, focus):
+            m_name = LAYOUT[martian] if two and martian is not None else None
+            cell_names = tuple(SQUARE_NAMES[c] for c in cells)
+            for pay in pays:
+                if k != _TUBE:
+                    yield Action(name, colours[pay], cell_names, (), m_name)
+                    continue
+                tube = list(state.tube)
+                tube[pay] += PAYMENT
+                for drawn in combinations_with_replacement(range(len(colours)), DRAW):
+                    if all(drawn.count(c) <= tube[c] for c in set(drawn)):
+                        yield Action(name, colours[pay], (), tuple(colours[c] for c in drawn))
+
+
+class _Draft:
+    """A state being changed by one step of the player to move; ``touched`` collects the
+    layout cells whose piece the step may change."""
+
+    __slots__ = ("state", "garden", "martians", "reserve", "tube", "bound", "touched")
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.garden = list(state.garden)
+        self.martians = list(state.martians[state.to_move - 1])
+        self.reserve = list(state.reserves[state.to_move - 1])
+        self.tube = list(state.tube)
+        self.bound = state.bound
+        self.touched: list[int] = []
+
+    def take(self, sq: Square) -> None:
+        """The flower on ``sq`` goes to the player's reserve."""
+        self.reserve[self.garden[sq]] += 1
+        self.set(sq, EMPTY_SQUARE)
+
+    def set(self, sq: Square, value: int) -> None:
+        self.garden[sq] = value
+        self.touched.append(sq)
+
+    def relocate(self, origin: int, to: Square) -> None:
+        self.martians[self.martians.index(origin)] = to
+        self.touched += (origin, to)
+
+    def result(self, *, to_move: int, phase: Phase, discs: tuple[int | None, ...]) -> State:
+        state, p = self.state, self.state.to_move - 1
+        return replace(
+            state,
+            garden=tuple(self.garden),
+            martians=_with(state.martians, p, tuple(sorted(self.martians))),
+            reserves=_with(state.reserves, p, tuple(self.reserve)),
+            tube=tuple(self.tube),
+            discs=discs,
+            to_move=to_move,
+            phase=phase,
+            bound=self.bound,
+        )
+
+
+def _with(values: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
+    return values[:index] + (value,) + values[index + 1 :]
+
+
+def apply(state: State, step: Step) -> State:
+    """The state after ``step``, then the end test at the player's move point (#8, #8a).
+
+    Raises :class:`IllegalMoveError` (reason, rule, step) when the rules forbid the step and
+    :class:`InvalidStepError` when it names no cell, colour or action of this game.
+    """
+    after, _ = _advance(state, step)
+    return _settle(after)
+
+
+def changes(state: State, step: Step) -> dict[str, base.Piece]:
+    """The layout cells whose piece ``step`` changes -> their new piece; exactly the diff of
+    :func:`board` before and after, computed from the few cells the step touches.
+    Raises like :func:`apply`."""
+    after, touched = _advance(state, step)
+    occ_before, occ_after = _occupancy(state), _occupancy(after)
+    out = {}
+    for cell in touched:
+        piece = _piece(after, occ_after, cell)
+        if piece != _piece(state, occ_before, cell):
+            out[LAYOUT[cell]] = piece
+    return out
+
+
+def _advance(state: State, step: Step) -> tuple[State, list[int]]:
+    """The raw effect of ``step`` (no end test) and the layout cells it may change."""
+    if state.phase is Phase.OVER:
+        raise IllegalMoveError(
+            "the game is over: no more steps", rule=RULE_END, step=notation(step)
+        )
+    if isinstance(step, Place):
+        return _place(state, step)
+    if state.phase is Phase.PLACEMENT:
+        raise IllegalMoveError(
+            "place your Martian on a start square first", rule=RULE_SETUP, step=notation(step)
+        )
+    if isinstance(step, Move):
+        return _move(state, step)
+    return _action(state, step)
+
+
+def _settle(state: State) -> State:
+    """At a player's move point: over when none of their Martians can move and no single
+    affordable special action would give one a move (the text, Game end; #8, #8a)."""
+    if state.phase is not Phase.TURN or _has_move(state) or _move_makeable(state):
+        return state
+    return replace(state, phase=Phase.OVER)
+
+
+def _move_makeable(state: State) -> bool:
+    if not _affordable(state):
+        return False
+    occ = _occupancy(state)
+    for name in _MOVE_MAKERS:
+        if not _action_open(state, ACTIONS.index(name)):
+            continue
+        for martian, cells in _uses(state, occ, name, frozenset()):
+            draft = _Draft(state)
+            _perform(draft, name, martian, cells, ())
+            after = draft.result(to_move=state.to_move, phase=state.phase, discs=state.discs)
+            if _has_move(after):
+                return True
+    return False
+
+
+def _next_player(state: State) -> int:
+    return state.to_move % state.players + 1
+
+
+def _place(state: State, step: Place) -> tuple[State, list[int]]:
+    text = notation(step)
+    if state.phase is not Phase.PLACEMENT:
+        raise IllegalMoveError("every Martian is already placed", rule=RULE_SETUP, step=text)
+    cell = _cell(step.cell)
+    if not _STARTS_FROM <= cell < _SLOTS_FROM:
+        raise IllegalMoveError(
+            f"{step.cell} is not a start square: Martians start outside the garden, on L1-L10, "
+            "R1-R10 or Ba-Bj",
+            rule=RULE_SETUP,
+            step=text,
+        )
+    if cell in _occupancy(state):
+        raise IllegalMoveError(
+            f"a Martian already waits on {step.cell}: two Martians never share a start square",
+            rule=RULE_START,
+            step=text,
+        )
+    first = ENTRY_RAYS[cell - _STARTS_FROM][0]
+    if state.garden[first] == PEAK_SQUARE:
+        raise IllegalMoveError(
+            f"the first garden square from {step.cell} ({SQUARE_NAMES[first]}) is a peak, so a "
+            "Martian there could never enter: choose another start square",
+            rule=RULE_START,
+            step=text,
+        )
+    draft = _Draft(state)
+    draft.martians.append(cell)
+    draft.touched.append(cell)
+    need = state.options.martians_per_player
+    counts = [len(m) for m in state.martians]
+    counts[state.to_move - 1] += 1
+    waiting = [p for p in range(1, state.players + 1) if counts[p - 1] < need]
+    if not waiting:  # the starting player goes first (the text, Setup)
+        return draft.result(to_move=1, phase=Phase.TURN, discs=state.discs), draft.touched
+    later = [p for p in waiting if p > state.to_move]
+    after = draft.result(to_move=(later or waiting)[0], phase=Phase.PLACEMENT, discs=state.discs)
+    return after, draft.touched
+
+
+def _cell(name: str) -> int:
+    cell = _CELL.get(name)
+    if cell is None or cell >= _SLOTS_FROM:
+        raise InvalidStepError(
+            f"{name!r} is not a square of the garden (a1-j10) or a start square (L1-L10, "
+            "R1-R10, Ba-Bj)"
+        )
+    return cell
+
+
+def _own_martian(state: State, name: str, text: str) -> int:
+    cell = _cell(name)
+    if cell not in state.martians[state.to_move - 1]:
+        raise IllegalMoveError(f"you have no Martian on {name}", rule=RULE_MOVE, step=text)
+    if state.bound is not None and cell != state.bound:
+        raise IllegalMoveError(
+            f"only your Martian on {LAYOUT[state.bound]} may act or move this turn: it used "
+            "a special action that moves a Martian",
+            rule=RULE_BOUND,
+            step=text,
+        )
+    return cell
+
+
+def _move(state: State, step: Move) -> tuple[State, list[int]]:
+    text = notation(step)
+    to = parse_square(step.to)
+    pick = None if step.pick is None else parse_square(step.pick)
+    occ = _occupancy(state)
+    garden = state.garden
+    if step.martian is not None:
+        origins: tuple[int, ...] = (_own_martian(state, step.martian, text),)
+    else:
+        origins = _movers(state)
+    fits = [o for o in origins if to in set(_destinations(garden, occ, o))]
+    if len(fits) > 1:
+        raise IllegalMoveError(
+            f"both your Martians can reach {step.to}: say which one moves, e.g. "
+            f"{LAYOUT[fits[0]]}-{step.to}",
+            rule=RULE_VARIANTS,
+            step=text,
+        )
+    if not fits:
+        if len(origins) > 1:
+            raise IllegalMoveError(
+                f"neither of your Martians can reach {step.to}", rule=RULE_MOVE, step=text
+            )
+        raise IllegalMoveError(_unreachable(state, occ, origins[0], to), rule=RULE_MOVE, step=text)
+    origin = fits[0]
+    draft = _Draft(state)
+    draft.relocate(origin, to)
+    draft.take(to)
+    picks = [
+        n for n in NEIGHBOURS[to] if draft.garden[n] >= 0 and (n == origin or n not in occ)
+    ]
+    if picks and pick not in picks:
+        names = " or ".join(SQUARE_NAMES[n] for n in picks)
+        raise IllegalMoveError(
+            f"after landing on {step.to} you pick up one flower next to it: {names}",
+            rule=RULE_PICK,
+            step=text,
+        )
+    if not picks and pick is not None:
+        raise IllegalMoveError(
+            f"there is no flower next to {step.to} to pick up", rule=RULE_PICK, step=text
+        )
+    if pick is not None:
+        draft.take(pick)
+    for sq in _soliflowers(draft.garden):
+        draft.take(sq)
+    draft.bound = None
+    after = draft.result(to_move=_next_player(state), phase=Phase.TURN, discs=state.discs)
+    return after, draft.touched
+
+
+def _unreachable(state: State, occ: Mapping[int, int], origin: int, to: Square) -> str:
+    """Why the Martian on ``origin`` cannot move to ``to`` (#3, #4, #8b)."""
+    ray = next((r for r in _rays(origin) if to in r), None)
+    where = LAYOUT[origin]
+    if ray is None:
+        if origin >= _STARTS_FROM:
+            return f"a Martian on {where} enters the garden only straight ahead, along its line"
+        return f"{SQUARE_NAMES[to]} is not in a straight line from your Martian on {where}"
+    for sq in ray[: ray.index(to)]:
+        if state.garden[sq] == PEAK_SQUARE:
+            return f"the peak on {SQUARE_NAMES[sq]} blocks the way: a Martian never passes a peak"
+    return f"{_describe(state, occ, to)}: a move ends on a flower"
+
+
+def _describe(state: State, occ: Mapping[int, int], sq: Square) -> str:
+    name = SQUARE_NAMES[sq]
+    if sq in occ:
+        return f"a Martian stands on {name}"
+    value = state.garden[sq]
+    if value == PEAK_SQUARE:
+        return f"{name} is a peak"
+    if value == EMPTY_SQUARE:
+        return f"{name} is empty"
+    return f"{name} holds a {state.options.colours[value]} flower"
+
+
+def _action(state: State, step: Action) -> tuple[State, list[int]]:
+    text = notation(step)
+    if step.name not in ACTIONS:
+        raise InvalidStepError(
+            f"{step.name!r} is not a special action; the actions are {', '.join(ACTIONS)}"
+        )
+    k = ACTIONS.index(step.name)
+    label = step.name.replace("_", " ")
+    if state.discs[k] is not None:
+        if k == _TUBE and state.discs[k] == 0:
+            reason = "the tube action is covered in this game (the combinatorial variant)"
+            rule = RULE_VARIANTS
+        elif k == _WILD:
+            reason, rule = "the wildflower has already been taken", RULE_ACTIONS
+        else:
+            reason, rule = f"the {label} action has already been used in this game", RULE_ACTIONS
+        raise IllegalMoveError(reason, rule=rule, step=text)
+    colours = state.options.colours
+    if step.pay == base.WILD:
+        raise IllegalMoveError(
+            "the wildflower cannot pay: a payment is 3 flowers of one colour",
+            rule=RULE_NOTES,
+            step=text,
+        )
+    pay = _colour(state, step.pay)
+    have = state.reserves[state.to_move - 1][pay]
+    if have < PAYMENT:
+        raise IllegalMoveError(
+            f"a special action costs 3 flowers of one colour; you have {have} {step.pay}",
+            rule=RULE_ACTIONS,
+            step=text,
+        )
+    if k == _TUBE and sum(state.tube) < DRAW:
+        raise IllegalMoveError(
+            f"the tube action needs at least 3 flowers in the tube before you pay; it holds "
+            f"{sum(state.tube)}",
+            rule=RULE_TUBE,
+            step=text,
+        )
+    if step.drawn and k != _TUBE:
+        raise InvalidStepError(f"{text}: only the tube action draws flowers")
+    if len(step.cells) not in _ARITY[step.name]:
+        raise InvalidStepError(f"{text}: {label} takes {_ARITY[step.name][-1]} square(s)")
+    if step.martian is not None and step.name not in MARTIAN_ACTIONS:
+        raise InvalidStepError(f"{text}: {label} does not use a Martian")
+    occ = _occupancy(state)
+    martian = None if step.martian is None else _own_martian(state, step.martian, text)
+    cells = tuple(parse_square(c) for c in step.cells)
+    matches = [
+        (m, c)
+        for m, c in _uses(state, occ, step.name, frozenset(cells))
+        if (martian is None or m == martian)
+        and (not cells or c == cells or (step.name in _SWAPS and c == cells[::-1]))
+    ]
+    if not matches:
+        reason, rule = _why_not(state, occ, step.name, martian, cells)
+        raise IllegalMoveError(reason, rule=rule, step=text)
+    if len(matches) > 1:
+        options = " or ".join(
+            f"{LAYOUT[m]}-{SQUARE_NAMES[c[0]]}" if m is not None else SQUARE_NAMES[c[0]]
+            for m, c in matches
+        )
+        raise IllegalMoveError(
+            f"say which {label} you mean: {options}", rule=RULE_ACTIONS, step=text
+        )
+    draft = _Draft(state)
+    draft.reserve[pay] -= PAYMENT
+    draft.tube[pay] += PAYMENT
+    drawn = tuple(_colour(state, c) for c in step.drawn)
+    if k == _TUBE:
+        _check_draw(draft.tube, drawn, colours, text)
+    (martian, cells), = matches
+    _perform(draft, step.name, martian, cells, drawn)
+    draft.touched.append(_SLOTS_FROM + k)
+    discs = _with(state.discs, k, state.to_move)
+    return draft.result(to_move=state.to_move, phase=Phase.TURN, discs=discs), draft.touched
+
+
+def _colour(state: State, name: str) -> int:
+    try:
+        return state.options.colours.index(name)
+    except ValueError:
+        raise InvalidStepError(
+            f"{name!r} is not a flower colour of this game; the colours are "
+            f"{', '.join(state.options.colours)}"
+        ) from None
+
+
+def _check_draw(tube: Sequence[int], drawn: Sequence[int], colours: Sequence[str], text: str) -> None:
+    if len(drawn) != DRAW:
+        raise IllegalMoveError(
+            f"the tube action draws exactly 3 flowers; the step names {len(drawn)}",
+            rule=RULE_TUBE,
+            step=text,
+        )
+    for c, n in Counter(drawn).items():
+        if n > tube[c]:
+            raise IllegalMoveError(
+                f"after your payment the tube holds {tube[c]} {colours[c]}, not {n}",
+                rule=RULE_TUBE,
+                step=text,
+            )
+
+
+def _why_not(
+    state: State, occ: Mapping[int, int], name: str, martian: int | None, cells: tuple[Square, ...]
+) -> tuple[str, str]:
+    """Why no legal use of action ``name`` fits the step's Martian and cells: (reason, rule)."""
+    garden, label = state.garden, name.replace("_", " ")
+    said = [_describe(state, occ, c) for c in cells]
+    if name in MARTIAN_ACTIONS:
+        inside = [m for m in ((martian,) if martian is not None else _movers(state)) if m < 100]
+        if not inside:
+            return (
+                f"a Martian still outside the garden cannot use {label}; it enters with its "
+                "first move",
+                RULE_ACTIONS,
+            )
+        if len(inside) > 1:
+            return f"neither of your Martians can use {label} like this", RULE_ACTIONS
+        m = inside[0]
+        if name == "swap_martian" and garden[m] >= 0:
+            return "your Martian stands on a flower, so it cannot swap", RULE_UNDER
+        if not cells:
+            return "no peak next to your Martian has a free square straight beyond it", RULE_ACTIONS
+        t = cells[0]
+        if name == "jump":
+            over = {ray[1]: ray[0] for ray in ORTHOGONAL_RAYS[m] if len(ray) >= 2}
+            if t not in over or garden[over[t]] != PEAK_SQUARE:
+                return (
+                    f"a jump goes over a peak right next to your Martian on {SQUARE_NAMES[m]} to "
+                    "the square straight beyond it",
+                    RULE_ACTIONS,
+                )
+        elif name == "diagonal":
+            ray = next((r for r in DIAGONAL_RAYS[m] if t in r), None)
+            if ray is None:
+                return f"{SQUARE_NAMES[t]} is not on a diagonal from {SQUARE_NAMES[m]}", RULE_ACTIONS
+            for sq in ray[: ray.index(t)]:
+                if garden[sq] == PEAK_SQUARE:
+                    return f"the peak on {SQUARE_NAMES[sq]} blocks the way", RULE_ACTIONS
+        elif garden[t] == EMPTY_SQUARE and t not in occ:
+            return f"{said[0]}: your Martian swaps with a peak or a flower", RULE_ACTIONS
+        return f"{said[0]}: {label} cannot end there", RULE_ACTIONS
+    if name == "pick":
+        return f"{said[0]}: pick takes a flower from the garden", RULE_ACTIONS
+    a, b = cells
+    if a == b:
+        return f"{label} needs two different squares", RULE_ACTIONS
+    if name == "swap_peak_flower":
+        if any(c in occ for c in cells):
+            return "a flower under a Martian cannot be swapped with a peak", RULE_UNDER
+        return f"{label} needs one peak and one flower: {said[0]}, {said[1]}", RULE_ACTIONS
+    if name == "swap_flowers":
+        return f"{label} needs two flowers: {said[0]}, {said[1]}", RULE_ACTIONS
+    kind = "flower" if name == "move_flower" else "peak"
+    if (garden[a] >= 0) if kind == "flower" else (garden[a] == PEAK_SQUARE):
+        return f"{said[1]}: a {kind} moves only to an empty square", RULE_ACTIONS
+    return f"{said[0]}: there is no {kind} to move", RULE_ACTIONS
+
+
+def _perform(
+    draft: _Draft, name: str, martian: int | None, cells: tuple[Square, ...], drawn: Sequence[int]
+) -> None:
+    """The effect of a legal use of action ``name`` on ``draft`` (the text, Special actions)."""
+    if martian is not None:  # jump, diagonal, swap Martian
+        (to,) = cells
+        if name == "swap_martian":
+            draft.set(martian, draft.garden[to])  # the Martian stood on an empty square (#8b)
+            draft.set(to, EMPTY_SQUARE)
+        elif draft.garden[to] >= 0:
+            draft.take(to)
+        draft.relocate(martian, to)
+        if draft.state.options.martians_per_player == 2:
+            draft.bound = to
+    elif name == "tube":
+        for c in drawn:
+            draft.tube[c] -= 1
+            draft.reserve[c] += 1
+    elif name == "wildflower":
+        draft.reserve[-1] += 1
+    elif name == "pick":
+        draft.take(cells[0])
+    elif name in _SWAPS:
+        a, b = cells
+        va, vb = draft.garden[a], draft.garden[b]
+        draft.set(a, vb)
+        draft.set(b, va)
+    else:  # move flower, move peak
+        source, to = cells
+        draft.set(to, draft.garden[source])
+        draft.set(source, EMPTY_SQUARE)
+
+
+# ----------------------------------------------------------------------------- the board
+
+
+def board(state: State) -> dict[str, base.Piece]:
+    """The physical board (146 cells of ``LAYOUT``): garden squares hold a colour, ``"peak"``,
+    ``"M1"`` or ``"M1+red"`` (a Martian on a flower, #8b); start squares ``"M1"`` while a
+    Martian waits there; slot ``Ak`` the disc ``"D{p}"`` of the player who used action k
+    (``"D0"``: the tube action covered in the combinatorial game), except ``A10``, which holds
+    the wildflower ``"wild"`` until it is taken (then ``""``: the text puts no counter there);
+    tray cells ``""``."""
+    occ = _occupancy(state)
+    return {name: _piece(state, occ, cell) for cell, name in enumerate(LAYOUT)}
+
+
+def _piece(state: State, occ: Mapping[int, int], cell: int) -> base.Piece:
+    if cell < _STARTS_FROM:
+        value, player = state.garden[cell], occ.get(cell)
+        if player is not None:
+            if value >= 0:
+                return base.martian_on(player, state.options.colours[value])
+            return base.martian(player)
+        if value >= 0:
+            return state.options.colours[value]
+        return base.PEAK if value == PEAK_SQUARE else base.EMPTY
+    if cell < _SLOTS_FROM:
+        player = occ.get(cell)
+        return base.EMPTY if player is None else base.martian(player)
+    if cell < _TRAY_FROM:
+        k = cell - _SLOTS_FROM
+        who = state.discs[k]
+        if k == _WILD:
+            return base.WILD if who is None else base.EMPTY
+        return base.EMPTY if who is None else base.disc(who)
+    return base.EMPTY
+
+
+def candidates(state: State, touched: frozenset[str]) -> Iterator[Step]:
+    """A cheap superset of the legal steps whose :func:`changes` cover every cell of
+    ``touched`` (cell names).
+
+    Every action changes its own slot and no start square, a move changes no slot, and a
+    move's changes lie on its Martian's square, within two steps of its landing, or on a
+    flower that is a soliflower already; so a touched slot ``Ak`` leaves only action k, and
+    touched squares narrow the cells an action may use (never walking the thousands of swap
+    flowers steps that cannot explain them).
+    """
+    cells = set()
+    for name in touched:
+        cell = _CELL.get(name)
+        if cell is None or cell >= _TRAY_FROM:  # no step changes a tray cell
+            return
+        cells.add(cell)
+    garden = frozenset(c for c in cells if c < _STARTS_FROM)
+    starts = {c for c in cells if _STARTS_FROM <= c < _SLOTS_FROM}
+    slots = [c - _SLOTS_FROM for c in cells if c >= _SLOTS_FROM]
+    if state.phase is Phase.PLACEMENT:
+        if not garden and not slots and len(starts) <= 1:
+            yield from (s for s in _place_steps(state) if starts <= {_CELL[s.cell]})
+        return
+    if state.phase is not Phase.TURN:
+        return
+    occ = _occupancy(state)
+    if not slots and len(starts) <= 1:
+        lonely = frozenset(_soliflowers(state.garden))
+        for origin, to, pick in _moves(state, occ):
+            if starts <= {origin} and garden - lonely - {origin} <= _NEAR[to]:
+                yield _move_step(state, origin, to, pick)
+    if not starts and len(slots) <= 1:
+        names = [ACTIONS[k] for k in slots] or list(ACTIONS)
+        yield from _action_steps(state, occ, names, garden)
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+def hand(reserve: Sequence[int]) -> tuple[int, ...]:
+    """A player's hand from their six reserve counts (five colours, then the wildflower): the
+    colour counts sorted ascending, each wildflower added to a lowest count (the text,
+    Scoring your hand; CLARIFICATIONS.md Enceladus #9).  ``(2, 3, 3, 4, 5, 1) -> (3, 3, 3, 4,
+    5)``.  Hands compare as tuples: lowest count first."""
+    counts = sorted(reserve[:-1])
+    for _ in range(reserve[-1]):
+        counts[0] += 1
+        counts.sort()
+    return tuple(counts)
+
+
+def hands(state: State) -> tuple[tuple[int, ...], ...]:
+    """Every player's hand, in player order; in the cooperative game everyone's hand is the
+    team hand, the lowest of all hands (the text, Variants; #9)."""
+    own = tuple(hand(r) for r in state.reserves)
+    if state.options.mode == "cooperative":
+        return (min(own),) * len(own)
+    return own
+
+
+def rank_points(all_hands: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """Per hand, ``(N - 1) - (number of strictly better hands)``: ties share the higher value
+    (the text, Scoring your hand; #9)."""
+    top = len(all_hands) - 1
+    return tuple(top - sum(other > mine for other in all_hands) for mine in all_hands)
+
+
+def hand_text(counts: Sequence[int]) -> str:
+    """``(3, 4, 5, 5, 6) -> "3-4-5-5-6"``, as the player panel shows a hand."""
+    return "-".join(str(n) for n in counts)
+
+
+def status(state: State) -> tuple[tuple[int, str], ...]:
+    """Per player, the hand the score line shows now: ``((1, "3-4-5-5-6"), ...)``."""
+    return tuple((p, hand_text(h)) for p, h in enumerate(hands(state), 1))
+
+
+def outcome(state: State) -> base.Outcome | None:
+    """``None`` while the game goes on; once over, the players with the best hand win and the
+    ranking lists ``(player, hand, rank points)`` best first (the text, Game end, Scoring)."""
+    if state.phase is not Phase.OVER:
+        return None
+    all_hands = hands(state)
+    points = rank_points(all_hands)
+    order = sorted(range(len(points)), key=lambda i: (-points[i], i))
+    best = max(points)
+    return base.Outcome(
+        winners=tuple(i + 1 for i in order if points[i] == best),
+        termination=f"player {state.to_move} cannot reach any flower",
+        ranking=tuple((i + 1, hand_text(all_hands[i]), points[i]) for i in order),
+    )
+
+
+# ----------------------------------------------------------------------------- what the sensors miss
+
+
+def _shown(step: Step) -> dict[str, int]:
+    if not isinstance(step, Action):
+        return {}
+    return dict(Counter((step.pay,) * PAYMENT + step.drawn))
+
+
+def tray_filter(steps: Sequence[Step], tray: Mapping[str, int]) -> list[Step]:
+    """The steps whose payment (3 flowers) plus tube draw equal the flowers shown on the tray
+    (``{colour: count}``); all of ``steps`` when the tray is empty."""
+    shown = {colour: n for colour, n in tray.items() if n}
+    if not shown:
+        return list(steps)
+    return [step for step in steps if _shown(step) == shown]
+
+
+def choice_path(step: Step) -> tuple[str, ...]:
+    """What the sensors cannot see of ``step``: ``("pay blue",)`` for an action, plus one
+    ``"drew red"`` per flower the tube action drew; ``()`` for a move or a placement."""
+    if not isinstance(step, Action):
+        return ()
+    return (f"pay {step.pay}",) + tuple(f"drew {c}" for c in step.drawn)
+
+
+# ----------------------------------------------------------------------------- notation
+
+_HOW = (
+    "write a placement like @L3, a move like f5/f6 (e5-f5/f6 names the Martian) or an action "
+    "like pick:blue:f5"
+)
+_DRAWN_ITEM = re.compile(r"([a-z]+)([0-9]+)")
+_PAIR_SEPARATOR = {"move_flower": ">", "move_peak": ">"}
+
+
+def notation(step: Step) -> str:
+    """``step`` in the compact notation of the module docstring (round-trips through
+    :func:`parse_step`)."""
+    if isinstance(step, Place):
+        return f"@{step.cell}"
+    if isinstance(step, Move):
+        head = f"{step.martian}-" if step.martian is not None else ""
+        return head + step.to + (f"/{step.pick}" if step.pick is not None else "")
+    if step.name == "tube":
+        params = ",".join(
+            f"{colour}{len(list(run))}" for colour, run in _runs(step.drawn)
+        )
+    else:
+        params = _PAIR_SEPARATOR.get(step.name, ",").join(step.cells)
+    if step.martian is not None:
+        params = f"{step.martian}-{params}"
+    return f"{step.name}:{step.pay}" + (f":{params}" if params else "")
+
+
+def _runs(colours: Sequence[str]) -> Iterator[tuple[str, list[str]]]:
+    run: list[str] = []
+    for colour in colours:
+        if run and run[0] != colour:
+            yield run[0], run
+            run = []
+        run.append(colour)
+    if run:
+        yield run[0], run
+
+
+def parse_step(state: State, text: str) -> Step:
+    """Read a step in the compact notation.  Raises :class:`InvalidStepError` with a sentence
+    saying what is wrong (unknown cell, colour or action, bad shape)."""
+    body = text.strip()
+    try:
+        if body.startswith("@"):
+            _cell(body[1:])
+            return Place(body[1:])
+        if ":" in body:
+            return _parse_action(state, body)
+        if not body:
+            raise InvalidStepError(f"an empty step: {_HOW}")
+        head, dash, rest = body.partition("-")
+        to, slash, pick = (rest if dash else head).partition("/")
+        if dash:
+            _cell(head)
+        parse_square(to)
+        if slash:
+            parse_square(pick)
+        return Move(to, pick if slash else None, head if dash else None)
+    except InvalidStepError as error:
+        raise InvalidStepError(f"cannot read the step {text!r}: {error}") from None
+
+
+def _parse_action(state: State, body: str) -> Action:
+    parts = body.split(":")
+    name = parts[0]
+    if name not in ACTIONS:
+        raise InvalidStepError(f"{name!r} is not a special action; they are {', '.join(ACTIONS)}")
+    if len(parts) not in (2, 3) or not parts[1]:
+        raise InvalidStepError("write an action as name:colour or name:colour:squares")
+    pay = parts[1]
+    if pay != base.WILD:
+        _colour(state, pay)
+    head, dash, params = (parts[2] if len(parts) == 3 else "").partition("-")
+    if not dash:
+        head, params = "", head
+    martian = head if dash else None
+    if martian is not None:
+        _cell(martian)
+    if name == "tube":
+        drawn: list[str] = []
+        for item in params.split(",") if params else ():
+            match = _DRAWN_ITEM.fullmatch(item)
+            if match is None:
+                raise InvalidStepError(f"{item!r} is not a draw; write colour and count, e.g. red2")
+            _colour(state, match[1])
+            drawn += [match[1]] * int(match[2])
+        return Action(name, pay, (), tuple(drawn), martian)
+    cells = tuple(params.split(_PAIR_SEPARATOR.get(name, ","))) if params else ()
+    if len(cells) not in _ARITY[name]:
+        raise InvalidStepError(
+            f"{name} takes {' or '.join(map(str, _ARITY[name]))} square(s), not {len(cells)}"
+        )
+    for cell in cells:
+        parse_square(cell)
+    return Action(name, pay, cells, (), martian)
+
+
+_GARDEN_CHARS = {EMPTY_SQUARE: ".", PEAK_SQUARE: "^"}
+_POSITION_FIELDS = "garden martians reserves tube slots turn options"
+
+
+def format_position(state: State) -> str:
+    """The whole state as one line (see the module docstring); :func:`parse_position` reads
+    it back to an equal state."""
+    rows = (state.garden[r * SIZE : (r + 1) * SIZE] for r in reversed(range(SIZE)))
+    garden = "/".join("".join(_GARDEN_CHARS.get(v, str(v + 1)) for v in row) for row in rows)
+    martians = "/".join(",".join(LAYOUT[c] for c in cells) or "-" for cells in state.martians)
+    reserves = "/".join(".".join(map(str, r)) for r in state.reserves)
+    slots = "".join("-" if who is None else str(who) for who in state.discs)
+    turn = f"{state.to_move}:{state.phase.value}"
+    if state.bound is not None:
+        turn += f":{LAYOUT[state.bound]}"
+    o = state.options
+    options = (
+        f"mode={o.mode},martians_per_player={o.martians_per_player},"
+        f"tube={'true' if o.tube else 'false'},colours={'/'.join(o.colours)}"
+    )
+    tube = ".".join(map(str, state.tube))
+    return " ".join((garden, martians, reserves, tube, slots, turn, options))
+
+
+def parse_position(text: str) -> State:
+    """Read :func:`format_position` back.  Raises :class:`InvalidStepError` naming the field
+    that is wrong."""
+    fields = text.split()
+    if len(fields) != 7:
+        raise InvalidStepError(
+            f"a position has 7 fields separated by spaces ({_POSITION_FIELDS}), not {len(fields)}"
+        )
+    garden_text, martians_text, reserves_text, tube_text, slots_text, turn_text, options_text = (
+        fields
+    )
+    options = _parse_options_field(options_text)
+    rows = garden_text.split("/")
+    codes = {ch: v for v, ch in _GARDEN_CHARS.items()} | {
+        str(c + 1): c for c in range(len(options.colours))
+    }
+    if len(rows) != SIZE or any(len(row) != SIZE or set(row) - codes.keys() for row in rows):
+        raise InvalidStepError(
+            "the garden field is 10 rows of 10 characters (1-5 a flower, ^ a peak, . empty), "
+            "separated by /"
+        )
+    garden = tuple(codes[ch] for row in reversed(rows) for ch in row)
+    martians = tuple(
+        () if part == "-" else tuple(sorted(_cell(name) for name in part.split(",")))
+        for part in martians_text.split("/")
+    )
+    reserves = tuple(_counts(part, 6, "a reserve") for part in reserves_text.split("/"))
+    if len(martians) != len(reserves) or not MIN_PLAYERS <= len(reserves) <= MAX_PLAYERS:
+        raise InvalidStepError("the martians and reserves fields must list the same 2-5 players")
+    if len(slots_text) != len(ACTIONS) or set(slots_text) - set("-012345"):
+        raise InvalidStepError("the slots field is 10 characters: - unused, else a player digit")
+    discs = tuple(None if ch == "-" else int(ch) for ch in slots_text)
+    turn = turn_text.split(":")
+    if len(turn) not in (2, 3) or not turn[0].isdigit() or turn[1] not in set(Phase):
+        raise InvalidStepError("the turn field is player:phase or player:phase:cell, e.g. 1:turn")
+    return State(
+        options=options,
+        garden=garden,
+        martians=martians,
+        reserves=reserves,
+        tube=_counts(tube_text, 5, "the tube"),
+        discs=discs,
+        to_move=int(turn[0]),
+        phase=Phase(turn[1]),
+        bound=_cell(turn[2]) if len(turn) == 3 else None,
+    )
+
+
+def _counts(text: str, size: int, what: str) -> tuple[int, ...]:
+    parts = text.split(".")
+    if len(parts) != size or not all(p.isdigit() for p in parts):
+        raise InvalidStepError(f"{what} is {size} counts joined by '.', not {text!r}")
+    return tuple(int(p) for p in parts)
+
+
+def _parse_options_field(text: str) -> Options:
+    values: dict[str, Any] = {}
+    for item in text.split(","):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise InvalidStepError(f"the options field is key=value joined by ',', not {text!r}")
+        if key == "martians_per_player":
+            values[key] = int(value) if value.isdigit() else value
+        elif key == "tube":
+            values[key] = {"true": True, "false": False}.get(value, value)
+        elif key == "colours":
+            values[key] = tuple(value.split("/"))
+        else:
+            values[key] = value
+    try:
+        return read_options(values)
+    except ConfigError as error:
+        raise InvalidStepError(f"bad options in the position: {error}") from None
+
+
+# ----------------------------------------------------------------------------- the seam
+
+
+class EnceladusRules:
+    """:class:`companion.rules.base.GameRules` for Gardens of Enceladus; stateless, every
+    method delegates to the module's functions (see them for rules and errors)."""
+
+    name: ClassVar[str] = "enceladus"
+
+    def new_game(self, players: int, seed: int, options: Mapping[str, Any]) -> State:
+        return new_game(players, seed, options)
+
+    def layout(self, state: State) -> tuple[str, ...]:
+        return LAYOUT
+
+    def tray_cells(self, state: State) -> frozenset[str]:
+        return frozenset(TRAY_CELLS)
+
+    def board(self, state: State) -> dict[str, base.Piece]:
+        return board(state)
+
+    def players(self, state: State) -> int:
+        return state.players
+
+    def to_move(self, state: State) -> int:
+        return state.to_move
+
+    def legal_steps(self, state: State) -> Iterator[Step]:
+        return legal_steps(state)
+
+    def apply(self, state: State, step: Step) -> State:
+        return apply(state, step)
+
+    def candidates(self, state: State, touched: frozenset[str]) -> Iterator[Step]:
+        return candidates(state, touched)
+
+    def changes(self, state: State, step: Step) -> dict[str, base.Piece]:
+        return changes(state, step)
+
+    def outcome(self, state: State) -> base.Outcome | None:
+        return outcome(state)
+
+    def choice_path(self, state: State, step: Step) -> tuple[str, ...]:
+        return choice_path(step)
+
+    def tray_filter(
+        self, state: State, steps: Sequence[Step], tray: Mapping[str, int]
+    ) -> list[Step]:
+        return tray_filter(steps, tray)
+
+    def status(self, state: State) -> tuple[tuple[int, str], ...]:
+        return status(state)
+
+    def format_step(self, state: State, step: Step) -> str:
+        return notation(step)
+
+    def parse_step(self, state: State, text: str) -> Step:
+        return parse_step(state, text)
+
+    def format_position(self, state: State) -> str:
+        return format_position(state)
+
+    def parse_position(self, text: str) -> State:
+        return parse_position(text)
+
+
+RULES = EnceladusRules()
+
+
+# ----------------------------------------------------------------------------- rule cases
+
+
+class EnceladusCases:
+    """The case adapter (``shared/cases/FORMAT.md``) for Gardens of Enceladus.
+
+    A case position need not be a full game: Martians are the ``"M1"`` pieces of ``cells``;
+    the phase is placement while some player has fewer Martians than the variant asks, else
+    turn (then over if the end test of #8 already holds).  ``used_actions`` carry no owner,
+    so their slots hold the neutral disc ``"D0"``.
+    """
+
+    def position(self, case: Mapping[str, Any]) -> State:
+        """The state of ``case["position"]`` under ``case["options"]``.  Raises
+        :class:`InvalidPositionError` for a piece or count the game cannot have."""
+        options = read_options(case.get("options", {}))
+        pos = case["position"]
+        players = int(pos["players"])
+        _check_players(players, options)
+        garden = [EMPTY_SQUARE] * len(SQUARES)
+        martians: list[list[int]] = [[] for _ in range(players)]
+        for name, piece in pos.get("cells", {}).items():
+            cell = _CELL.get(name)
+            info = base.parse_piece(piece)
+            if cell is None or cell >= _SLOTS_FROM:
+                raise InvalidPositionError(f"{name!r} is not a garden or start square")
+            if info.kind == "martian" and 1 <= info.player <= players:
+                martians[info.player - 1].append(cell)
+            elif info.kind not in ("flower", "peak"):
+                raise InvalidPositionError(f"{name}: {piece!r} cannot stand in this garden")
+            colour = info.colour if info.kind != "peak" else ""
+            if colour and cell >= _STARTS_FROM:
+                raise InvalidPositionError(f"{name}: flowers grow only in the garden")
+            if colour and colour not in options.colours:
+                raise InvalidPositionError(f"{name}: {colour!r} is not a colour of this game")
+            if cell < _STARTS_FROM:
+                garden[cell] = PEAK_SQUARE if info.kind == "peak" else (
+                    options.colours.index(colour) if colour else EMPTY_SQUARE
+                )
+        if any(len(m) > options.martians_per_player for m in martians):
+            raise InvalidPositionError("a player has more Martians than the game allows")
+        colours = (*options.colours, base.WILD)
+        reserves = pos.get("reserves", {})
+        used = set(pos.get("used_actions", []))
+        if used - set(ACTIONS):
+            raise InvalidPositionError(f"unknown actions in used_actions: {sorted(used)}")
+        discs = tuple(
+            0 if name in used or (name == "tube" and not options.tube) else None
+            for name in ACTIONS
+        )
+        placed = all(len(m) == options.martians_per_player for m in martians)
+        state = State(
+            options=options,
+            garden=tuple(garden),
+            martians=tuple(tuple(sorted(m)) for m in martians),
+            reserves=tuple(
+                tuple(int(reserves.get(str(p), {}).get(c, 0)) for c in colours)
+                for p in range(1, players + 1)
+            ),
+            tube=tuple(int(pos.get("tube", {}).get(c, 0)) for c in options.colours),
+            discs=discs,
+            to_move=int(pos["to_move"]),
+            phase=Phase.TURN if placed else Phase.PLACEMENT,
+        )
+        return _settle(state)
+
+    def step(self, state: State, step: Mapping[str, Any]) -> Step:
+        """One ``apply`` step of the case format.  Raises :class:`InvalidStepError` for a
+        step of no known form."""
+        if "place" in step:
+            return Place(step["place"])
+        if "move" in step:
+            return Move(step["move"], step.get("pick"), step.get("martian"))
+        if "action" not in step:
+            raise InvalidStepError(f"{dict(step)!r} is not an Enceladus step")
+        name = step["action"]
+        if name in ("swap_peak_flower", "swap_flowers"):
+            cells = tuple(step.get("cells", ()))
+        elif name in ("move_flower", "move_peak"):
+            cells = (step["from"], step["to"])
+        else:
+            key = {"pick": "cell", "swap_martian": "with"}.get(name, "to")
+            cells = (step[key],) if key in step else ()
+        drawn = Counter(step.get("drawn", {}))
+        order = state.options.colours
+        unknown = set(drawn) - set(order)
+        if unknown:
+            raise InvalidStepError(f"drawn names colours not in this game: {sorted(unknown)}")
+        flat = tuple(c for c in order for _ in range(int(drawn[c])))
+        return Action(name, str(step.get("pay", "")), cells, flat, step.get("martian"))
+
+    def snapshot(self, state: State) -> dict[str, Any]:
+        """``cells`` (every occupied garden and start square), ``reserves`` (with ``wild``),
+        ``tube``, ``to_move`` and ``over``."""
+        colours = (*state.options.colours, base.WILD)
+        return {
+            "cells": _occupied_cells(state),
+            "reserves": {
+                str(p): dict(zip(colours, r, strict=True)) for p, r in enumerate(state.reserves, 1)
+            },
+            "tube": dict(zip(state.options.colours, state.tube, strict=True)),
+            "to_move": state.to_move,
+            "over": state.phase is Phase.OVER,
+        }
+
+    def query(self, state: State, name: str, arg: Any) -> dict[str, Any]:
+        """``legal_moves``, ``legal_actions``, ``hands``, ``outcome`` and ``setup_valid``.
+        Raises :class:`InvalidStepError` for another query."""
+        if name == "legal_moves":
+            steps = legal_steps(state)
+            return {"destinations": sorted({s.to for s in steps if isinstance(s, Move)})}
+        if name == "legal_actions":
+            occ = _occupancy(state)
+            usable = [
+                a for a in ACTIONS if next(_action_steps(state, occ, (a,), frozenset()), None)
+            ] if state.phase is Phase.TURN else []
+            return {"actions": usable}
+        if name == "hands":
+            all_hands = hands(state)
+            points = rank_points(all_hands)
+            return {
+                "hands": {str(p): hand_text(h) for p, h in enumerate(all_hands, 1)},
+                "rank_points": {str(p): n for p, n in enumerate(points, 1)},
+            }
+        if name == "outcome":
+            result = outcome(state)
+            return {"over": result is not None, "winners": list(result.winners if result else ())}
+        if name == "setup_valid":
+            peaks = [c for c, piece in _occupied_cells(state).items() if piece == base.PEAK]
+            return {"valid": setup_valid(peaks)}
+        raise InvalidStepError(f"Gardens of Enceladus has no {name!r} query")
+
+
+def _occupied_cells(state: State) -> dict[str, base.Piece]:
+    """The occupied garden and start squares of ``state`` -> their piece."""
+    occ = _occupancy(state)
+    return {LAYOUT[c]: p for c in range(_SLOTS_FROM) if (p := _piece(state, occ, c))}
+
+
+CASES = EnceladusCases()
