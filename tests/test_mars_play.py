@@ -120,7 +120,20 @@ def test_step_parser_raises_only_invalid_step_errors(text: str) -> None:
         assert str(error)
 
 
-SAMPLE = RULES.format_position(play(3)[0])
+SAMPLE = (
+    "mars players=4 to_move=3 extra=no pool=2,3,3,4 scores=22,23,21,13 planted=7,7,6,5 "
+    "reserves=1.0.1.3.2.1/0.3.0.1.2.2/2.2.2.2.1.0/1.1.2.0.2.4 cells=2,-5=blue;0,-4=M4+red;"
+    "2,-4=white;4,-4=yellow;0,-2=white;2,-2=green;-1,-1=blue;1,-1=yellow;3,-1=gray;-3,0=white;"
+    "2,0=yellow;-2,1=gray;0,1=M1+red;4,1=white;-4,2=green;0,2=gray;-5,3=M3+gray;-4,3=M2+yellow;"
+    "-3,3=white;-2,3=green;0,3=blue;2,3=blue;-4,4=blue;-2,4=blue;-4,5=red options=-"
+)
+"""A mid-game position (4 players, 25 flowers, 4 dice in the pool)."""
+
+
+def test_sample_position_is_legal_and_round_trips() -> None:
+    state = RULES.parse_position(SAMPLE)
+    assert state.phase is Phase.MOVE and RULES.format_position(state) == SAMPLE
+    check_seam(state)
 
 
 @given(st.integers(0, len(SAMPLE)), st.integers(0, 12), st.text(max_size=12))

@@ -88,7 +88,9 @@ MAX_PEAKS = 12
 non-central hexes reaches 13, so up to 12 always fit (Mars #9)."""
 
 _INDEX: Mapping[Hex, int] = {cell: i for i, cell in enumerate(GRID.cells)}
+_NAMES: tuple[Cell, ...] = tuple(GRID.names[c] for c in GRID.cells)
 
+# The rule each refusal names (IllegalMoveError.rule): the text's section, the clarification.
 R_SETUP = "Gardens of Mars, Setup"
 R_ROLL = "Gardens of Mars, Rolling Dice (CLARIFICATIONS.md Mars #2)"
 R_MOVE = "Gardens of Mars, Moving and Planting"
@@ -330,6 +332,11 @@ def _phase(
     return Phase.ROLL
 
 
+def _check_players(players: int) -> None:
+    if players not in DEAL:
+        raise InvalidPositionError(f"Gardens of Mars is for 2 to 5 players, not {players}.")
+
+
 def position(
     players: int,
     cells: Mapping[Cell, Piece],
@@ -351,9 +358,8 @@ def position(
     :class:`ConfigError` for bad options.
     """
     opts = Options.from_mapping(options or {})
+    _check_players(players)
     problems: list[str] = []
-    if players not in DEAL:
-        raise InvalidPositionError(f"Gardens of Mars is for 2 to 5 players, not {players}.")
     board = [EMPTY] * len(GRID)
     gardeners: list[Hex | None] = [None] * players
     for name, piece in cells.items():
@@ -386,7 +392,7 @@ def position(
             board[_INDEX[cell]] = info.colour or PEAK
         else:
             problems.append(f"{piece!r} on {name} is not a Gardens of Mars piece.")
-    reserve_rows = []
+    reserve_rows: list[tuple[int, ...]] = []
     for player in range(1, players + 1):
         counts = dict((reserves or {}).get(player, {}))
         unknown = set(counts) - set(COLOURS)
@@ -628,7 +634,7 @@ def _apply_move(state: State, step: Move) -> State:
     cells[_INDEX[step.to]] = step.plant
     group = GRID.group_of(step.to, lambda c: cells[_INDEX[c]] == step.plant)
     # Mars #5: the whole group scores; the rulebook reading leaves the new flower out.
-    points = len(group) - (state.options.plant_score == "connected_only")
+    points = len(group) - 1 if state.options.plant_score == "connected_only" else len(group)
     score, track_extra = _gain(state, player, points)
     new_row = row[:colour] + (row[colour] - 1,) + row[colour + 1 :]
     if state.options.last_flower == "board":
@@ -642,7 +648,7 @@ def _apply_move(state: State, step: Move) -> State:
         pool=pool,
         reserves=tuple(new_row if i == player - 1 else r for i, r in enumerate(state.reserves)),
         scores=tuple(score if i == player - 1 else s for i, s in enumerate(state.scores)),
-        planted=tuple(n + (i == player - 1) for i, n in enumerate(state.planted)),
+        planted=tuple(n + 1 if i == player - 1 else n for i, n in enumerate(state.planted)),
     )
     extra = track_extra or (last_flower and state.options.last_flower_extra_turn)
     return _next_turn(planted, extra=extra)
@@ -773,7 +779,7 @@ def _parse_fields(text: str) -> State:
 
     players = _int(found["players"], "a number of players")
     rows = found["reserves"].split("/")
-    if not len(ints("scores")) == len(ints("planted")) == len(rows) == players:
+    if {len(ints("scores")), len(ints("planted")), len(rows)} != {players}:
         raise InvalidStepError(
             f"scores, planted and reserves give one entry for each of the {players} players"
         )
@@ -867,7 +873,8 @@ class MarsRules:
         board = dict(zip(_NAMES, state.cells, strict=True))
         for player, cell in enumerate(state.gardeners, start=1):
             if cell is not None:
-                board[GRID.names[cell]] = _gardener_piece(player, state.at(cell))
+                under = state.at(cell)
+                board[GRID.names[cell]] = martian_on(player, under) if under else martian(player)
         return board
 
     def players(self, state: State) -> int:
@@ -1024,13 +1031,6 @@ class MarsRules:
         """Read :meth:`format_position` back.  Raises :class:`InvalidStepError` for bad syntax
         and for a position the rules do not allow."""
         return _parse_fields(text)
-
-
-_NAMES: tuple[Cell, ...] = tuple(GRID.names[c] for c in GRID.cells)
-
-
-def _gardener_piece(player: int, under: str) -> Piece:
-    return martian_on(player, under) if under else martian(player)
 
 
 RULES = MarsRules()
