@@ -1,0 +1,278 @@
+"""The GPIO controls beside the board: the OK, Undo, Select and Roll buttons, the buzzer and
+the status LED (PRODUCT.md, "GPIO on the Pi"; issue 2 item 5).
+
+Every device is made with the pin factory passed in (gpiozero's ``MockFactory`` in tests
+and the demo) or one of its own from :func:`make_pin_factory`, never gpiozero's global
+``Device.pin_factory``.
+
+Debouncing is ours, because gpiozero's mock pins ignore ``bounce_time`` (PRODUCT.md,
+"Library behaviours") and a contact bounces on release as well as on press.  Every edge of a
+button (re)starts a one-shot timer of ``bounce_s``; when it runs out the pin has been still
+that long, and its level is compared with the last one reported.  So a bouncing contact
+gives one press and one release, a glitch shorter than ``bounce_s`` gives nothing, a held
+button gives one press, and nothing runs between edges (no polling).
+
+Threads: edges arrive on the pin factory's thread (on the driving thread with mock pins),
+debounced changes on the timer's; both only put events on the daemon's one queue.  An
+exception in either is logged (logger ``companion.controls``) and put on the queue as an
+:class:`companion.events.Fault`; the controls go on working.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from types import MappingProxyType, TracebackType
+from typing import Any
+
+from gpiozero import LED, Button, Buzzer, GPIOZeroError
+
+from companion import events
+from companion.config import ButtonPins
+from companion.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+BUTTONS = ("ok", "undo", "select", "roll")
+"""The button names, as in :class:`companion.events.Button` and ``[buttons]``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Beeps:
+    """A buzzer pattern: ``n`` beeps of ``on_s`` seconds, ``off_s`` seconds apart."""
+
+    on_s: float
+    off_s: float
+    n: int
+
+
+BUZZ_PATTERNS: Mapping[str, Beeps] = MappingProxyType({
+    "illegal": Beeps(0.08, 0.08, 3),  # the board matches no legal step
+    "question": Beeps(0.04, 0.0, 1),  # the players are asked to choose with Select and OK
+})  # fmt: skip
+"""What :meth:`Controls.buzz` sounds, by the name the referee gives (``Buzz.pattern``)."""
+
+STATUS_BLINKS: Mapping[str, tuple[float, float]] = MappingProxyType({
+    "busy": (0.5, 0.5),
+    "error": (0.1, 0.1),
+})  # fmt: skip
+"""The status LED's blinking states: on and off times in seconds.  ``"ready"`` is steady
+light and ``"off"`` none."""
+
+_PLATFORM_FACTORIES = ("lgpio", "rpigpio", "pigpio", "native")  # gpiozero's own order
+
+
+def make_pin_factory(name: str | None = None) -> Any:
+    """A new gpiozero pin factory, for :class:`Controls` to own.
+
+    ``name`` is a gpiozero factory name (``lgpio``, ``rpigpio``, ``pigpio``, ``native``,
+    ``mock``); by default ``$GPIOZERO_PIN_FACTORY``, else the first of lgpio, rpigpio,
+    pigpio and native that works here, as gpiozero itself chooses.
+
+    Raises :class:`companion.errors.ConfigError` naming why each factory failed.
+    """
+    name = name or os.environ.get("GPIOZERO_PIN_FACTORY")
+    installed = {ep.name: ep for ep in entry_points(group="gpiozero_pin_factories")}
+    failures = []
+    for candidate in (name.lower(),) if name else _PLATFORM_FACTORIES:
+        if candidate not in installed:
+            failures.append(f"{candidate} is not installed")
+            continue
+        try:
+            return installed[candidate].load()()
+        except Exception as error:  # each factory fails in its own way off a Pi
+            failures.append(f"{candidate}: {error}")
+    raise ConfigError(
+        f"No GPIO pin factory works here ({'; '.join(failures)}); without GPIO hardware "
+        "set GPIOZERO_PIN_FACTORY=mock"
+    )
+
+
+class _Contact:
+    """One button's debounce state, guarded by the lock of its :class:`Controls`."""
+
+    __slots__ = ("button", "reported", "timer")
+
+    def __init__(self, button: Any) -> None:
+        self.button = button
+        self.reported: bool = button.is_pressed
+        self.timer: threading.Timer | None = None
+
+
+class Controls:
+    """The buttons, buzzer and status LED, feeding debounced button events into ``queue``.
+
+    ``pins``: the wiring (``config.buttons.pins``); ``roll``, ``buzzer`` and ``status_led``
+    may be ``None`` (not fitted).  ``pin_factory``: a gpiozero pin factory, or ``None`` for
+    one of its own from :func:`make_pin_factory` (closed with the controls).  ``clock``:
+    the time source of the events' ``t``, in seconds.  ``bounce_s``: how long a contact must
+    stay put before a press or release counts, in seconds.
+
+    Each debounced change becomes ``events.Button(t, name, pressed)`` with ``t`` the time it
+    was confirmed.  A button held down at start is not a press.
+
+    Raises :class:`companion.errors.ConfigError` when a pin cannot be used (invalid, in use)
+    and ``ValueError`` for a negative ``bounce_s``.
+
+    Example (no hardware)::
+
+        factory = MockFactory()
+        with Controls(events, pins=ButtonPins(), pin_factory=factory) as controls:
+            factory.pin(17).drive_low()  # OK pressed: Button(t, "ok", True) 30 ms later
+    """
+
+    def __init__(
+        self,
+        queue: queue.Queue[events.Event],
+        *,
+        pins: ButtonPins,
+        pin_factory: Any,
+        clock: Callable[[], float] = time.monotonic,
+        bounce_s: float = 0.03,
+    ) -> None:
+        if bounce_s < 0:
+            raise ValueError(f"bounce_s must be 0 or more seconds, not {bounce_s}")
+        self._queue = queue
+        self._clock = clock
+        self._bounce_s = bounce_s
+        self._lock = threading.Lock()
+        self._closed = False
+        self._owns_factory = pin_factory is None
+        self._factory = make_pin_factory() if pin_factory is None else pin_factory
+        self._devices: list[Any] = []
+        self._contacts: dict[str, _Contact] = {}
+        try:
+            for name in BUTTONS:
+                # bounce_time=None: every edge reaches us, the debouncing is ours.
+                button = self._make(name, Button, pins, pull_up=pins.pull_up, bounce_time=None)
+                if button is not None:
+                    self._contacts[name] = _Contact(button)
+            self._buzzer = self._make("buzzer", Buzzer, pins)
+            self._led = self._make("status_led", LED, pins)
+        except BaseException:
+            self.close()
+            raise
+        for name, contact in self._contacts.items():
+            on_edge = self._guarded(name, self._edge, name)
+            contact.button.when_pressed = on_edge
+            contact.button.when_released = on_edge
+
+    def _make(self, key: str, kind: Callable[..., Any], pins: ButtonPins, **options: Any) -> Any:
+        """The ``kind`` device on the pin of ``pins.<key>``; ``None`` when none is fitted."""
+        pin = getattr(pins, key)
+        if pin is None:
+            return None
+        try:
+            device = kind(pin, pin_factory=self._factory, **options)
+        except GPIOZeroError as error:
+            raise ConfigError(f"[buttons] {key}: {pin} cannot be used ({error})") from error
+        self._devices.append(device)
+        return device
+
+    def _guarded(self, where: str, action: Callable[[str], None], name: str) -> Callable[[], None]:
+        """``action(name)`` as a callback whose errors are logged and queued as a Fault."""
+
+        def callback() -> None:
+            try:
+                action(name)
+            except Exception as error:
+                self._fault(where, error)
+
+        return callback
+
+    def _fault(self, where: str, error: Exception) -> None:
+        log.exception("error in the %s button's callback; the controls go on", where)
+        try:
+            kind = type(error).__name__
+            fault = events.Fault(
+                self._clock(), where=f"controls.{where}", error=str(error) or kind,
+                details={"type": kind},
+            )  # fmt: skip
+            self._queue.put(fault)
+        except Exception:
+            log.exception("the error above could not be put on the event queue")
+
+    def _edge(self, name: str) -> None:
+        """Any edge of button ``name``: wait until its pin has been still for ``bounce_s``."""
+        with self._lock:
+            if self._closed:
+                return
+            contact = self._contacts[name]
+            if contact.timer is not None:
+                contact.timer.cancel()
+            contact.timer = threading.Timer(self._bounce_s, self._guarded(name, self._settle, name))
+            contact.timer.daemon = True
+            contact.timer.start()
+
+    def _settle(self, name: str) -> None:
+        """Button ``name``'s pin has been still for ``bounce_s``: report a changed level."""
+        with self._lock:
+            contact = self._contacts[name]
+            # A timer cancelled too late to stop it finds a newer one (or none) in its place.
+            if self._closed or threading.current_thread() is not contact.timer:
+                return
+            contact.timer = None
+            pressed = bool(contact.button.is_pressed)
+            if pressed != contact.reported:
+                self._queue.put(events.Button(self._clock(), name=name, pressed=pressed))
+                contact.reported = pressed
+
+    def buzz(self, pattern: str) -> None:
+        """Sound ``pattern`` (a key of :data:`BUZZ_PATTERNS`, e.g. ``"illegal"``: three
+        80 ms beeps) in the background; a new pattern cuts the one playing.  Nothing happens
+        without a buzzer.  Raises ``ValueError`` for an unknown pattern."""
+        if pattern not in BUZZ_PATTERNS:
+            known = ", ".join(BUZZ_PATTERNS)
+            raise ValueError(f"unknown buzzer pattern {pattern!r}; known: {known}")
+        beeps = BUZZ_PATTERNS[pattern]
+        if self._buzzer is not None and not self._closed:
+            self._buzzer.beep(beeps.on_s, beeps.off_s, beeps.n, background=True)
+
+    def status(self, state: str) -> None:
+        """Show ``state`` on the status LED: ``"ready"`` steady, ``"busy"`` blinking,
+        ``"error"`` blinking fast (:data:`STATUS_BLINKS`), ``"off"``.  Nothing happens
+        without a status LED.  Raises ``ValueError`` for an unknown state."""
+        if state not in ("ready", "off", *STATUS_BLINKS):
+            known = ", ".join(("ready", "off", *STATUS_BLINKS))
+            raise ValueError(f"unknown status {state!r}; known: {known}")
+        if self._led is None or self._closed:
+            return
+        if state == "ready":
+            self._led.on()
+        elif state == "off":
+            self._led.off()
+        else:
+            on_s, off_s = STATUS_BLINKS[state]
+            self._led.blink(on_s, off_s, background=True)
+
+    def close(self) -> None:
+        """Stop debouncing and close every device (and the pin factory if it is ours).
+        Safe to call twice."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            timers = [c.timer for c in self._contacts.values() if c.timer is not None]
+        for timer in timers:
+            timer.cancel()
+        for device in reversed(self._devices):
+            device.close()
+        if self._owns_factory:
+            self._factory.close()
+
+    def __enter__(self) -> Controls:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
