@@ -101,7 +101,8 @@ def _create(args: argparse.Namespace, options: Mapping[str, object]) -> Any:
 
 def make_device(options: Mapping[str, object]) -> Any:
     """A luma device built from ``options`` (see the module docstring); ``display`` defaults to
-    ``"max7219"``.  luma.led_matrix and luma.emulator are imported only when asked for.
+    ``"max7219"``, ``width`` x ``height`` to 32 x 8.  luma.led_matrix and luma.emulator are
+    imported only when a device is built (luma's option parser lists every display type).
 
     ``interface`` defaults to ``"spi"`` (``"noop"`` for the WS2812 family, which needs no bus).
     A MAX7219 on SPI gets ``gpio=noop()`` (it has no reset or data/command line), as luma's
@@ -112,6 +113,8 @@ def make_device(options: Mapping[str, object]) -> Any:
     """
     options = dict(options)
     options.setdefault("display", "max7219")
+    options.setdefault("width", 32)  # the commonest module: four 8 x 8 MAX7219 blocks
+    options.setdefault("height", 8)
     display = options["display"]
     # luma's create_device builds the interface for every LED matrix, WS2812 too: default to
     # the bus each one really uses (luma's own default, i2c, fits none of them)
@@ -121,6 +124,10 @@ def make_device(options: Mapping[str, object]) -> Any:
     if display in _TTY_ONLY and not sys.stdout.isatty():
         raise ConfigError(f"Display option display={display!r} draws in a terminal, but standard "
                           "output is not one; use gifanim, capture or pygame instead.")
+    contrast = options.get("contrast")
+    if contrast is not None and (isinstance(contrast, bool) or not isinstance(contrast, int)
+                                 or not 0 <= contrast <= 255):
+        raise ConfigError(f"Display option contrast must be 0-255, not {contrast!r}.")
     os.environ["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"  # before luma.emulator imports pygame
     args = _parse(options)
     import luma.core.error
@@ -147,9 +154,6 @@ def make_device(options: Mapping[str, object]) -> Any:
                           f"({error}).") from error
     if device is None:
         raise ConfigError(f"Display option display={display!r}: luma has no such display.")
-    contrast = options.get("contrast")
     if contrast is not None:
-        if isinstance(contrast, bool) or not isinstance(contrast, int) or not 0 <= contrast <= 255:
-            raise ConfigError(f"Display option contrast must be 0-255, not {contrast!r}.")
         device.contrast(contrast)
     return device

@@ -1,0 +1,80 @@
+"""``make_device``: luma devices from ``luma.core.cmdline`` options, and every bad option
+refused with a sentence naming it."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import os
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from companion.display import Screen, make_device, render
+from companion.errors import ConfigError
+
+SCREEN = Screen("mars", "mars", {}, message="Roll", scores=((1, "3 pts"),), to_move=1)
+
+
+def test_dummy_keeps_the_last_image() -> None:
+    device = make_device({"display": "dummy", "width": 16, "height": 16, "mode": "RGB"})
+    image = render(SCREEN, width=16, height=16, mode="RGB")
+    device.display(image)
+    assert device.image.tobytes() == image.tobytes()
+
+
+def test_max7219_chain_on_a_bus_free_interface_is_a_32x8_mono_device() -> None:
+    device = make_device({"display": "max7219", "width": 32, "height": 8, "interface": "noop",
+                          "block_orientation": -90, "contrast": 16})
+    assert (device.width, device.height, device.mode) == (32, 8, "1")
+    device.display(render(SCREEN, width=32, height=8, mode="1"))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("spidev") is not None
+                    and os.path.exists("/dev/spidev0.0"), reason="this machine has SPI")
+def test_max7219_on_spi_without_spi_names_what_to_fix() -> None:
+    with pytest.raises(ConfigError, match="display='max7219'|interface='spi'"):
+        make_device({"display": "max7219", "width": 32, "height": 8})
+
+
+def test_capture_writes_one_png_per_frame(tmp_path: Path) -> None:
+    template = str(tmp_path / "frame_{0:03}.png")
+    device = make_device({"display": "capture", "width": 16, "height": 16, "scale": 1,
+                          "transform": "none", "file_template": template})
+    device.display(render(SCREEN, width=16, height=16, mode="RGB"))
+    with Image.open(tmp_path / "frame_001.png") as png:
+        assert png.size == (16, 16)
+
+
+def test_gifanim_stops_recording_at_max_frames_instead_of_exiting(tmp_path: Path) -> None:
+    path = tmp_path / "anim.gif"
+    device = make_device({"display": "gifanim", "width": 8, "height": 8, "max_frames": 2,
+                          "filename": str(path)})
+    for frame in range(4):
+        device.display(render(SCREEN, width=8, height=8, mode="RGB", frame=frame * 30))
+    device.cleanup()
+    with Image.open(path) as gif:
+        assert getattr(gif, "n_frames", 1) == 2
+
+
+@pytest.mark.parametrize(("options", "named"), [
+    ({"display": "hologram"}, "display"),
+    ({"display": "capture", "brightness": 3}, "brightness"),
+    ({"display": "max7219", "block_orientation": 45}, "block_orientation"),
+    ({"display": "max7219", "rotate": "sideways"}, "rotate"),
+    ({"display": "dummy", "width": 0}, "width"),
+    ({"display": "dummy", "mode": "CMYK"}, "mode"),
+    ({"display": "max7219", "interface": "noop", "contrast": 300}, "contrast"),
+    ({"display": "max7219", "interface": "noop", "width": 30}, "width"),
+])
+def test_a_bad_option_is_refused_by_name(options: dict[str, object], named: str) -> None:
+    with pytest.raises(ConfigError, match=named) as error:
+        make_device(options)
+    assert str(error.value)[0].isupper() and str(error.value).endswith(".")
+
+
+def test_a_terminal_emulator_needs_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    with pytest.raises(ConfigError, match="asciiblock.*not one"):
+        make_device({"display": "asciiblock", "width": 16, "height": 16})
