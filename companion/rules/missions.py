@@ -57,6 +57,8 @@ ALL_MISSIONS: tuple[str, ...] = (
 )
 """The 36 cards' canonical mission names (CLARIFICATIONS.md Uranus #3)."""
 
+_CANONICAL = frozenset(ALL_MISSIONS)
+
 
 def parse_mission(text: str) -> str:
     """The canonical name of a mission written ``kind:colour``, ``pairs:c1-c2`` (either
@@ -64,6 +66,8 @@ def parse_mission(text: str) -> str:
 
     Raises :class:`InvalidStepError` naming the missions that exist.
     """
+    if text in _CANONICAL:
+        return text  # the common case: steps and hands built from canonical names
     name = text.strip().lower()
     kind, _, arg = name.partition(":")
     if kind == "pairs":
