@@ -12,7 +12,7 @@ import pytest
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
 from companion.rules import mars
-from companion.rules.base import board_diff
+from companion.rules.base import GameRules, Outcome, board_diff
 from companion.rules.hexes import distance
 from companion.rules.mars import (
     RULES,
@@ -374,22 +374,18 @@ def test_stalemate_ends_the_game_when_the_last_die_is_discarded() -> None:
 
 
 def test_ties_go_to_flowers_planted_then_are_shared() -> None:
-    def outcome(planted: dict[int, int]) -> tuple[int, ...]:
+    def final(planted: dict[int, int]) -> Outcome:
         state = mars.position(3, {"0,4": "M1", "-4,0": "M2", "4,-4": "M3"},
                               scores={1: 9, 2: 9, 3: 4}, planted=planted,
                               reserves={1: {}, 2: STD, 3: STD})
-        result = RULES.outcome(state)
-        assert result is not None
-        return result.winners
+        outcome = RULES.outcome(state)
+        assert outcome is not None
+        return outcome
 
-    assert outcome({1: 12, 2: 11, 3: 20}) == (1,)
-    assert outcome({1: 12, 2: 12, 3: 20}) == (1, 2)
-    state = mars.position(3, {"0,4": "M1", "-4,0": "M2", "4,-4": "M3"},
-                          scores={1: 9, 2: 9, 3: 4}, planted={1: 5, 2: 5},
-                          reserves={1: {}, 2: STD, 3: STD})
-    result = RULES.outcome(state)
-    assert result is not None and result.ranking == ((1, "9 pts", 2), (2, "9 pts", 2),
-                                                     (3, "4 pts", 0))
+    assert final({1: 11, 2: 12, 3: 20}).winners == (2,)
+    shared = final({1: 12, 2: 12, 3: 20})
+    assert shared.winners == (1, 2)
+    assert shared.ranking == ((1, "9 pts", 2), (2, "9 pts", 2), (3, "4 pts", 0))
 
 
 def test_no_outcome_while_the_game_goes_on() -> None:
@@ -397,6 +393,13 @@ def test_no_outcome_while_the_game_goes_on() -> None:
 
 
 # --- the seam: board, changes, candidates, choices, status, notation ------------------------
+
+
+def test_rules_implement_the_whole_seam() -> None:
+    seam: GameRules[State, mars.Step] = RULES  # mypy checks every signature here
+    methods = [n for n, v in vars(GameRules).items() if callable(v) and not n.startswith("_")]
+    assert len(methods) == 18
+    assert all(callable(getattr(seam, n)) for n in methods) and seam.name == "mars"
 
 
 def test_board_shows_gardeners_flowers_and_peaks() -> None:
