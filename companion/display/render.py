@@ -8,11 +8,12 @@ How a screen is laid out depends on the matrix:
   under it a text line (the message, or the menu's current choice, then the scores and the
   per-game extras).  Where the board leaves room on its right the Mars dice pool is drawn as
   dice faces and, from 16 free columns, the scores and extras each get a line of their own.
-* **Text** (mono MAX7219 chains such as 32 x 8, 64 x 8, 32 x 16, and RGB strips too small for
-  a map): lines of CP437 text, 8 pixels high.  One line carries the message first, then the
-  scores (``P1 3-4-5-5-6  P2 0-4-5-5-6``) and extras; with two lines the scores get the second.
-  An urgent message stands alone on the first line; a menu shows its current choice first, after
-  an arrow, then the question.
+* **Text** (every mono matrix, such as MAX7219 chains of 32 x 8, 64 x 8 or 32 x 16, since one
+  colour cannot tell the flowers apart, so the message must name the cells; and RGB matrices
+  too small for a map): lines of CP437 text, 8 pixels high; highlights are not drawn.  One
+  line carries the message first, then the scores (``P1 3-4-5-5-6  P2 0-4-5-5-6``) and
+  extras; with two lines the scores get the second.  An urgent message stands alone on the
+  first line; a menu shows its current choice first, after an arrow, then the question.
 
 Every line too long for its box scrolls one pixel per ``frame`` (see
 :mod:`companion.display.text`); highlights blink with ``frame`` (see
