@@ -152,6 +152,8 @@ def test_placement_in_turn_order_then_player_one_moves() -> None:
     tree = next(iter(state.trees))
     with pytest.raises(IllegalMoveError, match="empty spot"):
         RULES.apply(state, Place(tree))
+    assert list(RULES.candidates(state, frozenset({"0,0"}))) == [Place((0, 0))]
+    assert list(RULES.candidates(state, frozenset({"0,0", "1,0"}))) == []
     state = RULES.apply(state, Place((0, 0)))
     assert list(RULES.legal_steps(state)).count(Place((0, 0))) == 0
     state = RULES.apply(state, Place((1, 0)))

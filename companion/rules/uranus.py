@@ -375,7 +375,8 @@ def table_setup(
     evenly (CLARIFICATIONS.md Uranus #2, #3).
 
     Raises :class:`InvalidPositionError` naming every problem (a game already begun, trees
-    on the edge or of the wrong count, wrong flower totals, bad or repeated cards).
+    on the edge or of the wrong count, wrong flower totals, wrong hand sizes, a card twice)
+    and :class:`InvalidStepError` for a name that is not a mission.
     """
     shape = state.shape
     problems: list[str] = []
@@ -490,9 +491,16 @@ class UranusRules:
 
     # -- steps ---------------------------------------------------------------------------
 
-    def _free(self, state: State, cell: Hex) -> bool:
-        """No tree and no gardener on ``cell``."""
-        return cell not in state.trees and cell not in state.gardeners
+    def _placeable(self, state: State, cell: Hex) -> bool:
+        """``cell`` is an empty spot of the board: no tree, gardener or flower (the text,
+        Setup)."""
+        index = state.shape.index.get(cell)
+        return (
+            index is not None
+            and not state.flowers[index]
+            and cell not in state.trees
+            and cell not in state.gardeners
+        )
 
     def _destinations(self, state: State) -> Iterator[Hex]:
         """Where the gardener to move may stop: along each of the six rays up to the first
@@ -526,12 +534,12 @@ class UranusRules:
     def legal_steps(self, state: State) -> Iterator[Step]:
         """Placement: every free, flowerless spot.  Turn: every :class:`Move` (each colour
         in reserve on an empty spot), then every :class:`Score` (each card in hand, each
-        non-empty deck, each card not yet seen as the draw).  Nothing once over."""
+        non-empty deck, each card not yet seen as the draw).  Nothing once over.
+
+        A dealt game never leaves a player without a step: while it goes on the decks hold
+        cards, so a gardener that cannot move can still score a card."""
         if state.phase == "placement":
-            grid = state.shape.grid
-            for i, cell in enumerate(grid.cells):
-                if self._free(state, cell) and not state.flowers[i]:
-                    yield Place(cell)
+            yield from (Place(c) for c in state.shape.grid.cells if self._placeable(state, c))
         elif state.phase == "turn":
             for cell in self._destinations(state):
                 yield from self._moves_to(state, cell)
@@ -566,10 +574,9 @@ class UranusRules:
 
         if state.phase != "placement":
             raise refuse("the gardeners are all placed; move or score a card")
-        index = state.shape.index.get(step.cell)
-        if index is None:
+        if step.cell not in state.shape.grid:
             raise refuse(f"{hex_name(step.cell)} is not a spot of the {state.shape.name} board")
-        if not self._free(state, step.cell) or state.flowers[index]:
+        if not self._placeable(state, step.cell):
             raise refuse(f"the gardener must be placed on an empty spot, {text[1:]} is not")
         p = state.to_move
         gardeners = _with(state.gardeners, p - 1, step.cell)
@@ -679,9 +686,7 @@ class UranusRules:
         except InvalidStepError:
             return
         if state.phase == "placement":
-            (cell,) = cells if len(cells) == 1 else (None,)
-            index = state.shape.index.get(cell) if cell else None
-            if cell and index is not None and self._free(state, cell) and not state.flowers[index]:
+            if len(cells) == 1 and self._placeable(state, cell := next(iter(cells))):
                 yield Place(cell)
         elif state.phase == "turn":
             others = cells - {state.gardeners[state.to_move - 1]}
@@ -847,7 +852,7 @@ class UranusRules:
                     ),
                     reserves=tuple(_reserve(r) for r in per_player("reserves")),
                     scores=tuple(int(s) for s in per_player("scores")),
-                    hands=tuple(tuple(_items(h, ",")) for h in per_player("hands")),
+                    hands=tuple(tuple(sorted(_items(h, ","))) for h in per_player("hands")),
                     decks=tuple(int(d) for d in fields["decks"].split("/")),
                     discarded=frozenset(_items(fields["discarded"], ",")),
                     no_plant_run=int(fields["run"]),
