@@ -546,7 +546,7 @@ def _read_options(value: object, problems: _Problems) -> Mapping[str, Scalar]:
         )
         return _frozen({})
     for key, option in value.items():
-        if isinstance(option, dict | list):
+        if not isinstance(option, str | int | float | bool):
             problems.add(
                 ("game", "options", key),
                 f"[game.options] {key} must be a single value (text, a number, true or false), "

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from queue import Queue
 from types import MappingProxyType, TracebackType
 from typing import Any
 
@@ -129,7 +129,7 @@ class Controls:
 
     def __init__(
         self,
-        queue: queue.Queue[events.Event],
+        queue: Queue[events.Event],
         *,
         pins: ButtonPins,
         pin_factory: Any,
@@ -159,7 +159,7 @@ class Controls:
             self.close()
             raise
         for name, contact in self._contacts.items():
-            on_edge = self._guarded(name, self._edge, name)
+            on_edge = self._guarded(self._edge, name)
             contact.button.when_pressed = on_edge
             contact.button.when_released = on_edge
 
@@ -175,23 +175,23 @@ class Controls:
         self._devices.append(device)
         return device
 
-    def _guarded(self, where: str, action: Callable[[str], None], name: str) -> Callable[[], None]:
+    def _guarded(self, action: Callable[[str], None], name: str) -> Callable[[], None]:
         """``action(name)`` as a callback whose errors are logged and queued as a Fault."""
 
         def callback() -> None:
             try:
                 action(name)
             except Exception as error:
-                self._fault(where, error)
+                self._fault(name, error)
 
         return callback
 
-    def _fault(self, where: str, error: Exception) -> None:
-        log.exception("error in the %s button's callback; the controls go on", where)
+    def _fault(self, name: str, error: Exception) -> None:
+        log.exception("error in the %s button's callback; the controls go on", name)
         try:
             kind = type(error).__name__
             fault = events.Fault(
-                self._clock(), where=f"controls.{where}", error=str(error) or kind,
+                self._clock(), where=f"controls.{name}", error=str(error) or kind,
                 details={"type": kind},
             )  # fmt: skip
             self._queue.put(fault)
@@ -206,7 +206,7 @@ class Controls:
             contact = self._contacts[name]
             if contact.timer is not None:
                 contact.timer.cancel()
-            contact.timer = threading.Timer(self._bounce_s, self._guarded(name, self._settle, name))
+            contact.timer = threading.Timer(self._bounce_s, self._guarded(self._settle, name))
             contact.timer.daemon = True
             contact.timer.start()
 

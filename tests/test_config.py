@@ -286,6 +286,7 @@ def test_game_options_pass_through_unchanged() -> None:
 def test_game_options_must_be_single_values() -> None:
     problem = only_problem("[game.options]\ncolours = ['blue', 'red']\n")
     assert problem.startswith("test.toml, line 2: [game.options] colours must be a single value")
+    assert "not 2026-01-01" in only_problem("[game.options]\nstart = 2026-01-01\n")
 
 
 def test_game_options_must_be_a_table() -> None:
