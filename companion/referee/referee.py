@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from companion.board import protocol
 from companion.display.screen import Screen
@@ -71,6 +71,21 @@ class Question:
     index: int = 0
 
 
+class Extension(Protocol):
+    """Game-specific inputs that are not pieces on cells: the Mars dice tray or dice buttons,
+    the Uranus card reader, a penalty confirmed with OK.
+
+    ``handle`` sees board messages the referee does not use itself (``Dice``, ``Card``) and
+    button presses while no question is open; it returns the effects, or ``None`` when the
+    event is not its business.  It commits through :meth:`Referee.commit`.  ``decorate``
+    adds its part to every screen (a prompt to roll, the dice pool).
+    """
+
+    def handle(self, referee: Referee, event: Event) -> Effects | None: ...
+
+    def decorate(self, referee: Referee, screen: Screen) -> Screen: ...
+
+
 @dataclass
 class _Pending:
     piece: Piece
@@ -85,7 +100,8 @@ class Referee:
     ``layout_name`` the board layout the board controller must announce (``"enceladus"``...);
     ``history`` the ``(state_before, step)`` pairs already committed (resume after a restart).
     ``syncing`` starts the referee waiting for the board to match ``state`` before it recognises
-    any step (a fresh setup, a resumed game).
+    any step (a fresh setup, a resumed game).  ``extensions`` take the inputs that are not
+    pieces on cells (dice, cards, a penalty to confirm), see :class:`Extension`.
     """
 
     rules: GameRules[Any, Any]
@@ -94,6 +110,7 @@ class Referee:
     settings: RefereeSettings = field(default_factory=RefereeSettings)
     history: list[tuple[Any, Any]] = field(default_factory=list)
     syncing: bool = True
+    extensions: list[Extension] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.layout: tuple[Cell, ...] = self.rules.layout(self.state)
@@ -135,7 +152,14 @@ class Referee:
         if isinstance(event, Timer):
             return self._timer(event)
         if isinstance(event, Button):
-            return self._button(event) if event.pressed else []
+            if not event.pressed:
+                return []
+            if event.name != "undo" and self.question is None:
+                for extension in self.extensions:
+                    effects = extension.handle(self, event)
+                    if effects is not None:
+                        return effects
+            return self._button(event)
         if isinstance(event, LinkState):
             return self._link(event)
         if isinstance(event, BadLine):
@@ -168,6 +192,10 @@ class Referee:
             return effects + [SetTimer("heartbeat", now + self.settings.heartbeat_timeout_s)]
         if isinstance(message, protocol.BoardErrorMessage):
             return effects + [Note("warning", f"the board reports error {message.code}: {message.text}")]
+        for extension in self.extensions:
+            handled = extension.handle(self, BoardMessage(now, message))
+            if handled is not None:
+                return effects + handled
         return effects + [Note("info", f"{type(message).__name__} is not used in {self.rules.name}")]
 
     def _dump(self, now: float, dump: Any) -> Effects:
@@ -347,6 +375,23 @@ class Referee:
         self.question = Question(candidates, level, options, self._diff())
         return [Buzz("question"), Show(self._screen(now))]
 
+    def commit(self, step: Hashable, now: float) -> Effects:
+        """Commit ``step`` (one the board cannot show: a roll, a scored card, a penalty).
+
+        Raises :class:`companion.errors.IllegalMoveError` when it is not legal now; nothing
+        changes then.
+        """
+        self.rules.apply(self.state, step)  # raises before anything changes
+        return self._commit(step, now)
+
+    def screen(self, now: float) -> Screen:
+        """The screen for the situation now (what an extension shows after its own notice)."""
+        return self._screen(now, diff=self._diff() if self.have_board else None)
+
+    def notice(self, text: str, now: float, *, urgent: bool = False) -> Show:
+        """A screen with ``text`` as its message, for an extension to show."""
+        return Show(self._notice(text, now, urgent=urgent))
+
     def _commit(self, step: Hashable, now: float) -> Effects:
         before = self.state
         player = self.rules.to_move(before)
@@ -376,7 +421,20 @@ class Referee:
         explaining: list[Hashable] | None = None,
         wrong: set[Cell] | None = None,
     ) -> Screen:
-        """The screen for the referee's situation now."""
+        """The screen for the referee's situation now, with the extensions' parts."""
+        screen = self._base_screen(now, diff=diff, explaining=explaining, wrong=wrong)
+        for extension in self.extensions:
+            screen = extension.decorate(self, screen)
+        return screen
+
+    def _base_screen(
+        self,
+        now: float,
+        *,
+        diff: dict[Cell, Piece] | None,
+        explaining: list[Hashable] | None,
+        wrong: set[Cell] | None,
+    ) -> Screen:
         state = self.state
         scores = tuple(self.rules.status(state))
         outcome = self.rules.outcome(state)

@@ -23,8 +23,8 @@ from companion.events import BoardMessage, Button, Event, Timer
 from companion.referee.effects import Committed, SetTimer, Show
 from companion.referee.referee import Referee, RefereeSettings
 from companion.rules.base import GameRules
-from companion.sim.perform import Noise, Press, Put, perform, tray_flowers
-from companion.sim.players import choose_step
+from companion.sim.perform import Noise, Op, Press, Put, Signal, perform, tray_flowers
+from companion.sim.players import chance_ops, choose_step
 
 
 @dataclass
@@ -119,7 +119,7 @@ class VirtualTable:
             _, _, event = heapq.heappop(self.queue)
             self._run_effects(self.referee.handle(_at(event, self.now)))
 
-    def _play_ops(self, ops: list[Put | Press]) -> None:
+    def _play_ops(self, ops: list[Op]) -> None:
         t = self.now
         for op in ops:
             t += op.wait
@@ -127,6 +127,8 @@ class VirtualTable:
                 self.board[op.cell] = op.piece
                 update = protocol.FieldUpdate(seq=self._next_seq(), cell=op.cell, piece=op.piece)
                 self._post(t, BoardMessage(t, update))
+            elif isinstance(op, Signal):
+                self._post(t, BoardMessage(t, replace(op.message, seq=self._next_seq())))
             else:
                 self._post(t, Button(t, op.name, True))
                 self._post(t + 0.08, Button(t + 0.08, op.name, False))
@@ -164,6 +166,7 @@ class VirtualTable:
         path = self.rules.choice_path(self.truth, step)
         ops = perform(self.board, changes, self.rng, self.noise, tray=self.tray,
                       tray_show=tray_flowers(path) if self.tray else ())
+        ops += chance_ops(self.rules, self.truth, step, self.rng)
         before = len(self.report.committed)
         self._play_ops(ops)
         deadline = self.now + 10.0

@@ -35,7 +35,16 @@ class Press:
     name: str
 
 
-Op = Put | Press
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """After ``wait`` seconds, the board sends ``message`` (a protocol message that is not a
+    cell: the dice in the Mars dice tray, a Uranus card held to the reader)."""
+
+    wait: float
+    message: object
+
+
+Op = Put | Press | Signal
 
 
 @dataclass(frozen=True, slots=True)

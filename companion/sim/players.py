@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from companion.rules.base import GameRules
+from companion.sim.perform import Op
 
 KIND_WEIGHTS = {"Action": 0.2}
 """Chance weight of a step kind (by class name) against 1.0 for every other kind."""
@@ -32,3 +34,17 @@ def choose_step(rules: GameRules[Any, Any], state: Any, rng: random.Random) -> A
     weights = [KIND_WEIGHTS.get(kind, 1.0) for kind in kinds]
     kind = rng.choices(kinds, weights)[0]
     return rng.choice(by_kind[kind])
+
+
+ChanceOps = Callable[[Any, random.Random], list[Op]]
+"""``(step, rng) -> ops``: how a player performs a step the board's cells cannot show."""
+
+CHANCE_OPS: dict[str, ChanceOps] = {}
+"""Per game: how its board-invisible steps are performed (the dice tray, the card reader).
+Games whose every step shows on the cells have no entry."""
+
+
+def chance_ops(rules: GameRules[Any, Any], state: Any, step: Any, rng: random.Random) -> list[Op]:
+    """The operations for the part of ``step`` that no cell shows (none for most steps)."""
+    perform = CHANCE_OPS.get(rules.name)
+    return perform(step, rng) if perform is not None else []

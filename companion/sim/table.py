@@ -18,8 +18,8 @@ from typing import Any
 
 from companion.rules.base import GameRules
 from companion.sim.board import VirtualBoard
-from companion.sim.perform import Noise, Press, Put, perform, tray_flowers
-from companion.sim.players import choose_step
+from companion.sim.perform import Noise, Op, Put, Signal, perform, tray_flowers
+from companion.sim.players import chance_ops, choose_step
 
 log = logging.getLogger("companion.sim")
 
@@ -112,11 +112,13 @@ class TablePlayers:
         time.sleep(0.08)  # longer than any debounce: a real press
         pin.drive_high()
 
-    def _perform(self, ops: list[Put | Press]) -> None:
+    def _perform(self, ops: list[Op]) -> None:
         for op in ops:
             time.sleep(op.wait / self.speed if op.wait >= 0.01 else op.wait)
             if isinstance(op, Put):
                 self.board.put(op.cell, op.piece)
+            elif isinstance(op, Signal):
+                self.board.send(op.message)
             else:
                 self._press(op.name)
 
@@ -129,7 +131,7 @@ class TablePlayers:
                 ops = perform(self.board.board, self.rules.changes(self.state, step), self.rng,
                               self.noise, tray=self.tray,
                               tray_show=tray_flowers(path) if self.tray else ())
-                self._perform(ops)
+                self._perform(ops + chance_ops(self.rules, self.state, step, self.rng))
                 if not self._wait_for(after, path):
                     if not self._stop.is_set():
                         self.error = (f"the companion did not confirm step {self.steps + 1} "
