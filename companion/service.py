@@ -10,6 +10,7 @@ SIGTERM and Ctrl-C share that one shutdown path.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import queue
 import random
@@ -191,6 +192,18 @@ class Service:
         self.events.put(Stop(self.clock(), reason))
 
 
+def game_extensions(config: Config) -> list[Any]:
+    """The referee extensions of the configured game (dice, cards...): a game that has inputs
+    besides its cells has a module ``companion.referee.<game>`` with
+    ``extensions(config) -> list[Extension]``."""
+    try:
+        module = importlib.import_module(f"companion.referee.{config.game.name}")
+    except ModuleNotFoundError:
+        return []
+    extensions: list[Any] = module.extensions(config)
+    return extensions
+
+
 def new_or_resumed_game(
     config: Config, rules: GameRules[Any, Any], directory: Path | None, *, fsync: bool = True
 ) -> tuple[Any, list[tuple[Any, Any]], journal_mod.Journal | None, bool]:
@@ -253,7 +266,7 @@ def build(
     if journal is not None:
         stack.callback(journal.close)
     referee = Referee(rules, state, layout_name(config), referee_settings(config),
-                      history=history, syncing=True)
+                      history=history, syncing=True, extensions=game_extensions(config))
 
     if device is None:
         device = make_device(dict(config.display.luma))

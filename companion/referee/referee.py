@@ -349,20 +349,22 @@ class Referee:
 
     def _resolve(self, steps: Sequence[Hashable], now: float, *, level: int) -> Effects:
         """Commit the step among ``steps`` (all leaving the observed board), asking the players
-        when they lead to different states and neither the tray nor the sensors can tell."""
-        distinct: dict[Any, Hashable] = {}
-        for step in steps:
-            distinct.setdefault(self.rules.apply(self.state, step), step)
-        candidates = list(distinct.values())
-        if len(candidates) > 1 and self.settings.tray and level == 0:
+        when they lead to different states and neither the tray nor the sensors can tell.
+
+        The tray narrows the steps first; only then do steps that lead to the same state count
+        as one (paying blue and drawing three blue leaves what paying purple and drawing three
+        purple leaves, but the journal records what the players did).
+        """
+        candidates = list(steps)
+        if self.settings.tray and level == 0:
             shown = tray_counts(self.observed, self.tray)
             filtered = self.rules.tray_filter(self.state, candidates, shown)
             if filtered:
                 candidates = filtered
-            if len(candidates) > 1 and not shown:
+            elif not shown and len({self.rules.apply(self.state, s) for s in candidates}) > 1:
                 self.question = None
                 return [Show(self._notice("Show on the tray the flowers you paid or drew", now))]
-        if len(candidates) == 1:
+        if len({self.rules.apply(self.state, s) for s in candidates}) == 1:
             return self._commit(candidates[0], now)
         options: list[str] = []
         for step in candidates:

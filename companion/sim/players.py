@@ -8,9 +8,9 @@ do not crowd out the moves that make a game progress.  Everything comes from the
 
 from __future__ import annotations
 
+import importlib
 import random
 from collections import defaultdict
-from collections.abc import Callable
 from typing import Any
 
 from companion.rules.base import GameRules
@@ -36,15 +36,16 @@ def choose_step(rules: GameRules[Any, Any], state: Any, rng: random.Random) -> A
     return rng.choice(by_kind[kind])
 
 
-ChanceOps = Callable[[Any, random.Random], list[Op]]
-"""``(step, rng) -> ops``: how a player performs a step the board's cells cannot show."""
-
-CHANCE_OPS: dict[str, ChanceOps] = {}
-"""Per game: how its board-invisible steps are performed (the dice tray, the card reader).
-Games whose every step shows on the cells have no entry."""
-
-
 def chance_ops(rules: GameRules[Any, Any], state: Any, step: Any, rng: random.Random) -> list[Op]:
-    """The operations for the part of ``step`` that no cell shows (none for most steps)."""
-    perform = CHANCE_OPS.get(rules.name)
-    return perform(step, rng) if perform is not None else []
+    """The operations for the part of ``step`` that no cell shows: rolling dice into the Mars
+    dice tray, holding a Uranus card to the reader, pressing OK for a penalty.
+
+    A game with such steps has a module ``companion.sim.<game>`` with a function
+    ``chance_ops(state, step, rng) -> list[Op]``; other games need none.
+    """
+    try:
+        module = importlib.import_module(f"companion.sim.{rules.name}")
+    except ModuleNotFoundError:
+        return []
+    ops: list[Op] = module.chance_ops(state, step, rng)
+    return ops
