@@ -1,0 +1,442 @@
+"""The serial link to the board controller: pyserial, a reader thread, reconnects, events.
+
+:class:`BoardLink` opens the port with pyserial (a device path such as
+``/dev/serial/by-id/usb-...`` or a pyserial URL: ``loop://``, ``socket://host:port``,
+``spy://...``), runs a :class:`serial.threaded.ReaderThread` whose protocol feeds a
+:class:`~companion.board.protocol.LineParser`, and puts events on the daemon's one queue:
+
+- :class:`companion.events.BoardMessage` for every good message from the board
+  (``HELLO``, ``DUMP``, ``F``, ``HB``, ``ERR``, ``DICE``, ``CARD``);
+- :class:`companion.events.BadLine` for *every* refused line (the monitor shows them all);
+  the log gets the first line of a burst and then one summary with a count per
+  :data:`BURST_WINDOW` seconds, and :attr:`BoardLink.bad_lines` counts them all;
+- :class:`companion.events.LinkState` when the link comes up or goes down (once per
+  outage, however many reconnection attempts fail);
+- :class:`companion.events.Fault` when code inside the reader or link thread raised: the
+  error is logged with its traceback and the link goes on.
+
+A lost link (the USB cable pulled: pyserial's reader ends with the exception) is reopened
+by the link's own thread after :class:`Backoff` delays, 0.25 s doubling to 5 s.  On every
+connection the Pi asks for ``HELLO?`` and ``DUMP?``; a gap in the board's sequence numbers
+(a lost or garbled line) asks for a dump again, at most once per
+:data:`DUMP_REQUEST_INTERVAL` seconds until one arrives.  Commands echoed back to the Pi
+(``loop://``) are ignored; message types from a newer minor protocol version are logged
+once per type and otherwise ignored.
+
+Logging goes to the ``companion.board`` logger.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from queue import Queue
+from types import TracebackType
+from typing import Any, Final
+
+import serial
+import serial.threaded
+
+from companion import events
+from companion.board.protocol import (
+    VERSION,
+    BoardErrorMessage,
+    BoardToPi,
+    Dump,
+    Hello,
+    LedsOff,
+    LineParser,
+    LineRefused,
+    Message,
+    RequestDump,
+    RequestHello,
+    SequenceCheck,
+    SetLed,
+    Unknown,
+    encode,
+)
+
+LOG: Final = logging.getLogger("companion.board")
+
+BAUDRATE: Final = 115200
+"""Default line speed in baud (ignored by USB CDC boards, which run at USB speed)."""
+
+READ_TIMEOUT: Final = 0.5
+"""Serial read timeout in seconds: how long a blocked read may delay :meth:`BoardLink.close`
+on ports that cannot cancel a read."""
+
+BURST_WINDOW: Final = 5.0
+"""Seconds during which repeated bad lines are counted instead of logged one by one."""
+
+DUMP_REQUEST_INTERVAL: Final = 1.0
+"""Seconds between two ``DUMP?`` requests while a dump is wanted and none has arrived."""
+
+_PI_COMMANDS: Final = (RequestDump, RequestHello, SetLed, LedsOff)
+
+SerialFactory = Callable[..., Any]
+"""``serial.serial_for_url`` or anything called like it: ``(url, baudrate=, timeout=)``
+returning an open pyserial port."""
+
+Clock = Callable[[], float]
+"""Seconds from an arbitrary start, like ``time.monotonic``."""
+
+
+class Backoff:
+    """Delays between reconnection attempts, in seconds: ``first``, doubling up to ``limit``.
+
+    >>> backoff = Backoff(0.25, 5.0)
+    >>> [backoff.next() for _ in range(7)]
+    [0.25, 0.5, 1.0, 2.0, 4.0, 5.0, 5.0]
+
+    Raises ``ValueError`` unless ``0 < first <= limit``.
+    """
+
+    def __init__(self, first: float = 0.25, limit: float = 5.0) -> None:
+        if not 0 < first <= limit:
+            raise ValueError(f"backoff needs 0 < first <= limit, not first={first}, limit={limit}")
+        self.first = first
+        self.limit = limit
+        self._next = first
+
+    def next(self) -> float:
+        """The delay before the next attempt; the one after it doubles (up to ``limit``)."""
+        delay, self._next = self._next, min(self._next * 2, self.limit)
+        return delay
+
+    def reset(self) -> None:
+        """Start again from ``first`` (after a connection that worked)."""
+        self._next = self.first
+
+
+class BurstLog:
+    """Log a repeated problem once per burst with a count, not once per occurrence.
+
+    ``what`` names the problem (``"bad line from the board"``).  The first :meth:`report`
+    is logged at once (``"<what>: <detail>"``) and opens a window of ``window`` seconds;
+    reports inside the window are only counted.  The count is logged (``"<what>: 41 more in
+    3.2 s, the last: <detail>"``) by the first report after the window, by :meth:`quiet`
+    once the window is over, or by :meth:`flush`.
+    """
+
+    def __init__(self, logger: logging.Logger, what: str, clock: Clock, window: float) -> None:
+        self._logger = logger
+        self._what = what
+        self._clock = clock
+        self._window = window
+        self._start: float | None = None
+        self._count = 0
+        self._last = ""
+
+    def report(self, detail: str) -> None:
+        """One more occurrence; ``detail`` says what happened this time."""
+        now = self._clock()
+        if self._start is not None and now - self._start < self._window:
+            self._count += 1
+            self._last = detail
+            return
+        self.flush()
+        self._logger.warning("%s: %s", self._what, detail)
+        self._start = now
+
+    def quiet(self) -> None:
+        """Things went well just now: log the count if the window is over."""
+        if self._start is not None and self._clock() - self._start >= self._window:
+            self.flush()
+
+    def flush(self) -> None:
+        """Log the count of the current burst, if any, and close it."""
+        if self._start is not None and self._count:
+            seconds = self._clock() - self._start
+            self._logger.warning(
+                "%s: %d more in %.1f s, the last: %s", self._what, self._count, seconds, self._last
+            )
+        self._start = None
+        self._count = 0
+
+
+class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
+    """One connection's reader side: parser, sequence check, dump requests.
+
+    Runs on the reader thread.  Every callback is guarded: an exception is logged and becomes
+    a :class:`companion.events.Fault`; it never ends the reader.
+    """
+
+    def __init__(self, link: BoardLink) -> None:
+        self._link = link
+        self._parser = LineParser()
+        self._sequence = SequenceCheck()
+        self._bad_lines = BurstLog(LOG, "bad line from the board", link.clock, BURST_WINDOW)
+        self._board_errors = BurstLog(LOG, "the board reports", link.clock, BURST_WINDOW)
+        self._unknown: set[str] = set()
+        self._transport: Any = None
+        self._dump_wanted = False
+        self._dump_requested = 0.0
+        self.spoke = False
+        """True once a good message arrived on this connection."""
+
+    def connection_made(self, transport: Any) -> None:
+        with self._link.guard("the board link (connecting)"):
+            self._transport = transport
+            self._link.connected()
+            # A newline first ends whatever half line a reset board left in its input.
+            self._link.write(transport, b"\n" + encode(RequestHello()))
+            self._dump_wanted = True
+            self._ask_for_dump(self._link.clock(), force=True)
+
+    def data_received(self, data: bytes) -> None:
+        items: list[Message | LineRefused] = []
+        with self._link.guard("the board link (parsing)"):
+            items = self._parser.feed(data)
+        for item in items:
+            with self._link.guard("the board link (handling a message)"):
+                self._handle(item)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        with self._link.guard("the board link (disconnecting)"):
+            self._bad_lines.flush()
+            self._board_errors.flush()
+            self._link.disconnected(f"lost: {exc}" if exc else "port closed")
+
+    def _handle(self, item: Message | LineRefused) -> None:
+        now = self._link.clock()
+        if isinstance(item, LineRefused):
+            self._link.bad_lines += 1
+            self._bad_lines.report(f"{item.reason}: {item.excerpt!r}")
+            self._link.post(events.BadLine(now, item.reason, item.excerpt))
+            return
+        self._bad_lines.quiet()
+        if isinstance(item, _PI_COMMANDS):
+            LOG.debug("ignored a command coming back from the port (an echo?): %r", item)
+            return
+        self._check_sequence(item)
+        if isinstance(item, Dump):
+            self._dump_wanted = False
+        elif self._dump_wanted:
+            self._ask_for_dump(now)
+        if isinstance(item, Unknown):
+            if item.kind not in self._unknown:
+                self._unknown.add(item.kind)
+                LOG.info("ignoring %s messages, unknown to protocol %d", item.kind, VERSION)
+            return
+        if isinstance(item, Hello):
+            LOG.info(
+                "board %s says hello: firmware %s, protocol %s, %s layout, %s sensing",
+                item.board_id,
+                item.firmware,
+                item.version,
+                item.layout,
+                item.sensing,
+            )
+        elif isinstance(item, BoardErrorMessage):
+            self._board_errors.report(f"error {item.code}: {item.text}")
+        self.spoke = True
+        self._link.post(events.BoardMessage(now, item))
+
+    def _check_sequence(self, item: BoardToPi | Unknown) -> None:
+        """A gap in the sequence numbers means lost lines: a dump is wanted."""
+        if isinstance(item, Hello):
+            self._sequence.restart()
+        if item.seq is not None:
+            lost = self._sequence.observe(item.seq)
+            if lost:
+                LOG.info("%d line(s) from the board lost before seq %d", lost, item.seq)
+                self._dump_wanted = True
+
+    def _ask_for_dump(self, now: float, *, force: bool = False) -> None:
+        if force or now - self._dump_requested >= DUMP_REQUEST_INTERVAL:
+            self._dump_requested = now
+            self._link.write(self._transport, encode(RequestDump()))
+
+
+class _ReaderThread(serial.threaded.ReaderThread):  # type: ignore[misc]
+    """pyserial's reader thread, which lets the ``OSError`` of ``in_waiting`` on a vanished
+    device (a USB board unplugged, a pty closed) escape without ``connection_lost``: here that
+    error ends the connection like any other loss."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as error:
+            self.alive = False
+            self.protocol.connection_lost(error)
+
+
+class BoardLink:
+    """The board controller on a serial port, feeding the daemon's event queue.
+
+    ``port``: a device path or pyserial URL.  ``queue``: the daemon's one event queue.
+    ``clock``: timestamps of events, in seconds (default ``time.monotonic``).
+    ``baudrate`` in baud; ``read_timeout`` in seconds.  ``serial_factory`` opens the port
+    (default ``serial.serial_for_url``; tests pass their own).  ``backoff``: delays between
+    reconnection attempts (default :class:`Backoff` ``(0.25, 5.0)``).
+
+    Nothing happens until :meth:`start`; :meth:`close` stops everything.  Also a context
+    manager (start on enter, close on exit)::
+
+        with BoardLink("/dev/ttyACM0", events) as link:
+            link.send(SetLed("e6", "00ff00"))
+    """
+
+    def __init__(
+        self,
+        port: str,
+        queue: Queue[events.Event],
+        *,
+        clock: Clock = time.monotonic,
+        baudrate: int = BAUDRATE,
+        read_timeout: float = READ_TIMEOUT,
+        serial_factory: SerialFactory = serial.serial_for_url,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.port = port
+        self.clock = clock
+        self.baudrate = baudrate
+        self.read_timeout = read_timeout
+        self.bad_lines = 0
+        """Lines refused since the link was made (all connections)."""
+        self._queue = queue
+        self._serial_factory = serial_factory
+        self._backoff = backoff or Backoff()
+        self._lock = threading.Lock()  # link state: _up, _down_reported
+        self._port_lock = threading.Lock()  # the reader's start and stop, the port's close
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._reader: Any = None
+        self._up = False
+        self._down_reported = False
+
+    @property
+    def up(self) -> bool:
+        """True while a port is open and its reader runs."""
+        return self._up
+
+    def start(self) -> None:
+        """Start the link thread: it opens the port, and reopens it whenever it is lost.
+
+        Raises ``RuntimeError`` when called twice.
+        """
+        if self._thread is not None:
+            raise RuntimeError("the board link is already started")
+        self._thread = threading.Thread(target=self._run, name="companion-board-link")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def send(self, message: Message) -> bool:
+        """Send one message (a Pi command: ``DUMP?``, ``LED ...``); safe from any thread.
+
+        Returns False, after logging why, when the link is down or the write failed (the
+        board is asked for a fresh dump on reconnection, so nothing needs resending then).
+        Raises :class:`companion.errors.ProtocolError` for a message that cannot be encoded.
+        """
+        data = encode(message)
+        reader = self._reader
+        if reader is None or not self._up:
+            LOG.debug("not sent, the board link is down: %r", message)
+            return False
+        return self.write(reader, data)
+
+    def close(self) -> None:
+        """Stop reading, close the port and end the link thread.  Idempotent."""
+        self._stopping.set()
+        with self._port_lock:
+            if self._reader is not None:
+                self._reader.stop()  # the link thread then closes the port
+        if self._thread is not None:
+            self._thread.join()
+
+    def __enter__(self) -> BoardLink:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- used by the reader's protocol ---------------------------------------------------------
+
+    def post(self, event: events.Event) -> None:
+        """Put ``event`` on the daemon's queue."""
+        self._queue.put(event)
+
+    def write(self, transport: Any, data: bytes) -> bool:
+        """Write ``data`` through a reader thread (its write is thread-safe); False on failure."""
+        try:
+            transport.write(data)
+        except OSError as error:  # serial.SerialException is an OSError
+            LOG.warning("could not write to the board on %s: %s", self.port, error)
+            return False
+        return True
+
+    def connected(self) -> None:
+        """A port is open and its reader runs: post ``LinkState(up=True)``."""
+        with self._lock:
+            self._up = True
+            self._down_reported = False
+        LOG.info("board link up on %s", self.port)
+        self.post(events.LinkState(self.clock(), True, f"connected to {self.port}"))
+
+    def disconnected(self, detail: str) -> None:
+        """The link is down (``detail`` says why): post ``LinkState(up=False)`` once per outage."""
+        with self._lock:
+            report = self._up or not self._down_reported
+            self._up = False
+            self._down_reported = True
+        if not report:
+            LOG.debug("board link still down: %s", detail)
+            return
+        if self._stopping.is_set():
+            detail = "closed"
+        LOG.warning("board link down on %s: %s", self.port, detail)
+        self.post(events.LinkState(self.clock(), False, detail))
+
+    @contextlib.contextmanager
+    def guard(self, where: str) -> Iterator[None]:
+        """Run a block whose exception must not end a thread: log it, post a ``Fault``."""
+        try:
+            yield
+        except Exception as error:
+            LOG.exception("error in %s", where)
+            self.post(
+                events.Fault(self.clock(), where, str(error), {"type": type(error).__name__})
+            )
+
+    # --- the link thread ---------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            with self.guard("the board link (connecting)"):
+                self._session()
+            self._stopping.wait(self._backoff.next())
+
+    def _session(self) -> None:
+        """Open the port, read until the reader ends (lost or closed), close the port."""
+        try:
+            port = self._serial_factory(
+                self.port, baudrate=self.baudrate, timeout=self.read_timeout
+            )
+        except (OSError, ValueError) as error:
+            self.disconnected(f"cannot open {self.port}: {error}")
+            return
+        protocol = _BoardProtocol(self)
+        reader = _ReaderThread(port, lambda: protocol)
+        reader.name = "companion-board-reader"
+        with self._port_lock:
+            if self._stopping.is_set():
+                port.close()
+                return
+            self._reader = reader
+            reader.start()
+        reader.join()
+        with self._port_lock:
+            self._reader = None
+            with contextlib.suppress(OSError):
+                port.close()
+        if protocol.spoke:
+            self._backoff.reset()

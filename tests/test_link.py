@@ -1,0 +1,505 @@
+"""The serial link, on real pseudo-terminals (the test is the board on the master side) and on
+pyserial's loop://: events on the queue, garbage, lost lines, pulled cables, reconnects, faults."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import random
+import select
+import threading
+import time
+from collections.abc import Callable, Iterator
+from queue import Empty, Queue
+from typing import Any, TypeVar
+
+import pytest
+import serial
+
+from companion import events
+from companion.board.link import Backoff, BoardLink, BurstLog
+from companion.board.protocol import (
+    LAYOUTS,
+    BoardErrorMessage,
+    Dump,
+    Heartbeat,
+    Hello,
+    LineParser,
+    SetLed,
+    Unknown,
+    encode,
+)
+
+WAIT = 10.0  # seconds: generous bounds on waiting for threads, never asserted as durations
+CONNECT_REQUESTS = b"\nHELLO?*7D\nDUMP?*33\n"
+
+
+class Pty:
+    """A pseudo-terminal: the link opens the slave path, the test is the board on the master."""
+
+    def __init__(self) -> None:
+        self.master, slave = os.openpty()
+        self.path = os.ttyname(slave)
+        os.close(slave)  # the pts stays while the master is open; pyserial opens it by path
+        self.pulled = False
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.master, view) :]
+
+    def read_until(self, expected: bytes) -> bytes:
+        """Everything the link wrote, up to and including ``expected``."""
+        data = b""
+        deadline = time.monotonic() + WAIT
+        while expected not in data:
+            assert time.monotonic() < deadline, f"the link never wrote {expected!r}: {data!r}"
+            data += self._read(0.05)
+        return data
+
+    def read_available(self) -> bytes:
+        """What the link has written and the test not read yet."""
+        return self._read(0.0)
+
+    def _read(self, timeout: float) -> bytes:
+        if not select.select([self.master], [], [], timeout)[0]:
+            return b""
+        try:
+            return os.read(self.master, 4096)
+        except OSError as error:  # EIO until the link has opened the slave side
+            if error.errno != errno.EIO:
+                raise
+            return b""
+
+    def pull(self) -> None:
+        """Pull the cable: close the master side."""
+        if not self.pulled:
+            self.pulled = True
+            os.close(self.master)
+
+
+class Clock:
+    """A clock the test sets; read from the reader thread."""
+
+    def __init__(self, now: float = 100.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+E = TypeVar("E", bound=events.Event)
+
+
+def until(queue: Queue[events.Event], kind: type[events.Event]) -> list[events.Event]:
+    """The events up to and including the next one of type ``kind``; fails on a Fault or
+    after WAIT seconds."""
+    seen: list[events.Event] = []
+    deadline = time.monotonic() + WAIT
+    while not seen or not isinstance(seen[-1], kind):
+        try:
+            seen.append(queue.get(timeout=max(0.0, deadline - time.monotonic())))
+        except Empty:
+            pytest.fail(f"no {kind.__name__} event after {seen}")
+        if isinstance(seen[-1], events.Fault) and kind is not events.Fault:
+            pytest.fail(f"unexpected fault: {seen[-1]}")
+    return seen
+
+
+def next_event(queue: Queue[events.Event], kind: type[E]) -> E:
+    """The next event of type ``kind``, skipping others."""
+    event = until(queue, kind)[-1]
+    assert isinstance(event, kind)
+    return event
+
+
+def drain(queue: Queue[events.Event]) -> list[events.Event]:
+    out = []
+    while not queue.empty():
+        out.append(queue.get_nowait())
+    return out
+
+
+@pytest.fixture
+def queue() -> Queue[events.Event]:
+    return Queue()
+
+
+@pytest.fixture
+def ptys() -> Iterator[list[Pty]]:
+    made: list[Pty] = []
+    yield made
+    for pty in made:
+        pty.pull()
+
+
+@pytest.fixture
+def pty(ptys: list[Pty]) -> Pty:
+    ptys.append(Pty())
+    return ptys[-1]
+
+
+@pytest.fixture
+def make_link(queue: Queue[events.Event]) -> Iterator[Callable[..., BoardLink]]:
+    links: list[BoardLink] = []
+
+    def make(port: str, **options: Any) -> BoardLink:
+        link = BoardLink(port, queue, **options)
+        links.append(link)
+        link.start()
+        return link
+
+    yield make
+    for link in links:
+        link.close()
+
+
+# --- pure parts ---------------------------------------------------------------------------
+
+
+def test_backoff_doubles_from_a_quarter_second_to_five() -> None:
+    backoff = Backoff()
+    assert [backoff.next() for _ in range(7)] == [0.25, 0.5, 1.0, 2.0, 4.0, 5.0, 5.0]
+    backoff.reset()
+    assert backoff.next() == 0.25
+
+
+def test_backoff_refuses_impossible_delays() -> None:
+    with pytest.raises(ValueError, match="0 < first <= limit"):
+        Backoff(0, 1)
+    with pytest.raises(ValueError, match="0 < first <= limit"):
+        Backoff(2, 1)
+
+
+def test_burst_log_logs_once_per_burst_with_a_count(caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock(0.0)
+    log = BurstLog(logging.getLogger("test.burst"), "bad line", clock, window=5.0)
+    with caplog.at_level(logging.WARNING, "test.burst"):
+        for n in range(50):
+            clock.now = n * 0.01
+            log.report(f"checksum {n}")
+        log.quiet()  # still inside the window: nothing yet
+        assert caplog.messages == ["bad line: checksum 0"]
+        clock.now = 6.0
+        log.quiet()
+        assert caplog.messages[1] == "bad line: 49 more in 6.0 s, the last: checksum 49"
+        log.report("checksum again")
+        log.flush()  # a burst of one has no count to log
+        assert caplog.messages[2:] == ["bad line: checksum again"]
+
+
+def test_burst_log_report_after_the_window_logs_the_count_first(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock(0.0)
+    log = BurstLog(logging.getLogger("test.burst"), "bad line", clock, window=5.0)
+    with caplog.at_level(logging.WARNING, "test.burst"):
+        log.report("a")
+        log.report("b")
+        clock.now = 5.0
+        log.report("c")
+    assert caplog.messages == [
+        "bad line: a",
+        "bad line: 1 more in 5.0 s, the last: b",
+        "bad line: c",
+    ]
+
+
+# --- on a real pseudo-terminal --------------------------------------------------------------
+
+
+def test_link_comes_up_and_asks_for_hello_and_dump(
+    pty: Pty, queue: Queue[events.Event], make_link: Callable[..., BoardLink]
+) -> None:
+    link = make_link(pty.path, clock=Clock(7.0))
+    up = next_event(queue, events.LinkState)
+    assert up == events.LinkState(7.0, True, f"connected to {pty.path}")
+    assert link.up
+    assert pty.read_until(b"DUMP?*33\n") == CONNECT_REQUESTS
+
+
+def test_board_messages_reach_the_queue_in_order(
+    pty: Pty, queue: Queue[events.Event], make_link: Callable[..., BoardLink]
+) -> None:
+    make_link(pty.path, clock=Clock(42.0))
+    next_event(queue, events.LinkState)
+    sent = [
+        Hello(0, "1", "enceladus", "identity", "pico-1", "0.1"),
+        Dump(1, ("",) * len(LAYOUTS["enceladus"])),
+        Heartbeat(2, 1000),
+    ]
+    pty.write(b"".join(encode(message) for message in sent))
+    got = [next_event(queue, events.BoardMessage) for _ in sent]
+    assert got == [events.BoardMessage(42.0, message) for message in sent]
+
+
+def test_garbage_yields_bad_lines_never_a_crash_and_the_next_good_line_arrives(
+    pty: Pty,
+    queue: Queue[events.Event],
+    make_link: Callable[..., BoardLink],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, "companion.board")
+    link = make_link(pty.path, clock=Clock(1.0))
+    next_event(queue, events.LinkState)
+    rng = random.Random(2)
+    garbage = [
+        bytes(rng.randrange(256) for _ in range(20_000)) + b"\n",  # random bytes
+        b"X" * 1_000_000 + b"\n",  # a 1 MB line
+        encode(Heartbeat(1, 5))[:6] + b"\n",  # a half line
+        b"HB 2 5*00\n",  # a wrong checksum
+    ]
+    for chunk in garbage:
+        pty.write(chunk)
+    pty.write(encode(Heartbeat(3, 9)))
+    *bad, good = until(queue, events.BoardMessage)
+    assert good == events.BoardMessage(1.0, Heartbeat(3, 9))
+    reasons = [event.reason for event in bad if isinstance(event, events.BadLine)]
+    assert len(reasons) == len(bad) == link.bad_lines >= 4
+    assert link.up
+    assert "line longer than 1024 bytes, dropped" in reasons
+    assert events.BadLine(1.0, "checksum 0D expected, line says 00", "HB 2 5*00") in bad
+    # the clock stands still, so this is one burst: logged once; its count comes at close
+    bad_line_logs = [m for m in caplog.messages if m.startswith("bad line from the board")]
+    assert len(bad_line_logs) == 1
+    link.close()
+    summary = f"bad line from the board: {link.bad_lines - 1} more in 0.0 s, the last: "
+    assert [m for m in caplog.messages if m.startswith(summary)]
+
+
+def test_lost_lines_ask_for_a_dump_once_a_second_until_one_arrives(
+    pty: Pty, queue: Queue[events.Event], make_link: Callable[..., BoardLink]
+) -> None:
+    clock = Clock(0.0)
+    make_link(pty.path, clock=clock)
+    next_event(queue, events.LinkState)
+    assert pty.read_until(b"DUMP?*33\n") == CONNECT_REQUESTS
+
+    def board_says(seq: int, now: float) -> bytes:
+        clock.now = now
+        pty.write(encode(Heartbeat(seq, 0)))
+        next_event(queue, events.BoardMessage)
+        return pty.read_available()
+
+    assert board_says(1, 0.5) == b""  # the connection asked for a dump just now
+    assert board_says(2, 1.2) == b"DUMP?*33\n"  # no dump yet: asked again, a second later
+    assert board_says(3, 1.5) == b""
+    pty.write(encode(Dump(4, ("",) * len(LAYOUTS["mars"]))))
+    next_event(queue, events.BoardMessage)
+    assert board_says(5, 9.0) == b""  # the dump came: nothing wanted
+    assert board_says(8, 9.1) == b"DUMP?*33\n"  # 6 and 7 lost
+    assert board_says(9, 9.2) == b""
+    assert board_says(10, 10.2) == b"DUMP?*33\n"
+
+
+def test_a_hello_restarts_the_sequence(
+    pty: Pty, queue: Queue[events.Event], make_link: Callable[..., BoardLink]
+) -> None:
+    clock = Clock(0.0)
+    make_link(pty.path, clock=clock)
+    next_event(queue, events.LinkState)
+    pty.read_until(b"DUMP?*33\n")
+    pty.write(encode(Dump(500, ("",) * len(LAYOUTS["mars"]))))
+    next_event(queue, events.BoardMessage)
+    clock.now = 10.0
+    pty.write(encode(Hello(0, "1", "mars", "identity", "b", "f")))  # the board was reset
+    next_event(queue, events.BoardMessage)
+    assert pty.read_available() == b""
+
+
+def test_pulling_the_pty_away_reports_the_link_down(
+    pty: Pty, queue: Queue[events.Event], make_link: Callable[..., BoardLink]
+) -> None:
+    link = make_link(pty.path, backoff=Backoff(0.05, 0.05))
+    assert next_event(queue, events.LinkState).up
+    pty.pull()
+    down = next_event(queue, events.LinkState)
+    assert isinstance(down, events.LinkState)
+    assert not down.up
+    assert down.detail.startswith("lost: ")
+    assert not link.up
+    assert not link.send(Heartbeat(1, 1))
+
+
+def test_send_writes_the_line_to_the_board(
+    pty: Pty, queue: Queue[events.Event], make_link: Callable[..., BoardLink]
+) -> None:
+    link = make_link(pty.path)
+    next_event(queue, events.LinkState)
+    pty.read_until(b"DUMP?*33\n")
+    assert link.send(SetLed("e6", "00ff00"))
+    assert pty.read_until(b"\n") == encode(SetLed("e6", "00ff00"))
+
+
+class RecordingBackoff(Backoff):
+    def __init__(self) -> None:
+        super().__init__(0.01, 0.02)
+        self.calls: list[str] = []
+
+    def next(self) -> float:
+        self.calls.append("next")
+        return super().next()
+
+    def reset(self) -> None:
+        self.calls.append("reset")
+        super().reset()
+
+
+def test_reconnects_with_backoff_and_asks_the_new_board_for_hello_and_dump(
+    ptys: list[Pty], queue: Queue[events.Event], make_link: Callable[..., BoardLink]
+) -> None:
+    opened: list[dict[str, Any]] = []
+    failures = 2
+
+    def factory(url: str, **options: Any) -> serial.Serial:
+        nonlocal failures
+        opened.append(options)
+        if failures:
+            failures -= 1
+            raise serial.SerialException(f"could not open port {url}: no such board")
+        ptys.append(Pty())  # the board plugged in again, under another name
+        return serial.serial_for_url(ptys[-1].path, **options)
+
+    backoff = RecordingBackoff()
+    make_link("/dev/serial/by-id/usb-gardens-board", serial_factory=factory, backoff=backoff)
+    down = next_event(queue, events.LinkState)
+    assert down == events.LinkState(
+        down.t,
+        False,
+        "cannot open /dev/serial/by-id/usb-gardens-board: "
+        "could not open port /dev/serial/by-id/usb-gardens-board: no such board",
+    )
+    assert next_event(queue, events.LinkState).up
+    assert opened[0] == {"baudrate": 115200, "timeout": 0.5}
+    assert len(opened) == 3  # two failures reported as one outage
+    first = ptys[-1]
+    assert first.read_until(b"DUMP?*33\n") == CONNECT_REQUESTS
+    first.write(encode(Heartbeat(1, 1)))
+    next_event(queue, events.BoardMessage)
+
+    first.pull()
+    lost = next_event(queue, events.LinkState)
+    assert not lost.up
+    assert next_event(queue, events.LinkState).up
+    assert ptys[-1] is not first
+    assert ptys[-1].read_until(b"DUMP?*33\n") == CONNECT_REQUESTS
+    # two failed opens, then a board that spoke: the backoff starts again
+    assert backoff.calls == ["next", "next", "reset", "next"]
+
+
+def test_an_unexpected_error_while_opening_becomes_a_fault_and_the_link_retries(
+    queue: Queue[events.Event], make_link: Callable[..., BoardLink]
+) -> None:
+    calls = 0
+
+    def factory(url: str, **options: Any) -> serial.Serial:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("driver bug")
+        return serial.serial_for_url(url, **options)
+
+    make_link("loop://", serial_factory=factory, backoff=Backoff(0.01, 0.01))
+    fault = next_event(queue, events.Fault)
+    assert fault == events.Fault(
+        fault.t, "the board link (connecting)", "driver bug", {"type": "RuntimeError"}
+    )
+    assert next_event(queue, events.LinkState).up
+
+
+# --- on loop:// (what the link sends comes back to it) ----------------------------------------
+
+
+def test_loop_url_echoes_of_commands_are_ignored_and_board_lines_arrive(
+    queue: Queue[events.Event], make_link: Callable[..., BoardLink]
+) -> None:
+    link = make_link("loop://", clock=Clock(3.0))
+    next_event(queue, events.LinkState)
+    assert link.send(Heartbeat(1, 20))  # looped back as if the board had sent it
+    assert next_event(queue, events.BoardMessage) == events.BoardMessage(3.0, Heartbeat(1, 20))
+    assert drain(queue) == []  # HELLO? and DUMP? came back too, and were not queued
+
+
+def test_unknown_message_types_are_logged_once_and_not_queued(
+    queue: Queue[events.Event],
+    make_link: Callable[..., BoardLink],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, "companion.board")
+    link = make_link("loop://")
+    next_event(queue, events.LinkState)
+    link.send(Unknown("TILT", ("1", "30")))
+    link.send(Unknown("TILT", ("2", "31")))
+    link.send(Heartbeat(3, 20))
+    assert next_event(queue, events.BoardMessage).message == Heartbeat(3, 20)
+    assert drain(queue) == []
+    notes = [m for m in caplog.messages if "TILT" in m]
+    assert notes == ["ignoring TILT messages, unknown to protocol 1"]
+
+
+def test_board_errors_are_queued_and_logged_once_per_burst(
+    queue: Queue[events.Event],
+    make_link: Callable[..., BoardLink],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, "companion.board")
+    link = make_link("loop://", clock=Clock(1.0))
+    next_event(queue, events.LinkState)
+    for seq in (1, 2, 3):
+        link.send(BoardErrorMessage(seq, "E12", "row 3 reads open"))
+    got = [next_event(queue, events.BoardMessage).message for _ in range(3)]
+    assert got == [BoardErrorMessage(seq, "E12", "row 3 reads open") for seq in (1, 2, 3)]
+    assert [m for m in caplog.messages if "E12" in m] == [
+        "the board reports: error E12: row 3 reads open"
+    ]
+
+
+def test_an_error_inside_the_reader_is_logged_becomes_a_fault_and_reading_goes_on(
+    queue: Queue[events.Event],
+    make_link: Callable[..., BoardLink],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    feed = LineParser.feed
+    failed = threading.Event()
+
+    def broken_once(self: LineParser, data: bytes) -> list[Any]:
+        if not failed.is_set():
+            failed.set()
+            raise RuntimeError("sensor table corrupt")
+        return feed(self, data)
+
+    monkeypatch.setattr(LineParser, "feed", broken_once)
+    link = make_link("loop://")
+    fault = next_event(queue, events.Fault)
+    assert fault == events.Fault(
+        fault.t, "the board link (parsing)", "sensor table corrupt", {"type": "RuntimeError"}
+    )
+    assert any(record.exc_info for record in caplog.records if record.name == "companion.board")
+    link.send(Heartbeat(1, 1))
+    assert next_event(queue, events.BoardMessage).message == Heartbeat(1, 1)
+
+
+def test_send_before_start_and_after_close_returns_false(queue: Queue[events.Event]) -> None:
+    link = BoardLink("loop://", queue)
+    assert not link.send(Heartbeat(1, 1))
+    with link:
+        next_event(queue, events.LinkState)
+        assert link.send(Heartbeat(1, 1))
+    assert not link.send(Heartbeat(2, 1))
+
+
+def test_close_posts_link_down_and_ends_every_thread(queue: Queue[events.Event]) -> None:
+    link = BoardLink("loop://", queue, clock=Clock(5.0))
+    link.start()
+    next_event(queue, events.LinkState)
+    link.close()
+    assert next_event(queue, events.LinkState) == events.LinkState(5.0, False, "closed")
+    assert not [t for t in threading.enumerate() if t.name.startswith("companion-board")]
+    link.close()  # idempotent
+
+
+def test_start_twice_is_refused(queue: Queue[events.Event]) -> None:
+    with BoardLink("loop://", queue) as link, pytest.raises(RuntimeError, match="already"):
+        link.start()
