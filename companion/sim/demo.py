@@ -67,6 +67,7 @@ def run_demo(*, game: str, players: int, seed: int, display: str, board: str, ou
                              {name: factory.pin(getattr(pins, name)) for name in ("ok", "undo", "select")},
                              seed=seed, speed=speed, on_stuck=service.stop)
         service.screen_listeners.append(table.on_screen)
+        service.commit_listeners.append(table.on_commit)
         if sys.stdout.isatty():
             terminal = Display(make_device({"display": "asciiblock", **MATRIX}))
             stack.callback(terminal.close)

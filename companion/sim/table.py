@@ -3,8 +3,8 @@
 :class:`TablePlayers` plays a game the way people do: it chooses a legal step, performs it one
 piece at a time on a :class:`~companion.sim.board.VirtualBoard` (real time, with noise), answers
 the matrix's questions by pressing Select and OK on gpiozero's mock pins, and waits until the
-matrix shows the position after its step before the next player goes.  It reads the matrix
-through the screens the daemon shows, as a person reads the LED matrix.
+companion confirms its step before the next player goes.  It reads the matrix through the
+screens the daemon shows and the steps it commits, as a person reads the LED matrix.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ class TablePlayers:
         self.on_stuck = on_stuck
         self.tray = sorted(rules.tray_cells(state), key=lambda c: (len(c), c))
         self._screen: Any = None
+        self._committed: list[Any] = []
         self._changed = threading.Condition()
         self._stop = threading.Event()
         self.steps = 0
@@ -71,15 +72,20 @@ class TablePlayers:
             self._screen = screen
             self._changed.notify_all()
 
+    def on_commit(self, committed: Any) -> None:
+        """Listener for the daemon's commits (the matrix confirming a step)."""
+        with self._changed:
+            self._committed.append(committed.state)
+            self._changed.notify_all()
+
     def _wait_for(self, after: Any, path: tuple[str, ...]) -> bool:
-        target = self.rules.board(after)
         deadline = time.monotonic() + self.step_timeout
         answered: Any = None
         with self._changed:
             while not self._stop.is_set():
+                if self._committed:
+                    return self._committed.pop(0) == after
                 screen = self._screen
-                if screen is not None and not screen.menu and dict(screen.cells) == target:
-                    return True
                 if screen is not None and screen.menu and screen is not answered:
                     answered = screen
                     self._changed.release()
