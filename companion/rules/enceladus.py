@@ -61,7 +61,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import combinations_with_replacement
@@ -471,22 +471,22 @@ _MARTIAN_TARGETS = {
 
 
 def _pairs(
-    firsts: Sequence[Square], seconds: Sequence[Square], focus: frozenset[Square]
+    first: Callable[[Square], bool], second: Callable[[Square], bool], focus: frozenset[Square]
 ) -> Iterator[tuple[Square, Square]]:
-    """Pairs ``(a, b)``, ``a != b``, from ``firsts`` x ``seconds`` with ``focus <= {a, b}``."""
+    """Pairs ``(a, b)``, ``a != b``, ``first(a)`` and ``second(b)``, with ``focus <= {a, b}``;
+    with a focus, only the squares in it are tested on one side (no scan of the garden)."""
     if len(focus) > 2:
         return
-    if not focus:
-        yield from ((a, b) for a in firsts for b in seconds if a != b)
-        return
-    first_set, second_set = set(firsts), set(seconds)
     if len(focus) == 2:
         x, y = sorted(focus)
         tries: Iterable[tuple[Square, Square]] = ((x, y), (y, x))
-    else:
+    elif focus:
         (x,) = focus
-        tries = [(x, b) for b in seconds] + [(a, x) for a in firsts]
-    yield from ((a, b) for a, b in tries if a != b and a in first_set and b in second_set)
+        tries = [(x, b) for b in SQUARES] + [(a, x) for a in SQUARES]
+    else:
+        seconds = [b for b in SQUARES if second(b)]
+        tries = ((a, b) for a in SQUARES if first(a) for b in seconds)
+    yield from ((a, b) for a, b in tries if a != b and first(a) and second(b))
 
 
 def _uses(
@@ -509,21 +509,30 @@ def _uses(
         if not focus:
             yield None, ()
         return
-    flowers = [s for s in SQUARES if garden[s] >= 0]
+
+    def flower(sq: Square) -> bool:
+        return garden[sq] >= 0
+
+    def peak(sq: Square) -> bool:
+        return garden[sq] == PEAK_SQUARE
+
+    def empty(sq: Square) -> bool:  # no flower, peak or Martian (#7)
+        return garden[sq] == EMPTY_SQUARE and sq not in occ
+
+    def free_flower(sq: Square) -> bool:  # not under a Martian (#8b)
+        return garden[sq] >= 0 and sq not in occ
+
     if name == "pick":
-        yield from ((None, (s,)) for s in flowers if focus <= {s})
+        yield from ((None, (s,)) for s in (focus or SQUARES) if len(focus) <= 1 and flower(s))
         return
-    peaks = [s for s in SQUARES if garden[s] == PEAK_SQUARE]
-    empties = [s for s in SQUARES if garden[s] == EMPTY_SQUARE and s not in occ]
     if name == "swap_peak_flower":
-        free = [s for s in flowers if s not in occ]
-        pairs = _pairs(peaks, free, focus)
+        pairs = _pairs(peak, free_flower, focus)
     elif name == "swap_flowers":
-        pairs = ((a, b) for a, b in _pairs(flowers, flowers, focus) if a < b)
+        pairs = ((a, b) for a, b in _pairs(flower, flower, focus) if a < b)
     elif name == "move_flower":
-        pairs = _pairs(flowers, empties, focus)
+        pairs = _pairs(flower, empty, focus)
     else:
-        pairs = _pairs(peaks, empties, focus)
+        pairs = _pairs(peak, empty, focus)
     yield from ((None, pair) for pair in pairs)
 
 
@@ -634,8 +643,8 @@ class _Draft:
 
     def result(self, *, to_move: int, phase: Phase, discs: tuple[int | None, ...]) -> State:
         state, p = self.state, self.state.to_move - 1
-        return replace(
-            state,
+        return State(
+            options=state.options,
             garden=tuple(self.garden),
             martians=_with(state.martians, p, tuple(sorted(self.martians))),
             reserves=_with(state.reserves, p, tuple(self.reserve)),
@@ -721,22 +730,21 @@ def _next_player(state: State) -> int:
 
 
 def _place(state: State, step: Place) -> tuple[State, list[int]]:
-    text = notation(step)
     if state.phase is not Phase.PLACEMENT:
-        raise IllegalMoveError("every Martian is already placed", rule=RULE_SETUP, step=text)
+        raise IllegalMoveError("every Martian is already placed", rule=RULE_SETUP, step=notation(step))
     cell = _cell(step.cell)
     if not _STARTS_FROM <= cell < _SLOTS_FROM:
         raise IllegalMoveError(
             f"{step.cell} is not a start square: Martians start outside the garden, on L1-L10, "
             "R1-R10 or Ba-Bj",
             rule=RULE_SETUP,
-            step=text,
+            step=notation(step),
         )
     if cell in _occupancy(state):
         raise IllegalMoveError(
             f"a Martian already waits on {step.cell}: two Martians never share a start square",
             rule=RULE_START,
-            step=text,
+            step=notation(step),
         )
     first = ENTRY_RAYS[cell - _STARTS_FROM][0]
     if state.garden[first] == PEAK_SQUARE:
@@ -744,7 +752,7 @@ def _place(state: State, step: Place) -> tuple[State, list[int]]:
             f"the first garden square from {step.cell} ({SQUARE_NAMES[first]}) is a peak, so a "
             "Martian there could never enter: choose another start square",
             rule=RULE_START,
-            step=text,
+            step=notation(step),
         )
     draft = _Draft(state)
     draft.martians.append(cell)
@@ -770,28 +778,27 @@ def _cell(name: str) -> int:
     return cell
 
 
-def _own_martian(state: State, name: str, text: str) -> int:
+def _own_martian(state: State, name: str, step: Step) -> int:
     cell = _cell(name)
     if cell not in state.martians[state.to_move - 1]:
-        raise IllegalMoveError(f"you have no Martian on {name}", rule=RULE_MOVE, step=text)
+        raise IllegalMoveError(f"you have no Martian on {name}", rule=RULE_MOVE, step=notation(step))
     if state.bound is not None and cell != state.bound:
         raise IllegalMoveError(
             f"only your Martian on {LAYOUT[state.bound]} may act or move this turn: it used "
             "a special action that moves a Martian",
             rule=RULE_BOUND,
-            step=text,
+            step=notation(step),
         )
     return cell
 
 
 def _move(state: State, step: Move) -> tuple[State, list[int]]:
-    text = notation(step)
     to = parse_square(step.to)
     pick = None if step.pick is None else parse_square(step.pick)
     occ = _occupancy(state)
     garden = state.garden
     if step.martian is not None:
-        origins: tuple[int, ...] = (_own_martian(state, step.martian, text),)
+        origins: tuple[int, ...] = (_own_martian(state, step.martian, step),)
     else:
         origins = _movers(state)
     fits = [o for o in origins if to in set(_destinations(garden, occ, o))]
@@ -800,14 +807,14 @@ def _move(state: State, step: Move) -> tuple[State, list[int]]:
             f"both your Martians can reach {step.to}: say which one moves, e.g. "
             f"{LAYOUT[fits[0]]}-{step.to}",
             rule=RULE_VARIANTS,
-            step=text,
+            step=notation(step),
         )
     if not fits:
         if len(origins) > 1:
             raise IllegalMoveError(
-                f"neither of your Martians can reach {step.to}", rule=RULE_MOVE, step=text
+                f"neither of your Martians can reach {step.to}", rule=RULE_MOVE, step=notation(step)
             )
-        raise IllegalMoveError(_unreachable(state, occ, origins[0], to), rule=RULE_MOVE, step=text)
+        raise IllegalMoveError(_unreachable(state, occ, origins[0], to), rule=RULE_MOVE, step=notation(step))
     origin = fits[0]
     draft = _Draft(state)
     draft.relocate(origin, to)
@@ -820,11 +827,11 @@ def _move(state: State, step: Move) -> tuple[State, list[int]]:
         raise IllegalMoveError(
             f"after landing on {step.to} you pick up one flower next to it: {names}",
             rule=RULE_PICK,
-            step=text,
+            step=notation(step),
         )
     if not picks and pick is not None:
         raise IllegalMoveError(
-            f"there is no flower next to {step.to} to pick up", rule=RULE_PICK, step=text
+            f"there is no flower next to {step.to} to pick up", rule=RULE_PICK, step=notation(step)
         )
     if pick is not None:
         draft.take(pick)
@@ -862,7 +869,6 @@ def _describe(state: State, occ: Mapping[int, int], sq: Square) -> str:
 
 
 def _action(state: State, step: Action) -> tuple[State, list[int]]:
-    text = notation(step)
     if step.name not in ACTIONS:
         raise InvalidStepError(
             f"{step.name!r} is not a special action; the actions are {', '.join(ACTIONS)}"
@@ -877,13 +883,13 @@ def _action(state: State, step: Action) -> tuple[State, list[int]]:
             reason, rule = "the wildflower has already been taken", RULE_ACTIONS
         else:
             reason, rule = f"the {label} action has already been used in this game", RULE_ACTIONS
-        raise IllegalMoveError(reason, rule=rule, step=text)
+        raise IllegalMoveError(reason, rule=rule, step=notation(step))
     colours = state.options.colours
     if step.pay == base.WILD:
         raise IllegalMoveError(
             "the wildflower cannot pay: a payment is 3 flowers of one colour",
             rule=RULE_NOTES,
-            step=text,
+            step=notation(step),
         )
     pay = _colour(state, step.pay)
     have = state.reserves[state.to_move - 1][pay]
@@ -891,23 +897,23 @@ def _action(state: State, step: Action) -> tuple[State, list[int]]:
         raise IllegalMoveError(
             f"a special action costs 3 flowers of one colour; you have {have} {step.pay}",
             rule=RULE_ACTIONS,
-            step=text,
+            step=notation(step),
         )
     if k == _TUBE and sum(state.tube) < DRAW:
         raise IllegalMoveError(
             f"the tube action needs at least 3 flowers in the tube before you pay; it holds "
             f"{sum(state.tube)}",
             rule=RULE_TUBE,
-            step=text,
+            step=notation(step),
         )
     if step.drawn and k != _TUBE:
-        raise InvalidStepError(f"{text}: only the tube action draws flowers")
+        raise InvalidStepError(f"{notation(step)}: only the tube action draws flowers")
     if len(step.cells) not in _ARITY[step.name]:
-        raise InvalidStepError(f"{text}: {label} takes {_ARITY[step.name][-1]} square(s)")
+        raise InvalidStepError(f"{notation(step)}: {label} takes {_ARITY[step.name][-1]} square(s)")
     if step.martian is not None and step.name not in MARTIAN_ACTIONS:
-        raise InvalidStepError(f"{text}: {label} does not use a Martian")
+        raise InvalidStepError(f"{notation(step)}: {label} does not use a Martian")
     occ = _occupancy(state)
-    martian = None if step.martian is None else _own_martian(state, step.martian, text)
+    martian = None if step.martian is None else _own_martian(state, step.martian, step)
     cells = tuple(parse_square(c) for c in step.cells)
     matches = [
         (m, c)
@@ -917,21 +923,21 @@ def _action(state: State, step: Action) -> tuple[State, list[int]]:
     ]
     if not matches:
         reason, rule = _why_not(state, occ, step.name, martian, cells)
-        raise IllegalMoveError(reason, rule=rule, step=text)
+        raise IllegalMoveError(reason, rule=rule, step=notation(step))
     if len(matches) > 1:
         options = " or ".join(
             f"{LAYOUT[m]}-{SQUARE_NAMES[c[0]]}" if m is not None else SQUARE_NAMES[c[0]]
             for m, c in matches
         )
         raise IllegalMoveError(
-            f"say which {label} you mean: {options}", rule=RULE_ACTIONS, step=text
+            f"say which {label} you mean: {options}", rule=RULE_ACTIONS, step=notation(step)
         )
     draft = _Draft(state)
     draft.reserve[pay] -= PAYMENT
     draft.tube[pay] += PAYMENT
     drawn = tuple(_colour(state, c) for c in step.drawn)
     if k == _TUBE:
-        _check_draw(draft.tube, drawn, colours, text)
+        _check_draw(draft.tube, drawn, colours, step)
     (martian, cells), = matches
     _perform(draft, step.name, martian, cells, drawn)
     draft.touched.append(_SLOTS_FROM + k)
@@ -949,19 +955,21 @@ def _colour(state: State, name: str) -> int:
         ) from None
 
 
-def _check_draw(tube: Sequence[int], drawn: Sequence[int], colours: Sequence[str], text: str) -> None:
+def _check_draw(
+    tube: Sequence[int], drawn: Sequence[int], colours: Sequence[str], step: Step
+) -> None:
     if len(drawn) != DRAW:
         raise IllegalMoveError(
             f"the tube action draws exactly 3 flowers; the step names {len(drawn)}",
             rule=RULE_TUBE,
-            step=text,
+            step=notation(step),
         )
     for c, n in Counter(drawn).items():
         if n > tube[c]:
             raise IllegalMoveError(
                 f"after your payment the tube holds {tube[c]} {colours[c]}, not {n}",
                 rule=RULE_TUBE,
-                step=text,
+                step=notation(step),
             )
 
 
@@ -1258,7 +1266,7 @@ def parse_step(state: State, text: str) -> Step:
         if body.startswith("@"):
             _cell(body[1:])
             return Place(body[1:])
-        if ":" in body:
+        if ":" in body or body in ACTIONS:
             return _parse_action(state, body)
         if not body:
             raise InvalidStepError(f"an empty step: {_HOW}")
