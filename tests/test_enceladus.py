@@ -131,7 +131,7 @@ def test_layout_is_garden_start_squares_slots_and_tray_in_dump_order() -> None:
     assert enc.RULES.tray_cells(state) == frozenset(layout[140:])
 
 
-def test_the_wildflower_waits_on_slot_10_and_the_tube_is_covered_in_the_combinatorial_game() -> None:
+def test_the_wildflower_waits_on_slot_10_and_the_combinatorial_game_covers_the_tube() -> None:
     standard = enc.board(enc.new_game(2, 1, {}))
     assert standard["A10"] == "wild" and standard["A1"] == ""
     assert enc.board(enc.new_game(2, 1, {"tube": False}))["A1"] == "D0"
@@ -258,7 +258,9 @@ def test_tube_draws_are_every_multiset_the_tube_can_give() -> None:
 
 
 def test_martian_actions_are_refused_outside_the_garden() -> None:
-    state = position({"L3": "M1", "a3": "red", "b4": "blue", "R9": "M2"}, reserves={"1": {"blue": 3}})
+    state = position(
+        {"L3": "M1", "a3": "red", "b4": "blue", "R9": "M2"}, reserves={"1": {"blue": 3}}
+    )
     error = refusal(state, Action("diagonal", "blue", ("b4",)))
     assert "outside the garden" in error.reason
 
@@ -329,7 +331,10 @@ def test_rank_points_share_the_higher_value_on_ties() -> None:
 def test_outcome_ranks_best_first_and_status_shows_hands() -> None:
     state = position(
         {"j1": "M1", "c5": "green", "L8": "M2"},
-        reserves={"1": {"blue": 1}, "2": {"blue": 1, "red": 1, "yellow": 1, "green": 1, "purple": 1}},
+        reserves={
+            "1": {"blue": 1},
+            "2": {"blue": 1, "red": 1, "yellow": 1, "green": 1, "purple": 1},
+        },
     )
     assert enc.outcome(state) == base.Outcome(
         (2,), "player 1 cannot reach any flower", ((2, "1-1-1-1-1", 1), (1, "0-0-0-0-1", 0))
@@ -367,7 +372,10 @@ def test_choice_path_names_the_payment_and_the_draws() -> None:
 def test_candidates_of_a_touched_slot_are_that_actions_uses_only() -> None:
     state = position(BOARD_A, reserves={"1": {"blue": 3}})
     found = list(enc.candidates(state, frozenset({"A7", "a1"})))
-    assert found and all(s.name == "swap_flowers" and "a1" in s.cells for s in found)  # type: ignore[union-attr]
+    assert found
+    assert all(
+        isinstance(s, Action) and s.name == "swap_flowers" and "a1" in s.cells for s in found
+    )
     assert list(enc.candidates(state, frozenset({"A7", "A8"}))) == []
     assert list(enc.candidates(state, frozenset({"T1"}))) == []
 

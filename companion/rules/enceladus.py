@@ -7,6 +7,12 @@ Sources: ``shared/rules/gardens-of-enceladus.txt`` (the text) and ``CLARIFICATIO
 :mod:`companion.rules.cases`.  Everything is pure: a game is a frozen :class:`State`, chance
 (the tube draws) arrives inside the steps.
 
+Functions: :func:`new_game`, :func:`setup_valid`, :func:`legal_steps`, :func:`apply`,
+:func:`changes`, :func:`candidates`, :func:`board`, :func:`outcome`, :func:`hands`,
+:func:`hand`, :func:`rank_points`, :func:`status`, :func:`tray_filter`, :func:`choice_path`,
+:func:`notation` / :func:`parse_step`, :func:`format_position` / :func:`parse_position`,
+:func:`read_options`.
+
 Options (CLARIFICATIONS.md Enceladus #10, #1): ``mode`` (``competitive`` | ``cooperative``),
 ``martians_per_player`` (1 | 2, two players only), ``tube`` (true | false: false is the
 combinatorial game, the tube action covered at the start), ``colours`` (five names, default
@@ -687,15 +693,11 @@ def changes(state: State, step: Step) -> dict[str, base.Piece]:
 def _advance(state: State, step: Step) -> tuple[State, list[int]]:
     """The raw effect of ``step`` (no end test) and the layout cells it may change."""
     if state.phase is Phase.OVER:
-        raise IllegalMoveError(
-            "the game is over: no more steps", rule=RULE_END, step=notation(step)
-        )
+        raise _illegal("the game is over: no more steps", RULE_END, step)
     if isinstance(step, Place):
         return _place(state, step)
     if state.phase is Phase.PLACEMENT:
-        raise IllegalMoveError(
-            "place your Martian on a start square first", rule=RULE_SETUP, step=notation(step)
-        )
+        raise _illegal("place your Martian on a start square first", RULE_SETUP, step)
     if isinstance(step, Move):
         return _move(state, step)
     return _action(state, step)
@@ -725,35 +727,31 @@ def _move_makeable(state: State) -> bool:
     return False
 
 
+def _illegal(reason: str, rule: str, step: Step) -> IllegalMoveError:
+    return IllegalMoveError(reason, rule=rule, step=notation(step))
+
+
 def _next_player(state: State) -> int:
     return state.to_move % state.players + 1
 
 
 def _place(state: State, step: Place) -> tuple[State, list[int]]:
     if state.phase is not Phase.PLACEMENT:
-        raise IllegalMoveError("every Martian is already placed", rule=RULE_SETUP, step=notation(step))
+        raise _illegal("every Martian is already placed", RULE_SETUP, step)
     cell = _cell(step.cell)
     if not _STARTS_FROM <= cell < _SLOTS_FROM:
-        raise IllegalMoveError(
-            f"{step.cell} is not a start square: Martians start outside the garden, on L1-L10, "
-            "R1-R10 or Ba-Bj",
-            rule=RULE_SETUP,
-            step=notation(step),
-        )
+        reason = f"{step.cell} is not a start square: Martians start outside the garden"
+        raise _illegal(f"{reason}, on L1-L10, R1-R10 or Ba-Bj", RULE_SETUP, step)
     if cell in _occupancy(state):
-        raise IllegalMoveError(
-            f"a Martian already waits on {step.cell}: two Martians never share a start square",
-            rule=RULE_START,
-            step=notation(step),
-        )
+        reason = f"a Martian already waits on {step.cell}: two Martians never share a start square"
+        raise _illegal(reason, RULE_START, step)
     first = ENTRY_RAYS[cell - _STARTS_FROM][0]
     if state.garden[first] == PEAK_SQUARE:
-        raise IllegalMoveError(
+        reason = (
             f"the first garden square from {step.cell} ({SQUARE_NAMES[first]}) is a peak, so a "
-            "Martian there could never enter: choose another start square",
-            rule=RULE_START,
-            step=notation(step),
+            "Martian there could never enter: choose another start square"
         )
+        raise _illegal(reason, RULE_START, step)
     draft = _Draft(state)
     draft.martians.append(cell)
     draft.touched.append(cell)
@@ -781,14 +779,13 @@ def _cell(name: str) -> int:
 def _own_martian(state: State, name: str, step: Step) -> int:
     cell = _cell(name)
     if cell not in state.martians[state.to_move - 1]:
-        raise IllegalMoveError(f"you have no Martian on {name}", rule=RULE_MOVE, step=notation(step))
+        raise _illegal(f"you have no Martian on {name}", RULE_MOVE, step)
     if state.bound is not None and cell != state.bound:
-        raise IllegalMoveError(
-            f"only your Martian on {LAYOUT[state.bound]} may act or move this turn: it used "
-            "a special action that moves a Martian",
-            rule=RULE_BOUND,
-            step=notation(step),
+        reason = (
+            f"only your Martian on {LAYOUT[state.bound]} may act or move this turn: it used a "
+            "special action that moves a Martian"
         )
+        raise _illegal(reason, RULE_BOUND, step)
     return cell
 
 
@@ -803,18 +800,15 @@ def _move(state: State, step: Move) -> tuple[State, list[int]]:
         origins = _movers(state)
     fits = [o for o in origins if to in set(_destinations(garden, occ, o))]
     if len(fits) > 1:
-        raise IllegalMoveError(
+        reason = (
             f"both your Martians can reach {step.to}: say which one moves, e.g. "
-            f"{LAYOUT[fits[0]]}-{step.to}",
-            rule=RULE_VARIANTS,
-            step=notation(step),
+            f"{LAYOUT[fits[0]]}-{step.to}"
         )
+        raise _illegal(reason, RULE_VARIANTS, step)
     if not fits:
         if len(origins) > 1:
-            raise IllegalMoveError(
-                f"neither of your Martians can reach {step.to}", rule=RULE_MOVE, step=notation(step)
-            )
-        raise IllegalMoveError(_unreachable(state, occ, origins[0], to), rule=RULE_MOVE, step=notation(step))
+            raise _illegal(f"neither of your Martians can reach {step.to}", RULE_MOVE, step)
+        raise _illegal(_unreachable(state, occ, origins[0], to), RULE_MOVE, step)
     origin = fits[0]
     draft = _Draft(state)
     draft.relocate(origin, to)
@@ -824,15 +818,10 @@ def _move(state: State, step: Move) -> tuple[State, list[int]]:
     ]
     if picks and pick not in picks:
         names = " or ".join(SQUARE_NAMES[n] for n in picks)
-        raise IllegalMoveError(
-            f"after landing on {step.to} you pick up one flower next to it: {names}",
-            rule=RULE_PICK,
-            step=notation(step),
-        )
+        reason = f"after landing on {step.to} you pick up one flower next to it: {names}"
+        raise _illegal(reason, RULE_PICK, step)
     if not picks and pick is not None:
-        raise IllegalMoveError(
-            f"there is no flower next to {step.to} to pick up", rule=RULE_PICK, step=notation(step)
-        )
+        raise _illegal(f"there is no flower next to {step.to} to pick up", RULE_PICK, step)
     if pick is not None:
         draft.take(pick)
     for sq in _soliflowers(draft.garden):
@@ -883,29 +872,22 @@ def _action(state: State, step: Action) -> tuple[State, list[int]]:
             reason, rule = "the wildflower has already been taken", RULE_ACTIONS
         else:
             reason, rule = f"the {label} action has already been used in this game", RULE_ACTIONS
-        raise IllegalMoveError(reason, rule=rule, step=notation(step))
+        raise _illegal(reason, rule, step)
     colours = state.options.colours
     if step.pay == base.WILD:
-        raise IllegalMoveError(
-            "the wildflower cannot pay: a payment is 3 flowers of one colour",
-            rule=RULE_NOTES,
-            step=notation(step),
-        )
+        reason = "the wildflower cannot pay: a payment is 3 flowers of one colour"
+        raise _illegal(reason, RULE_NOTES, step)
     pay = _colour(state, step.pay)
     have = state.reserves[state.to_move - 1][pay]
     if have < PAYMENT:
-        raise IllegalMoveError(
-            f"a special action costs 3 flowers of one colour; you have {have} {step.pay}",
-            rule=RULE_ACTIONS,
-            step=notation(step),
-        )
+        reason = f"a special action costs 3 flowers of one colour; you have {have} {step.pay}"
+        raise _illegal(reason, RULE_ACTIONS, step)
     if k == _TUBE and sum(state.tube) < DRAW:
-        raise IllegalMoveError(
-            f"the tube action needs at least 3 flowers in the tube before you pay; it holds "
-            f"{sum(state.tube)}",
-            rule=RULE_TUBE,
-            step=notation(step),
+        reason = (
+            "the tube action needs at least 3 flowers in the tube before you pay; it holds "
+            f"{sum(state.tube)}"
         )
+        raise _illegal(reason, RULE_TUBE, step)
     if step.drawn and k != _TUBE:
         raise InvalidStepError(f"{notation(step)}: only the tube action draws flowers")
     if len(step.cells) not in _ARITY[step.name]:
@@ -923,15 +905,13 @@ def _action(state: State, step: Action) -> tuple[State, list[int]]:
     ]
     if not matches:
         reason, rule = _why_not(state, occ, step.name, martian, cells)
-        raise IllegalMoveError(reason, rule=rule, step=notation(step))
+        raise _illegal(reason, rule, step)
     if len(matches) > 1:
         options = " or ".join(
             f"{LAYOUT[m]}-{SQUARE_NAMES[c[0]]}" if m is not None else SQUARE_NAMES[c[0]]
             for m, c in matches
         )
-        raise IllegalMoveError(
-            f"say which {label} you mean: {options}", rule=RULE_ACTIONS, step=notation(step)
-        )
+        raise _illegal(f"say which {label} you mean: {options}", RULE_ACTIONS, step)
     draft = _Draft(state)
     draft.reserve[pay] -= PAYMENT
     draft.tube[pay] += PAYMENT
@@ -959,18 +939,12 @@ def _check_draw(
     tube: Sequence[int], drawn: Sequence[int], colours: Sequence[str], step: Step
 ) -> None:
     if len(drawn) != DRAW:
-        raise IllegalMoveError(
-            f"the tube action draws exactly 3 flowers; the step names {len(drawn)}",
-            rule=RULE_TUBE,
-            step=notation(step),
-        )
+        reason = f"the tube action draws exactly 3 flowers; the step names {len(drawn)}"
+        raise _illegal(reason, RULE_TUBE, step)
     for c, n in Counter(drawn).items():
         if n > tube[c]:
-            raise IllegalMoveError(
-                f"after your payment the tube holds {tube[c]} {colours[c]}, not {n}",
-                rule=RULE_TUBE,
-                step=notation(step),
-            )
+            reason = f"after your payment the tube holds {tube[c]} {colours[c]}, not {n}"
+            raise _illegal(reason, RULE_TUBE, step)
 
 
 def _why_not(
@@ -1006,7 +980,8 @@ def _why_not(
         elif name == "diagonal":
             ray = next((r for r in DIAGONAL_RAYS[m] if t in r), None)
             if ray is None:
-                return f"{SQUARE_NAMES[t]} is not on a diagonal from {SQUARE_NAMES[m]}", RULE_ACTIONS
+                where = f"{SQUARE_NAMES[t]} is not on a diagonal from {SQUARE_NAMES[m]}"
+                return where, RULE_ACTIONS
             for sq in ray[: ray.index(t)]:
                 if garden[sq] == PEAK_SQUARE:
                     return f"the peak on {SQUARE_NAMES[sq]} blocks the way", RULE_ACTIONS
@@ -1025,9 +1000,10 @@ def _why_not(
     if name == "swap_flowers":
         return f"{label} needs two flowers: {said[0]}, {said[1]}", RULE_ACTIONS
     kind = "flower" if name == "move_flower" else "peak"
-    if (garden[a] >= 0) if kind == "flower" else (garden[a] == PEAK_SQUARE):
-        return f"{said[1]}: a {kind} moves only to an empty square", RULE_ACTIONS
-    return f"{said[0]}: there is no {kind} to move", RULE_ACTIONS
+    movable = garden[a] >= 0 if name == "move_flower" else garden[a] == PEAK_SQUARE
+    if not movable:
+        return f"{said[0]}: there is no {kind} to move", RULE_ACTIONS
+    return f"{said[1]}: a {kind} moves only to an empty square", RULE_ACTIONS
 
 
 def _perform(
@@ -1192,7 +1168,7 @@ def outcome(state: State) -> base.Outcome | None:
     )
 
 
-# ----------------------------------------------------------------------------- what the sensors miss
+# ----------------------------------------------------------------------------- unseen choices
 
 
 def _shown(step: Step) -> dict[str, int]:
@@ -1374,7 +1350,12 @@ def parse_position(text: str) -> State:
         raise InvalidStepError("the slots field is 10 characters: - unused, else a player digit")
     discs = tuple(None if ch == "-" else int(ch) for ch in slots_text)
     turn = turn_text.split(":")
-    if len(turn) not in (2, 3) or not turn[0].isdigit() or turn[1] not in set(Phase):
+    if (
+        len(turn) not in (2, 3)
+        or not turn[0].isdigit()
+        or not 1 <= int(turn[0]) <= len(reserves)
+        or turn[1] not in set(Phase)
+    ):
         raise InvalidStepError("the turn field is player:phase or player:phase:cell, e.g. 1:turn")
     return State(
         options=options,
