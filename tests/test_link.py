@@ -21,7 +21,6 @@ from companion import events
 from companion.board.link import Backoff, BoardLink, BurstLog
 from companion.board.protocol import (
     LAYOUTS,
-    BoardErrorMessage,
     Dump,
     Heartbeat,
     Hello,
@@ -436,23 +435,6 @@ def test_unknown_message_types_are_logged_once_and_not_queued(
     assert drain(queue) == []
     notes = [m for m in caplog.messages if "TILT" in m]
     assert notes == ["ignoring TILT messages, unknown to protocol 1"]
-
-
-def test_board_errors_are_queued_and_logged_once_per_burst(
-    queue: Queue[events.Event],
-    make_link: Callable[..., BoardLink],
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    caplog.set_level(logging.WARNING, "companion.board")
-    link = make_link("loop://", clock=Clock(1.0))
-    next_event(queue, events.LinkState)
-    for seq in (1, 2, 3):
-        link.send(BoardErrorMessage(seq, "E12", "row 3 reads open"))
-    got = [next_event(queue, events.BoardMessage).message for _ in range(3)]
-    assert got == [BoardErrorMessage(seq, "E12", "row 3 reads open") for seq in (1, 2, 3)]
-    assert [m for m in caplog.messages if "E12" in m] == [
-        "the board reports: error E12: row 3 reads open"
-    ]
 
 
 def test_an_error_inside_the_reader_is_logged_becomes_a_fault_and_reading_goes_on(

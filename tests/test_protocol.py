@@ -30,6 +30,7 @@ from companion.board.protocol import (
     frame,
 )
 from companion.errors import ProtocolError
+from companion.rules import load
 
 
 def line(body: str) -> bytes:
@@ -397,3 +398,20 @@ def test_sequence_check_counts_lost_lines_and_wraps() -> None:
     check.restart()
     assert check.observe(0) == 0
     assert check.observe(1) == 0
+
+
+@pytest.mark.parametrize(
+    ("layout", "game", "options"),
+    [
+        ("enceladus", "enceladus", {}),
+        ("mars", "mars", {}),
+        ("uranus-hexagonal", "uranus", {"board": "hexagonal"}),
+        ("uranus-trapezoid", "uranus", {"board": "trapezoid"}),
+        ("uranus-rhombus", "uranus", {"board": "rhombus"}),
+    ],
+)
+def test_rules_cores_lay_out_their_boards_in_the_wire_dump_order(
+    layout: str, game: str, options: dict[str, str]
+) -> None:
+    rules = load(game).RULES
+    assert rules.layout(rules.new_game(2, 1, options)) == LAYOUTS[layout]

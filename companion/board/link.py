@@ -43,7 +43,6 @@ import serial.threaded
 from companion import events
 from companion.board.protocol import (
     VERSION,
-    BoardErrorMessage,
     BoardToPi,
     Dump,
     Hello,
@@ -169,7 +168,6 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
         self._parser = LineParser()
         self._sequence = SequenceCheck()
         self._bad_lines = BurstLog(LOG, "bad line from the board", link.clock, BURST_WINDOW)
-        self._board_errors = BurstLog(LOG, "the board reports", link.clock, BURST_WINDOW)
         self._unknown: set[str] = set()
         self._transport: Any = None
         self._dump_wanted = False
@@ -197,7 +195,6 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
     def connection_lost(self, exc: BaseException | None) -> None:
         with self._link.guard("the board link (disconnecting)"):
             self._bad_lines.flush()
-            self._board_errors.flush()
             self._link.disconnected(f"lost: {exc}" if exc else "port closed")
 
     def _handle(self, item: Message | LineRefused) -> None:
@@ -221,17 +218,6 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
                 self._unknown.add(item.kind)
                 LOG.info("ignoring %s messages, unknown to protocol %d", item.kind, VERSION)
             return
-        if isinstance(item, Hello):
-            LOG.info(
-                "board %s says hello: firmware %s, protocol %s, %s layout, %s sensing",
-                item.board_id,
-                item.firmware,
-                item.version,
-                item.layout,
-                item.sensing,
-            )
-        elif isinstance(item, BoardErrorMessage):
-            self._board_errors.report(f"error {item.code}: {item.text}")
         self.spoke = True
         self._link.post(events.BoardMessage(now, item))
 
