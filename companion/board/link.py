@@ -176,33 +176,33 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
         """True once a good message arrived on this connection."""
 
     def connection_made(self, transport: Any) -> None:
-        with self._link.guard("the board link (connecting)"):
+        with self._link._guard("the board link (connecting)"):
             self._transport = transport
-            self._link.connected()
+            self._link._connected()
             # A newline first ends whatever half line a reset board left in its input.
-            self._link.write(transport, b"\n" + encode(RequestHello()))
+            self._link._write(transport, b"\n" + encode(RequestHello()))
             self._dump_wanted = True
             self._ask_for_dump(self._link.clock(), force=True)
 
     def data_received(self, data: bytes) -> None:
         items: list[Message | LineRefused] = []
-        with self._link.guard("the board link (parsing)"):
+        with self._link._guard("the board link (parsing)"):
             items = self._parser.feed(data)
         for item in items:
-            with self._link.guard("the board link (handling a message)"):
+            with self._link._guard("the board link (handling a message)"):
                 self._handle(item)
 
     def connection_lost(self, exc: BaseException | None) -> None:
-        with self._link.guard("the board link (disconnecting)"):
+        with self._link._guard("the board link (disconnecting)"):
             self._bad_lines.flush()
-            self._link.disconnected(f"lost: {exc}" if exc else "port closed")
+            self._link._disconnected(f"lost: {exc}" if exc else "port closed")
 
     def _handle(self, item: Message | LineRefused) -> None:
         now = self._link.clock()
         if isinstance(item, LineRefused):
             self._link.bad_lines += 1
             self._bad_lines.report(f"{item.reason}: {item.excerpt!r}")
-            self._link.post(events.BadLine(now, item.reason, item.excerpt))
+            self._link._post(events.BadLine(now, item.reason, item.excerpt))
             return
         self._bad_lines.quiet()
         if isinstance(item, _PI_COMMANDS):
@@ -219,7 +219,7 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
                 LOG.info("ignoring %s messages, unknown to protocol %d", item.kind, VERSION)
             return
         self.spoke = True
-        self._link.post(events.BoardMessage(now, item))
+        self._link._post(events.BoardMessage(now, item))
 
     def _check_sequence(self, item: BoardToPi | Unknown) -> None:
         """A gap in the sequence numbers means lost lines: a dump is wanted."""
@@ -234,7 +234,7 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
     def _ask_for_dump(self, now: float, *, force: bool = False) -> None:
         if force or now - self._dump_requested >= DUMP_REQUEST_INTERVAL:
             self._dump_requested = now
-            self._link.write(self._transport, encode(RequestDump()))
+            self._link._write(self._transport, encode(RequestDump()))
 
 
 class _ReaderThread(serial.threaded.ReaderThread):  # type: ignore[misc]
@@ -322,7 +322,7 @@ class BoardLink:
         if reader is None or not self._up:
             LOG.debug("not sent, the board link is down: %r", message)
             return False
-        return self.write(reader, data)
+        return self._write(reader, data)
 
     def close(self) -> None:
         """Stop reading, close the port and end the link thread.  Idempotent."""
@@ -345,13 +345,13 @@ class BoardLink:
     ) -> None:
         self.close()
 
-    # --- used by the reader's protocol ---------------------------------------------------------
+    # --- for the reader's protocol (same module) -----------------------------------------------
 
-    def post(self, event: events.Event) -> None:
+    def _post(self, event: events.Event) -> None:
         """Put ``event`` on the daemon's queue."""
         self._queue.put(event)
 
-    def write(self, transport: Any, data: bytes) -> bool:
+    def _write(self, transport: Any, data: bytes) -> bool:
         """Write ``data`` through a reader thread (its write is thread-safe); False on failure."""
         try:
             transport.write(data)
@@ -360,15 +360,15 @@ class BoardLink:
             return False
         return True
 
-    def connected(self) -> None:
+    def _connected(self) -> None:
         """A port is open and its reader runs: post ``LinkState(up=True)``."""
         with self._lock:
             self._up = True
             self._down_reported = False
         LOG.info("board link up on %s", self.port)
-        self.post(events.LinkState(self.clock(), True, f"connected to {self.port}"))
+        self._post(events.LinkState(self.clock(), True, f"connected to {self.port}"))
 
-    def disconnected(self, detail: str) -> None:
+    def _disconnected(self, detail: str) -> None:
         """The link is down (``detail`` says why): post ``LinkState(up=False)`` once per outage."""
         with self._lock:
             report = self._up or not self._down_reported
@@ -380,16 +380,16 @@ class BoardLink:
         if self._stopping.is_set():
             detail = "closed"
         LOG.warning("board link down on %s: %s", self.port, detail)
-        self.post(events.LinkState(self.clock(), False, detail))
+        self._post(events.LinkState(self.clock(), False, detail))
 
     @contextlib.contextmanager
-    def guard(self, where: str) -> Iterator[None]:
+    def _guard(self, where: str) -> Iterator[None]:
         """Run a block whose exception must not end a thread: log it, post a ``Fault``."""
         try:
             yield
         except Exception as error:
             LOG.exception("error in %s", where)
-            self.post(
+            self._post(
                 events.Fault(self.clock(), where, str(error), {"type": type(error).__name__})
             )
 
@@ -397,7 +397,7 @@ class BoardLink:
 
     def _run(self) -> None:
         while not self._stopping.is_set():
-            with self.guard("the board link (connecting)"):
+            with self._guard("the board link (connecting)"):
                 self._session()
             self._stopping.wait(self._backoff.next())
 
@@ -408,7 +408,7 @@ class BoardLink:
                 self.port, baudrate=self.baudrate, timeout=self.read_timeout
             )
         except (OSError, ValueError) as error:
-            self.disconnected(f"cannot open {self.port}: {error}")
+            self._disconnected(f"cannot open {self.port}: {error}")
             return
         protocol = _BoardProtocol(self)
         reader = _ReaderThread(port, lambda: protocol)
