@@ -1,0 +1,288 @@
+"""The referee against the real rules cores: what a player does on the board, what it commits.
+
+Positions come from the case adapters (the shared case format); events are fed in virtual
+time, and the referee's own timers fire as the service would fire them.  Scenarios from
+issue 2 ("Real-world scenarios to turn into tests") are named after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from companion.board import protocol
+from companion.events import BoardMessage, Button, Timer
+from companion.referee.effects import Buzz, Committed, GameOver, SetTimer, Show, Undone
+from companion.referee.referee import Referee, RefereeSettings
+from companion.rules import load
+
+ENCELADUS = load("enceladus")
+URANUS = load("uranus")
+SETTINGS = RefereeSettings(debounce_s=0.02, settle_s=0.4, grace_s=1.5, tray=True)
+
+
+@dataclass
+class Table:
+    """Feeds a referee in virtual time and keeps what it asked for."""
+
+    referee: Referee
+    now: float = 0.0
+    timers: dict[str, float] = field(default_factory=dict)
+    effects: list[Any] = field(default_factory=list)
+    seq: int = 0
+
+    def _run(self, effects: list[Any]) -> None:
+        for effect in effects:
+            self.effects.append(effect)
+            if isinstance(effect, SetTimer):
+                if effect.at is None:
+                    self.timers.pop(effect.name, None)
+                else:
+                    self.timers[effect.name] = effect.at
+
+    def wait(self, seconds: float) -> None:
+        """Let ``seconds`` pass, firing the referee's timers on the way."""
+        until = self.now + seconds
+        while self.timers and min(self.timers.values()) <= until:
+            name = min(self.timers, key=self.timers.__getitem__)
+            self.now = max(self.now, self.timers.pop(name))
+            self._run(self.referee.handle(Timer(self.now, name)))
+        self.now = until
+
+    def message(self, message: Any) -> None:
+        self._run(self.referee.handle(BoardMessage(self.now, message)))
+
+    def dump(self) -> None:
+        board = self.referee.rules.board(self.referee.state)
+        self.message(protocol.Dump(seq=0, pieces=tuple(board[c] for c in self.referee.layout)))
+
+    def put(self, cell: str, piece: str, *, after: float = 0.2, hold: float = 0.03) -> None:
+        """After ``after`` seconds, the sensor of ``cell`` reads ``piece`` (and holds it
+        ``hold`` seconds, past the debounce time, unless the next reading comes sooner)."""
+        self.wait(after)
+        self.seq += 1
+        self.message(protocol.FieldUpdate(seq=self.seq, cell=cell, piece=piece))
+        self.wait(hold)
+
+    def press(self, name: str, *, after: float = 0.3) -> None:
+        self.wait(after)
+        self._run(self.referee.handle(Button(self.now, name, True)))
+        self._run(self.referee.handle(Button(self.now + 0.08, name, False)))
+
+    def commits(self) -> list[str]:
+        return [e.step for e in self.effects if isinstance(e, Committed)]
+
+    def screens(self) -> list[Any]:
+        return [e.screen for e in self.effects if isinstance(e, Show)]
+
+
+def enceladus(cells: dict[str, str], reserves: dict[str, dict[str, int]] | None = None,
+              tube: dict[str, int] | None = None, settings: RefereeSettings = SETTINGS) -> Table:
+    state = ENCELADUS.CASES.position({
+        "game": "enceladus", "options": {},
+        "position": {"players": 2, "to_move": 1, "cells": cells,
+                     "reserves": reserves or {"1": {}, "2": {}}, "tube": tube or {},
+                     "used_actions": []}})
+    table = Table(Referee(ENCELADUS.RULES, state, "enceladus", settings))
+    table.dump()
+    return table
+
+
+# enc-pick-01's position: M1 on f2 moves to f5 and picks f6 (shared/cases/enceladus.json)
+PICK = {"f2": "M1", "f5": "red", "f6": "yellow", "g5": "blue", "h5": "blue", "e5": "peak",
+        "L10": "M2", "c10": "green", "d10": "green"}
+
+
+def test_a_move_made_piece_by_piece_is_committed_once_when_the_last_flower_goes() -> None:
+    table = enceladus(PICK)
+    table.put("f2", "")         # the Martian lifted
+    table.put("f5", "")         # the flower it lands on taken
+    table.put("f5", "M1")       # the Martian set down
+    table.put("g5", "")         # the adjacent pick
+    table.put("h5", "")         # a soliflower
+    assert table.commits() == []
+    table.put("f6", "")         # the last soliflower: no other step could still be under way
+    assert table.commits() == ["f5/g5"]
+    table.wait(5)
+    assert table.commits() == ["f5/g5"]
+    assert ENCELADUS.RULES.to_move(table.referee.state) == 2
+
+
+def test_a_board_that_may_still_become_another_step_waits_for_the_settle_time() -> None:
+    table = enceladus(PICK)
+    # f5/f6 is complete, but f5/g5 also takes f6 (then a soliflower): the player may go on
+    for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("f6", "")):
+        table.put(cell, piece)
+    assert table.commits() == []
+    table.wait(SETTINGS.settle_s)
+    assert table.commits() == ["f5/f6"]
+
+
+def test_a_step_completed_by_putting_a_piece_down_waits_for_the_settle_time() -> None:
+    table = enceladus(PICK)
+    for cell, piece in (("f2", ""), ("f5", ""), ("f6", ""), ("f5", "M1")):
+        table.put(cell, piece)
+    assert table.commits() == []  # the Martian may still be slid on
+    table.wait(SETTINGS.settle_s + 0.01)
+    assert table.commits() == ["f5/f6"]
+
+
+def test_lifting_the_martian_shows_its_legal_destinations() -> None:
+    table = enceladus(PICK)
+    table.put("f2", "")
+    highlights = dict(table.screens()[-1].highlights)
+    destinations = {str(c) for c in ENCELADUS.CASES.query(table.referee.state, "legal_moves", {})["destinations"]}
+    assert set(highlights) == destinations and set(highlights.values()) == {"dest"}
+
+
+def test_the_flowers_still_to_pick_are_shown_while_a_move_is_under_way() -> None:
+    table = enceladus(PICK)
+    # f5/g5 leaves h5 a soliflower (enc-pick-02): after f5, g5 only h5 is left to take
+    for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("g5", ""), ("f6", "")):
+        table.put(cell, piece)
+    assert table.commits() == []
+    assert dict(table.screens()[-1].highlights) == {"h5": "pick"}
+    table.put("h5", "")
+    assert table.commits() == ["f5/g5"]
+
+
+def test_scenario_3_ms_glitches_on_a_steady_cell_are_ignored() -> None:
+    table = enceladus(PICK)
+    for _ in range(20):
+        table.put("c10", "", after=0.5, hold=0.003)
+        table.put("c10", "green", after=0.0)
+    table.wait(10)
+    assert table.referee.observed["c10"] == "green"
+    assert not [e for e in table.effects if isinstance(e, Buzz)]
+    assert table.commits() == []
+
+
+def test_scenario_a_genuine_150_ms_lift_is_seen() -> None:
+    table = enceladus(PICK)
+    table.put("c10", "", hold=0.15)
+    assert table.referee.observed["c10"] == ""
+    table.put("c10", "green", after=0.0)
+    assert table.referee.observed["c10"] == "green"
+
+
+def test_scenario_a_board_that_matches_no_legal_step_shows_the_cells_and_commits_nothing() -> None:
+    table = enceladus(PICK)
+    table.put("c10", "")  # a flower nobody may take now
+    table.put("a1", "red")  # and one put where none was
+    table.wait(SETTINGS.grace_s + 0.1)
+    warning = table.screens()[-1]
+    assert warning.urgent and dict(warning.highlights) == {"c10": "wrong", "a1": "wrong"}
+    assert [e.pattern for e in table.effects if isinstance(e, Buzz)] == ["illegal"]
+    table.wait(600)  # however long it stays so
+    assert table.commits() == []
+    table.put("a1", "")
+    table.put("c10", "green")
+    assert not table.screens()[-1].urgent  # put right: the warning goes
+    assert table.commits() == []
+
+
+def test_undo_takes_the_last_step_back_and_shows_what_to_restore() -> None:
+    table = enceladus(PICK)
+    for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("f6", "")):
+        table.put(cell, piece)
+    table.wait(SETTINGS.settle_s)
+    assert table.commits() == ["f5/f6"]
+    table.press("undo")
+    assert [e.step for e in table.effects if isinstance(e, Undone)] == ["f5/f6"]
+    restore = table.screens()[-1]
+    assert set(restore.highlights) == {"f2", "f5", "f6"}
+    # the board still shows the step just undone: it is not committed again
+    table.wait(5)
+    assert table.commits() == ["f5/f6"]
+    for cell, piece in (("f5", "red"), ("f6", "yellow"), ("f2", "M1")):
+        table.put(cell, piece)
+    assert not table.referee.syncing and table.referee.history == []
+    for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("f6", "")):
+        table.put(cell, piece)
+    table.wait(SETTINGS.settle_s)
+    assert table.commits() == ["f5/f6", "f5/f6"]
+
+
+PAY = {"c8": "M1", "d7": "red", "e6": "peak", "f5": "blue", "R1": "M2", "a1": "yellow",
+       "b1": "yellow", "c3": "red", "c2": "red"}
+
+
+def test_without_a_tray_the_payment_colour_is_asked_with_select_and_ok() -> None:
+    table = enceladus(PAY, reserves={"1": {"blue": 3, "red": 3}, "2": {}},
+                      settings=RefereeSettings(tray=False))
+    table.put("A4", "D1")  # the disc on the Pick slot
+    table.put("f5", "")    # the flower picked
+    question = table.screens()[-1]
+    assert sorted(question.menu) == ["pay blue", "pay red"]
+    assert table.commits() == []
+    wanted = question.menu.index("pay red")
+    for _ in range((wanted - question.menu_index) % 2):
+        table.press("select")
+    table.press("ok")
+    assert table.commits() == ["pick:red:f5"]
+    assert table.referee.state == ENCELADUS.RULES.apply(
+        table.referee.history[0][0], ENCELADUS.RULES.parse_step(table.referee.history[0][0], "pick:red:f5"))
+
+
+def test_with_a_tray_the_payment_colour_is_read_from_the_flowers_shown() -> None:
+    table = enceladus(PAY, reserves={"1": {"blue": 3, "red": 3}, "2": {}})
+    for cell in ("T1", "T2", "T3"):
+        table.put(cell, "blue")
+    table.put("A4", "D1")
+    table.put("f5", "")
+    assert table.commits() == ["pick:blue:f5"]
+
+
+def test_the_end_of_the_game_is_recognised_and_ranked() -> None:
+    # enc-soli-01-like: after j3/i3 player 2's Martian on L5 still has c5; give player 2 none
+    cells = {"j1": "M1", "j3": "red", "i3": "red", "L9": "M2"}
+    table = enceladus(cells, reserves={"1": {"blue": 1}, "2": {}})
+    for cell, piece in (("j1", ""), ("j3", ""), ("j3", "M1"), ("i3", "")):
+        table.put(cell, piece)
+    assert table.commits() == ["j3/i3"]
+    over = [e for e in table.effects if isinstance(e, GameOver)]
+    assert len(over) == 1 and over[0].outcome.winners == (1,)
+    assert "Player 1 wins" in table.screens()[-1].message
+
+
+def test_scenario_a_piece_slid_over_legal_stops_is_committed_only_at_its_final_cell() -> None:
+    # Uranus: the gardener slides from 0,0 over 0,-1 and 0,-2 (green flowers: legal stops
+    # where nothing is planted) and comes to rest on 0,-3.
+    state = URANUS.CASES.position({
+        "game": "uranus", "options": {},
+        "position": {"players": 2, "to_move": 1, "board": "hexagonal",
+                     "cells": {"0,0": "M1", "0,-1": "green", "0,-2": "green", "0,-3": "green",
+                               "3,0": "M2"},
+                     "reserves": {"1": {"red": 3}, "2": {"red": 3}}, "scores": {"1": 0, "2": 0},
+                     "hands": {"1": [], "2": []}, "decks": [5, 5, 5, 5], "no_plant_run": 0}})
+    table = Table(Referee(URANUS.RULES, state, "uranus-hexagonal", SETTINGS))
+    table.dump()
+    table.put("0,0", "")
+    table.put("0,-1", "M1+green", after=0.3)
+    table.put("0,-1", "green", after=0.2)
+    table.put("0,-2", "M1+green", after=0.1)
+    table.put("0,-2", "green", after=0.3)
+    table.put("0,-3", "M1+green", after=0.2)
+    assert table.commits() == []
+    table.wait(SETTINGS.settle_s + 0.01)
+    assert table.commits() == ["0,-3"]
+
+
+def test_a_board_of_the_wrong_game_is_named() -> None:
+    table = enceladus(PICK)
+    table.message(protocol.Hello(seq=0, version="1", layout="mars", sensing="identity",
+                                 board_id="X", firmware="f"))
+    assert "Wrong board" in table.screens()[-1].message
+
+
+@pytest.mark.parametrize("cell", ["z9", "A11", "-1,0"])
+def test_a_field_update_for_a_cell_the_layout_lacks_is_noted_once_and_ignored(cell: str) -> None:
+    table = enceladus(PICK)
+    before = dict(table.referee.observed)
+    table.put(cell, "red")
+    table.put(cell, "")
+    assert table.referee.observed == before
+    notes = [e for e in table.effects if type(e).__name__ == "Note" and cell in e.text]
+    assert len(notes) == 1
