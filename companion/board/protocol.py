@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final
+from typing import Final, TypeAlias
 
 from companion.errors import ProtocolError
 from companion.rules.base import Cell, Piece
@@ -120,7 +120,7 @@ LAYOUTS: Final[Mapping[str, tuple[Cell, ...]]] = MappingProxyType(
 _LAYOUT_SETS: Final[Mapping[str, frozenset[Cell]]] = MappingProxyType(
     {name: frozenset(cells) for name, cells in LAYOUTS.items()}
 )
-_ALL_CELLS: Final = frozenset().union(*_LAYOUT_SETS.values())
+_ALL_CELLS: Final[frozenset[Cell]] = frozenset(c for cells in LAYOUTS.values() for c in cells)
 
 _TOKEN = re.compile(r"[!-)+-~]{1,32}")  # printable, no space, no '*'
 _SEQ = re.compile(r"[0-9]{1,4}")
@@ -267,13 +267,13 @@ class LedsOff:
     """``LEDS off`` (Pi -> board): every cell LED off."""
 
 
-BoardToPi = Hello | Dump | FieldUpdate | Heartbeat | BoardErrorMessage | Dice | Card
+BoardToPi: TypeAlias = Hello | Dump | FieldUpdate | Heartbeat | BoardErrorMessage | Dice | Card
 """The messages a board sends; each has a ``seq``."""
 
-PiToBoard = RequestDump | RequestHello | SetLed | LedsOff
+PiToBoard: TypeAlias = RequestDump | RequestHello | SetLed | LedsOff
 """The commands the Pi sends."""
 
-Message = BoardToPi | PiToBoard | Unknown
+Message: TypeAlias = BoardToPi | PiToBoard | Unknown
 """Anything :func:`decode_line` returns and :func:`encode` accepts."""
 
 
