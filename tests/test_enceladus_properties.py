@@ -40,7 +40,7 @@ def _play(seed: int) -> tuple[list[tuple[enc.State, enc.Step]], enc.State]:
     rng = random.Random(seed)
     players, options = _options(seed)
     state = enc.new_game(players, seed, options)
-    history = []
+    history: list[tuple[enc.State, enc.Step]] = []
     while enc.outcome(state) is None:
         steps = list(enc.legal_steps(state))
         assert steps, enc.format_position(state)
@@ -102,7 +102,8 @@ def _random_step(rng: random.Random, state: enc.State) -> enc.Step:
         neighbours = [rng.choice(squares), None]
         return Move(rng.choice(squares), rng.choice(neighbours), martian)
     name = rng.choice(enc.ACTIONS)
-    count = enc._ARITY[name][-1]
+    single = name == "pick" or name in enc.MARTIAN_ACTIONS
+    count = 0 if name in ("tube", "wildflower") else 1 if single else 2
     drawn = tuple(sorted(rng.choices(colours, k=3), key=colours.index)) if name == "tube" else ()
     return Action(
         name,

@@ -432,7 +432,7 @@ def _has_move(state: State) -> bool:
 
 def _soliflowers(garden: Sequence[int]) -> list[Square]:
     """Flowers with no flower orthogonally next to them (the text, step 3; #6)."""
-    out = []
+    out: list[Square] = []
     for sq in SQUARES:
         if garden[sq] >= 0:
             for n in NEIGHBOURS[sq]:
@@ -1085,7 +1085,7 @@ def candidates(state: State, touched: frozenset[str]) -> Iterator[Step]:
     touched squares narrow the cells an action may use (never walking the thousands of swap
     flowers steps that cannot explain them).
     """
-    cells = set()
+    cells: set[int] = set()
     for name in touched:
         cell = _CELL.get(name)
         if cell is None or cell >= _TRAY_FROM:  # no step changes a tray cell
