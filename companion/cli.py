@@ -1,7 +1,8 @@
 """``companion``: the command line.
 
-``companion run`` (the daemon), ``demo`` (a whole game against the simulated board),
-``rules check FILE...`` (rule case files), ``check-config FILE``.  Errors reach the user as a
+``companion run`` (the daemon; SIGHUP reloads the display settings), ``demo`` (a whole game
+against the simulated board), ``rules check FILE...`` (rule case files), ``check-config FILE``,
+``replay FILE`` (a journaled game, printed and drawn as a GIF).  Errors reach the user as a
 sentence and an exit status (78, EX_CONFIG, for a configuration problem), never a traceback.
 """
 
@@ -66,9 +67,24 @@ def _run(args: argparse.Namespace) -> int:
         def _stop(signum: int, frame: FrameType | None) -> None:
             service.stop(signal.Signals(signum).name)
 
+        def _reload(signum: int, frame: FrameType | None) -> None:
+            service.reload(str(args.config))  # only queues an event: the loop reloads
+
         signal.signal(signal.SIGTERM, _stop)
         signal.signal(signal.SIGINT, _stop)
+        signal.signal(signal.SIGHUP, _reload)
         service.run()
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from companion.replay import replay
+
+    _setup_logging(args.log_level or "warning")
+    gif = None if args.no_gif else Path(args.gif or Path(args.file).with_suffix(".gif").name)
+    for line in replay(Path(args.file), gif=gif, width=args.width, height=args.height,
+                       mode=args.mode, scale=args.scale):
+        print(line)
     return 0
 
 
@@ -108,6 +124,16 @@ def make_parser() -> argparse.ArgumentParser:
     check = rules_sub.add_parser("check", help="run rule case files (shared/cases/FORMAT.md)")
     check.add_argument("files", nargs="+", metavar="FILE")
     check.set_defaults(func=_rules_check)
+
+    replay = sub.add_parser("replay", help="print a journaled game and render it as a GIF")
+    replay.add_argument("file", metavar="FILE", help="a game journal (*.jsonl)")
+    replay.add_argument("--gif", help="where the GIF goes (default: FILE's name, .gif, here)")
+    replay.add_argument("--no-gif", action="store_true", help="print the game only")
+    replay.add_argument("--width", type=int, default=16, help="matrix width in pixels")
+    replay.add_argument("--height", type=int, default=16, help="matrix height in pixels")
+    replay.add_argument("--mode", choices=("1", "RGB"), default="RGB", help="matrix colours")
+    replay.add_argument("--scale", type=int, default=8, help="GIF pixels per matrix pixel")
+    replay.set_defaults(func=_replay)
 
     config = sub.add_parser("check-config", help="validate a config file")
     config.add_argument("file")

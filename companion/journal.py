@@ -11,9 +11,12 @@ One file per game, JSON Lines, in the journal directory (systemd's ``StateDirect
 - ``{"over": {"winners": [1], "termination": "...", "ranking": [[1, "3-4-5-5-6", 1], ...]}}``.
 
 Every line is written, flushed and ``fsync``'d before the caller goes on (the referee's commit is
-shown on the matrix only after that).  A torn last line (the power went mid-write) is dropped
-with a warning on load and cut off the file, never a crash; a journal from a newer version is
-refused with a clear message.  Finished games are kept.
+shown on the matrix only after that).  A line that cannot be written (a full SD card) stays
+queued in the open :class:`Journal` and is written, in order, before the next one: the file
+never holds a later step without the earlier ones, and nothing is lost once there is room.
+A torn last line (the power went mid-write) is dropped with a warning on load and cut off the
+file, never a crash; a journal from a newer version is refused with a clear message.  Finished
+games are kept.
 """
 
 from __future__ import annotations
@@ -71,7 +74,9 @@ class Journal:
     """An open journal file, appended to with ``fsync`` after every line.
 
     ``fsync=False`` is for tests and benchmarks only.  Write errors (a full SD card) raise
-    :class:`JournalError` with the reason; the file is left as it was before the failed line.
+    :class:`JournalError` with the reason; the file is left as it was before the failed line,
+    which stays queued (:attr:`behind`) and is written first by the next :meth:`append` or
+    :meth:`flush`.
     """
 
     def __init__(self, path: Path, *, fsync: bool = True) -> None:
@@ -82,29 +87,56 @@ class Journal:
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as error:
             raise JournalError(f"cannot open the game journal {path}: {error.strerror}") from error
+        self._backlog: list[bytes] = []
 
     @classmethod
     def create(cls, directory: Path, header: dict[str, Any], *, fsync: bool = True) -> Journal:
         """Start a new game's journal in ``directory`` with ``header`` (``journal``,
-        ``started`` are added).  Raises :class:`JournalError` if it cannot be written."""
+        ``started`` are added).  Raises :class:`JournalError` if the file cannot be created;
+        a header that cannot be written yet (a full card) stays queued, with a warning, so the
+        game can start all the same (:attr:`behind` tells)."""
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise JournalError(f"cannot create the journal folder {directory}: {error.strerror}") from error
+            raise JournalError(
+                f"cannot create the journal folder {directory}: {error.strerror}") from error
         started = datetime.now(UTC).replace(microsecond=0)
         name = f"{started:%Y%m%d-%H%M%S}-{header.get('game', 'game')}.jsonl"
         path = directory / name
         counter = 1
         while path.exists():
             counter += 1
-            path = directory / f"{started:%Y%m%d-%H%M%S}-{header.get('game', 'game')}-{counter}.jsonl"
+            path = directory / f"{name.removesuffix('.jsonl')}-{counter}.jsonl"
         journal = cls(path, fsync=fsync)
-        journal.append({"journal": VERSION, **header, "started": started.isoformat()})
+        try:
+            journal.append({"journal": VERSION, **header, "started": started.isoformat()})
+        except JournalError as error:
+            log.warning("%s; it will be written with the first step", error)
         return journal
 
+    @property
+    def behind(self) -> int:
+        """Lines accepted but not yet durable (their writes failed); 0 when the file is whole."""
+        return len(self._backlog)
+
     def append(self, entry: dict[str, Any]) -> None:
-        """Write one line and make it durable.  Raises :class:`JournalError` on failure."""
-        line = (json.dumps(entry, separators=(",", ":"), sort_keys=True) + "\n").encode()
+        """Write one line and make it durable, after any line still queued from a failed write.
+
+        Raises :class:`JournalError` when a write fails; that line and the ones after it stay
+        queued, in order.
+        """
+        line = json.dumps(entry, separators=(",", ":"), sort_keys=True) + "\n"
+        self._backlog.append(line.encode())
+        self.flush()
+
+    def flush(self) -> None:
+        """Write the queued lines, oldest first.  Raises :class:`JournalError` at the first
+        that fails (it and the later ones stay queued)."""
+        while self._backlog:
+            self._write(self._backlog[0])
+            del self._backlog[0]
+
+    def _write(self, line: bytes) -> None:
         try:
             position = os.lseek(self._fd, 0, os.SEEK_END)
             try:

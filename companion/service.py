@@ -2,10 +2,17 @@
 
 :func:`build` makes every part from the configuration in dependency order (journal, rules and
 game, display, controls, board link) and :meth:`Service.run` runs the loop: it blocks on the
-queue until an event arrives or the next referee timer is due (no polling), hands the event to
-the referee and carries out the effects in order: a committed step is written to the journal
-(fsync'd) before the matrix shows it.  :meth:`Service.close` stops the parts in reverse order;
-SIGTERM and Ctrl-C share that one shutdown path.
+queue until an event arrives or the next referee timer, the readiness wait or the watchdog is
+due (no polling), hands the event to the referee and carries out the effects in order: a
+committed step is written to the journal (fsync'd) before the matrix shows it.
+:meth:`Service.close` stops the parts in reverse order; SIGTERM and Ctrl-C share that one
+shutdown path, and SIGHUP becomes a :class:`Reload` event on the queue.
+
+What keeps a game alive (issue 5): the latest unfinished journal is resumed at start and the
+referee stays out of sync until the board matches it; a journal that cannot be written (a full
+card) keeps its lines and the matrix says so while the game goes on; a board that falls silent
+is asked for a fresh dump; systemd hears ``READY=1``, ``WATCHDOG=1`` and ``STATUS=`` lines
+(:mod:`companion.notify`); a repeated error is logged once per burst with a count.
 """
 
 from __future__ import annotations
@@ -17,20 +24,32 @@ import random
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from companion import journal as journal_mod
-from companion.config import Config
-from companion.errors import CompanionError, JournalError
-from companion.events import Event, Stop, Timer
+from companion.board import protocol
+from companion.board.link import BurstLog
+from companion.config import RELOADABLE, Config, DisplayConfig
+from companion.errors import CompanionError, ConfigError, JournalError
+from companion.events import BoardMessage, Event, LinkState, Stop, Timer
+from companion.notify import Notifier
 from companion.referee.effects import Buzz, Committed, GameOver, Note, Send, SetTimer, Show, Undone
 from companion.referee.referee import Referee, RefereeSettings
 from companion.rules import load as load_rules
 from companion.rules.base import GameRules
 
 log = logging.getLogger("companion")
+
+ERROR_BURST_S = 60.0
+"""Seconds during which a repeated error is counted instead of logged again."""
+
+JOURNAL_RETRY_S = 5.0
+"""Seconds between two attempts to write a journal that fell behind, while no step comes."""
+
+JOURNAL_ALARM = "Journal write failed: the game goes on"
+"""The matrix's words when the journal cannot be written."""
 
 
 def layout_name(config: Config) -> str:
@@ -60,6 +79,13 @@ def referee_settings(config: Config) -> RefereeSettings:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Reload(Event):
+    """Re-read the configuration file at ``path`` and apply its ``[display]`` (``SIGHUP``)."""
+
+    path: str = ""
+
+
 @dataclass
 class Service:
     """The running daemon around one :class:`Referee`.
@@ -67,6 +93,13 @@ class Service:
     ``display``, ``controls``, ``link`` and ``journal`` are optional so that tools and tests
     can run the loop with only some parts; ``screen_listeners`` are called with every screen
     shown (the live view of ``companion monitor``, tests, the demo's players reading the matrix).
+
+    ``notifier`` speaks to systemd (:mod:`companion.notify`): ``READY=1`` once the board has
+    answered, or after ``ready_timeout_s`` seconds with a *no board* screen; ``WATCHDOG=1``
+    from the loop every half watchdog interval (the loop wakes for it); ``STATUS=`` lines when
+    the game or the board changes.  ``config`` and ``display_factory`` (a ``DisplayConfig``
+    to a new :class:`companion.display.Display`) let a :class:`Reload` event rebuild the
+    matrix without touching the game.
     """
 
     referee: Referee
@@ -79,6 +112,11 @@ class Service:
     screen_listeners: list[Callable[[Any], None]] = field(default_factory=list)
     commit_listeners: list[Callable[[Committed], None]] = field(default_factory=list)
     stop_when_over: bool = False
+    notifier: Notifier = field(default_factory=Notifier)
+    ready_timeout_s: float = 10.0
+    config: Config | None = None
+    display_factory: Callable[[DisplayConfig], Any] | None = None
+    port: str = ""
 
     def __post_init__(self) -> None:
         self.timers: dict[str, float] = {}
@@ -86,6 +124,17 @@ class Service:
         self.running = False
         self.last_screen: Any = None
         self.handled = 0
+        self.ready = False
+        self.board = "waiting"
+        """What the service knows of the board: ``waiting``, ``up``, ``down``, ``silent``."""
+        self._ready_at: float | None = None
+        self._ping_at: float | None = None
+        self._retry_at = 0.0
+        self._status = ""
+        self._plain_screen: Any = None
+        self._journal_alarm = self.journal is not None and self.journal.behind > 0
+        self._errors = BurstLog(log, "internal error (the game goes on)", self.clock, ERROR_BURST_S)
+        self._journal_errors = BurstLog(log, "journal", self.clock, ERROR_BURST_S)
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> Any:
@@ -94,24 +143,53 @@ class Service:
         Returns the game's outcome, or ``None`` when it did not end.
         """
         self.running = True
-        self._execute(self.referee.start(self.clock()))
-        while self.running:
-            timeout = None
-            if self.timers:
-                timeout = max(0.0, min(self.timers.values()) - self.clock())
-            try:
-                event: Event | None = self.events.get(timeout=timeout)
-            except queue.Empty:
-                event = None
-            self._fire_timers()
-            if event is None:
-                continue
-            if isinstance(event, Stop):
-                log.info("stopping: %s", event.reason or "asked to")
-                break
-            self._handle(event)
-        self.running = False
+        now = self.clock()
+        self._ready_at = now + self.ready_timeout_s
+        if self.notifier.watchdog_s is not None:
+            self._ping_at = now
+        self._execute(self.referee.start(now))
+        self._report_status()
+        try:
+            while self.running:
+                event = self._next_event()
+                self._housekeeping()
+                if event is None:
+                    continue
+                if isinstance(event, Stop):
+                    log.info("stopping: %s", event.reason or "asked to")
+                    break
+                self._handle(event)
+                self._report_status()
+        finally:
+            self.running = False
+            self.notifier.stopping()
         return self.outcome
+
+    def _next_event(self) -> Event | None:
+        """The next event, or ``None`` when a timer, the readiness wait or the watchdog is due
+        first.  Blocks without polling."""
+        own = (t for t in (self._ready_at, self._ping_at) if t is not None)
+        due = [*self.timers.values(), *own]
+        timeout = max(0.0, min(due) - self.clock()) if due else None
+        try:
+            return self.events.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def _housekeeping(self) -> None:
+        """What is due whatever the event: the watchdog, the readiness wait, the timers, a
+        journal that fell behind."""
+        now = self.clock()
+        if self._ping_at is not None and now >= self._ping_at and self.notifier.watchdog_s:
+            self.notifier.watchdog()
+            self._ping_at = now + self.notifier.watchdog_s / 2
+        if self._ready_at is not None and now >= self._ready_at:
+            self._ready_at = None
+            self._no_board(now)
+        self._fire_timers()
+        if self.journal is not None and self.journal.behind and now >= self._retry_at:
+            self._retry_at = now + JOURNAL_RETRY_S
+            self._journal(lambda j: j.flush())
 
     def _fire_timers(self) -> None:
         now = self.clock()
@@ -119,15 +197,122 @@ class Service:
             if at <= now and self.timers.get(name) == at:
                 del self.timers[name]
                 self._handle(Timer(now, name))
+                if name == "heartbeat":
+                    self._silent()
 
     def _handle(self, event: Event) -> None:
         self.handled += 1
+        if isinstance(event, Reload):
+            self._reload(event.path)
+            return
+        if isinstance(event, BoardMessage):
+            self._board_answered()
+        elif isinstance(event, LinkState):
+            self._link_state(event.up)
         try:
             effects = self.referee.handle(event)
-        except Exception:  # a bug must not end the game: log it and go on with the next event
-            log.exception("internal error while handling %s; the game goes on", type(event).__name__)
+        except Exception as error:  # a bug must not end the game: log it and go on
+            log.debug("internal error while handling %r", event, exc_info=True)
+            self._errors.report(f"{type(event).__name__}: {error!r}")
             return
         self._execute(effects)
+
+    # ------------------------------------------------------------------ the board and systemd
+    def _board_answered(self) -> None:
+        if self.board != "up":
+            self.board = "up"
+            self._status_led("ready")
+        if not self.ready:
+            self._ready_at = None
+            self.ready = True
+            self.notifier.ready(self._status_text())
+            self._status = self._status_text()
+
+    def _link_state(self, up: bool) -> None:
+        if not up:
+            self.board = "down"
+            self._status_led("error")
+
+    def _silent(self) -> None:
+        """No heartbeat for ``heartbeat_timeout_s``: the referee shows it; a stalled board that
+        recovers is asked for a fresh dump so that the referee resyncs."""
+        self.board = "silent"
+        self._status_led("error")
+        if self.link is not None:
+            self.link.send(protocol.RequestDump())
+
+    def _no_board(self, now: float) -> None:
+        """The board did not answer within ``ready_timeout_s``: say so, and tell systemd that
+        the start is over (the link keeps trying)."""
+        if self.ready:
+            return
+        where = f" on {self.port}" if self.port else ""
+        log.warning("no board answered%s within %g s; still trying", where, self.ready_timeout_s)
+        self._effect(self.referee.notice(f"No board{where}: check the USB cable", now, urgent=True))
+        self.ready = True
+        self.board = "down"
+        self.notifier.ready(self._status_text())
+        self._status = self._status_text()
+
+    def _status_text(self) -> str:
+        """One line for ``systemctl status``: the game, the step, the board, the journal."""
+        referee = self.referee
+        game = f"{referee.rules.name}, step {referee.steps_committed}"
+        if self.outcome is not None:
+            game += ", game over"
+        elif referee.steps_committed or referee.have_board:
+            game += f", P{referee.rules.to_move(referee.state)} to move"
+        board = {"waiting": "waiting for the board", "up": "board connected",
+                 "down": "board disconnected", "silent": "board silent"}[self.board]
+        text = f"{game}; {board}"
+        if self.journal is not None and self.journal.behind:
+            text += f"; journal NOT saved ({self.journal.behind} lines waiting)"
+        return text
+
+    def _report_status(self) -> None:
+        text = self._status_text()
+        if text != self._status:
+            self._status = text
+            self.notifier.status(text)
+
+    def _status_led(self, state: str) -> None:
+        if self.controls is not None:
+            self.controls.status(state)
+
+    # ------------------------------------------------------------------ SIGHUP
+    def _reload(self, path: str) -> None:
+        """Apply the ``[display]`` of the file at ``path``; the game is not touched, the other
+        sections take effect at the next start.  A bad file or device keeps the matrix as it
+        was (logged)."""
+        from companion.config import changed_sections, display_changes, load_config
+
+        if self.config is None:
+            log.warning("reload ignored: this service was not built from a configuration")
+            return
+        try:
+            new = load_config(path)
+        except ConfigError as error:
+            log.error("reload refused, the running settings stay:\n%s", error)
+            return
+        later = [name for name in changed_sections(self.config, new) if name not in RELOADABLE]
+        if later:
+            log.warning("reload: %s changed; that takes effect at the next start",
+                        ", ".join(f"[{name}]" for name in later))
+        if not display_changes(self.config, new) or self.display_factory is None:
+            log.info("reload: the display settings are unchanged")
+            return
+        if self.display is not None:
+            self.display.close()  # frees the bus and switches the old matrix off first
+        try:
+            self.display = self.display_factory(new.display)
+        except ConfigError as error:
+            log.error("reload: the new display cannot be used, the old one stays:\n%s", error)
+            self.display = self.display_factory(self.config.display)
+        else:
+            self.config = self.config.replace_display(new.display)
+            log.info("reload: display settings applied")
+        if self.last_screen is not None:
+            self.display.show(self.last_screen)
 
     # ------------------------------------------------------------------ effects
     def _execute(self, effects: list[Any]) -> None:
@@ -153,17 +338,14 @@ class Service:
             self._journal(lambda j: j.undo(effect.number))
         elif isinstance(effect, GameOver):
             self.outcome = effect.outcome
-            ranking = ", ".join(f"P{p} {text} ({points})" for p, text, points in effect.outcome.ranking)
+            ranking = ", ".join(f"P{p} {text} ({points})"
+                                for p, text, points in effect.outcome.ranking)
             log.info("game over (%s): %s", effect.outcome.termination, ranking)
             self._journal(lambda j: j.finish(effect.outcome))
             if self.stop_when_over:
                 self.running = False
         elif isinstance(effect, Show):
-            self.last_screen = effect.screen
-            if self.display is not None:
-                self.display.show(effect.screen)
-            for listener in self.screen_listeners:
-                listener(effect.screen)
+            self._show(effect.screen)
         elif isinstance(effect, Buzz):
             if self.controls is not None:
                 self.controls.buzz(effect.pattern)
@@ -173,23 +355,52 @@ class Service:
         elif isinstance(effect, Note):
             log.log(logging.getLevelName(effect.level.upper()), "%s", effect.text)
 
+    def _show(self, screen: Any) -> None:
+        """Show ``screen``, marked while the journal is behind (players must know that a power
+        cut now would lose steps); the first screen after a failed write says so in words."""
+        self._plain_screen = screen
+        if self.journal is not None and self.journal.behind:
+            screen = replace(screen, extra={**screen.extra, "journal": "NOT saved"})
+            if self._journal_alarm:
+                self._journal_alarm = False
+                screen = replace(screen, message=JOURNAL_ALARM, urgent=True)
+        self.last_screen = screen
+        if self.display is not None:
+            self.display.show(screen)
+        for listener in self.screen_listeners:
+            listener(screen)
+
     def _journal(self, write: Callable[[journal_mod.Journal], None]) -> None:
+        """Write to the journal; a failure is logged once per burst and shown on the matrix,
+        and the game goes on (the journal keeps the lines and writes them when it can)."""
         if self.journal is None:
             return
+        was_behind = self.journal.behind
         try:
             write(self.journal)
         except JournalError as error:
-            # The game goes on; the players are told their record is incomplete.
-            log.error("%s", error)
-            if self.display is not None and self.last_screen is not None:
-                from dataclasses import replace
-
-                self.display.show(replace(self.last_screen, message="Journal write failed: "
-                                          "the game goes on", urgent=True))
+            self._journal_errors.report(str(error))
+            self._journal_alarm = self._journal_alarm or not was_behind
+            return
+        if was_behind:
+            self._journal_errors.flush()
+            log.warning("the journal is whole again: %d waiting lines written", was_behind)
+            if self._plain_screen is not None:
+                self._show(self._plain_screen)
 
     def stop(self, reason: str = "") -> None:
         """Ask the loop to end (thread-safe: it goes through the queue)."""
         self.events.put(Stop(self.clock(), reason))
+
+    def close_display(self) -> None:
+        """Close the matrix shown now (the one built at start, or by the last reload)."""
+        if self.display is not None:
+            self.display.close()
+
+    def reload(self, path: str) -> None:
+        """Ask the loop to apply the display settings of ``path`` (thread-safe, and safe from
+        a signal handler: it only puts an event on the queue)."""
+        self.events.put(Reload(self.clock(), path))
 
 
 def game_extensions(config: Config) -> list[Any]:
@@ -220,7 +431,8 @@ def new_or_resumed_game(
                 record = journal_mod.read(path)
                 if record.header.get("game") == config.game.name:
                     history = [(before, step) for before, step, _ in record.replay(rules)]
-                    state = rules.apply(*history[-1]) if history else rules.parse_position(record.header["setup"])
+                    state = (rules.apply(*history[-1]) if history
+                             else rules.parse_position(record.header["setup"]))
                     log.info("resuming %s after step %d", path.name, len(history))
                     return state, history, journal_mod.Journal(path, fsync=fsync), True
                 log.warning("%s is a %s game; starting a new %s game", path.name,
@@ -231,7 +443,8 @@ def new_or_resumed_game(
     state = rules.new_game(config.game.players, seed, game_options(config))
     journal = None
     if directory is not None:
-        header = {"game": config.game.name, "layout": layout_name(config), "players": config.game.players,
+        header = {"game": config.game.name, "layout": layout_name(config),
+                  "players": config.game.players,
                   "seed": seed, "options": game_options(config),
                   "setup": rules.format_position(state)}
         journal = journal_mod.Journal.create(directory, header, fsync=fsync)
@@ -245,20 +458,24 @@ def build(
     pin_factory: Any = None,
     device: Any = None,
     clock: Callable[[], float] = time.monotonic,
+    notifier: Notifier | None = None,
 ) -> Service:
     """Make every part from ``config`` (dependency order) and register their ``close`` on
     ``stack`` (reverse order on exit).  ``pin_factory``/``device`` override the configured
     GPIO pin factory and luma device (the demo and tests pass gpiozero's MockFactory and an
-    emulator).
+    emulator); ``notifier`` defaults to the one systemd's environment asks for.
 
     Raises :class:`companion.errors.ConfigError` for a configuration the parts refuse and
-    :class:`JournalError` when the journal cannot be written.
+    :class:`JournalError` when the journal cannot be created.
     """
     from companion.board.link import BoardLink
     from companion.controls import Controls
     from companion.display import Display, make_device
 
     events: queue.Queue[Event] = queue.Queue()
+    if notifier is None:
+        notifier = Notifier.from_environment()
+    stack.callback(notifier.close)
     rules = load_rules(config.game.name).RULES
     directory = Path(config.journal.directory)
     state, history, journal, resumed = new_or_resumed_game(config, rules, directory,
@@ -268,18 +485,22 @@ def build(
     referee = Referee(rules, state, layout_name(config), referee_settings(config),
                       history=history, syncing=True, extensions=game_extensions(config))
 
-    if device is None:
-        device = make_device(dict(config.display.luma))
-    display = Display(device, clock=clock, frame_interval=config.display.frame_interval_ms / 1000)
-    stack.callback(display.close)
+    def make_display(settings: DisplayConfig, device: Any = None) -> Display:
+        if device is None:
+            device = make_device({**settings.luma, "contrast": settings.contrast})
+        return Display(device, clock=clock, frame_interval=settings.frame_interval_ms / 1000)
 
-    controls = Controls(events, pins=config.buttons.pins, pin_factory=pin_factory, clock=clock,
-                        bounce_s=config.buttons.bounce_ms / 1000)
-    stack.callback(controls.close)
+    service = Service(referee, events, clock=clock, journal=journal, notifier=notifier,
+                      ready_timeout_s=config.board.ready_timeout_s, config=config,
+                      display_factory=make_display, port=config.board.port)
+    service.display = make_display(config.display, device)
+    stack.callback(service.close_display)
 
-    link = BoardLink(config.board.port, events, baudrate=config.board.baudrate, clock=clock)
-    stack.callback(link.close)
-    link.start()
+    service.controls = Controls(events, pins=config.buttons.pins, pin_factory=pin_factory,
+                                clock=clock, bounce_s=config.buttons.bounce_ms / 1000)
+    stack.callback(service.controls.close)
 
-    return Service(referee, events, clock=clock, display=display, controls=controls, link=link,
-                   journal=journal)
+    service.link = BoardLink(config.board.port, events, baudrate=config.board.baudrate, clock=clock)
+    stack.callback(service.link.close)
+    service.link.start()
+    return service

@@ -1,0 +1,141 @@
+"""``companion replay FILE``: a game's journal read back as text and as an animated GIF.
+
+The journal (:mod:`companion.journal`) holds the setup and every committed step in its game's
+notation, chance outcomes included, so the whole game replays through the rules core alone:
+:func:`replay_game` yields one :class:`Moment` per position, :func:`format_game` prints the
+steps with the scores after each, and :func:`write_gif` draws every position as the matrix
+showed it (:func:`companion.display.render`), one frame per step.  Reading never changes the
+file (a torn last line is skipped, not cut off).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from companion import journal
+from companion.display import Screen, render
+from companion.errors import JournalError
+from companion.rules import GAMES
+from companion.rules import load as load_rules
+from companion.rules.base import GameRules
+
+STEP_MS = 800
+"""How long each step stays on screen in the GIF, in milliseconds."""
+
+END_MS = 4000
+"""How long the last position stays on screen in the GIF, in milliseconds."""
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """One position of a replayed game: ``number`` (0 for the setup), the ``player`` who made
+    the step that led here and its ``step`` notation (0 and ``""`` for the setup), the
+    ``state`` and the ``scores`` as the matrix shows them (``((1, "3-4-5-5-6"), ...)``)."""
+
+    number: int
+    player: int
+    step: str
+    state: Any
+    scores: tuple[tuple[int, str], ...]
+
+
+def replay_game(record: journal.GameRecord, rules: GameRules[Any, Any]) -> Iterator[Moment]:
+    """Every position of ``record`` from the setup on.  Raises
+    :class:`companion.errors.JournalError` when a step cannot be replayed."""
+    state = rules.parse_position(record.header["setup"])
+    yield Moment(0, 0, "", state, tuple(rules.status(state)))
+    for number, (before, step, after) in enumerate(record.replay(rules), 1):
+        yield Moment(number, rules.to_move(before), rules.format_step(before, step), after,
+                     tuple(rules.status(after)))
+
+
+def _scores(scores: Sequence[tuple[int, str]]) -> str:
+    return "  ".join(f"P{player} {score}" for player, score in scores)
+
+
+def format_game(record: journal.GameRecord, moments: Sequence[Moment]) -> list[str]:
+    """The lines ``companion replay`` prints: the header, one line per step (number, player,
+    step, scores after it) and the end of the game, or how far it got."""
+    header = record.header
+    lines = [f"Gardens of {str(header['game']).capitalize()}, {header['players']} players, "
+             f"seed {header['seed']}, started {header.get('started', '?')} ({record.path.name})"]
+    options = header.get("options") or {}
+    if options:
+        lines.append("options: " + ", ".join(f"{k}={v}" for k, v in sorted(options.items())))
+    if record.dropped_torn_line:
+        lines.append("(the last line was cut off by a power loss and is left out)")
+    width = max((len(m.step) for m in moments), default=0)
+    for moment in moments:
+        if moment.number == 0:
+            lines.append(f"  setup{'':{width + 7}}{_scores(moment.scores)}")
+        else:
+            lines.append(f"{moment.number:4}. P{moment.player} {moment.step:<{width}}   "
+                         f"{_scores(moment.scores)}")
+    if record.over is not None:
+        over = record.over
+        winners = " and ".join(f"Player {p}" for p in over["winners"])
+        ranking = ", ".join(f"P{p} {result} ({points})" for p, result, points in over["ranking"])
+        lines.append(f"Game over ({over['termination']}): {winners} won; {ranking}")
+    else:
+        lines.append(f"Unfinished after {len(moments) - 1} steps")
+    return lines
+
+
+def screens(record: journal.GameRecord, rules: GameRules[Any, Any],
+            moments: Sequence[Moment]) -> list[Screen]:
+    """The matrix's screen at every position: the board, the scores and the step made."""
+    layout = str(record.header.get("layout", rules.name))
+    out = []
+    for moment in moments:
+        over = rules.outcome(moment.state)
+        message = (f"{moment.number}. P{moment.player} {moment.step}" if moment.number
+                   else "Setup")
+        if over is not None:
+            message += "  Game over: " + " ".join(f"P{p} {r}" for p, r, _ in over.ranking)
+        out.append(Screen(game=rules.name, layout=layout, cells=rules.board(moment.state),
+                          scores=moment.scores, message=message,
+                          to_move=0 if over is not None else rules.to_move(moment.state)))
+    return out
+
+
+def write_gif(shown: Sequence[Screen], path: Path, *, width: int, height: int, mode: str = "RGB",
+              scale: int = 8) -> None:
+    """Draw ``shown`` as an animated GIF at ``path``: one frame per screen on a ``width`` x
+    ``height`` matrix in ``mode`` (see :func:`companion.display.render`), each pixel
+    ``scale`` x ``scale`` image pixels, :data:`STEP_MS` per frame and :data:`END_MS` on the last.
+
+    Raises ``ValueError`` for an empty ``shown``, a bad size or mode; ``OSError`` when the
+    file cannot be written.
+    """
+    if not shown:
+        raise ValueError("a GIF needs at least one screen")
+    frames = [render(screen, width=width, height=height, mode=mode).convert("RGB")
+              .resize((width * scale, height * scale), Image.Resampling.NEAREST)
+              for screen in shown]
+    durations = [STEP_MS] * (len(frames) - 1) + [END_MS]
+    frames[0].save(path, save_all=True, append_images=frames[1:], duration=durations, loop=0)
+
+
+def replay(path: Path, *, gif: Path | None, width: int = 16, height: int = 16, mode: str = "RGB",
+           scale: int = 8) -> list[str]:
+    """Read the journal at ``path``, return the lines to print and write the GIF to ``gif``
+    (unless ``None``).  Raises :class:`companion.errors.JournalError` for a journal that cannot
+    be read or replayed."""
+    record = journal.read(path, repair=False)
+    game = record.header.get("game")
+    if game not in GAMES or "setup" not in record.header:
+        raise JournalError(f"{path.name} names no game this companion knows ({game!r}) or has "
+                           "no setup")
+    rules = load_rules(str(game)).RULES
+    moments = list(replay_game(record, rules))
+    lines = format_game(record, moments)
+    if gif is not None:
+        write_gif(screens(record, rules, moments), gif, width=width, height=height, mode=mode,
+                  scale=scale)
+        lines.append(f"Matrix animation: {gif}")
+    return lines
