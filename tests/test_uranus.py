@@ -6,6 +6,7 @@ Positions are written as in ``shared/cases/FORMAT.md`` and read by the case adap
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -18,17 +19,22 @@ from companion.rules.uranus import (
     CASES,
     FLOWERS_EACH,
     RULES,
+    Claim,
     Move,
     Place,
+    Reveal,
     Score,
     State,
     Step,
+    card_refusal,
     deal_missions,
     final_scores,
+    may_hold,
     mission_value,
     split_evenly,
     table_setup,
     unused_flower_penalty,
+    validate,
 )
 
 SEATED = {"-3,3": "M1", "0,-3": "M2"}
@@ -86,11 +92,12 @@ def test_boards(board: str, spots: int, edge: int, trees: int, decks: int) -> No
 
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
-def test_new_game_deals_every_flower_and_five_cards_each(players: int) -> None:
+def test_new_game_deals_every_flower_and_five_secret_cards_each(players: int) -> None:
     state = RULES.new_game(players, 11, {})
     assert all(sum(reserve) == FLOWERS_EACH[players] for reserve in state.reserves)
     assert [sum(column) for column in zip(*state.reserves, strict=True)] == [12] * 5
-    assert all(len(hand) == 5 for hand in state.hands)
+    assert state.hands == ((),) * players and state.unknown == (5,) * players
+    assert sum(state.decks) == 36 - 5 * players
     assert sum(state.decks) == 36 - 5 * players
     assert max(state.decks) - min(state.decks) <= 1
     assert (state.phase, state.to_move) == ("placement", 1)
@@ -215,11 +222,103 @@ def test_scoring_adds_the_value_discards_and_draws() -> None:
     assert RULES.changes(state, Score("biggest_group:red", 2, "groups:blue")) == {}
 
 
-def test_score_steps_offer_every_unseen_card_from_every_deck() -> None:
+def test_score_steps_offer_each_card_in_hand_from_every_deck_drawing_unknown() -> None:
     state = position(SEATED, hands={"1": ["groups:red"], "2": ["hexagon"]}, decks=[1, 0, 2, 0])
     scores = [s for s in RULES.legal_steps(state) if isinstance(s, Score)]
-    assert {s.draw for s in scores} == {1, 3}
-    assert {s.drawn for s in scores} == set(ALL_MISSIONS) - {"groups:red", "hexagon"}
+    assert scores == [Score("groups:red", 1), Score("groups:red", 3)]
+
+
+# -- secret hands (the text, Setup: "secret mission cards"; issue 4) -----------------------
+
+
+def secret(state: State, *unknown: int) -> State:
+    """``state`` with ``unknown[p - 1]`` unknown cards in player p's hand."""
+    return validate(replace(state, unknown=unknown))
+
+
+def test_a_player_with_unknown_cards_may_show_any_card_nobody_has_shown() -> None:
+    state = secret(position(SEATED, hands={"1": [], "2": ["hexagon"]}), 5, 0)
+    shown = {s.mission for s in RULES.legal_steps(state) if isinstance(s, Score)}
+    assert shown == set(ALL_MISSIONS) - {"hexagon"}
+    assert may_hold(state, 1, "triangle:red") and not may_hold(state, 2, "triangle:red")
+
+
+def test_scoring_an_unknown_card_draws_an_unknown_one() -> None:
+    state = secret(position({"0,0": "red", "1,0": "red", **SEATED}), 5, 5)
+    after = RULES.apply(state, Score("biggest_group:red", 3))
+    assert (after.scores, after.hands[0], after.unknown) == ((2, 0), (), (5, 5))
+    assert (after.decks, after.discarded) == ((5, 5, 4, 5), {"biggest_group:red"})
+
+
+def test_a_known_card_scored_leaves_the_hand_and_the_draw_is_unknown() -> None:
+    state = position(SEATED, hands={"1": ["groups:red"], "2": []})
+    after = RULES.apply(state, Score("groups:red", 1))
+    assert (after.hands[0], after.unknown) == ((), (1, 0))
+
+
+@pytest.mark.parametrize(
+    ("mission", "reason"),
+    [
+        ("groups:blue", "the groups:blue card has been scored already"),
+        ("hexagon", "player 2 holds the hexagon card"),
+    ],
+)
+def test_a_card_shown_twice_or_held_by_another_is_refused(mission: str, reason: str) -> None:
+    state = secret(position(SEATED, hands={"1": [], "2": ["hexagon"]}), 5, 0)
+    state = replace(state, discarded=frozenset({"groups:blue"}))
+    with pytest.raises(IllegalMoveError) as caught:
+        RULES.apply(state, Score(mission, 1))
+    assert caught.value.reason == reason
+    assert card_refusal(state, 1, mission) == reason
+
+
+def test_a_hand_of_known_cards_only_cannot_show_another() -> None:
+    state = position(SEATED, hands={"1": ["groups:red"], "2": []})
+    with pytest.raises(IllegalMoveError, match="you do not hold the groups:blue card"):
+        RULES.apply(state, Score("groups:blue", 1))
+
+
+def test_the_hexagon_holder_wins_by_showing_the_card_at_any_moment() -> None:
+    state = secret(position({**dict.fromkeys(RING, "purple"), **SEATED}), 5, 5)
+    assert state.phase == "turn"  # nobody is known to hold the card
+    claims = [s for s in RULES.legal_steps(state) if isinstance(s, Claim)]
+    assert claims == [Claim(1), Claim(2)]
+    assert Score("hexagon", 1) not in set(RULES.legal_steps(state))
+    after = RULES.apply(state, Claim(2))  # not player 2's move
+    assert (after.phase, after.ending, after.hexagon_winner, after.hands[1]) == (
+        "reveal", "hexagon", 2, ("hexagon",))
+    with pytest.raises(IllegalMoveError, match="wins the game"):
+        RULES.apply(state, Score("hexagon", 1))
+
+
+def test_a_claim_without_a_hexagon_on_the_board_is_refused() -> None:
+    state = secret(position(SEATED), 5, 5)
+    with pytest.raises(IllegalMoveError, match="no hexagon of one colour stands"):
+        RULES.apply(state, Claim(1))
+
+
+def test_after_the_end_each_player_shows_the_cards_still_in_hand() -> None:
+    state = secret(position(SEATED, hands={"1": ["groups:red"], "2": []}, decks=[0, 1, 0, 0]), 0, 2)
+    state = RULES.apply(state, Score("groups:red", 2))  # the last card: the game ends
+    assert (state.phase, state.to_move, state.unknown) == ("reveal", 1, (1, 2))
+    assert RULES.outcome(state) is None
+    with pytest.raises(IllegalMoveError, match="each player shows"):
+        RULES.apply(state, Move((0, 0), "red"))
+    state = RULES.apply(state, Reveal("triangle:red"))
+    assert state.to_move == 2
+    with pytest.raises(IllegalMoveError, match="player 1 holds the triangle:red card"):
+        RULES.apply(state, Reveal("triangle:red"))
+    state = RULES.apply(RULES.apply(state, Reveal("pairs:blue-red")), Reveal("hexagon"))
+    assert (state.phase, state.hands[1], state.unknown) == (
+        "over", ("hexagon", "pairs:blue-red"), (0, 0))
+    assert RULES.outcome(state) is not None
+
+
+def test_secret_hands_round_trip_through_the_notation() -> None:
+    state = secret(position(SEATED, hands={"1": ["groups:red"], "2": []}), 2, 5)
+    text = RULES.format_position(state)
+    assert "hands=groups:red,?,?/?,?,?,?,?" in text
+    assert RULES.parse_position(text) == state
 
 
 def test_a_scored_card_cannot_be_drawn_again() -> None:
@@ -366,10 +465,18 @@ def test_choice_path_names_what_a_presence_board_cannot_see() -> None:
     assert RULES.choice_path(state, Move((0, 0), "red")) == ("plant red",)
     assert RULES.choice_path(state, Move((0, 0))) == ()
     assert RULES.choice_path(state, Score("groups:red", 2, "hexagon")) == (
-        "score groups:red",
+        "groups",
+        "groups:red",
         "deck 2",
         "drew hexagon",
     )
+    assert RULES.choice_path(state, Score("pairs:blue-red", 1)) == (
+        "pairs",
+        "pairs:blue-red",
+        "deck 1",
+    )
+    assert RULES.choice_path(state, Reveal("hexagon")) == ("hexagon", "hexagon")
+    assert RULES.choice_path(state, Claim(2)) == ("P2",)
     steps = [Move((0, 0), "red")]
     assert RULES.tray_filter(state, steps, {"red": 1}) == steps
 
@@ -384,6 +491,9 @@ def test_choice_path_names_what_a_presence_board_cannot_see() -> None:
         ("0,3=red", Move((0, 3), "red")),
         ("-2,3", Move((-2, 3))),
         ("score:triangle:yellow/2:groups:red", Score("triangle:yellow", 2, "groups:red")),
+        ("score:triangle:yellow/2", Score("triangle:yellow", 2)),
+        ("claim:2", Claim(2)),
+        ("show:groups:red", Reveal("groups:red")),
     ],
 )
 def test_step_notation(text: str, step: Step) -> None:
@@ -398,7 +508,8 @@ def test_pairs_in_a_step_are_made_canonical() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["0,3=pink", "score:groups:red", "score:groups:red/x:hexagon", "@a"]
+    "text", ["0,3=pink", "score:groups:red", "score:groups:red/x:hexagon", "@a", "claim:x",
+             "show:triangle"]
 )
 def test_bad_step_notation(text: str) -> None:
     with pytest.raises(InvalidStepError):

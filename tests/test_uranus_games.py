@@ -1,6 +1,8 @@
 """Whole seeded games on every board, 2-5 players: every step legal, ``changes()`` equal to
 the board diff, ``candidates()`` a superset, notation round-trips, and every game ends
-(CLARIFICATIONS.md Uranus #6: each turn plants, scores or lengthens the no-planting run)."""
+(CLARIFICATIONS.md Uranus #6: each turn plants, scores or lengthens the no-planting run).
+Open hands (the dealt cards known, draws named) and secret hands (as at a real table: cards
+learned when shown, the hands shown after the end) both."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from companion.rules.uranus import (
     Step,
     deal_missions,
     final_scores,
+    table_setup,
     validate,
 )
 
@@ -27,11 +30,12 @@ from companion.rules.uranus import (
 def play(
     players: int, board: str, seed: int, steps: int | None = None
 ) -> tuple[list[State], list[Step]]:
-    """A game of random legal steps (the states and the steps between them); cards are drawn
-    from the top of the dealt decks."""
+    """A game of random legal steps with open hands (the states and the steps between them);
+    cards are drawn from the top of the dealt decks."""
     rng = random.Random(seed)
-    state = RULES.new_game(players, seed, {"board": board})
-    piles = [list(deck) for deck in deal_missions(players, board, seed).decks]
+    deal = deal_missions(players, board, seed)
+    state = table_setup(RULES.new_game(players, seed, {"board": board}), hands=deal.hands)
+    piles = [list(deck) for deck in deal.decks]
     states, played = [state], []
     while RULES.outcome(state) is None and (steps is None or len(states) <= steps):
         # legal_steps yields the board steps first, then the (many) scores
@@ -41,7 +45,7 @@ def play(
             deck = rng.choice([i for i, pile in enumerate(piles) if pile])
             mission = rng.choice(state.hands[state.to_move - 1])
             step = Score(mission, deck + 1, piles[deck].pop(0))
-            assert step in RULES.legal_steps(state)
+            assert Score(mission, deck + 1) in RULES.legal_steps(state)  # the draw unseen
         else:
             step = rng.choice(board_steps)
         state = RULES.apply(state, step)
@@ -60,7 +64,8 @@ def test_hundred_games_per_board(board: str) -> None:
             validate(after)
             diff = board_diff(RULES.board(before), RULES.board(after))
             assert RULES.changes(before, step) == diff
-            assert step in RULES.candidates(before, frozenset(diff))
+            seen_as = Score(step.mission, step.draw) if isinstance(step, Score) else step
+            assert seen_as in RULES.candidates(before, frozenset(diff))
             assert RULES.parse_step(before, RULES.format_step(before, step)) == step
         final = states[-1]
         assert RULES.parse_position(RULES.format_position(final)) == final
@@ -89,3 +94,32 @@ def test_positions_round_trip_through_notation(
     assert RULES.parse_position(RULES.format_position(state)) == state
     for step in list(RULES.legal_steps(state))[:40]:
         assert RULES.parse_step(state, RULES.format_step(state, step)) == step
+
+
+def play_secret(players: int, board: str, seed: int) -> tuple[list[State], list[Step]]:
+    """A game of random legal steps with secret hands, up to the last card shown."""
+    rng = random.Random(seed)
+    state = RULES.new_game(players, seed, {"board": board})
+    states, played = [state], []
+    while RULES.outcome(state) is None:
+        step = rng.choice(list(RULES.legal_steps(state)))
+        state = RULES.apply(state, step)
+        states.append(state)
+        played.append(step)
+    return states, played
+
+
+@pytest.mark.parametrize("board", sorted(BOARDS))
+def test_secret_hands_games_end_with_every_card_shown(board: str) -> None:
+    for seed in range(20):
+        players = 2 + seed % 4
+        states, steps = play_secret(players, board, seed)
+        for before, step, after in zip(states[:-1], steps, states[1:], strict=True):
+            validate(after)
+            assert RULES.parse_step(before, RULES.format_step(before, step)) == step
+            assert RULES.parse_position(RULES.format_position(after)) == after
+            held = sum(map(len, after.hands)) + sum(after.unknown)
+            assert held == 5 * players  # a card shown is replaced until the end
+        final = states[-1]
+        assert final.phase == "over" and not any(final.unknown)
+        assert len(final.discarded) + sum(map(len, final.hands)) + sum(final.decks) == 36

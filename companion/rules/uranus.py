@@ -5,9 +5,19 @@ Sources: ``shared/rules/gardens-of-uranus.txt`` (the text) and ``CLARIFICATIONS.
 ``"q,r"``.  Mission values live in :mod:`companion.rules.missions`.
 
 A game is a frozen :class:`State`; steps are :class:`Place` (setup: a gardener onto an empty
-spot), :class:`Move` (slide and plant) and :class:`Score` (score a card, discard it, draw a
-replacement).  The replacement's identity is a chance outcome given in the step; the rules
-track only how many cards each deck still holds.  ``RULES`` implements
+spot), :class:`Move` (slide and plant), :class:`Score` (score a card, discard it, draw a
+replacement), :class:`Claim` (show the Hexagon card while a hexagon stands) and, once the game
+has ended, :class:`Reveal` (show a card still in hand for the final scores).
+
+Secret hands (the text, Setup: "secret mission cards").  The companion does not see the cards
+a player holds until they are shown, so a hand is the cards known to be in it plus a count of
+unknown ones: a real table starts with five unknown cards each (:meth:`UranusRules.new_game`),
+a replacement is drawn unknown (``Score.drawn`` is ``None``) and learned when it is shown
+later.  A player may show a card they are known to hold, or, while they hold unknown cards,
+any card nobody has shown yet.  Known hands (the case files, :func:`table_setup`, a simulator
+that deals open hands with :func:`deal_missions`) work as before: a step may name the card
+drawn, and a known Hexagon holder wins the moment a hexagon stands.  The rules track how many
+cards each deck still holds.  ``RULES`` implements
 :class:`companion.rules.base.GameRules`; ``CASES`` is the case adapter of
 :mod:`companion.rules.cases`.
 
@@ -16,7 +26,9 @@ default ``hexagonal``) and ``triangle_points`` (``perimeter`` | ``one_side``, de
 ``perimeter``).
 
 Notation: ``@0,0`` place; ``0,3=red`` move to 0,3 and plant red; ``0,3`` move onto a flower;
-``score:triangle:yellow/2:groups:red`` score triangle:yellow, draw groups:red from deck 2.
+``score:triangle:yellow/2:groups:red`` score triangle:yellow, draw groups:red from deck 2
+(``score:triangle:yellow/2`` draws an unknown card); ``claim:2`` player 2 shows the Hexagon
+card; ``show:groups:red`` the player revealing shows groups:red at the end.
 """
 
 from __future__ import annotations
@@ -46,6 +58,7 @@ RULE_SETUP = "Gardens of Uranus, Setup"
 RULE_TURN = "Gardens of Uranus, Your turn"
 RULE_SCORE = "Gardens of Uranus, Your turn (Score a mission card)"
 RULE_END = "Gardens of Uranus, End of the game"
+RULE_HEXAGON = "Gardens of Uranus, Mission cards (Hexagon)"
 
 FLOWERS_EACH: Mapping[int, int] = MappingProxyType({2: 30, 3: 20, 4: 15, 5: 12})
 """Flowers dealt to each player by the number of players (the text, Setup)."""
@@ -66,7 +79,11 @@ ENDINGS: Mapping[str, str] = MappingProxyType(
 )
 """The four end conditions (CLARIFICATIONS.md Uranus #6): code -> phrase for players."""
 
-PHASES = ("placement", "turn", "over")
+PHASES = ("placement", "turn", "reveal", "over")
+"""``reveal``: the game has ended and players still show the cards left in their hands."""
+
+UNKNOWN_CARD = "?"
+"""An unknown card in a hand, in the position notation."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -158,20 +175,42 @@ class Move:
 
 @dataclass(frozen=True, slots=True)
 class Score:
-    """Score the card ``mission`` instead of moving, discard it and draw ``drawn`` from deck
-    ``draw`` (numbered from 1).  Mission names are made canonical on construction, which
-    raises :class:`InvalidStepError` for a name that is not a mission."""
+    """Score the card ``mission`` instead of moving, discard it and draw a replacement from
+    deck ``draw`` (numbered from 1): ``drawn`` names it when it is known, ``None`` when it is
+    not (a real table: learned when it is shown later).  Mission names are made canonical on
+    construction, which raises :class:`InvalidStepError` for a name that is not a mission."""
 
     mission: str
     draw: int
-    drawn: str
+    drawn: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mission", parse_mission(self.mission))
-        object.__setattr__(self, "drawn", parse_mission(self.drawn))
+        if self.drawn is not None:
+            object.__setattr__(self, "drawn", parse_mission(self.drawn))
 
 
-Step = Place | Move | Score
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Player ``player`` shows the Hexagon card while a one-colour hexagon stands and wins at
+    once, whoever is to move (the text, Mission cards: "at any moment")."""
+
+    player: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reveal:
+    """After the end, the player to move shows ``mission``, one of the cards still in their
+    hand, so that it counts in the final scores (the text, End of the game).  The name is
+    made canonical; :class:`InvalidStepError` for a name that is not a mission."""
+
+    mission: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mission", parse_mission(self.mission))
+
+
+Step = Place | Move | Score | Claim | Reveal
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,11 +220,13 @@ class State:
     ``flowers[i]`` is the colour on spot ``shape.grid.cells[i]`` (``""`` for none; a flower
     under a gardener is still there); ``gardeners[p - 1]`` the spot of player p's gardener
     (``None`` before placement); ``reserves[p - 1]`` flower counts in
-    :data:`~companion.rules.missions.COLOURS` order; ``hands[p - 1]`` sorted canonical
-    mission names; ``decks`` cards left per board deck (identities unknown until drawn);
+    :data:`~companion.rules.missions.COLOURS` order; ``hands[p - 1]`` the sorted canonical
+    names of the cards player p is known to hold and ``unknown[p - 1]`` how many more they
+    hold unseen; ``decks`` cards left per board deck (identities unknown until drawn);
     ``discarded`` the cards scored so far; ``no_plant_run`` consecutive moves without
-    planting; ``phase`` one of :data:`PHASES`; once over, ``ending`` is a key of
-    :data:`ENDINGS` and ``hexagon_winner`` the Hexagon holder who won (0 otherwise).
+    planting; ``phase`` one of :data:`PHASES` (in ``reveal`` the player to move is the one
+    showing their cards); once ended, ``ending`` is a key of :data:`ENDINGS` and
+    ``hexagon_winner`` the Hexagon holder who won (0 otherwise).
     """
 
     options: Options
@@ -195,6 +236,7 @@ class State:
     reserves: tuple[tuple[int, ...], ...]
     scores: tuple[int, ...]
     hands: tuple[tuple[str, ...], ...]
+    unknown: tuple[int, ...]
     decks: tuple[int, ...]
     discarded: frozenset[str] = frozenset()
     no_plant_run: int = 0
@@ -235,9 +277,10 @@ def unused_flower_penalty(unused: int) -> int:
 
 
 def final_scores(state: State) -> tuple[int, ...]:
-    """Per player (index p - 1): points so far + the value of every card in hand on the board
-    as it stands (the Hexagon scores 0) - :func:`unused_flower_penalty` of the flowers left
-    (the text, End of the game; CLARIFICATIONS.md Uranus #6)."""
+    """Per player (index p - 1): points so far + the value of every card known in hand on the
+    board as it stands (the Hexagon scores 0) - :func:`unused_flower_penalty` of the flowers
+    left (the text, End of the game; CLARIFICATIONS.md Uranus #6).  Once the game is over
+    every card has been shown, so every card counts."""
     view = garden(state)
     points = state.options.triangle_points
     return tuple(
@@ -249,8 +292,41 @@ def final_scores(state: State) -> tuple[int, ...]:
 
 
 def hexagon_holder(state: State) -> int:
-    """The player holding the Hexagon card, 0 when nobody does."""
+    """The player known to hold the Hexagon card, 0 when nobody is."""
     return next((p for p, hand in enumerate(state.hands, 1) if HEXAGON in hand), 0)
+
+
+def hexagon_standing(state: State) -> bool:
+    """Whether six flowers of one colour stand on the corners of a regular hexagon now
+    (CLARIFICATIONS.md Uranus #5): the matrix announces it, its holder wins by showing it."""
+    return missions.hexagon_stands(garden(state))
+
+
+def seen(state: State) -> frozenset[str]:
+    """The cards whose place is known: in someone's known hand, or scored."""
+    return frozenset(card for hand in state.hands for card in hand) | state.discarded
+
+
+def may_hold(state: State, player: int, mission: str) -> bool:
+    """Whether ``player`` may hold the card ``mission`` (canonical): it is known to be in
+    their hand, or they hold unknown cards and nobody has shown it yet."""
+    return mission in state.hands[player - 1] or (
+        state.unknown[player - 1] > 0 and mission not in seen(state)
+    )
+
+
+def card_refusal(state: State, player: int, mission: str) -> str | None:
+    """Why ``player`` cannot show ``mission`` now, as a sentence for the players, or ``None``
+    when they may hold it: a card scored already (shown twice), a card another player is
+    known to hold, or a card that is not in a hand of known cards only."""
+    if may_hold(state, player, mission):
+        return None
+    if mission in state.discarded:
+        return f"the {mission} card has been scored already"
+    holder = next((p for p, hand in enumerate(state.hands, 1) if mission in hand), 0)
+    if holder and holder != player:
+        return f"player {holder} holds the {mission} card"
+    return f"you do not hold the {mission} card"
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,7 +374,8 @@ def validate(state: State) -> State:
     """``state`` itself if it is a position the rules allow, else
     :class:`InvalidPositionError` naming every problem at once (spots off the board, a
     flower or gardener on a tree, two gardeners on one spot, unknown colours or missions, a
-    card in two places, negative counts, a wrong number of decks, a bad turn or phase)."""
+    card in two places, negative counts, a wrong number of decks, a bad turn or phase, a game
+    over with cards still unshown)."""
     _check_players(state.players)
     shape = state.shape
     grid = shape.grid
@@ -324,7 +401,9 @@ def validate(state: State) -> State:
         problems.append("a mission card is in two places")
     if len(state.decks) != shape.decks or any(d < 0 for d in state.decks):
         problems.append(f"the {shape.name} board has {shape.decks} decks, none below 0")
-    lengths = {len(state.gardeners), len(state.reserves), len(state.hands)}
+    if any(n < 0 for n in state.unknown):
+        problems.append("a player cannot hold fewer than no unknown cards")
+    lengths = {len(state.gardeners), len(state.reserves), len(state.hands), len(state.unknown)}
     if lengths != {state.players}:
         problems.append("gardeners, reserves, scores and hands must be given for every player")
     elif not 1 <= state.to_move <= state.players or state.phase not in PHASES:
@@ -333,7 +412,11 @@ def validate(state: State) -> State:
         problems.append("every gardener must be placed before the turns begin")
     elif state.phase == "placement" and state.gardeners[state.to_move - 1] is not None:
         problems.append(f"player {state.to_move} has placed their gardener already")
-    if (state.phase == "over") != (state.ending in ENDINGS) or not (
+    elif state.phase == "reveal" and not state.unknown[state.to_move - 1]:
+        problems.append(f"player {state.to_move} has no unknown card left to show")
+    elif state.phase == "over" and any(state.unknown):
+        problems.append("the game is over only once every card in hand has been shown")
+    if (state.phase in ("reveal", "over")) != (state.ending in ENDINGS) or not (
         0 <= state.hexagon_winner <= state.players
         and (state.hexagon_winner != 0) == (state.ending == "hexagon")
     ):
@@ -349,16 +432,28 @@ def settle(state: State, *, check_hexagon: bool = True) -> State:
     is false because the caller has just checked the change that could make one); a
     no-planting run as long as the number of players; the player to move at the start of a
     turn with no flowers."""
-    if state.phase == "over":
+    if state.phase in ("reveal", "over"):
         return state
     holder = hexagon_holder(state) if check_hexagon else 0
     if holder and missions.hexagon_stands(garden(state)):
-        return replace(state, phase="over", ending="hexagon", hexagon_winner=holder)
+        return end(state, "hexagon", holder)
     if state.no_plant_run >= state.players:
-        return replace(state, phase="over", ending="no_planting")
+        return end(state, "no_planting")
     if state.phase == "turn" and not any(state.reserves[state.to_move - 1]):
-        return replace(state, phase="over", ending="no_flowers")
+        return end(state, "no_flowers")
     return state
+
+
+def end(state: State, ending: str, hexagon_winner: int = 0) -> State:
+    """``state`` ended by ``ending`` (a key of :data:`ENDINGS`): over at once when every card
+    in hand is known, else the ``reveal`` phase, in which the first player with unknown cards
+    shows them (the text, End of the game: "every player scores the mission cards still in
+    their hand")."""
+    ended = replace(state, ending=ending, hexagon_winner=hexagon_winner)
+    showing = next((p for p, n in enumerate(state.unknown, 1) if n), 0)
+    if showing:
+        return replace(ended, phase="reveal", to_move=showing)
+    return replace(ended, phase="over")
 
 
 def table_setup(
@@ -370,9 +465,9 @@ def table_setup(
 ) -> State:
     """A fresh game (``state`` from :meth:`UranusRules.new_game`) with the random parts
     replaced by what the table did: the ``trees`` as placed (or sensed), each player's
-    ``reserves`` as dealt (``{colour: count}``, the text's total for the player count) and
-    the ``hands`` after the draft (five missions each); the decks are what is left, split
-    evenly (CLARIFICATIONS.md Uranus #2, #3).
+    ``reserves`` as dealt (``{colour: count}``, the text's total for the player count) and,
+    for a game with open hands, the ``hands`` after the draft (five missions each, all known;
+    the decks are what is left, split evenly) (CLARIFICATIONS.md Uranus #2, #3).
 
     Raises :class:`InvalidPositionError` naming every problem (a game already begun, trees
     on the edge or of the wrong count, wrong flower totals, wrong hand sizes, a card twice)
@@ -404,7 +499,12 @@ def table_setup(
         if len(sorted_hands) != state.players or any(len(h) != HAND_SIZE for h in sorted_hands):
             problems.append(f"each of {state.players} players holds {HAND_SIZE} mission cards")
         left = len(ALL_MISSIONS) - sum(len(h) for h in sorted_hands)
-        state = replace(state, hands=sorted_hands, decks=split_evenly(left, shape.decks))
+        state = replace(
+            state,
+            hands=sorted_hands,
+            unknown=(0,) * len(sorted_hands),
+            decks=split_evenly(left, shape.decks),
+        )
     if problems:
         raise InvalidPositionError("; ".join(problems))
     return validate(state)
@@ -423,10 +523,12 @@ class UranusRules:
     def new_game(self, players: int, seed: int, options: Mapping[str, Any]) -> State:
         """A random setup, reproducible from ``seed``: the board's trees on distinct random
         spots off the edge, the 60 flowers dealt by chance (2p 30, 3p 20, 4p 15, 5p 12
-        each), the hands and decks of :func:`deal_missions` (``players``, board, ``seed``);
-        then player 1 places first (the text, Setup; CLARIFICATIONS.md Uranus #1-#3).
+        each), five secret cards in each hand (all unknown to the companion) and the other
+        cards split evenly into the board's decks; then player 1 places first (the text,
+        Setup; CLARIFICATIONS.md Uranus #1-#3).
 
-        Use :func:`table_setup` to replace the random parts by what the table did.
+        Use :func:`table_setup` to replace the random parts by what the table did (open
+        hands: the cards of :func:`deal_missions`).
         Raises :class:`ConfigError` for a bad option and :class:`InvalidPositionError` for a
         player count outside 2-5.
         """
@@ -442,7 +544,6 @@ class UranusRules:
         reserves = tuple(
             tuple(bag[p * each : (p + 1) * each].count(c) for c in COLOURS) for p in range(players)
         )
-        deal = deal_missions(players, opts.board, seed)
         return State(
             options=opts,
             trees=trees,
@@ -450,8 +551,9 @@ class UranusRules:
             gardeners=(None,) * players,
             reserves=reserves,
             scores=(0,) * players,
-            hands=deal.hands,
-            decks=tuple(len(d) for d in deal.decks),
+            hands=((),) * players,
+            unknown=(HAND_SIZE,) * players,
+            decks=split_evenly(len(ALL_MISSIONS) - HAND_SIZE * players, shape.decks),
         )
 
     # -- the board -----------------------------------------------------------------------
@@ -521,20 +623,23 @@ class UranusRules:
         reserve = state.reserves[state.to_move - 1]
         yield from (Move(cell, c) for c, n in zip(COLOURS, reserve, strict=True) if n)
 
-    def _scores(self, state: State) -> Iterator[Score]:
-        if not any(state.decks):
-            return
-        held = {card for hand in state.hands for card in hand} | state.discarded
-        unseen = [card for card in ALL_MISSIONS if card not in held]
-        for mission in state.hands[state.to_move - 1]:
-            for deck, left in enumerate(state.decks, 1):
-                if left:
-                    yield from (Score(mission, deck, card) for card in unseen)
+    def _showable(self, state: State, player: int) -> list[str]:
+        """The cards ``player`` may show, in :data:`ALL_MISSIONS` order."""
+        return [card for card in ALL_MISSIONS if may_hold(state, player, card)]
+
+    def _scores(self, state: State, standing: bool) -> Iterator[Score]:
+        decks = [deck for deck, left in enumerate(state.decks, 1) if left]
+        for mission in self._showable(state, state.to_move):
+            if not (standing and mission == HEXAGON):
+                yield from (Score(mission, deck) for deck in decks)
 
     def legal_steps(self, state: State) -> Iterator[Step]:
         """Placement: every free, flowerless spot.  Turn: every :class:`Move` (each colour
-        in reserve on an empty spot), then every :class:`Score` (each card in hand, each
-        non-empty deck, each card not yet seen as the draw).  Nothing once over.
+        in reserve on an empty spot), then every :class:`Score` (each card the player may
+        hold, each non-empty deck, the replacement unknown, as the companion sees it), then,
+        while a hexagon stands, a :class:`Claim` for every player who may hold the Hexagon.
+        Reveal: a :class:`Reveal` of each card the player showing may hold.  Nothing once
+        over.  (A :class:`Score` naming its drawn card is legal too, see :meth:`apply`.)
 
         A dealt game never leaves a player without a step: while it goes on the decks hold
         cards, so a gardener that cannot move can still score a card."""
@@ -543,7 +648,14 @@ class UranusRules:
         elif state.phase == "turn":
             for cell in self._destinations(state):
                 yield from self._moves_to(state, cell)
-            yield from self._scores(state)
+            standing = HEXAGON not in state.discarded and hexagon_standing(state)
+            yield from self._scores(state, standing)
+            if standing:
+                players = range(1, state.players + 1)
+                yield from (Claim(p) for p in players if may_hold(state, p, HEXAGON))
+        elif state.phase == "reveal":
+            yield from (Reveal(card) for card in self._showable(state, state.to_move)
+                        if card not in state.hands[state.to_move - 1])
 
     def apply(self, state: State, step: Step) -> State:
         """The state after ``step`` (the text, Setup and Your turn; CLARIFICATIONS.md Uranus
@@ -553,11 +665,22 @@ class UranusRules:
         forbid now: any step once the game is over, a step of the wrong phase, a spot off
         the board, a move that is not straight, crosses or ends on a tree or ends on a
         gardener, planting on a flower, not planting on an empty spot, a colour not in
-        reserve, scoring a card not held, drawing from an empty deck or a card already seen.
+        reserve, showing a card the player cannot hold (:func:`card_refusal`: scored
+        already, known in another hand), scoring the Hexagon while one stands (it wins:
+        :class:`Claim`), drawing from an empty deck or a card already seen, claiming without
+        a hexagon, revealing a card already counted.
         """
         text = self.format_step(state, step)
         if state.phase == "over":
             raise IllegalMoveError("the game is over", rule=RULE_END, step=text)
+        if isinstance(step, Reveal):
+            return self._reveal(state, step, text)
+        if state.phase == "reveal":
+            raise IllegalMoveError(
+                "the game is over: each player shows the cards still in their hand",
+                rule=RULE_END,
+                step=text,
+            )
         if isinstance(step, Place):
             return self._place(state, step, text)
         if state.phase != "turn":
@@ -566,6 +689,8 @@ class UranusRules:
             )
         if isinstance(step, Move):
             return self._move(state, step, text)
+        if isinstance(step, Claim):
+            return self._claim(state, step, text)
         return self._score(state, step, text)
 
     def _place(self, state: State, step: Place, text: str) -> State:
@@ -636,38 +761,87 @@ class UranusRules:
             return IllegalMoveError(reason, rule=RULE_SCORE, step=text)
 
         p = state.to_move
-        hand = state.hands[p - 1]
-        if step.mission not in hand:
-            raise refuse(f"you do not hold the {step.mission} card")
+        refusal = card_refusal(state, p, step.mission)
+        if refusal is not None:
+            raise refuse(refusal)
+        if step.mission == HEXAGON and hexagon_standing(state):
+            raise refuse("a hexagon stands: showing the Hexagon card wins the game")
         if not 1 <= step.draw <= len(state.decks):
             raise refuse(f"the {state.shape.name} board has decks 1 to {len(state.decks)}")
         if not state.decks[step.draw - 1]:
             raise refuse(f"there is no card left in deck {step.draw} to draw")
-        if step.drawn == step.mission or step.drawn in state.discarded:
-            raise refuse(f"the {step.drawn} card has been scored already, it cannot be drawn")
-        if any(step.drawn in other for other in state.hands):
-            raise refuse(f"the {step.drawn} card is in a player's hand, it cannot be drawn")
-        kept = list(hand)
-        kept.remove(step.mission)
+        if step.drawn is not None:
+            if step.drawn == step.mission or step.drawn in state.discarded:
+                raise refuse(f"the {step.drawn} card has been scored already, it cannot be drawn")
+            if any(step.drawn in other for other in state.hands):
+                raise refuse(f"the {step.drawn} card is in a player's hand, it cannot be drawn")
+        kept, unknown = _shown(state, p, step.mission)
+        if step.drawn is None:
+            unknown += 1
+        else:
+            kept = tuple(sorted([*kept, step.drawn]))
         points = state.scores[p - 1] + mission_value(state, step.mission)
         after = replace(
             state,
             scores=_with(state.scores, p - 1, points),
-            hands=_with(state.hands, p - 1, tuple(sorted([*kept, step.drawn]))),
+            hands=_with(state.hands, p - 1, kept),
+            unknown=_with(state.unknown, p - 1, unknown),
             decks=_with(state.decks, step.draw - 1, state.decks[step.draw - 1] - 1),
             discarded=state.discarded | {step.mission},
             no_plant_run=0,
         )
         won = step.drawn == HEXAGON and missions.hexagon_stands(garden(after))
         if not won and not any(after.decks):
-            return replace(after, phase="over", ending="last_card")
+            return end(after, "last_card")
         return self._next_turn(after, p if won else 0)
+
+    def _claim(self, state: State, step: Claim, text: str) -> State:
+        def refuse(reason: str) -> IllegalMoveError:
+            return IllegalMoveError(reason, rule=RULE_HEXAGON, step=text)
+
+        if not 1 <= step.player <= state.players:
+            raise refuse(f"there is no player {step.player}")
+        refusal = card_refusal(state, step.player, HEXAGON)
+        if refusal is not None:
+            raise refuse(refusal)
+        if not hexagon_standing(state):
+            raise refuse("no hexagon of one colour stands on the board, so the card does not win")
+        hand, unknown = _shown(state, step.player, HEXAGON)
+        shown = replace(
+            state,
+            hands=_with(state.hands, step.player - 1, tuple(sorted([*hand, HEXAGON]))),
+            unknown=_with(state.unknown, step.player - 1, unknown),
+        )
+        return end(shown, "hexagon", step.player)
+
+    def _reveal(self, state: State, step: Reveal, text: str) -> State:
+        def refuse(reason: str) -> IllegalMoveError:
+            return IllegalMoveError(reason, rule=RULE_END, step=text)
+
+        if state.phase != "reveal":
+            raise refuse("cards in hand are shown once the game has ended")
+        p = state.to_move
+        if step.mission in state.hands[p - 1]:
+            raise refuse(f"the {step.mission} card is counted already")
+        refusal = card_refusal(state, p, step.mission)
+        if refusal is not None:
+            raise refuse(refusal)
+        hand, unknown = _shown(state, p, step.mission)
+        after = replace(
+            state,
+            hands=_with(state.hands, p - 1, tuple(sorted([*hand, step.mission]))),
+            unknown=_with(state.unknown, p - 1, unknown),
+        )
+        showing = next((q for q, n in enumerate(after.unknown, 1) if n), 0)
+        if showing:
+            return replace(after, to_move=showing)
+        return replace(after, phase="over")
 
     def _next_turn(self, state: State, hexagon_winner: int) -> State:
         """After a turn: the Hexagon win, the no-planting run, then the next player's
         flowers (CLARIFICATIONS.md Uranus #6)."""
         if hexagon_winner:
-            return replace(state, phase="over", ending="hexagon", hexagon_winner=hexagon_winner)
+            return end(state, "hexagon", hexagon_winner)
         # flowers only appear by planting or hexagon cards by drawing: both checked already
         after = replace(state, to_move=state.to_move % state.players + 1)
         return settle(after, check_hexagon=False)
@@ -699,12 +873,12 @@ class UranusRules:
     def changes(self, state: State, step: Step) -> dict[Cell, Piece]:
         """The spots ``step`` changes and their new piece, without building the whole board:
         a placed gardener; a gardener's old spot (its flower, if any) and its landing (with
-        the flower planted or found there); nothing for a score."""
+        the flower planted or found there); nothing for a card shown."""
         shape = state.shape
         p = state.to_move
         if isinstance(step, Place):
             return {hex_name(step.cell): martian(p)}
-        if isinstance(step, Score):
+        if isinstance(step, Score | Claim | Reveal):
             return {}
         here = state.gardeners[p - 1]
         assert here is not None  # the turn phase begins once every gardener is placed
@@ -734,13 +908,20 @@ class UranusRules:
         return Outcome(winners, ENDINGS[state.ending], ranking)
 
     def choice_path(self, state: State, step: Step) -> tuple[str, ...]:
-        """What a presence board cannot see: the colour planted (``("plant red",)``); for a
-        card scored without a reader, the menu levels ``("score triangle:yellow", "deck 2",
-        "drew groups:red")``.  An identity board shows the colour, so it is never asked."""
+        """What the sensors cannot see, as menu levels: the colour planted (``("plant
+        red",)``, for a presence board); a card shown, by kind then name (without a reader)
+        and the deck drawn from: ``("triangle", "triangle:yellow", "deck 2")``, plus
+        ``"drew groups:red"`` when the draw is known; a card revealed at the end:
+        ``("triangle", "triangle:yellow")``; who claims the Hexagon: ``("P2",)``."""
         if isinstance(step, Move):
             return (f"plant {step.plant}",) if step.plant else ()
         if isinstance(step, Score):
-            return (f"score {step.mission}", f"deck {step.draw}", f"drew {step.drawn}")
+            drew = () if step.drawn is None else (f"drew {step.drawn}",)
+            return (*_card_path(step.mission), f"deck {step.draw}", *drew)
+        if isinstance(step, Reveal):
+            return _card_path(step.mission)
+        if isinstance(step, Claim):
+            return (f"P{step.player}",)
         return ()
 
     def tray_filter(
@@ -756,12 +937,18 @@ class UranusRules:
     # -- notation ------------------------------------------------------------------------
 
     def format_step(self, state: State, step: Step) -> str:
-        """``@0,0``, ``0,3=red``, ``0,3`` or ``score:triangle:yellow/2:groups:red``."""
+        """``@0,0``, ``0,3=red``, ``0,3``, ``score:triangle:yellow/2:groups:red`` (drawn card
+        known) or ``score:triangle:yellow/2`` (unknown), ``claim:2``, ``show:groups:red``."""
         if isinstance(step, Place):
             return "@" + hex_name(step.cell)
         if isinstance(step, Move):
             return hex_name(step.to) + (f"={step.plant}" if step.plant else "")
-        return f"score:{step.mission}/{step.draw}:{step.drawn}"
+        if isinstance(step, Claim):
+            return f"claim:{step.player}"
+        if isinstance(step, Reveal):
+            return f"show:{step.mission}"
+        drawn = "" if step.drawn is None else f":{step.drawn}"
+        return f"score:{step.mission}/{step.draw}{drawn}"
 
     def parse_step(self, state: State, text: str) -> Step:
         """Read :meth:`format_step` notation.  Raises :class:`InvalidStepError` for text that
@@ -774,10 +961,17 @@ class UranusRules:
             deck, _, card = drawn.partition(":")
             if not deck.isdigit():
                 raise InvalidStepError(
-                    f"{text!r}: write a score as score:MISSION/DECK:DRAWN, "
+                    f"{text!r}: write a score as score:MISSION/DECK or score:MISSION/DECK:DRAWN, "
                     "e.g. score:triangle:yellow/2:groups:red"
                 )
-            return Score(mission, int(deck), card)
+            return Score(mission, int(deck), card or None)
+        if text.startswith("claim:"):
+            player = text[len("claim:") :]
+            if not player.isdigit():
+                raise InvalidStepError(f"{text!r}: write a Hexagon claim as claim:PLAYER")
+            return Claim(int(player))
+        if text.startswith("show:"):
+            return Reveal(text[len("show:") :])
         cell, eq, colour = text.partition("=")
         if eq and colour not in COLOURS:
             raise InvalidStepError(f"{colour!r} is not a flower colour ({', '.join(COLOURS)})")
@@ -787,7 +981,8 @@ class UranusRules:
         """The state as one line of ``key=value`` fields (lists separated by ``/``), e.g.
         ``uranus board=hexagonal triangle_points=perimeter players=2 phase=turn to_move=1
         run=0 trees=1,1 flowers=0,0=red gardeners=-3,3/0,-3 reserves=blue:3,red:2/green:4
-        scores=0/0 hands=groups:red,hexagon/ decks=5/5/5/5 discarded= ending= winner=0``."""
+        scores=0/0 hands=groups:red,hexagon/?,?,? decks=5/5/5/5 discarded= ending= winner=0``
+        (``?`` an unknown card)."""
         cells = state.shape.grid.cells
         fields = {
             "board": state.options.board,
@@ -806,7 +1001,10 @@ class UranusRules:
                 for r in state.reserves
             ),
             "scores": "/".join(map(str, state.scores)),
-            "hands": "/".join(",".join(hand) for hand in state.hands),
+            "hands": "/".join(
+                ",".join([*hand, *[UNKNOWN_CARD] * n])
+                for hand, n in zip(state.hands, state.unknown, strict=True)
+            ),
             "decks": "/".join(map(str, state.decks)),
             "discarded": ",".join(sorted(state.discarded)),
             "ending": state.ending,
@@ -839,6 +1037,7 @@ class UranusRules:
                 return values
 
             flowers = dict(f.rpartition("=")[::2] for f in _items(fields["flowers"], "/"))
+            hands = per_player("hands")
             names = BOARDS[options.board].grid.names
             if flowers.keys() - set(names.values()):
                 raise ValueError("a flower is off the board")
@@ -852,7 +1051,11 @@ class UranusRules:
                     ),
                     reserves=tuple(_reserve(r) for r in per_player("reserves")),
                     scores=tuple(int(s) for s in per_player("scores")),
-                    hands=tuple(tuple(sorted(_items(h, ","))) for h in per_player("hands")),
+                    hands=tuple(
+                        tuple(sorted(c for c in _items(h, ",") if c != UNKNOWN_CARD))
+                        for h in hands
+                    ),
+                    unknown=tuple(_items(h, ",").count(UNKNOWN_CARD) for h in hands),
                     decks=tuple(int(d) for d in fields["decks"].split("/")),
                     discarded=frozenset(_items(fields["discarded"], ",")),
                     no_plant_run=int(fields["run"]),
@@ -866,6 +1069,18 @@ class UranusRules:
             if isinstance(error, InvalidPositionError):
                 raise
             raise InvalidStepError(f"not a Gardens of Uranus position: {error}") from None
+
+
+def _shown(state: State, player: int, mission: str) -> tuple[tuple[str, ...], int]:
+    """Player ``player``'s known hand without ``mission`` and their unknown count, after they
+    show ``mission`` (a card they may hold): a known card leaves the hand, else it was one of
+    the unknown ones."""
+    hand = state.hands[player - 1]
+    if mission in hand:
+        kept = list(hand)
+        kept.remove(mission)
+        return tuple(kept), state.unknown[player - 1]
+    return hand, state.unknown[player - 1] - 1
 
 
 def _with(values: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
@@ -887,6 +1102,11 @@ def _reserve(text: str) -> tuple[int, ...]:
             raise ValueError(f"{colour!r} is not a flower colour")
         counts[colour] = int(n)
     return tuple(counts.values())
+
+
+def _card_path(mission: str) -> tuple[str, str]:
+    """A card's menu levels: its kind, then its canonical name."""
+    return mission.partition(":")[0], mission
 
 
 RULES = UranusRules()
@@ -931,6 +1151,7 @@ class UranusCases:
             hands=tuple(
                 tuple(sorted(parse_mission(m) for m in pos["hands"].get(p, []))) for p in numbers
             ),
+            unknown=(0,) * players,
             decks=tuple(int(d) for d in pos["decks"]),
             no_plant_run=int(pos.get("no_plant_run", 0)),
             to_move=int(pos["to_move"]),
@@ -967,7 +1188,7 @@ class UranusCases:
             "scores": {str(p): s for p, s in enumerate(state.scores, 1)},
             "hands": {str(p): list(h) for p, h in enumerate(state.hands, 1)},
             "to_move": state.to_move,
-            "over": state.phase == "over",
+            "over": state.phase in ("reveal", "over"),
         }
 
     def query(self, state: State, name: str, arg: Any) -> dict[str, Any]:
@@ -978,7 +1199,7 @@ class UranusCases:
             cells = {
                 s.cell if isinstance(s, Place) else s.to
                 for s in RULES.legal_steps(state)
-                if not isinstance(s, Score)
+                if isinstance(s, Place | Move)
             }
             return {"destinations": sorted(hex_name(c) for c in cells)}
         if name == "mission_value":
