@@ -153,12 +153,11 @@ class Service:
             while self.running:
                 event = self._next_event()
                 self._housekeeping()
-                if event is None:
-                    continue
                 if isinstance(event, Stop):
                     log.info("stopping: %s", event.reason or "asked to")
                     break
-                self._handle(event)
+                if event is not None:
+                    self._handle(event)
                 self._report_status()
         finally:
             self.running = False
@@ -205,10 +204,12 @@ class Service:
         if isinstance(event, Reload):
             self._reload(event.path)
             return
-        if isinstance(event, BoardMessage):
-            self._board_answered()
-        elif isinstance(event, LinkState):
-            self._link_state(event.up)
+        if isinstance(event, BoardMessage) and self.board != "up":
+            self.board = "up"
+            self._status_led("ready")
+        elif isinstance(event, LinkState) and not event.up:
+            self.board = "down"
+            self._status_led("error")
         try:
             effects = self.referee.handle(event)
         except Exception as error:  # a bug must not end the game: log it and go on
@@ -216,22 +217,16 @@ class Service:
             self._errors.report(f"{type(event).__name__}: {error!r}")
             return
         self._execute(effects)
+        if isinstance(event, BoardMessage) and not self.ready:
+            self._ready_now()
 
     # ------------------------------------------------------------------ the board and systemd
-    def _board_answered(self) -> None:
-        if self.board != "up":
-            self.board = "up"
-            self._status_led("ready")
-        if not self.ready:
-            self._ready_at = None
-            self.ready = True
-            self.notifier.ready(self._status_text())
-            self._status = self._status_text()
-
-    def _link_state(self, up: bool) -> None:
-        if not up:
-            self.board = "down"
-            self._status_led("error")
+    def _ready_now(self) -> None:
+        """Start-up is over (the board answered, or the wait for it ran out): ``READY=1``."""
+        self._ready_at = None
+        self.ready = True
+        self._status = self._status_text()
+        self.notifier.ready(self._status)
 
     def _silent(self) -> None:
         """No heartbeat for ``heartbeat_timeout_s``: the referee shows it; a stalled board that
@@ -249,10 +244,8 @@ class Service:
         where = f" on {self.port}" if self.port else ""
         log.warning("no board answered%s within %g s; still trying", where, self.ready_timeout_s)
         self._effect(self.referee.notice(f"No board{where}: check the USB cable", now, urgent=True))
-        self.ready = True
         self.board = "down"
-        self.notifier.ready(self._status_text())
-        self._status = self._status_text()
+        self._ready_now()
 
     def _status_text(self) -> str:
         """One line for ``systemctl status``: the game, the step, the board, the journal."""

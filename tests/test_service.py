@@ -1,0 +1,456 @@
+"""The service loop (service.py): journal before matrix, resume, systemd readiness, watchdog and
+status, a silent board asked for a dump, a full card, SIGHUP display reloads.
+
+The loop runs in virtual time: :class:`ScriptedQueue` hands out scripted events and, when the
+loop's wait would run out first, moves the clock by that wait instead of sleeping, so every
+test is exact and instant.  systemd is a real datagram socket in a temporary folder, read as
+systemd reads it.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import queue
+import socket
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from companion import journal as journal_mod
+from companion.board import protocol
+from companion.config import Config, DisplayConfig, GameConfig, JournalConfig, load_config
+from companion.events import BoardMessage, Event, LinkState, Stop
+from companion.notify import Notifier
+from companion.referee.referee import Referee, RefereeSettings
+from companion.rules import load
+from companion.service import (
+    JOURNAL_ALARM,
+    JOURNAL_RETRY_S,
+    Reload,
+    Service,
+    new_or_resumed_game,
+)
+
+ENCELADUS = load("enceladus").RULES
+SEED = 5
+
+
+class Clock:
+    """Virtual seconds."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class ScriptedQueue(queue.Queue[Event]):
+    """Events at given virtual times; ``get`` moves the clock instead of blocking.
+
+    ``timeouts`` records every wait the loop asked for (``None``: wait forever).
+    """
+
+    def __init__(self, clock: Clock, script: list[tuple[float, Event]]) -> None:
+        super().__init__()
+        self.clock = clock
+        self.script = sorted(script, key=lambda item: item[0])
+        self.timeouts: list[float | None] = []
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Event:
+        self.timeouts.append(timeout)
+        if not self.script:
+            raise AssertionError("the loop waited beyond the script (add a Stop)")
+        at, event = self.script[0]
+        if timeout is not None and at > self.clock.now + timeout:
+            self.clock.now += timeout
+            raise queue.Empty
+        self.script.pop(0)
+        self.clock.now = max(self.clock.now, at)
+        return replace(event, t=self.clock.now)
+
+
+class Systemd:
+    """A datagram socket where the notifications arrive, as systemd's ``$NOTIFY_SOCKET``."""
+
+    def __init__(self, path: Path) -> None:
+        self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.socket.bind(str(path))
+        self.socket.setblocking(False)
+        self.address = str(path)
+
+    def messages(self) -> list[dict[str, str]]:
+        out = []
+        while True:
+            try:
+                data = self.socket.recv(4096)
+            except BlockingIOError:
+                return out
+            out.append(dict(line.split("=", 1) for line in data.decode().split("\n")))
+
+
+class Link:
+    """The board link's sending side: records what the Pi sends."""
+
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+
+    def send(self, message: Any) -> bool:
+        self.sent.append(message)
+        return True
+
+
+@pytest.fixture
+def systemd(tmp_path: Path) -> Iterator[Systemd]:
+    listener = Systemd(tmp_path / "notify")
+    yield listener
+    listener.socket.close()
+
+
+def _setup() -> Any:
+    return ENCELADUS.new_game(2, SEED, {})
+
+
+def _dump(state: Any) -> BoardMessage:
+    board = ENCELADUS.board(state)
+    pieces = tuple(board[cell] for cell in ENCELADUS.layout(state))
+    return BoardMessage(0, protocol.Dump(seq=0, pieces=pieces))
+
+
+def _hello() -> BoardMessage:
+    return BoardMessage(0, protocol.Hello(seq=0, version="1", layout="enceladus",
+                                          sensing="identity", board_id="T1", firmware="t"))
+
+
+def _step_events(state: Any, step: Any, at: float) -> list[tuple[float, Event]]:
+    """The field updates of ``step``, 0.1 s apart from ``at`` (one piece at a time)."""
+    changes = ENCELADUS.changes(state, step)
+    return [(at + 0.1 * i, BoardMessage(0, protocol.FieldUpdate(seq=0, cell=c, piece=p)))
+            for i, (c, p) in enumerate(sorted(changes.items()))]
+
+
+def _first_steps(count: int) -> list[tuple[Any, Any]]:
+    state, played = _setup(), []
+    for _ in range(count):
+        step = min(ENCELADUS.legal_steps(state), key=lambda s: ENCELADUS.format_step(state, s))
+        played.append((state, step))
+        state = ENCELADUS.apply(state, step)
+    return played
+
+
+def _service(clock: Clock, script: list[tuple[float, Event]], *, state: Any = None,
+             notifier: Notifier | None = None, **options: Any) -> tuple[Service, ScriptedQueue]:
+    events = ScriptedQueue(clock, script)
+    referee = Referee(ENCELADUS, state if state is not None else _setup(), "enceladus",
+                      RefereeSettings(settle_s=0.3, tray=True))
+    service = Service(referee, events, clock=clock, notifier=notifier or Notifier(), **options)
+    return service, events
+
+
+# --------------------------------------------------------------------------- journal and matrix
+
+
+def test_a_committed_step_is_in_the_journal_before_the_matrix_shows_it(tmp_path: Path) -> None:
+    clock = Clock()
+    (before, step), = _first_steps(1)
+    journal = journal_mod.Journal.create(tmp_path, {"game": "enceladus", "setup": "x"})
+    script = [(0.0, _dump(before)), *_step_events(before, step, 1.0), (5.0, Stop(0))]
+    service, _ = _service(clock, script, journal=journal)
+    seen: list[tuple[int, int]] = []  # (steps committed, steps in the file) at every screen
+
+    def on_screen(screen: Any) -> None:
+        lines = journal.path.read_text().splitlines()
+        seen.append((service.referee.steps_committed, sum('"step"' in line for line in lines)))
+
+    service.screen_listeners.append(on_screen)
+    service.run()
+    assert (1, 1) in seen
+    assert all(in_file >= committed for committed, in_file in seen)
+
+
+def test_a_resumed_game_is_out_of_sync_until_the_board_matches(tmp_path: Path) -> None:
+    config = Config(game=GameConfig(name="enceladus", seed=SEED),
+                    journal=JournalConfig(directory=str(tmp_path)))
+    played = _first_steps(3)
+    header = {"game": "enceladus", "layout": "enceladus", "players": 2, "seed": SEED,
+              "options": {}, "setup": ENCELADUS.format_position(played[0][0])}
+    journal = journal_mod.Journal.create(tmp_path, header)
+    for number, (before, step) in enumerate(played, 1):
+        journal.step(number, ENCELADUS.to_move(before), ENCELADUS.format_step(before, step))
+    journal.close()
+
+    state, history, resumed_journal, resumed = new_or_resumed_game(config, ENCELADUS, tmp_path)
+    assert resumed and resumed_journal is not None and resumed_journal.path == journal.path
+    assert history == played and state == ENCELADUS.apply(*played[-1])
+    resumed_journal.close()
+
+    clock = Clock()
+    board_after_two = ENCELADUS.apply(*played[1])  # the last step was made but then undone
+    service, _ = _service(clock, [(0.0, _dump(board_after_two)), (1.0, _dump(state)),
+                                  (2.0, Stop(0))], state=state)
+    service.referee.history = list(history)
+    screens: list[Any] = []
+    service.screen_listeners.append(screens.append)
+    service.run()
+    messages = [s.message for s in screens]
+    assert "Put the board back as shown" in messages
+    assert messages[-1].endswith("your turn") and service.referee.steps_committed == 3
+
+
+# --------------------------------------------------------------------------- systemd
+
+
+def test_ready_is_sent_once_the_board_answers(systemd: Systemd) -> None:
+    clock = Clock()
+    service, _ = _service(clock, [(3.0, _hello()), (4.0, _dump(_setup())), (5.0, Stop(0))],
+                          notifier=Notifier(systemd.address))
+    service.run()
+    sent = systemd.messages()
+    ready = [m for m in sent if m.get("READY") == "1"]
+    assert len(ready) == 1 and "board connected" in ready[0]["STATUS"]
+    assert sent[-1] == {"STOPPING": "1"}
+
+
+def test_without_a_board_ready_comes_after_the_wait_with_a_no_board_screen(
+    systemd: Systemd,
+) -> None:
+    clock = Clock()
+    service, _ = _service(clock, [(30.0, Stop(0))], notifier=Notifier(systemd.address),
+                          ready_timeout_s=10.0, port="/dev/serial/by-id/usb-board")
+    screens: list[Any] = []
+    service.screen_listeners.append(screens.append)
+    service.run()
+    ready = [m for m in systemd.messages() if m.get("READY") == "1"]
+    assert len(ready) == 1 and "board disconnected" in ready[0]["STATUS"]
+    no_board = [s for s in screens if s.message.startswith("No board")]
+    assert no_board and no_board[0].urgent
+    assert "/dev/serial/by-id/usb-board" in no_board[0].message
+
+
+def test_the_loop_wakes_for_the_watchdog_every_half_interval(systemd: Systemd) -> None:
+    clock = Clock()
+    notifier = Notifier(systemd.address, watchdog_s=10.0)
+    service, events = _service(clock, [(1.0, _hello()), (31.0, Stop(0))], notifier=notifier)
+    service.run()
+    pings = [m for m in systemd.messages() if m.get("WATCHDOG") == "1"]
+    assert len(pings) == 7  # at 0, 5, 10, ... 30 s
+    assert all(t is not None and t <= 5.0 for t in events.timeouts)
+
+
+def test_watchdog_interval_and_socket_come_from_systemds_environment() -> None:
+    notifier = Notifier.from_environment({"NOTIFY_SOCKET": "@companion", "WATCHDOG_USEC": "20000000"})
+    assert notifier.enabled and notifier.watchdog_s == 20.0
+    notifier.close()
+
+
+def test_status_lines_follow_the_board_and_the_game(systemd: Systemd) -> None:
+    clock = Clock()
+    (before, step), = _first_steps(1)
+    script = [(0.0, _dump(before)), *_step_events(before, step, 1.0),
+              (4.0, LinkState(0, False, "lost")), (5.0, Stop(0))]
+    service, _ = _service(clock, script, notifier=Notifier(systemd.address))
+    service.run()
+    statuses = [m["STATUS"] for m in systemd.messages() if "STATUS" in m]
+    assert statuses[0] == "enceladus, step 0; waiting for the board"
+    assert "enceladus, step 1, P2 to move; board connected" in statuses
+    assert statuses[-1] == "enceladus, step 1, P2 to move; board disconnected"
+
+
+def test_a_silent_board_is_shown_and_asked_for_a_dump() -> None:
+    clock = Clock()
+    heartbeat = BoardMessage(0, protocol.Heartbeat(seq=0, uptime_ms=1))
+    link = Link()
+    service, _ = _service(clock, [(0.0, _dump(_setup())), (0.5, heartbeat), (9.0, Stop(0))],
+                          link=link)
+    screens: list[Any] = []
+    service.screen_listeners.append(screens.append)
+    service.run()
+    silent = [s for s in screens if s.message.startswith("Board silent")]
+    assert silent and silent[0].urgent
+    assert service.board == "silent" and protocol.RequestDump() in link.sent
+
+
+# --------------------------------------------------------------------------- a full card
+
+
+def test_a_full_card_is_shown_the_game_goes_on_and_the_journal_catches_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = Clock()
+    played = _first_steps(3)
+    journal = journal_mod.Journal.create(tmp_path, {"game": "enceladus", "setup": "x"})
+    script = [(0.0, _dump(played[0][0]))]
+    for number, (before, step) in enumerate(played):
+        script += _step_events(before, step, 1.0 + 10 * number)
+    script.append((40.0, Stop(0)))
+    service, _ = _service(clock, script, journal=journal)
+    screens: list[Any] = []
+    service.screen_listeners.append(screens.append)
+    real_write = journal_mod.os.write
+
+    def full_until_step_3(fd: int, data: bytes) -> int:
+        if clock.now < 21.0:  # steps 1 and 2 find the card full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(journal_mod.os, "write", full_until_step_3)
+    with caplog.at_level(logging.WARNING, logger="companion"):
+        service.run()
+
+    assert service.referee.steps_committed == 3  # the game went on
+    alarms = [s for s in screens if s.message == JOURNAL_ALARM]
+    assert len(alarms) == 1 and alarms[0].urgent
+    assert any(s.extra.get("journal") == "NOT saved" for s in screens)
+    assert "journal" not in screens[-1].extra
+    back = journal_mod.read(journal.path)
+    assert [e["step"] for e in back.steps] == [ENCELADUS.format_step(b, s) for b, s in played]
+    assert [e["n"] for e in back.steps] == [1, 2, 3]
+    assert "whole again: 2 waiting lines written" in caplog.text
+    # one burst: the first failure, then one line with the count (two steps, two retries)
+    assert caplog.text.count("could not be written: No space left") == 2
+    assert "journal: 3 more in" in caplog.text
+
+
+def test_a_full_card_is_retried_while_no_step_comes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    (before, step), = _first_steps(1)
+    journal = journal_mod.Journal.create(tmp_path, {"game": "enceladus", "setup": "x"})
+    script = [(0.0, _dump(before)), *_step_events(before, step, 1.0),
+              (20.0, _dump(ENCELADUS.apply(before, step))), (40.0, Stop(0))]
+    service, _ = _service(clock, script, journal=journal)
+    real_write = journal_mod.os.write
+
+    def full_for_a_while(fd: int, data: bytes) -> int:
+        if clock.now < 10.0:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(journal_mod.os, "write", full_for_a_while)
+    service.run()
+    assert journal.behind == 0 and len(journal_mod.read(journal.path).steps) == 1
+    assert JOURNAL_RETRY_S < 20.0
+
+
+# --------------------------------------------------------------------------- SIGHUP
+
+
+class Shown:
+    """A display stand-in: what it was built with, what it showed, whether it was closed."""
+
+    def __init__(self, settings: DisplayConfig) -> None:
+        self.settings = settings
+        self.screens: list[Any] = []
+        self.closed = False
+
+    def show(self, screen: Any) -> None:
+        self.screens.append(screen)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _reloading(tmp_path: Path, text: str) -> tuple[Service, list[Shown], Clock, Path]:
+    path = tmp_path / "companion.toml"
+    path.write_text('[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\n')
+    config = load_config(path)
+    built: list[Shown] = []
+
+    def factory(settings: DisplayConfig) -> Shown:
+        if settings.luma["width"] == 999:
+            from companion.errors import ConfigError
+
+            raise ConfigError("Display options width=999: too wide.")
+        built.append(Shown(settings))
+        return built[-1]
+
+    clock = Clock()
+    path_after = tmp_path / "after.toml"
+    path_after.write_text(text)
+    service, _ = _service(clock, [(0.0, _dump(_setup())), (1.0, Reload(0, str(path_after))),
+                                  (2.0, Stop(0))], config=config, display_factory=factory)
+    service.display = factory(config.display)
+    return service, built, clock, path_after
+
+
+def test_sighup_rebuilds_the_display_and_leaves_the_game_alone(tmp_path: Path) -> None:
+    service, built, _, _ = _reloading(
+        tmp_path, '[display]\ndisplay = "dummy"\nwidth = 32\nheight = 16\n')
+    state = service.referee.state
+    service.run()
+    assert len(built) == 2 and built[0].closed and not built[1].closed
+    assert built[1].settings.luma["width"] == 32 and service.display is built[1]
+    assert built[1].screens == [service.last_screen]  # the new matrix shows the game at once
+    assert service.referee.state == state and service.config is not None
+    assert service.config.display.luma["width"] == 32
+
+
+def test_sighup_names_the_sections_that_wait_for_a_restart(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    service, built, _, _ = _reloading(
+        tmp_path, '[game]\nplayers = 3\n[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\n')
+    with caplog.at_level(logging.INFO, logger="companion"):
+        service.run()
+    assert "[game] changed; that takes effect at the next start" in caplog.text
+    assert len(built) == 1 and service.referee.rules.players(service.referee.state) == 2
+
+
+def test_sighup_with_a_broken_file_keeps_the_running_display(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    service, built, _, path = _reloading(tmp_path, '[display]\nwidth = "wide"\n')
+    with caplog.at_level(logging.ERROR, logger="companion"):
+        service.run()
+    assert len(built) == 1 and not built[0].closed
+    assert f"{path}, line 2: [display] width must be" in caplog.text
+
+
+def test_sighup_with_an_unusable_device_goes_back_to_the_old_settings(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    service, built, _, _ = _reloading(
+        tmp_path, '[display]\ndisplay = "dummy"\nwidth = 999\nheight = 16\n')
+    with caplog.at_level(logging.ERROR, logger="companion"):
+        service.run()
+    assert [b.settings.luma["width"] for b in built] == [16, 16]
+    assert service.display is built[1] and "too wide" in caplog.text
+
+
+# --------------------------------------------------------------------------- build
+
+
+def test_build_resumes_the_journal_and_wires_every_part(tmp_path: Path, systemd: Systemd) -> None:
+    from gpiozero.pins.mock import MockFactory
+
+    config = Config(game=GameConfig(name="enceladus", seed=SEED),
+                    journal=JournalConfig(directory=str(tmp_path / "games"), fsync=False))
+    config = replace(config, board=replace(config.board, port=str(tmp_path / "no-board")),
+                     display=DisplayConfig(luma={"display": "dummy", "width": 16, "height": 16}))
+    with ExitStack() as stack:
+        factory = MockFactory()
+        stack.callback(factory.close)
+        first = build_service(config, stack, factory, systemd)
+        first.journal.step(1, 1, ENCELADUS.format_step(*_first_steps(1)[0]))
+    with ExitStack() as stack:
+        factory = MockFactory()
+        stack.callback(factory.close)
+        again = build_service(config, stack, factory, systemd)
+        assert again.journal.path == first.journal.path
+        assert again.referee.steps_committed == 1 and again.referee.syncing
+        assert again.notifier.address == systemd.address
+    header = json.loads(first.journal.path.read_text().splitlines()[0])
+    assert header["seed"] == SEED and header["layout"] == "enceladus"
+
+
+def build_service(config: Config, stack: ExitStack, factory: Any, systemd: Systemd) -> Any:
+    from companion.service import build
+
+    return build(config, stack, pin_factory=factory, notifier=Notifier(systemd.address))
