@@ -117,3 +117,48 @@ def test_a_failed_sync_leaves_no_half_line(tmp_path: Path, monkeypatch: pytest.M
     with pytest.raises(JournalError, match="No space left"):
         record.step(1, 1, "roll:3")
     assert record.path.stat().st_size == size
+
+
+def test_lines_a_full_card_refused_are_written_in_order_once_there_is_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    setup = MARS.new_game(2, 3, {})
+    record = journal.Journal.create(tmp_path, _header(setup))
+    played = _play(setup, 3)
+    texts = [MARS.format_step(before, step) for before, step in played]
+    real_write = journal.os.write
+    full = True
+
+    def maybe_full(fd: int, data: bytes) -> int:
+        if full:
+            raise OSError(28, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(journal.os, "write", maybe_full)
+    for number, text in enumerate(texts[:2], 1):
+        with pytest.raises(JournalError, match="No space left"):
+            record.step(number, 1, text)
+    assert record.behind == 2 and len(journal.read(record.path).steps) == 0
+    full = False
+    record.step(3, 1, texts[2])
+    assert record.behind == 0
+    assert [e["step"] for e in journal.read(record.path).steps] == texts
+    record.close()
+
+
+def test_a_header_the_full_card_refused_waits_for_the_first_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    setup = MARS.new_game(2, 3, {})
+    real_write = journal.os.write
+    monkeypatch.setattr(journal.os, "write", lambda fd, data: (_ for _ in ()).throw(
+        OSError(28, "No space left on device")))
+    record = journal.Journal.create(tmp_path, _header(setup))
+    assert record.behind == 1 and record.path.read_bytes() == b""
+    assert journal.latest_unfinished(tmp_path) is None  # an empty file is no game
+    monkeypatch.setattr(journal.os, "write", real_write)
+    (before, step), = _play(setup, 1)
+    record.step(1, 1, MARS.format_step(before, step))
+    back = journal.read(record.path)
+    assert back.header["seed"] == 3 and len(back.steps) == 1
+    record.close()

@@ -1,0 +1,86 @@
+"""``companion replay FILE``: a journaled game printed with its scores and drawn as a GIF."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from companion import journal
+from companion.cli import main
+from companion.rules import load
+from companion.sim.players import choose_step
+
+ENCELADUS = load("enceladus").RULES
+
+
+def _game(directory: Path, *, steps: int | None = None, seed: int = 4) -> Path:
+    """A journal of a seeded random game: ``steps`` steps, or to the end."""
+    import random
+
+    state = ENCELADUS.new_game(2, seed, {})
+    record = journal.Journal.create(directory, {
+        "game": "enceladus", "layout": "enceladus", "players": 2, "seed": seed, "options": {},
+        "setup": ENCELADUS.format_position(state)}, fsync=False)
+    rng = random.Random(seed)
+    number = 0
+    while ENCELADUS.outcome(state) is None and (steps is None or number < steps):
+        step = choose_step(ENCELADUS, state, rng)
+        number += 1
+        record.step(number, ENCELADUS.to_move(state), ENCELADUS.format_step(state, step))
+        state = ENCELADUS.apply(state, step)
+    outcome = ENCELADUS.outcome(state)
+    if outcome is not None:
+        record.finish(outcome)
+    record.close()
+    return record.path
+
+
+def test_replay_prints_every_step_with_the_scores_and_the_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _game(tmp_path)
+    record = journal.read(path)
+    assert main(["replay", str(path), "--no-gif"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("Gardens of Enceladus, 2 players, seed 4")
+    step_lines = [line for line in lines if line[:4].strip().isdigit()]
+    assert len(step_lines) == len(record.steps)
+    first = record.steps[0]
+    assert step_lines[0].split()[:3] == ["1.", f"P{first['player']}", first["step"]]
+    final = ENCELADUS.status(list(record.replay(ENCELADUS))[-1][2])
+    assert step_lines[-1].endswith("  ".join(f"P{p} {s}" for p, s in final))
+    assert lines[-1].startswith("Game over (") and record.over is not None
+
+
+def test_replay_draws_one_gif_frame_per_position(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _game(tmp_path, steps=6)
+    gif = tmp_path / "game.gif"
+    assert main(["replay", str(path), "--gif", str(gif), "--scale", "2"]) == 0
+    assert capsys.readouterr().out.splitlines()[-2] == "Unfinished after 6 steps"
+    with Image.open(gif) as image:
+        assert image.n_frames == 7 and image.size == (32, 32)
+
+
+def test_replay_skips_a_torn_last_line_without_touching_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _game(tmp_path, steps=3)
+    torn = path.read_bytes() + b'{"n": 4, "pla'
+    path.write_bytes(torn)
+    assert main(["replay", str(path), "--no-gif"]) == 0
+    out = capsys.readouterr().out
+    assert "cut off by a power loss" in out and "Unfinished after 3 steps" in out
+    assert path.read_bytes() == torn
+
+
+def test_replay_of_a_file_that_is_no_journal_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "notes.jsonl"
+    path.write_text('{"journal": 1, "game": "chess"}\n')
+    assert main(["replay", str(path), "--no-gif"]) == 1
+    assert "names no game this companion knows ('chess')" in capsys.readouterr().err
