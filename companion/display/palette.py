@@ -7,6 +7,8 @@ darker one; players are told apart by their disc and score-label colours.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from companion.rules.base import parse_piece
 
 Colour = tuple[int, int, int]
@@ -72,6 +74,7 @@ def player_colour(player: int) -> Colour:
     return PLAYERS[player - 1] if 1 <= player <= len(PLAYERS) else WHITE
 
 
+@lru_cache(maxsize=512)
 def piece_colour(piece: str) -> Colour:
     """The colour of a canonical piece (``companion.rules.base``) at one pixel.
 

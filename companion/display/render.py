@@ -270,6 +270,7 @@ def _draw_board(
     left, top = origin
     block = cell - 1 if cell >= 3 else cell  # a dark seam between big cells
     quarter = max(1, block // 2)
+    pixels = image.load() if block == 1 else None  # one pixel a cell: set it, no paste
     for name, (x2, y) in grid.positions.items():
         piece = screen.cells.get(name, "")
         info = parse_piece(piece)
@@ -281,7 +282,10 @@ def _draw_board(
             main = palette.blink(main, role, frame)
             under = palette.blink(under, role, frame) if under else None
         x, y_px = left + x2 * cell // 2, top + y * cell
-        image.paste(main, (x, y_px, x + block, y_px + block))
+        if pixels is not None:
+            pixels[x, y_px] = main
+        else:
+            image.paste(main, (x, y_px, x + block, y_px + block))
         if under and cell >= 2:  # the flower under a gardener peeks out at the lower right
             corner = (x + block - quarter, y_px + block - quarter, x + block, y_px + block)
             image.paste(under, corner)

@@ -131,9 +131,14 @@ class Referee:
 
     # ------------------------------------------------------------------ state
     def _new_state(self, state: Any) -> None:
+        # Everything derived from the state is computed once per committed step, never per
+        # field update: the end test alone may try thousands of steps.
         self.state = state
         self.expected: dict[Cell, Piece] = self.rules.board(state)
         self.index = StepIndex(self.rules, state)
+        self.outcome = self.rules.outcome(state)
+        self.scores = tuple(self.rules.status(state))
+        self.to_move = 0 if self.outcome is not None else self.rules.to_move(state)
         self.question = None
 
     @property
@@ -301,7 +306,7 @@ class Referee:
         if not self.have_board:
             return [Show(self._screen(now))]
         diff = self._diff()
-        over = self.rules.outcome(self.state)
+        over = self.outcome
         if not diff:
             self.syncing = False
             self.warned = False
@@ -396,7 +401,7 @@ class Referee:
 
     def _commit(self, step: Hashable, now: float) -> Effects:
         before = self.state
-        player = self.rules.to_move(before)
+        player = self.to_move
         text = self.rules.format_step(before, step)
         after = self.rules.apply(before, step)
         self.history.append((before, step))
@@ -406,9 +411,8 @@ class Referee:
             SetTimer("grace", None),
             Committed(len(self.history), player, text, self.rules.format_position(after), after),
         ]
-        outcome = self.rules.outcome(after)
-        if outcome is not None:
-            effects.append(GameOver(outcome))
+        if self.outcome is not None:
+            effects.append(GameOver(self.outcome))
         return effects + self._evaluate(now)
 
     # ------------------------------------------------------------------ screens
@@ -437,10 +441,7 @@ class Referee:
         explaining: list[Hashable] | None,
         wrong: set[Cell] | None,
     ) -> Screen:
-        state = self.state
-        scores = tuple(self.rules.status(state))
-        outcome = self.rules.outcome(state)
-        to_move = 0 if outcome is not None else self.rules.to_move(state)
+        scores, outcome, to_move = self.scores, self.outcome, self.to_move
         base = Screen(game=self.rules.name, layout=self.layout_name, cells=dict(self.expected),
                       scores=scores, to_move=to_move)
         if not self.have_board:

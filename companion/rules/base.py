@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from companion.errors import InvalidStepError
@@ -69,8 +70,10 @@ class PieceInfo:
     colour: str = ""
 
 
+@lru_cache(maxsize=512)
 def parse_piece(piece: Piece) -> PieceInfo:
-    """Take a canonical piece name apart (see the module docstring).
+    """Take a canonical piece name apart (see the module docstring); memoised, since a
+    handful of names are read on every field update and every frame.
 
     Raises :class:`companion.errors.InvalidStepError` for a name that is not a piece.
     """
