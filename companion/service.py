@@ -76,6 +76,7 @@ def referee_settings(config: Config) -> RefereeSettings:
         grace_s=board.grace_ms / 1000,
         tray=board.tray,
         heartbeat_timeout_s=board.heartbeat_timeout_s,
+        presence=board.sensing == "presence",
     )
 
 

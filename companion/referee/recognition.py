@@ -17,7 +17,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from companion.rules.base import EMPTY, Board, Cell, GameRules, Piece, parse_piece
+from companion.rules.base import EMPTY, OCCUPIED, Board, Cell, GameRules, Piece, parse_piece
 
 
 def on_the_way(observed: Piece, target: Piece) -> bool:
@@ -43,25 +43,58 @@ def board_diff(expected: Board, observed: Board, ignore: frozenset[Cell]) -> dic
     }
 
 
+def sensed(piece: Piece) -> Piece:
+    """What a presence-only sensor reports for ``piece``: ``"occupied"`` or empty."""
+    return OCCUPIED if piece else EMPTY
+
+
+def sensed_board(board: Board) -> dict[Cell, Piece]:
+    """``board`` as a presence-only board reports it."""
+    return {cell: sensed(piece) for cell, piece in board.items()}
+
+
 @dataclass
 class StepIndex:
     """The legal steps of one state and their changes, computed lazily and kept for the
     state's lifetime (the referee makes one per committed state).
 
-    ``changes_of(step)`` caches ``rules.changes``; ``explaining(diff)`` returns the legal steps
-    that explain ``diff`` and, among them, those it completes.
+    ``changes_of(step)`` is what the sensors will see change (``rules.changes``, or on a
+    ``presence`` board only the cells that go from empty to occupied or back);
+    ``piece_changes(step)`` is ``rules.changes`` itself; ``unseen(step)`` the cells whose
+    piece changes where a presence sensor reads the same before and after (a flower swapped
+    for another, a Martian landing where a flower stood).  ``explaining(diff)`` returns the
+    legal steps that explain ``diff`` and, among them, those it completes.
     """
 
     rules: GameRules[Any, Any]
     state: Hashable
+    expected: Board
+    presence: bool = False
+    _pieces: dict[Hashable, dict[Cell, Piece]] = field(default_factory=dict)
     _changes: dict[Hashable, dict[Cell, Piece]] = field(default_factory=dict)
     _by_cells: dict[frozenset[Cell], list[Hashable]] = field(default_factory=dict)
 
+    def piece_changes(self, step: Hashable) -> dict[Cell, Piece]:
+        found = self._pieces.get(step)
+        if found is None:
+            found = self._pieces[step] = self.rules.changes(self.state, step)
+        return found
+
     def changes_of(self, step: Hashable) -> dict[Cell, Piece]:
+        if not self.presence:
+            return self.piece_changes(step)
         found = self._changes.get(step)
         if found is None:
-            found = self._changes[step] = self.rules.changes(self.state, step)
+            found = self._changes[step] = {
+                cell: sensed(piece)
+                for cell, piece in self.piece_changes(step).items()
+                if sensed(piece) != sensed(self.expected.get(cell, EMPTY))
+            }
         return found
+
+    def unseen(self, step: Hashable) -> set[Cell]:
+        changes = self.changes_of(step)
+        return {cell for cell in self.piece_changes(step) if cell not in changes}
 
     def _candidates(self, touched: frozenset[Cell]) -> list[Hashable]:
         found = self._by_cells.get(touched)
@@ -69,17 +102,29 @@ class StepIndex:
             found = self._by_cells[touched] = list(self.rules.candidates(self.state, touched))
         return found
 
-    def explaining(self, diff: Mapping[Cell, Piece]) -> tuple[list[Hashable], list[Hashable]]:
-        """``(explaining, completing)`` steps for ``diff`` (both empty for an empty diff)."""
+    def explaining(
+        self, diff: Mapping[Cell, Piece], handled: set[Cell] | frozenset[Cell] = frozenset()
+    ) -> tuple[list[Hashable], list[Hashable]]:
+        """``(explaining, completing)`` steps for ``diff`` (both empty for an empty diff).
+
+        On a presence board a cell the step changes unseen may read empty on the way (the
+        flower lifted so a Martian can stand there); a step completes only once every such
+        cell is among ``handled`` (the cells seen to change since the last commit).
+        """
         if not diff:
             return [], []
         explaining: list[Hashable] = []
         completing: list[Hashable] = []
         for step in self._candidates(frozenset(diff)):
             changes = self.changes_of(step)
-            if all(cell in changes and on_the_way(piece, changes[cell]) for cell, piece in diff.items()):
+            unseen = self.unseen(step) if self.presence else set()
+            if all(
+                (cell in changes and on_the_way(piece, changes[cell])) or (piece == EMPTY and cell in unseen)
+                for cell, piece in diff.items()
+            ):
                 explaining.append(step)
-                if len(changes) == len(diff) and all(diff[c] == p for c, p in changes.items()):
+                if (len(changes) == len(diff) and all(diff.get(c) == p for c, p in changes.items())
+                        and unseen <= handled):
                     completing.append(step)
         return explaining, completing
 
@@ -112,7 +157,7 @@ def guidance(
     if lifted:
         dests: dict[Cell, str] = {}
         for step in explaining:
-            for cell, piece in index.changes_of(step).items():
+            for cell, piece in index.piece_changes(step).items():
                 if piece.partition("+")[0] in lifted and diff.get(cell) != piece:
                     dests[cell] = "dest"
         return dests

@@ -33,7 +33,7 @@ from companion.referee.effects import (
     Show,
     Undone,
 )
-from companion.referee.recognition import StepIndex, board_diff, guidance
+from companion.referee.recognition import StepIndex, board_diff, guidance, sensed_board
 from companion.rules.base import EMPTY, Board, Cell, GameRules, Piece, tray_counts
 
 Effects = list[Any]
@@ -51,6 +51,8 @@ class RefereeSettings:
     ``grace_s``: a board no legal step explains is flagged after this long.
     ``tray``: a show-tray is fitted (else payments and draws are asked with Select/OK).
     ``heartbeat_timeout_s``: silence after which the board counts as disconnected.
+    ``presence``: the board reports only empty/occupied; identities are tracked from the
+    setup and the steps, and asked only where occupancy cannot tell.
     """
 
     debounce_s: float = 0.02
@@ -58,6 +60,7 @@ class RefereeSettings:
     grace_s: float = 1.5
     tray: bool = True
     heartbeat_timeout_s: float = 2.0
+    presence: bool = False
 
 
 @dataclass
@@ -135,7 +138,9 @@ class Referee:
         # field update: the end test alone may try thousands of steps.
         self.state = state
         self.expected: dict[Cell, Piece] = self.rules.board(state)
-        self.index = StepIndex(self.rules, state)
+        self.sensed_expected = sensed_board(self.expected) if self.settings.presence else self.expected
+        self.index = StepIndex(self.rules, state, self.expected, self.settings.presence)
+        self.touched: set[Cell] = set()
         self.outcome = self.rules.outcome(state)
         self.scores = tuple(self.rules.status(state))
         self.to_move = 0 if self.outcome is not None else self.rules.to_move(state)
@@ -186,6 +191,11 @@ class Referee:
                                   f"companion is set up for {self.layout_name}"),
                     Show(self._notice(f"Wrong board: {message.layout}, expected {self.layout_name}", now)),
                 ]
+            sensing = "presence" if self.settings.presence else "identity"
+            if message.sensing != sensing:
+                return [Note("error", f"the board senses {message.sensing} but the companion is "
+                                      f"set up for {sensing} ([board] sensing)"),
+                        Show(self._notice(f"Board senses {message.sensing}, expected {sensing}", now))]
             return [Note("info", f"board {message.board_id} ({message.firmware}, {message.sensing}) "
                                  "says hello")]
         effects: Effects = []
@@ -207,7 +217,10 @@ class Referee:
         if len(dump.pieces) != len(self.layout):
             return [Note("error", f"a board dump has {len(dump.pieces)} cells but the "
                                   f"{self.layout_name} layout has {len(self.layout)}; ignored")]
-        self.observed = dict(zip(self.layout, dump.pieces, strict=True))
+        board = dict(zip(self.layout, dump.pieces, strict=True))
+        if self.have_board:  # cells changed while we could not see them count as handled
+            self.touched |= {c for c, p in board.items() if self.observed.get(c) != p}
+        self.observed = board
         self.pending.clear()
         self.have_board = True
         self.last_change_t = now
@@ -233,6 +246,7 @@ class Referee:
             before = self.observed[cell]
             after = self.pending.pop(cell).piece
             self.observed[cell] = after
+            self.touched.add(cell)
             self.last_change_t = now
             self.last_change_removed = after == EMPTY or len(after) < len(before)
         effects: Effects = []
@@ -300,7 +314,7 @@ class Referee:
 
     # ------------------------------------------------------------------ recognition
     def _diff(self) -> dict[Cell, Piece]:
-        return board_diff(self.expected, self.observed, self.tray)
+        return board_diff(self.sensed_expected, self.observed, self.tray)
 
     def _evaluate(self, now: float, *, grace_over: bool = False) -> Effects:
         if not self.have_board:
@@ -316,7 +330,7 @@ class Referee:
             return [Show(self._screen(now, diff=diff))]
         if self.question is not None and self.question.diff == diff:
             return []  # the board still shows what the open question is about
-        explaining, completing = self.index.explaining(diff)
+        explaining, completing = self.index.explaining(diff, self.touched)
         if explaining:
             self.warned = False
             effects: Effects = [SetTimer("grace", None)]
@@ -369,6 +383,12 @@ class Referee:
             elif not shown and len({self.rules.apply(self.state, s) for s in candidates}) > 1:
                 self.question = None
                 return [Show(self._notice("Show on the tray the flowers you paid or drew", now))]
+        if self.settings.presence and level == 0:
+            # The players handled these cells: the step that accounts for most of them is the
+            # one they made (a swap of b3 and d5, not of two flowers nobody touched).
+            reach = {s: len(self.touched & self.index.piece_changes(s).keys()) for s in candidates}
+            best = max(reach.values())
+            candidates = [s for s in candidates if reach[s] == best]
         if len({self.rules.apply(self.state, s) for s in candidates}) == 1:
             return self._commit(candidates[0], now)
         options: list[str] = []

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from companion.board import protocol
+from companion.referee.recognition import sensed
 from companion.rules.base import EMPTY, Cell, Piece
 
 log = logging.getLogger("companion.sim")
@@ -29,7 +30,8 @@ class VirtualBoard:
 
     ``layout``: the layout name it announces; ``cells``: its cells in dump order; ``board``:
     the pieces standing on it at power-on.  ``port`` is the path for the daemon to open.
-    ``heartbeat_s``: seconds between heartbeats.  Use as a context manager or call ``close``.
+    ``heartbeat_s``: seconds between heartbeats.  ``sensing="presence"`` reports only
+    empty/occupied, like a board of reed switches.  Use as a context manager or call ``close``.
     """
 
     def __init__(
@@ -106,15 +108,20 @@ class VirtualBoard:
                 return
             view = view[written:]
 
+    def _sense(self, piece: Piece) -> Piece:
+        return sensed(piece) if self.sensing == "presence" else piece
+
     def send_dump(self) -> None:
-        self.send(protocol.Dump(seq=0, pieces=tuple(self.board[c] for c in self.cells)))
+        self.send(protocol.Dump(seq=0, pieces=tuple(self._sense(self.board[c]) for c in self.cells)))
 
     def put(self, cell: Cell, piece: Piece) -> None:
-        """A piece arrives on or leaves ``cell``: update the sensor and report the change."""
-        if self.board.get(cell) == piece:
-            return
+        """A piece arrives on or leaves ``cell``: update the sensor and report the change
+        (nothing to report when the sensor reads the same, as a presence sensor does when one
+        piece replaces another)."""
+        before = self.board.get(cell, EMPTY)
         self.board[cell] = piece
-        self.send(protocol.FieldUpdate(seq=0, cell=cell, piece=piece))
+        if self._sense(before) != self._sense(piece):
+            self.send(protocol.FieldUpdate(seq=0, cell=cell, piece=self._sense(piece)))
 
     def _heartbeats(self) -> None:
         while not self._closed.wait(self.heartbeat_s):

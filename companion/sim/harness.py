@@ -21,6 +21,7 @@ from typing import Any
 from companion.board import protocol
 from companion.events import BoardMessage, Button, Event, Timer
 from companion.referee.effects import Committed, SetTimer, Show
+from companion.referee.recognition import sensed
 from companion.referee.referee import Referee, RefereeSettings
 from companion.rules.base import GameRules
 from companion.sim.perform import Noise, Op, Press, Put, Signal, perform, tray_flowers
@@ -68,6 +69,7 @@ class VirtualTable:
         self.noise = noise
         self.choose = choose
         self.referee = Referee(rules, state, layout_name, settings)
+        self.sense = sensed if settings.presence else (lambda piece: piece)
         self.board = rules.board(state)
         self.tray = sorted(rules.tray_cells(state), key=lambda c: (len(c), c))
         self.now = 0.0
@@ -129,7 +131,7 @@ class VirtualTable:
             t += op.wait
             if isinstance(op, Put):
                 self.board[op.cell] = op.piece
-                update = protocol.FieldUpdate(seq=self._next_seq(), cell=op.cell, piece=op.piece)
+                update = protocol.FieldUpdate(seq=self._next_seq(), cell=op.cell, piece=self.sense(op.piece))
                 self._post(t, BoardMessage(t, update))
             elif isinstance(op, Signal):
                 self._post(t, BoardMessage(t, replace(op.message, seq=self._next_seq())))
@@ -154,7 +156,7 @@ class VirtualTable:
     # ------------------------------------------------------------------ a game
     def start(self) -> None:
         self._run_effects(self.referee.start(self.now))
-        pieces = tuple(self.board[c] for c in self.referee.layout)
+        pieces = tuple(self.sense(self.board[c]) for c in self.referee.layout)
         dump = protocol.Dump(seq=self._next_seq(), pieces=pieces)
         self._run_effects(self.referee.handle(BoardMessage(self.now, dump)))
 

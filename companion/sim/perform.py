@@ -164,11 +164,15 @@ def perform(
     for src, dest in moves:
         martian_piece = _head(now[src])
         left_behind = changes[src]
+        # Lifting a gardener off the flower it stands on leaves that flower; anything else
+        # that ends up here (a flower swapped with the Martian) comes after the Martian left.
+        stays = now[src].partition("+")[2] == left_behind and left_behind != EMPTY
+        lifted = left_behind if stays else EMPTY
         if rng.random() < noise.hesitate:
             original = now[src]
-            put(src, left_behind)
+            put(src, lifted)
             put(src, original)
-        put(src, left_behind)
+        put(src, lifted)
         if rng.random() < noise.slide:
             for cell in _between(src, dest, now)[:3]:
                 put(cell, martian_piece)
@@ -180,6 +184,8 @@ def perform(
         if plus and now[dest] != colour:
             put(dest, colour)  # the flower first, then the gardener on it
         put(dest, target)
+        if now[src] != left_behind:
+            put(src, left_behind)
     for cell in others:
         if now[cell] != EMPTY and now[cell] != changes[cell]:
             put(cell, EMPTY)

@@ -1,0 +1,323 @@
+"""Gardens of Uranus at the table: mission cards, the decks, the Hexagon and the hands at the end.
+
+The referee recognises on its own what the cells show (Gardens of Uranus, Setup and Your turn):
+a gardener placed; a gardener slid in a straight line, with the flower planted under it (its
+colour read from the cell, ``"M1+red"``) or onto a flower.  :class:`CardTable` does what no
+cell shows: the secret mission cards (the text, Your turn 2, Mission cards, End of the game).
+
+* **Cards**, from the source ``[board] cards`` names.  ``"reader"``: a card held to the card
+  reader arrives as a ``CARD`` message (``hardware/PROTOCOL.md``) and is looked up in the
+  catalogue (``config/missions.toml``, :func:`load_catalogue`).  ``"buttons"``: no reader; OK
+  (or Select) on a settled board opens a menu on the matrix, the card's kind first, then the
+  card, then the deck; Select cycles, OK chooses, Undo closes the menu.  A reader that reports a
+  card while the source is ``"buttons"`` is used all the same.
+* **Scoring by showing**: the card shown by the player to move is scored on the board as it
+  stands (:func:`~companion.rules.uranus.mission_value`), the points added and the replacement
+  drawn unknown; with more than one non-empty deck the matrix asks which (a Select/OK menu of
+  the decks), with one the step is committed at once.  The next prompt says what was scored:
+  ``"P1 scored 6 (triangle yellow). P2: move or show a card"``.  An unknown card id, a card
+  scored already (shown twice), a card another player is known to hold, are refused with a
+  notice and the buzzer; nothing changes.
+* **Preview** ("what would it score?"): with a reader, Select arms *ask* mode (the prompt says
+  so) and the next card shown is only valued, ``"triangle:yellow would score 6 now"``; a card
+  shown before the turns begin or after the end is valued the same way.  Without a reader the
+  card menu shows the value of the card under the cursor (``"triangle:yellow would score 6"``)
+  and Undo leaves the menu without scoring.
+* **The Hexagon**: while six flowers of one colour stand on a hexagon's corners and the card is
+  still unseen, the prompt announces it; whoever shows the Hexagon card wins at once, whoever
+  is to move (a menu asks whose card it is when several players may hold it).
+* **The end**: each player in turn shows the cards still in their hand (the prompt counts them
+  down; the companion knows how many each holds, so no OK is needed), then the final scores are
+  computed (points + cards in hand - unused-flower penalty) and shown and journaled with the
+  outcome; each player's sum is logged.
+* The deck counts are in every screen's ``extra["decks"]``; on a settled board the legal
+  destinations of the player to move are highlighted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from companion.board import protocol
+from companion.config import Config
+from companion.display.screen import Screen
+from companion.errors import ConfigError, IllegalMoveError
+from companion.events import BoardMessage, Button, Event
+from companion.referee.effects import Buzz, Note, Show
+from companion.referee.recognition import board_diff
+from companion.referee.referee import Effects, Question, Referee
+from companion.rules.hexes import hex_name
+from companion.rules.missions import HEXAGON, parse_catalogue
+from companion.rules.uranus import (
+    RULES,
+    Claim,
+    Move,
+    Reveal,
+    Score,
+    State,
+    card_refusal,
+    final_scores,
+    hexagon_standing,
+    may_hold,
+    mission_value,
+    unused_flower_penalty,
+)
+
+SOURCES: tuple[str, ...] = ("reader", "buttons")
+"""The card sources of ``[board] cards``."""
+
+CATALOGUE_PATHS: tuple[Path, ...] = (
+    Path("/etc/companion/missions.toml"),
+    Path(__file__).resolve().parents[2] / "config" / "missions.toml",
+)
+"""Where :func:`extensions` looks for the card catalogue, first found wins: beside an
+installed ``/etc/companion/companion.toml``, else the checkout's ``config/missions.toml``."""
+
+
+def load_catalogue(path: Path) -> dict[str, str]:
+    """``{card id: canonical mission}`` from the TOML file ``path`` (``config/missions.toml``).
+
+    Raises :class:`ConfigError` when the file cannot be read or is not a catalogue of the 36
+    cards (:func:`companion.rules.missions.parse_catalogue` names every problem).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{path}: the mission card catalogue cannot be read ({error})") from None
+    return parse_catalogue(text, str(path))
+
+
+def default_catalogue() -> dict[str, str]:
+    """The catalogue at the first of :data:`CATALOGUE_PATHS` that exists.  Raises
+    :class:`ConfigError` when none does or it is not a catalogue."""
+    found = next((path for path in CATALOGUE_PATHS if path.exists()), CATALOGUE_PATHS[-1])
+    return load_catalogue(found)
+
+
+def extensions(config: Config) -> list[CardTable]:
+    """The referee extensions of a Gardens of Uranus game: one :class:`CardTable` with the
+    card source of ``[board] cards`` and the :func:`default_catalogue`.  Raises
+    :class:`ConfigError` for a missing or broken catalogue."""
+    return [CardTable(default_catalogue(), cards=config.board.cards)]
+
+
+def card_text(mission: str) -> str:
+    """A mission as players say it: ``"triangle:yellow"`` -> ``"triangle yellow"``,
+    ``"pairs:blue-red"`` -> ``"pairs blue-red"``, ``"edge_trees:red"`` -> ``"edge trees red"``."""
+    return mission.replace(":", " ").replace("_", " ")
+
+
+class CardTable:
+    """The Gardens of Uranus extension of the referee (:class:`companion.referee.referee.Extension`).
+
+    ``catalogue``: ``{card id: canonical mission}`` (:func:`load_catalogue`); ``cards``: the
+    source, one of :data:`SOURCES`.  Raises ``ValueError`` for an unknown source (the config
+    checks it first).
+    """
+
+    def __init__(self, catalogue: Mapping[str, str], *, cards: str = "reader") -> None:
+        if cards not in SOURCES:
+            raise ValueError(f"unknown card source {cards!r}; expected one of {', '.join(SOURCES)}")
+        self.catalogue = dict(catalogue)
+        self.cards = cards
+        self._ask_in: State | None = None  # ask mode holds only in the state it was armed in
+        self._seen: tuple[State | None, frozenset[str], bool] = (None, frozenset(), False)
+
+    # ------------------------------------------------------------------ events
+    def handle(self, referee: Referee, event: Event) -> Effects | None:
+        """``CARD`` messages, and Select/OK on a settled board; ``None`` for anything else."""
+        if isinstance(event, BoardMessage) and isinstance(event.message, protocol.Card):
+            return self._card(referee, event.message.card_id, event.t)
+        if isinstance(event, Button) and event.name in ("select", "ok") and _ready(referee):
+            return self._press(referee, event.name, event.t)
+        return None
+
+    def _card(self, referee: Referee, card_id: str, now: float) -> Effects:
+        """A card held to the reader: score it, reveal it, claim the Hexagon, or value it."""
+        mission = self.catalogue.get(card_id)
+        if mission is None:
+            return _refuse(referee, now, f"card {card_id!r} is not in the mission card catalogue",
+                           f"Unknown card {card_id}: not a Gardens of Uranus mission")
+        state: State = referee.state
+        if self._ask_in is state or state.phase in ("placement", "over"):
+            self._ask_in = None
+            text = f"{mission} would score {mission_value(state, mission)} now"
+            return [Note("info", f"card {card_id} shown to ask: {text}"), referee.notice(text, now)]
+        if not _settled(referee):
+            return [referee.notice(f"P{state.to_move}: put the board right, then show the card",
+                                   now, urgent=True), Buzz("illegal")]
+        player = state.to_move
+        if state.phase == "reveal":
+            if mission in state.hands[player - 1]:
+                return [referee.notice(f"{mission} is counted already for P{player}", now)]
+            return self._offer(referee, [Reveal(mission)], now, level=0)
+        if mission == HEXAGON and _hexagon_open(state):
+            order = [player] + [p for p in range(1, state.players + 1) if p != player]
+            claims = [Claim(p) for p in order if may_hold(state, p, HEXAGON)]
+            if claims:
+                return self._offer(referee, claims, now, level=0)
+        refusal = card_refusal(state, player, mission)
+        if refusal is not None:
+            return _refuse(referee, now, f"player {player} showed {mission}: {refusal}",
+                           f"P{player}: {refusal}")
+        steps = [Score(mission, deck) for deck, left in enumerate(state.decks, 1) if left]
+        return self._offer(referee, steps, now, level=0)
+
+    def _press(self, referee: Referee, name: str, now: float) -> Effects | None:
+        """Select arms ask mode with a reader; without one, Select or OK opens the card menu."""
+        state: State = referee.state
+        if self.cards == "reader":
+            if name != "select" or state.phase != "turn":
+                return None
+            self._ask_in = None if self._ask_in is state else state
+            return [Show(referee.screen(now))]
+        steps: list[Hashable] = [
+            s for s in RULES.legal_steps(state) if isinstance(s, Score | Claim | Reveal)
+        ]
+        if not steps:
+            return None
+        return self._offer(referee, steps, now, level=0)
+
+    def _offer(self, referee: Referee, steps: Sequence[Hashable], now: float, *,
+               level: int) -> Effects:
+        """Commit the one step of ``steps``, or ask among them from ``level`` on, skipping the
+        levels of their choice paths that offer one option only."""
+        if len(steps) == 1:
+            return self._commit(referee, steps[0], now)
+        while True:
+            options = list(dict.fromkeys(_path(referee, s)[level] for s in steps))
+            if len(options) > 1:
+                break
+            level += 1
+        diff = board_diff(referee.expected, referee.observed, referee.tray)
+        referee.question = Question(list(steps), level, options, diff)
+        return [Buzz("question"), Show(referee.screen(now))]
+
+    def _commit(self, referee: Referee, step: Hashable, now: float) -> Effects:
+        before: State = referee.state
+        try:
+            effects = referee.commit(step, now)
+        except IllegalMoveError as error:
+            return _refuse(referee, now, str(error), f"P{before.to_move}: {error.reason}")
+        after: State = referee.state
+        if after.phase == "over" and before.phase != "over":
+            effects.append(Note("info", final_breakdown(after)))
+        return effects
+
+    # ------------------------------------------------------------------ screens
+    def decorate(self, referee: Referee, screen: Screen) -> Screen:
+        """Add the deck counts (``extra["decks"]``) to every screen; while a card menu is
+        open, say what it asks and what the card under the cursor would score; on a settled
+        board, replace "your turn" with the turn's prompt (the last card scored, the
+        Hexagon, ask mode) and highlight the legal destinations."""
+        state: State = referee.state
+        screen = replace(screen, extra={**screen.extra,
+                                        "decks": " ".join(map(str, state.decks))})
+        question = referee.question
+        if question is not None and all(_is_card_step(s) for s in question.steps):
+            return replace(screen, message=_menu_text(referee, question))
+        if not _ready(referee) or state.phase == "placement":
+            return screen
+        player = state.to_move
+        if state.phase == "reveal":
+            left = state.unknown[player - 1]
+            how = "show" if self.cards == "reader" else "OK, then pick"
+            cards = "the card" if left == 1 else f"the {left} cards"
+            return replace(screen, message=f"The end: P{player}, {how} {cards} in your hand")
+        destinations, hexagon = self._board_facts(state)
+        if self._ask_in is state:
+            prompt = "Ask: show a card to see what it would score"
+        elif self.cards == "reader":
+            prompt = f"P{player}: move or show a card"
+        else:
+            prompt = f"P{player}: move, or OK to score a card"
+        if hexagon:
+            prompt = f"Hexagon on the board: its holder shows the card to win! {prompt}"
+        last = _last_score(referee)
+        if last:
+            prompt = f"{last}. {prompt}"
+        return replace(screen, message=prompt, highlights=dict.fromkeys(destinations, "dest"))
+
+    def _board_facts(self, state: State) -> tuple[frozenset[str], bool]:
+        """The legal destinations of the player to move and whether an unclaimed hexagon
+        stands, worked out once per state (screens are built on every field update)."""
+        cached, destinations, hexagon = self._seen
+        if cached is not state:
+            destinations = frozenset(
+                hex_name(s.to) for s in RULES.legal_steps(state) if isinstance(s, Move)
+            )
+            hexagon = _hexagon_open(state)
+            self._seen = (state, destinations, hexagon)
+        return destinations, hexagon
+
+
+def final_breakdown(state: State) -> str:
+    """Each player's final score as a sum, for the log and the journal's notes:
+    ``"final scores: P1 12 + cards 9 - unused 3 = 18; P2 ..."`` (the text, End of the game)."""
+    parts = []
+    for p, total in enumerate(final_scores(state), 1):
+        cards = sum(mission_value(state, card) for card in state.hands[p - 1])
+        unused = unused_flower_penalty(sum(state.reserves[p - 1]))
+        parts.append(f"P{p} {state.scores[p - 1]} + cards {cards} - unused {unused} = {total}")
+    return "final scores: " + "; ".join(parts)
+
+
+def _ready(referee: Referee) -> bool:
+    """The board shows exactly the expected position, the game goes on and the referee asks
+    nothing: the Uranus prompt may stand on the matrix and OK/Select belong to it."""
+    return referee.question is None and referee.state.phase != "over" and _settled(referee)
+
+
+def _settled(referee: Referee) -> bool:
+    """The board is connected and shows exactly the expected position."""
+    return referee.have_board and not board_diff(referee.expected, referee.observed, referee.tray)
+
+
+def _hexagon_open(state: State) -> bool:
+    """A hexagon stands and the Hexagon card has not been scored away (so someone may still
+    show it to win)."""
+    return HEXAGON not in state.discarded and hexagon_standing(state)
+
+
+def _is_card_step(step: Any) -> bool:
+    return isinstance(step, Score | Claim | Reveal)
+
+
+def _path(referee: Referee, step: Hashable) -> tuple[str, ...]:
+    return referee.rules.choice_path(referee.state, step)
+
+
+def _menu_text(referee: Referee, question: Question) -> str:
+    """What a card menu asks, with the value of the card under the cursor once it is known."""
+    state: State = referee.state
+    chosen = question.options[question.index]
+    under = [s for s in question.steps if _path(referee, s)[question.level] == chosen]
+    if isinstance(under[0], Claim):
+        return "Hexagon! Whose card is it? Select, then OK"
+    missions = {s.mission for s in under if isinstance(s, Score | Reveal)}
+    if len(missions) != 1:
+        return f"P{state.to_move}: which card? Select, then OK (Undo: none)"
+    mission = missions.pop()
+    value = mission_value(state, mission)
+    if isinstance(under[0], Score) and chosen.startswith("deck "):
+        return f"P{state.to_move} scores {value} ({card_text(mission)}): draw from which deck?"
+    return f"{mission} would score {value}. Select, then OK"
+
+
+def _last_score(referee: Referee) -> str:
+    """``"P1 scored 6 (triangle yellow)"`` when the last step committed scored a card."""
+    if not referee.history:
+        return ""
+    before, step = referee.history[-1]
+    if not isinstance(step, Score):
+        return ""
+    value = mission_value(before, step.mission)
+    return f"P{before.to_move} scored {value} ({card_text(step.mission)})"
+
+
+def _refuse(referee: Referee, now: float, log_text: str, shown: str) -> Effects:
+    return [Note("warning", f"refused: {log_text}"), Buzz("illegal"),
+            referee.notice(shown, now, urgent=True)]
