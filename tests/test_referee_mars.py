@@ -8,14 +8,19 @@ the generic recognition commits them as it would at a table.
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from luma.core.device import dummy
+from PIL import Image, ImageChops
 
 from companion.board import protocol
 from companion.config import BoardConfig, ButtonPins, ButtonsConfig, Config, GameConfig
+from companion.display import Screen, render
 from companion.events import BoardMessage, Button, Timer
 from companion.referee.effects import Buzz, Committed, Note, Show
 from companion.referee.mars import MarsTable, extensions, reserve_text, track_text
@@ -298,3 +303,46 @@ def test_undo_of_a_roll_brings_the_roll_prompt_back() -> None:
     dice(t, 3, 3, 4)
     press(t, "undo")
     assert t.referee.state.pool == () and t.referee.screen(t.now).message == "P1: roll 3 dice"
+
+
+# ---- the screens on the matrix: reference PNGs ----------------------------------------------
+# Compared pixel for pixel through luma's dummy device as tests/test_display.py does; after a
+# deliberate change, regenerate and look at them before committing:
+#     COMPANION_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/test_referee_mars.py
+
+GOLDEN = Path(__file__).parent / "golden"
+REGEN = os.environ.get("COMPANION_REGEN_GOLDEN") == "1"
+SIZES = ((16, 16, "RGB"), (32, 32, "RGB"), (64, 32, "RGB"), (32, 8, "1"))
+
+
+def mars_screens() -> dict[str, Screen]:
+    """Every kind of screen the Mars extension makes, by golden-file stem."""
+    placing = table(RULES.new_game(3, 4, {}))
+    entering = table(roll_state(), "buttons")
+    press(entering, "select")
+    moving = table(roll_state(pool=[3, 5, 5]), steps=[Move(3, (1, 2), "blue")])
+    moving.play_step()
+    hemmed = table(roll_state(HEMMED, pool=[5, 6]))
+    refused = table(roll_state())
+    return {
+        "mars-table-place": placing.referee.screen(placing.now),
+        "mars-table-dice-buttons": entering.referee.screen(entering.now),
+        "mars-table-move": moving.referee.screen(moving.now),
+        "mars-table-discard": hemmed.referee.screen(hemmed.now),
+        "mars-table-tray-refused": last_screen(dice(refused, 0, 3, 5)),
+    }
+
+
+@pytest.mark.parametrize(("name", "size"), [(n, s) for n in mars_screens() for s in SIZES],
+                         ids=lambda v: v if isinstance(v, str) else f"{v[0]}x{v[1]}")
+def test_mars_screen_matches_reference_png(name: str, size: tuple[int, int, str]) -> None:
+    width, height, mode = size
+    device = dummy(width=width, height=height, mode=mode)
+    device.display(render(mars_screens()[name], width=width, height=height, mode=mode))
+    path = GOLDEN / f"{name}-{width}x{height}-{'mono' if mode == '1' else 'rgb'}-f0.png"
+    if REGEN:
+        device.image.save(path)
+    reference = Image.open(path)
+    assert reference.mode == device.image.mode
+    assert ImageChops.difference(reference.convert("RGB"),
+                                 device.image.convert("RGB")).getbbox() is None
