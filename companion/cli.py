@@ -2,7 +2,9 @@
 
 ``companion run`` (the daemon; SIGHUP reloads the display settings), ``demo`` (a whole game
 against the simulated board), ``rules check FILE...`` (rule case files), ``check-config FILE``,
-``replay FILE`` (a journaled game, printed and drawn as a GIF).  Errors reach the user as a
+``replay FILE`` (a journaled game, printed and drawn as a GIF); for makers of boards,
+``monitor PORT`` (a live view with per-cell health), ``record PORT TRACE`` and ``sim`` (the
+simulated board alone, or a trace replayed).  Errors reach the user as a
 sentence and an exit status (78, EX_CONFIG, for a configuration problem), never a traceback.
 """
 
@@ -93,7 +95,44 @@ def _demo(args: argparse.Namespace) -> int:
 
     _setup_logging(args.log_level or "warning")
     return run_demo(game=args.game, players=args.players, seed=args.seed, display=args.display,
-                    board=args.board, out=Path(args.out), speed=args.speed)
+                    board=args.board, out=Path(args.out), speed=args.speed, sensing=args.sensing)
+
+
+def _monitor(args: argparse.Namespace) -> int:
+    from companion.monitor import run_monitor
+
+    _setup_logging(args.log_level or "warning")
+    display = None
+    with ExitStack() as stack:
+        if args.config:
+            from companion.config import load_config
+            from companion.display import Display, make_device
+
+            display = Display(make_device(dict(load_config(args.config).display.luma)))
+            stack.callback(display.close)
+        problems = run_monitor(args.port, seconds=args.seconds, display=display,
+                               stuck_s=args.stuck_after, flicker_s=args.flicker_ms / 1000)
+    return 1 if problems else 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    from companion.trace import record
+
+    _setup_logging(args.log_level or "warning")
+    with open(args.trace, "w", encoding="ascii") as out:
+        chunks = record(args.port, out, seconds=args.seconds)
+    print(f"{chunks} chunks recorded in {args.trace}", file=sys.stderr)
+    return 0
+
+
+def _sim(args: argparse.Namespace) -> int:
+    from companion.sim.serve import Faults, run_sim
+
+    _setup_logging(args.log_level or "info")
+    return run_sim(serve=args.serve, replay_file=args.replay, speed=args.speed, game=args.game,
+                   players=args.players, seed=args.seed, board=args.board,
+                   scenario_file=args.scenario, empty=args.empty, sensing=args.sensing,
+                   faults=Faults(tuple(args.stuck), tuple(args.flaky)))
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -117,6 +156,8 @@ def make_parser() -> argparse.ArgumentParser:
                       help="luma device: gifanim (saves a GIF), capture (PNG frames), dummy")
     demo.add_argument("--out", default="out", help="folder for the GIF and the journal")
     demo.add_argument("--speed", type=float, default=4.0, help="how much faster than people play")
+    demo.add_argument("--sensing", choices=("identity", "presence"), default="identity",
+                      help="what the board's sensors tell: which piece, or only occupied")
     demo.set_defaults(func=_demo)
 
     rules = sub.add_parser("rules", help="the rules cores")
@@ -134,6 +175,40 @@ def make_parser() -> argparse.ArgumentParser:
     replay.add_argument("--mode", choices=("1", "RGB"), default="RGB", help="matrix colours")
     replay.add_argument("--scale", type=int, default=8, help="GIF pixels per matrix pixel")
     replay.set_defaults(func=_replay)
+
+    monitor = sub.add_parser("monitor", help="watch what a board reports, with per-cell health")
+    monitor.add_argument("port", metavar="PORT", help="device path or pyserial URL")
+    monitor.add_argument("--seconds", type=float, help="stop after this long (default: Ctrl-C)")
+    monitor.add_argument("--config", help="show the sensor test on this config's LED matrix")
+    monitor.add_argument("--stuck-after", type=float, default=5.0, metavar="S",
+                         help="seconds a cell may read a piece on the cleared board")
+    monitor.add_argument("--flicker-ms", type=float, default=250.0, metavar="MS",
+                         help="a change undone within this long is a flicker")
+    monitor.set_defaults(func=_monitor)
+
+    record = sub.add_parser("record", help="save a board's raw serial stream with timestamps")
+    record.add_argument("port", metavar="PORT", help="device path or pyserial URL")
+    record.add_argument("trace", metavar="TRACE", help="the trace file to write")
+    record.add_argument("--seconds", type=float, help="stop after this long (default: Ctrl-C)")
+    record.set_defaults(func=_record)
+
+    sim = sub.add_parser("sim", help="the simulated board alone: serve it, or replay a trace")
+    sim.add_argument("--serve", metavar="URL", help="pty (default) or socket://127.0.0.1:PORT")
+    sim.add_argument("--replay", metavar="TRACE", help="play a recorded trace instead")
+    sim.add_argument("--speed", type=float, default=1.0, help="times the recorded pace")
+    sim.add_argument("--scenario", metavar="FILE", help="a scenario file to play once connected")
+    sim.add_argument("--game", choices=("enceladus", "mars", "uranus"), default="enceladus")
+    sim.add_argument("--players", type=int, default=2, choices=range(2, 6), metavar="2-5")
+    sim.add_argument("--seed", type=int, default=1, help="the setup's seed")
+    sim.add_argument("--board", choices=("hexagonal", "trapezoid", "rhombus"),
+                     default="hexagonal", help="the Uranus board")
+    sim.add_argument("--sensing", choices=("identity", "presence"), default="identity")
+    sim.add_argument("--empty", action="store_true", help="start with nothing on the board")
+    sim.add_argument("--stuck", action="append", default=[], metavar="CELL",
+                     help="plant a stuck sensor (repeatable)")
+    sim.add_argument("--flaky", action="append", default=[], metavar="CELL",
+                     help="plant a flickering sensor (repeatable)")
+    sim.set_defaults(func=_sim)
 
     config = sub.add_parser("check-config", help="validate a config file")
     config.add_argument("file")

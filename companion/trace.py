@@ -1,0 +1,217 @@
+"""Raw serial traces: what a board sent, byte for byte, with the time each chunk arrived.
+
+``companion record PORT TRACE`` saves a board's stream (:func:`record`); ``companion sim
+--replay TRACE`` plays it back on a pseudo-terminal or a socket at the recorded pace or
+faster (:func:`replay`, :mod:`companion.sim.serve`), so a game seen once on a real board can
+be refereed again and again, and a maker can send a trace with a bug report.
+
+A trace file is text, one chunk a line, readable in any editor::
+
+    # companion trace 1 port=/dev/ttyACM0
+    0.000000 \\n
+    0.003817 HELLO 0 1 mars presence pico-1a2b3c gardenboard-1.0*4E\\n
+    1.004112 HB 2 1000*39\\n
+
+Each line is the chunk's time in seconds since the recording started, a space, and the
+chunk's bytes with printable ASCII kept and ``\\\\``, ``\\n``, ``\\r`` and ``\\xNN`` escapes for
+the rest.  Lines starting with ``#`` are comments.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, TextIO
+
+import serial
+
+from companion.board.protocol import (
+    LedsOff,
+    LineParser,
+    LineRefused,
+    RequestDump,
+    RequestHello,
+    SetLed,
+    encode,
+)
+from companion.errors import ProtocolError
+from companion.events import BadLine, BoardMessage, Event
+
+HEADER: Final = "# companion trace 1"
+"""The first line of every trace file (format version 1)."""
+
+_ESCAPES: Final = {"\\": "\\\\", "\n": "\\n", "\r": "\\r"}
+_ESCAPE = re.compile(r"\\(\\|n|r|x[0-9a-fA-F]{2})")
+_LINE = re.compile(r"([0-9]+\.[0-9]+) (.*)")
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """``data`` arrived ``t`` seconds after the recording started."""
+
+    t: float
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """A recorded stream: ``chunks`` in time order; ``comments``: the header's words
+    (``port=...``) and any ``#`` lines, without the ``#``."""
+
+    chunks: tuple[Chunk, ...]
+    comments: tuple[str, ...] = ()
+
+    @property
+    def data(self) -> bytes:
+        """Every byte of the stream, in order."""
+        return b"".join(chunk.data for chunk in self.chunks)
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the start to the last chunk."""
+        return self.chunks[-1].t if self.chunks else 0.0
+
+
+def escape(data: bytes) -> str:
+    """``data`` as one line of text: printable ASCII kept, ``\\\\ \\n \\r \\xNN`` for the rest.
+
+    >>> escape(b"F 3 L4 1*1C\\n")
+    'F 3 L4 1*1C\\\\n'
+    """
+    return "".join(
+        _ESCAPES.get(chr(b), chr(b)) if 0x20 <= b <= 0x7E or b in (0x0A, 0x0D) else f"\\x{b:02x}"
+        for b in data
+    )
+
+
+def unescape(text: str) -> bytes:
+    """The bytes :func:`escape` made ``text`` from.  Raises ``ValueError`` for a lone
+    backslash or a character that is not printable ASCII."""
+    if _ESCAPE.sub("", text).count("\\") or not all(" " <= c <= "~" for c in text):
+        raise ValueError(f"{text!r} is not an escaped chunk (printable ASCII, \\\\ \\n \\r \\xNN)")
+
+    def one(match: re.Match[str]) -> str:
+        code = match[1]
+        return {"\\": "\\", "n": "\n", "r": "\r"}.get(code) or chr(int(code[1:], 16))
+
+    return _ESCAPE.sub(one, text).encode("latin-1")
+
+
+def write_trace(trace: Trace, out: TextIO) -> None:
+    """Write ``trace`` in the file format (the header first)."""
+    header = " ".join((HEADER, *trace.comments[:1]))
+    out.write(header + "\n")
+    for comment in trace.comments[1:]:
+        out.write(f"# {comment}\n")
+    for chunk in trace.chunks:
+        out.write(f"{chunk.t:.6f} {escape(chunk.data)}\n")
+
+
+def parse_trace(text: str, source: str = "<trace>") -> Trace:
+    """The trace in ``text`` (the file format).
+
+    Raises :class:`companion.errors.ProtocolError` naming ``source`` and the line for a missing
+    header, a line that is not ``<seconds> <chunk>`` or times that go backwards.
+    """
+    lines = text.splitlines()
+    if not lines or not lines[0].startswith(HEADER):
+        raise ProtocolError(f"{source}: not a trace (the first line must be {HEADER!r})")
+    comments = [lines[0][len(HEADER):].strip()] if lines[0][len(HEADER):].strip() else []
+    chunks: list[Chunk] = []
+    for number, line in enumerate(lines[1:], 2):
+        if line.startswith("#") or not line.strip():
+            comments += [line[1:].strip()] if line.startswith("#") else []
+            continue
+        match = _LINE.fullmatch(line)
+        try:
+            if match is None:
+                raise ValueError("a line is <seconds> <bytes>, e.g. 0.250000 HB 2 1000*39\\n")
+            chunk = Chunk(float(match[1]), unescape(match[2]))
+        except ValueError as error:
+            raise ProtocolError(f"{source}, line {number}: {error}") from None
+        if chunks and chunk.t < chunks[-1].t:
+            raise ProtocolError(f"{source}, line {number}: time {chunk.t} is before the line above")
+        chunks.append(chunk)
+    return Trace(tuple(chunks), tuple(comments))
+
+
+def read_trace(path: str | os.PathLike[str]) -> Trace:
+    """The trace file at ``path``; raises ``OSError`` or :class:`ProtocolError`."""
+    return parse_trace(Path(path).read_text(encoding="ascii"), os.fspath(path))
+
+
+def record(
+    port: str,
+    out: TextIO,
+    *,
+    seconds: float | None = None,
+    stop: threading.Event | None = None,
+    ask: bool = True,
+    serial_factory: Callable[..., Any] = serial.serial_for_url,
+    clock: Callable[[], float] = time.monotonic,
+) -> int:
+    """Record the board on ``port`` (a device path or pyserial URL) into ``out``, one chunk a
+    line as it arrives, until ``seconds`` have passed, ``stop`` is set or Ctrl-C.
+
+    With ``ask`` the board is first sent ``HELLO?`` and ``DUMP?``, so the trace begins with
+    the whole board (and replays from a known state).  Returns the number of chunks.
+    Raises ``serial.SerialException`` (an ``OSError``) when the port cannot be opened.
+    """
+    chunks = 0
+    with serial_factory(port, baudrate=115200, timeout=0.05) as link:
+        start = clock()
+        out.write(f"{HEADER} port={port}\n")
+        if ask:
+            link.write(b"\n" + encode(RequestHello()) + encode(RequestDump()))
+        try:
+            while (seconds is None or clock() - start < seconds) and not (stop and stop.is_set()):
+                data = link.read(max(1, link.in_waiting))
+                if data:
+                    out.write(f"{clock() - start:.6f} {escape(data)}\n")
+                    out.flush()
+                    chunks += 1
+        except KeyboardInterrupt:
+            pass
+    return chunks
+
+
+def replay(
+    chunks: Iterable[Chunk],
+    write: Callable[[bytes], None],
+    *,
+    speed: float = 1.0,
+    stop: threading.Event | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Write each chunk when its time comes: ``t / speed`` seconds after the call (``speed``
+    10 plays ten times faster).  Returns after the last chunk, or early once ``stop`` is set.
+    Raises ``ValueError`` unless ``speed > 0``."""
+    if speed <= 0:
+        raise ValueError(f"the replay speed must be above 0, not {speed}")
+    stop = stop or threading.Event()
+    start = clock()
+    for chunk in chunks:
+        if stop.wait(max(0.0, start + chunk.t / speed - clock())):
+            return
+        write(chunk.data)
+
+
+def board_events(trace: Trace, start: float = 0.0) -> list[Event]:
+    """The events a daemon's link would queue for ``trace``: a ``BoardMessage`` per good line
+    and a ``BadLine`` per refused one, stamped ``start`` + the chunk's time (Pi commands
+    echoed into the trace are left out, as the link leaves them)."""
+    parser = LineParser()
+    out: list[Event] = []
+    for chunk in trace.chunks:
+        t = start + chunk.t
+        for item in parser.feed(chunk.data):
+            if isinstance(item, LineRefused):
+                out.append(BadLine(t, item.reason, item.excerpt))
+            elif not isinstance(item, RequestDump | RequestHello | SetLed | LedsOff):
+                out.append(BoardMessage(t, item))
+    return out
