@@ -354,9 +354,9 @@ def test_tray_filter_keeps_the_payment_and_the_draw_shown() -> None:
 def test_choice_path_names_the_payment_and_the_draws() -> None:
     assert enc.choice_path(Action("tube", "blue", (), ("red", "red", "yellow"))) == (
         "pay blue",
-        "drew red",
-        "drew red",
-        "drew yellow",
+        "draw 1: red",
+        "draw 2: red",
+        "draw 3: yellow",
     )
     assert enc.choice_path(Action("pick", "blue", ("f5",))) == ("pay blue",)
     assert enc.choice_path(Move("f5", "f6")) == ()

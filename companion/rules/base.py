@@ -180,8 +180,9 @@ class GameRules(Protocol[State, Step]):
 
     def choice_path(self, state: State, step: Step) -> tuple[str, ...]:
         """What the sensors may not see of ``step``, as short labels to ask the players
-        level by level (``("pay blue",)``, ``("pay red", "drew blue", "drew blue",
-        "drew red")``).  The referee asks only among steps that leave the same board."""
+        level by level (``("pay blue",)``, ``("pay red", "draw 1: blue", "draw 2: blue",
+        "draw 3: red")``); a label names its level, so no two levels share one.  The referee
+        asks only among steps that leave the same board."""
         ...
 
     def tray_filter(self, state: State, steps: Sequence[Step], tray: Mapping[str, int]) -> list[Step]:

@@ -1187,11 +1187,13 @@ def tray_filter(steps: Sequence[Step], tray: Mapping[str, int]) -> list[Step]:
 
 
 def choice_path(step: Step) -> tuple[str, ...]:
-    """What the sensors cannot see of ``step``: ``("pay blue",)`` for an action, plus one
-    ``"drew red"`` per flower the tube action drew; ``()`` for a move or a placement."""
+    """What the sensors cannot see of ``step``: ``("pay blue",)`` for an action, plus
+    ``"draw 1: red"``, ``"draw 2: red"``... for the flowers the tube action drew (numbered,
+    so that each question names the draw it is about); ``()`` for a move or a placement."""
     if not isinstance(step, Action):
         return ()
-    return (f"pay {step.pay}",) + tuple(f"drew {c}" for c in step.drawn)
+    draws = tuple(f"draw {n}: {c}" for n, c in enumerate(step.drawn, 1))
+    return (f"pay {step.pay}", *draws)
 
 
 # ----------------------------------------------------------------------------- notation

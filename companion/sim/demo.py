@@ -27,18 +27,21 @@ MATRIX = {"width": 16, "height": 16, "mode": "RGB"}
 """The demo's matrix: a 16x16 RGB panel, the smallest that shows the garden's mini-map."""
 
 
-def demo_config(game: str, players: int, seed: int, board: str, journal_dir: Path) -> Config:
-    """The demo's configuration: the defaults with a quick table (players who know the game)."""
+def demo_config(game: str, players: int, seed: int, board: str, journal_dir: Path,
+                sensing: str = "identity") -> Config:
+    """The demo's configuration: the defaults with a quick table (players who know the game).
+    A presence board has no way to tell colours, so no tray is fitted."""
     return Config(
         game=GameConfig(name=game, players=players, seed=seed, board=board),
-        board=BoardConfig(port="", tray=True, debounce_ms=20, settle_ms=250, grace_ms=1500),
+        board=BoardConfig(port="", sensing=sensing, tray=sensing == "identity", debounce_ms=20,
+                          settle_ms=250, grace_ms=1500),
         display=DisplayConfig(luma={"display": "dummy", **MATRIX}, frame_interval_ms=80),
         journal=JournalConfig(directory=str(journal_dir), fsync=True),
     )
 
 
 def run_demo(*, game: str, players: int, seed: int, display: str, board: str, out: Path,
-             speed: float) -> int:
+             speed: float, sensing: str = "identity") -> int:
     """Play one game; returns the exit status (0 when the game reached its end)."""
     from gpiozero.pins.mock import MockFactory
 
@@ -46,7 +49,7 @@ def run_demo(*, game: str, players: int, seed: int, display: str, board: str, ou
 
     out.mkdir(parents=True, exist_ok=True)
     journal_dir = Path(tempfile.mkdtemp(prefix="journal-", dir=out))
-    config = demo_config(game, players, seed, board, journal_dir)
+    config = demo_config(game, players, seed, board, journal_dir, sensing)
     rules = load_rules(game).RULES
     state = rules.new_game(players, seed, game_options(config))
     gif = out / f"demo-{game}-{seed}.gif"
@@ -55,7 +58,8 @@ def run_demo(*, game: str, players: int, seed: int, display: str, board: str, ou
         device_options |= {"filename": str(gif), "duration": 0.08, "max_frames": 6000}
     started = time.monotonic()
     with ExitStack() as stack:
-        vboard = VirtualBoard(layout_name(config), rules.layout(state), rules.board(state))
+        vboard = VirtualBoard(layout_name(config), rules.layout(state), rules.board(state),
+                              sensing=sensing)
         stack.callback(vboard.close)
         vboard.start()
         config = replace(config, board=replace(config.board, port=vboard.port))
@@ -77,7 +81,7 @@ def run_demo(*, game: str, players: int, seed: int, display: str, board: str, ou
         stack.callback(table.stop)
         outcome = service.run()
     seconds = time.monotonic() - started
-    print(f"Gardens of {game.capitalize()}, {players} players, seed {seed}: "
+    print(f"Gardens of {game.capitalize()}, {players} players, seed {seed}, {sensing} board: "
           f"{table.steps} steps refereed in {seconds:.1f} s, {table.questions} questions asked")
     if outcome is None:
         print(f"The game did not finish: {table.error or 'stopped'}")

@@ -93,14 +93,13 @@ def _between(a: Cell, b: Cell, board: Mapping[Cell, Piece]) -> list[Cell]:
 
 def tray_flowers(path: Iterable[str]) -> list[str]:
     """The flowers a player shows on the tray for a step's hidden choices: three of the paid
-    colour (``"pay blue"``) and one per drawn flower (``"drew red"``)."""
+    colour (``"pay blue"``) and one per flower drawn from the tube (``"draw 1: red"``)."""
     shown: list[str] = []
     for label in path:
-        verb, _, colour = label.partition(" ")
-        if verb == "pay":
-            shown += [colour] * 3
-        elif verb == "drew":
-            shown.append(colour)
+        if label.startswith("pay "):
+            shown += [label.removeprefix("pay ")] * 3
+        elif label.startswith("draw "):
+            shown.append(label.partition(": ")[2])
     return shown
 
 

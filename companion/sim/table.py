@@ -101,6 +101,7 @@ class TablePlayers:
         return False
 
     def _answer(self, screen: Any, path: tuple[str, ...]) -> None:
+        # A label names its level ("pay blue", "draw 2: red"): find ours in the menu.
         question = [o for o in path if o in screen.menu]
         wanted = question[0] if question else screen.menu[0]
         self.questions += 1
