@@ -114,7 +114,8 @@ class TablePlayers:
     # ------------------------------------------------------------------ hands
     def _press(self, name: str) -> None:
         pin = self.pins[name]
-        time.sleep(self.rng.uniform(0.1, 0.2) / self.speed)
+        # released longer than any debounce too, or two quick presses read as one
+        time.sleep(max(self.rng.uniform(0.1, 0.2) / self.speed, 0.08))
         pin.drive_low()
         time.sleep(0.08)  # longer than any debounce: a real press
         pin.drive_high()
