@@ -476,7 +476,7 @@ def test_choice_path_names_what_a_presence_board_cannot_see() -> None:
         "deck 1",
     )
     assert RULES.choice_path(state, Reveal("hexagon")) == ("hexagon", "hexagon")
-    assert RULES.choice_path(state, Claim(2)) == ("P2",)
+    assert RULES.choice_path(state, Claim(2)) == ("hexagon", "hexagon", "P2")
     steps = [Move((0, 0), "red")]
     assert RULES.tray_filter(state, steps, {"red": 1}) == steps
 

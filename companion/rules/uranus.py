@@ -912,7 +912,8 @@ class UranusRules:
         red",)``, for a presence board); a card shown, by kind then name (without a reader)
         and the deck drawn from: ``("triangle", "triangle:yellow", "deck 2")``, plus
         ``"drew groups:red"`` when the draw is known; a card revealed at the end:
-        ``("triangle", "triangle:yellow")``; who claims the Hexagon: ``("P2",)``."""
+        ``("triangle", "triangle:yellow")``; the Hexagon card shown to win, and whose it is:
+        ``("hexagon", "hexagon", "P2")``."""
         if isinstance(step, Move):
             return (f"plant {step.plant}",) if step.plant else ()
         if isinstance(step, Score):
@@ -921,7 +922,7 @@ class UranusRules:
         if isinstance(step, Reveal):
             return _card_path(step.mission)
         if isinstance(step, Claim):
-            return (f"P{step.player}",)
+            return (*_card_path(HEXAGON), f"P{step.player}")
         return ()
 
     def tray_filter(
