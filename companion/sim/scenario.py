@@ -328,25 +328,26 @@ def scenario_events(scenario: Scenario, start: float = 0.0) -> list[Event]:
 
 def run_scenario(scenario: Scenario, settings: RefereeSettings | None = None,
                  *, tail: float = 3.0) -> ScenarioRun:
-    """Play ``scenario`` against a new :class:`Referee` on a virtual clock and return what it
-    committed; the clock runs ``tail`` seconds past the last action so late commits count.
-    ``settings`` default to the referee's with the scenario's ``tray``."""
-    settings = settings or RefereeSettings(tray=scenario.tray)
-    rules, state = scenario.rules(), scenario.setup()
-    referee = Referee(rules, state, scenario.layout, settings,
-                      extensions=_extensions(scenario))
+    """Play ``scenario`` against a new referee (:func:`scenario_referee`) on a virtual clock
+    and return what it committed; the clock runs ``tail`` seconds past the last action so
+    late commits count."""
     events = scenario_events(scenario)
-    return drive(referee, events, events[-1].t + tail)
+    return drive(scenario_referee(scenario, settings), events, events[-1].t + tail)
 
 
-def _extensions(scenario: Scenario) -> list[Any]:
+def scenario_referee(scenario: Scenario, settings: RefereeSettings | None = None) -> Referee:
+    """A :class:`Referee` for ``scenario``'s game and setup, with the game's extensions (the
+    Mars dice tray...) as ``companion run`` would have them; ``settings`` default to the
+    referee's own with the scenario's ``tray``."""
     from companion.config import BoardConfig, Config, GameConfig
     from companion.service import game_extensions
 
     config = Config(game=GameConfig(scenario.game, scenario.players, scenario.seed,
                                     scenario.board),
                     board=BoardConfig(tray=scenario.tray))
-    return game_extensions(config)
+    return Referee(scenario.rules(), scenario.setup(), scenario.layout,
+                   settings or RefereeSettings(tray=scenario.tray),
+                   extensions=game_extensions(config))
 
 
 def drive(referee: Referee, events: Iterable[Event], until: float) -> ScenarioRun:
