@@ -1,0 +1,487 @@
+"""Faults the daemon survives (issue 5): a board that comes back under another device name, a
+pseudo-terminal pulled away mid-frame, a stalled board, and ``kill -9`` at random points.
+
+The daemon is the real one, made by :func:`companion.service.build` and reading a
+:class:`~companion.sim.board.VirtualBoard` through pyserial.  The board's port is a
+``/dev/serial/by-id``-style symlink in a temporary folder, re-pointed to each new
+pseudo-terminal as udev re-points the real one when a USB board is plugged back in.
+
+For ``kill -9`` the daemon runs in a child process (this file run as a script: ``python
+tests/test_faults.py CONFIG``), which prints its resumed step count and each commit as JSON lines
+and takes button presses on standard input; the board and the players stay in the test, as
+the physical board and the people stay at the table when the Pi loses power.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import random
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from companion.board import protocol
+from companion.config import (
+    BoardConfig,
+    Config,
+    DisplayConfig,
+    GameConfig,
+    JournalConfig,
+    load_config,
+)
+from companion.rules import load
+from companion.sim.board import VirtualBoard
+from companion.sim.perform import Noise, Put, perform
+from companion.sim.players import choose_step
+
+ENCELADUS = load("enceladus").RULES
+SEED = 11
+DISCONNECT_SHOWN_WITHIN_S = 2.0
+
+
+def _by_id(folder: Path) -> Path:
+    by_id = folder / "serial" / "by-id"
+    by_id.mkdir(parents=True, exist_ok=True)
+    return by_id / "usb-Gardens_Companion_Board_SIM-0001-if00"
+
+
+def _point(link: Path, port: str) -> None:
+    """Point the stable name at ``port`` atomically (udev replaces its symlinks the same way)."""
+    fresh = link.with_name(link.name + ".new")
+    fresh.unlink(missing_ok=True)
+    fresh.symlink_to(port)
+    os.replace(fresh, link)
+
+
+def _pull(board: VirtualBoard) -> None:
+    """Pull the cable: close the board's pseudo-terminal.  Its reader thread is blocked in a
+    read of the master side, which keeps the master open after ``close``; a byte through the
+    slave side ends that read, so the master really closes and the daemon sees the hang-up."""
+    poke = os.open(board.port, os.O_WRONLY | os.O_NOCTTY)
+    board.close()
+    with contextlib.suppress(OSError):  # EIO: the master had closed already
+        os.write(poke, b"\n")
+    os.close(poke)
+
+
+def _board(state: Any, **options: Any) -> VirtualBoard:
+    return VirtualBoard("enceladus", ENCELADUS.layout(state), ENCELADUS.board(state), **options)
+
+
+def _config(tmp_path: Path, port: Path) -> Config:
+    return Config(
+        game=GameConfig(name="enceladus", seed=SEED),
+        board=BoardConfig(port=str(port), settle_ms=150, heartbeat_timeout_s=1.5,
+                          ready_timeout_s=5),
+        display=DisplayConfig(luma={"display": "dummy", "width": 16, "height": 16}),
+        journal=JournalConfig(directory=str(tmp_path / "games"), fsync=False),
+    )
+
+
+class Daemon:
+    """The daemon in a thread of the test process, watched through its listeners."""
+
+    def __init__(self, config: Config, stack: ExitStack) -> None:
+        from gpiozero.pins.mock import MockFactory
+
+        from companion.notify import Notifier
+        from companion.service import build
+
+        factory = MockFactory()
+        stack.callback(factory.close)
+        self.service = build(config, stack, pin_factory=factory, notifier=Notifier())
+        self.screens: list[tuple[float, Any]] = []
+        self.commits: list[str] = []
+        self._changed = threading.Condition()
+        self.service.screen_listeners.append(self._on_screen)
+        self.service.commit_listeners.append(self._on_commit)
+        self._thread = threading.Thread(target=self.service.run, name="test-daemon")
+        self._thread.start()
+        stack.callback(self.stop)
+
+    def _on_screen(self, screen: Any) -> None:
+        with self._changed:
+            self.screens.append((time.monotonic(), screen))
+            self._changed.notify_all()
+
+    def _on_commit(self, committed: Any) -> None:
+        with self._changed:
+            self.commits.append(committed.step)
+            self._changed.notify_all()
+
+    def wait(self, predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
+        with self._changed:
+            return self._changed.wait_for(predicate, timeout)
+
+    def shown_since(self, since: float, prefix: str) -> float | None:
+        """When a screen whose message starts with ``prefix`` was first shown after ``since``."""
+        return next((t for t, s in self.screens if t >= since and s.message.startswith(prefix)),
+                    None)
+
+    def in_sync(self) -> bool:
+        return bool(self.screens) and self.screens[-1][1].message.endswith("your turn")
+
+    def stop(self) -> None:
+        self.service.stop("test over")
+        self._thread.join(timeout=10)
+
+
+@pytest.fixture
+def stack() -> Iterator[ExitStack]:
+    with ExitStack() as stack:
+        yield stack
+
+
+def _first_step() -> tuple[Any, Any, Any]:
+    setup = ENCELADUS.new_game(2, SEED, {})
+    step = choose_step(ENCELADUS, setup, random.Random(SEED))
+    return setup, step, ENCELADUS.apply(setup, step)
+
+
+def test_a_board_back_under_another_name_is_found_and_the_step_made_meanwhile_committed(
+    tmp_path: Path, stack: ExitStack
+) -> None:
+    setup, step, after = _first_step()
+    link = _by_id(tmp_path)
+    first = stack.enter_context(_board(setup))
+    _point(link, first.port)
+    daemon = Daemon(_config(tmp_path, link), stack)
+    assert daemon.wait(daemon.in_sync)
+
+    second = _board(after)  # comes back as another device; the step was made meanwhile
+    stack.callback(second.close)
+    assert second.port != first.port
+    pulled = time.monotonic()
+    _pull(first)
+    assert daemon.wait(lambda: daemon.shown_since(pulled, "Board disconnected") is not None)
+    shown = daemon.shown_since(pulled, "Board disconnected")
+    assert shown is not None and shown - pulled < DISCONNECT_SHOWN_WITHIN_S
+
+    second.start()
+    _point(link, second.port)
+    assert daemon.wait(lambda: bool(daemon.commits))
+    assert daemon.commits == [ENCELADUS.format_step(setup, step)]
+    assert daemon.wait(daemon.in_sync) and daemon.service.referee.state == after
+
+
+def _pull_mid_frame(rounds: int, tmp_path: Path, stack: ExitStack) -> None:
+    """Pull the board away ``rounds`` times, each time in the middle of a line; every other
+    time a step is made while it is out.  Every step is committed once, nothing else is."""
+    state = ENCELADUS.new_game(2, SEED, {})
+    rng = random.Random(SEED)
+    link = _by_id(tmp_path)
+    board = stack.enter_context(_board(state))
+    _point(link, board.port)
+    daemon = Daemon(_config(tmp_path, link), stack)
+    assert daemon.wait(daemon.in_sync)
+    made: list[str] = []
+    for round_ in range(rounds):
+        cell, piece = next((c, p) for c, p in sorted(board.board.items()) if p)
+        update = protocol.encode(protocol.FieldUpdate(seq=0, cell=cell, piece=piece))
+        board.write_raw(update[: rng.randrange(1, len(update) - 1)])  # half a line...
+        pulled = time.monotonic()
+        _pull(board)  # ...and the cable is out
+        assert daemon.wait(lambda: daemon.shown_since(pulled, "Board disconnected") is not None)
+        shown = daemon.shown_since(pulled, "Board disconnected")
+        assert shown is not None and shown - pulled < DISCONNECT_SHOWN_WITHIN_S, round_
+        if round_ % 2 and ENCELADUS.outcome(state) is None:
+            step = choose_step(ENCELADUS, state, rng)
+            made.append(ENCELADUS.format_step(state, step))
+            state = ENCELADUS.apply(state, step)
+        board = stack.enter_context(_board(state))
+        _point(link, board.port)
+        asked = time.monotonic()
+        assert daemon.wait(lambda: _asked_for_dump(board)), round_  # the daemon found it
+        assert daemon.wait(lambda: len(daemon.commits) == len(made)
+                           and daemon.shown_since(asked, "P") is not None and daemon.in_sync)
+    assert daemon.commits == made
+    assert daemon.service.referee.state == state
+
+
+def _asked_for_dump(board: VirtualBoard) -> bool:
+    return any(isinstance(r, protocol.RequestDump) for r in board.requests)
+
+
+def test_the_pty_pulled_away_mid_frame_three_times(tmp_path: Path, stack: ExitStack) -> None:
+    _pull_mid_frame(3, tmp_path, stack)
+
+
+@pytest.mark.slow
+def test_the_pty_pulled_away_mid_frame_fifty_times(tmp_path: Path, stack: ExitStack) -> None:
+    _pull_mid_frame(50, tmp_path, stack)
+
+
+class StallingBoard(VirtualBoard):
+    """A board controller that hangs: while ``stalled`` nothing it sends reaches the wire (its
+    sequence numbers still count on, as a firmware's would)."""
+
+    def __init__(self, *args: Any, **options: Any) -> None:
+        super().__init__(*args, **options)
+        self.stalled = threading.Event()
+
+    def write_raw(self, data: bytes) -> None:
+        if not self.stalled.is_set():
+            super().write_raw(data)
+
+
+def test_a_stalled_board_is_shown_within_two_seconds_and_resynced_when_it_wakes(
+    tmp_path: Path, stack: ExitStack
+) -> None:
+    setup, step, after = _first_step()
+    board = StallingBoard("enceladus", ENCELADUS.layout(setup), ENCELADUS.board(setup),
+                          heartbeat_s=0.3)
+    stack.enter_context(board)
+    daemon = Daemon(_config(tmp_path, Path(board.port)), stack)
+    assert daemon.wait(daemon.in_sync)
+    while "heartbeat" not in daemon.service.timers:  # the board has been beating
+        time.sleep(0.05)
+
+    stalled = time.monotonic()
+    board.stalled.set()
+    assert daemon.wait(lambda: daemon.shown_since(stalled, "Board silent") is not None)
+    shown = daemon.shown_since(stalled, "Board silent")
+    assert shown is not None and shown - stalled < DISCONNECT_SHOWN_WITHIN_S
+    assert daemon.service.board == "silent"
+
+    for cell, piece in ENCELADUS.changes(setup, step).items():
+        board.put(cell, piece)  # made while the board said nothing
+    board.stalled.clear()
+    assert daemon.wait(lambda: bool(daemon.commits))
+    assert daemon.commits == [ENCELADUS.format_step(setup, step)]
+    assert any(isinstance(r, protocol.RequestDump) for r in board.requests)
+
+
+# ------------------------------------------------------------------------------ kill -9
+
+SPEED = 4.0
+"""How much faster than people the players of the kill test play."""
+
+
+class Child:
+    """The daemon in a child process: its JSON lines arrive on :attr:`lines`."""
+
+    def __init__(self, config_path: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, str(config_path)], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(json.loads(line))
+        self.lines.put(None)
+
+    def press(self, name: str) -> None:
+        try:
+            assert self.process.stdin is not None
+            self.process.stdin.write(name + "\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass  # the child was just killed: its next life asks again
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+class KilledTable:
+    """One game at a real-time table whose daemon is killed with SIGKILL at random points.
+
+    The players follow the matrix as people would: after a restart that lost the step they
+    were making, they put the board back as the matrix shows and make the step again.
+    """
+
+    def __init__(self, folder: Path, seed: int, kills: int) -> None:
+        self.seed = seed
+        self.choice = random.Random(seed)  # the steps chosen: the same as an uninterrupted game
+        self.hands = random.Random(seed + 1)  # noise, kill points: free to differ
+        self.setup = ENCELADUS.new_game(2, seed, {})
+        self.board = _board(self.setup)
+        self.board.start()
+        self.config_path = folder / f"game-{seed}.toml"
+        self.journals = folder / f"games-{seed}"
+        self.config_path.write_text(
+            f'[game]\nname = "enceladus"\nseed = {seed}\n'
+            f'[board]\nport = "{self.board.port}"\nsettle_ms = 150\nready_timeout_s = 5\n'
+            f'[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\n'
+            f'[journal]\ndirectory = "{self.journals}"\n')
+        self.kill_steps = set(self.hands.sample(range(1, 40), kills))
+        self.kills = 0
+        self.child = self._start()
+
+    def _start(self) -> Child:
+        child = Child(self.config_path)
+        while True:
+            line = child.lines.get(timeout=60)
+            if line is None:  # killed before it said anything: start it again
+                child.close()
+                child = Child(self.config_path)
+            elif "resumed" in line:
+                self.resumed = int(line["resumed"])
+                return child
+
+    def _kill_later(self, delay: float) -> None:
+        child = self.child
+
+        def kill() -> None:
+            if child is self.child:
+                self.kills += 1
+                child.kill()
+
+        threading.Timer(delay, kill).start()
+
+    def _perform(self, state: Any, step: Any) -> None:
+        changes = ENCELADUS.changes(state, step)
+        for op in perform(self.board.board, changes, self.hands, Noise()):
+            time.sleep(op.wait / SPEED)
+            if isinstance(op, Put):
+                self.board.put(op.cell, op.piece)
+
+    def _wait_commit(self, number: int, path: tuple[str, ...]) -> bool:
+        """True once step ``number`` is committed; False when the daemon died first."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                line = self.child.lines.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if line is None:
+                return False
+            if line.get("commit") == number:
+                return True
+            if line.get("menu"):
+                wanted = next((o for o in path if o in line["menu"]), line["menu"][0])
+                for _ in range((line["menu"].index(wanted) - line["index"]) % len(line["menu"])):
+                    self.child.press("select")
+                self.child.press("ok")
+        raise AssertionError(f"seed {self.seed}: step {number} was never committed")
+
+    def _restart(self, state: Any) -> None:
+        self.child.close()
+        self.child = self._start()
+        if self.resumed < self.steps:  # the step was lost with the daemon: put the board back
+            time.sleep(0.3)
+            for cell, piece in ENCELADUS.board(state).items():
+                self.board.put(cell, piece)
+            time.sleep(0.5)
+
+    def play(self) -> tuple[list[str], Any]:
+        """Play to the end; returns the steps made and the final state."""
+        state, made = self.setup, []
+        self.steps = 0
+        while ENCELADUS.outcome(state) is None:
+            step = choose_step(ENCELADUS, state, self.choice)
+            made.append(ENCELADUS.format_step(state, step))
+            self.steps += 1
+            if self.steps in self.kill_steps:
+                self._kill_later(self.hands.uniform(0.0, 1.5))
+            path = ENCELADUS.choice_path(state, step)
+            while True:
+                self._perform(state, step)
+                if self._wait_commit(self.steps, path):
+                    break
+                self._restart(state)
+                if self.resumed >= self.steps:
+                    break
+            state = ENCELADUS.apply(state, step)
+        return made, state
+
+    def close(self) -> None:
+        self.child.close()
+        self.board.close()
+
+
+def _uninterrupted(seed: int) -> tuple[list[str], Any]:
+    state, made, rng = ENCELADUS.new_game(2, seed, {}), [], random.Random(seed)
+    while ENCELADUS.outcome(state) is None:
+        step = choose_step(ENCELADUS, state, rng)
+        made.append(ENCELADUS.format_step(state, step))
+        state = ENCELADUS.apply(state, step)
+    return made, state
+
+
+def _killed_game(folder: Path, seed: int, kills: int) -> int:
+    from companion import journal
+
+    table = KilledTable(folder, seed, kills)
+    try:
+        made, final = table.play()
+        table.child.process.wait(timeout=30)  # the daemon ends with the game
+    finally:
+        table.close()
+    expected, expected_final = _uninterrupted(seed)
+    assert made == expected
+    paths = sorted(table.journals.glob("*.jsonl"))
+    assert len(paths) == 1, f"seed {seed}: the game was not resumed: {paths}"
+    record = journal.read(paths[0])
+    assert [e["step"] for e in record.steps] == expected  # none lost, none twice
+    assert [e["n"] for e in record.steps] == list(range(1, len(expected) + 1))
+    assert record.over is not None
+    outcome = ENCELADUS.outcome(expected_final)
+    assert outcome is not None and record.over["winners"] == list(outcome.winners)
+    return table.kills
+
+
+@pytest.mark.slow
+def test_kill_9_at_a_hundred_random_points_loses_and_repeats_no_step(tmp_path: Path) -> None:
+    seeds = (21, 22, 23, 24)
+    with ThreadPoolExecutor(len(seeds)) as pool:
+        kills = list(pool.map(lambda seed: _killed_game(tmp_path, seed, 25), seeds))
+    assert sum(kills) >= 95  # a kill drawn after the game's last step never happens
+
+
+def _child_main(config_path: str) -> int:
+    """The daemon of the kill test (this file run as a script)."""
+    from gpiozero.pins.mock import MockFactory
+
+    from companion.notify import Notifier
+    from companion.service import build
+
+    config = load_config(config_path)
+    lock = threading.Lock()
+
+    def say(**fields: Any) -> None:
+        with lock:
+            sys.stdout.write(json.dumps(fields) + "\n")
+            sys.stdout.flush()
+
+    with ExitStack() as stack:
+        factory = MockFactory()
+        stack.callback(factory.close)
+        service = build(config, stack, pin_factory=factory, notifier=Notifier())
+        service.stop_when_over = True
+        say(resumed=service.referee.steps_committed)
+        service.commit_listeners.append(lambda c: say(commit=c.number, step=c.step))
+        service.screen_listeners.append(
+            lambda s: say(menu=list(s.menu), index=s.menu_index) if s.menu else None)
+
+        def buttons() -> None:
+            for line in sys.stdin:
+                pin = factory.pin(getattr(config.buttons.pins, line.strip()))
+                pin.drive_low()
+                time.sleep(0.08)
+                pin.drive_high()
+
+        threading.Thread(target=buttons, daemon=True).start()
+        service.run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main(sys.argv[1]))
