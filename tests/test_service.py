@@ -244,7 +244,8 @@ def test_the_loop_wakes_for_the_watchdog_every_half_interval(systemd: Systemd) -
 
 
 def test_watchdog_interval_and_socket_come_from_systemds_environment() -> None:
-    notifier = Notifier.from_environment({"NOTIFY_SOCKET": "@companion", "WATCHDOG_USEC": "20000000"})
+    notifier = Notifier.from_environment({"NOTIFY_SOCKET": "@companion",
+                                          "WATCHDOG_USEC": "20000000"})
     assert notifier.enabled and notifier.watchdog_s == 20.0
     notifier.close()
 
