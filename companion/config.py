@@ -178,6 +178,23 @@ class DisplayConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class SwitchMatrixConfig:
+    """``[switches]``: a presence board's diode switch matrix scanned from the Pi's GPIO
+    instead of a board controller on ``[board] port`` (``hardware/WIRING.md``; issue 6).
+
+    ``rows``: the pins driven low one at a time; ``columns``: the pins read with pull-ups
+    (both as BCM names, like ``[buttons]``); empty ``rows``: no matrix, the serial board is
+    used.  ``debounce_ms``: how long a switch must hold a new reading; ``scan_interval_ms``:
+    the pause between two scans.
+    """
+
+    rows: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
+    debounce_ms: int = 20
+    scan_interval_ms: int = 2
+
+
+@dataclass(frozen=True, slots=True)
 class JournalConfig:
     """``[journal]``: where game journals go (systemd's ``StateDirectory``) and whether every
     committed step is fsync'd (issue 5 item 1)."""
@@ -201,6 +218,7 @@ class Config:
     board: BoardConfig = field(default_factory=BoardConfig)
     buttons: ButtonsConfig = field(default_factory=ButtonsConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
+    switches: SwitchMatrixConfig = field(default_factory=SwitchMatrixConfig)
     journal: JournalConfig = field(default_factory=JournalConfig)
     log: LogConfig = field(default_factory=LogConfig)
 
@@ -329,6 +347,12 @@ def _gpio_name(value: object) -> str:
     return f"GPIO{number}"
 
 
+def _pins(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise _Bad('a list of GPIO pins such as ["GPIO5", "GPIO6"]')
+    return tuple(_gpio_name(pin) for pin in value)
+
+
 def _optional_pin(value: object) -> str | None:
     if value == "":
         return None
@@ -442,6 +466,12 @@ _CHECKS: Mapping[str, Mapping[str, Check]] = MappingProxyType({
         **{name: check for name, _, check in _LUMA_OPTIONS},
         "contrast": _whole(0, 255),
         "frame_interval_ms": _whole(10, 1000, "milliseconds"),
+    },
+    "switches": {
+        "rows": _pins,
+        "columns": _pins,
+        "debounce_ms": _whole(0, 1000, "milliseconds"),
+        "scan_interval_ms": _whole(0, 1000, "milliseconds"),
     },
     "journal": {
         "directory": _text("a directory path"),
@@ -589,6 +619,7 @@ _READERS: Mapping[str, Callable[[Mapping[str, object], _Problems], Any]] = Mappi
     "board": _plain(BoardConfig, "board"),
     "buttons": _read_buttons,
     "display": _read_display,
+    "switches": _plain(SwitchMatrixConfig, "switches"),
     "journal": _plain(JournalConfig, "journal"),
     "log": _plain(LogConfig, "log"),
 })  # fmt: skip

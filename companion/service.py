@@ -494,7 +494,13 @@ def build(
                                 clock=clock, bounce_s=config.buttons.bounce_ms / 1000)
     stack.callback(service.controls.close)
 
-    service.link = BoardLink(config.board.port, events, baudrate=config.board.baudrate, clock=clock)
+    if config.switches.rows:  # a switch matrix on the Pi's GPIO instead of a serial board
+        from companion.board.gpio_matrix import GpioMatrix
+
+        service.link = GpioMatrix.from_config(config, events, pin_factory=pin_factory, clock=clock)
+    else:
+        service.link = BoardLink(config.board.port, events, baudrate=config.board.baudrate,
+                                 clock=clock)
     stack.callback(service.link.close)
     service.link.start()
     return service
