@@ -192,7 +192,7 @@ class CardTable:
             if len(options) > 1:
                 break
             level += 1
-        diff = board_diff(referee.expected, referee.observed, referee.tray)
+        diff = board_diff(referee.sensed_expected, referee.observed, referee.tray)
         referee.question = Question(list(steps), level, options, diff)
         return [Buzz("question"), Show(referee.screen(now))]
 
@@ -272,8 +272,9 @@ def _ready(referee: Referee) -> bool:
 
 
 def _settled(referee: Referee) -> bool:
-    """The board is connected and shows exactly the expected position."""
-    return referee.have_board and not board_diff(referee.expected, referee.observed, referee.tray)
+    """The board is connected and shows exactly the expected position (as its sensors can:
+    occupancy only on a presence board)."""
+    return referee.have_board and not board_diff(referee.sensed_expected, referee.observed, referee.tray)
 
 
 def _hexagon_open(state: State) -> bool:
