@@ -262,7 +262,9 @@ def test_each_player_shows_the_cards_left_then_the_final_scores_are_logged() -> 
     # P1: 3 + biggest_group:blue 2 - 21 (6 flowers left); P2: 0 + groups:blue 1 + pairs 0 - 21
     assert over and over[0].outcome.ranking == ((1, "-16 pts", 1), (2, "-20 pts", 0))
     notes = [e.text for e in effects if isinstance(e, Note)]
-    assert "final scores: P1 3 + cards 2 - unused 21 = -16; P2 0 + cards 1 - unused 21 = -20" in notes
+    assert final_breakdown(referee.state) in notes
+    assert final_breakdown(referee.state) == (
+        "final scores: P1 3 + cards 2 - unused 21 = -16; P2 0 + cards 1 - unused 21 = -20")
 
 
 def test_a_card_counted_already_is_not_shown_again() -> None:

@@ -111,7 +111,8 @@ def card_text(mission: str) -> str:
 
 
 class CardTable:
-    """The Gardens of Uranus extension of the referee (:class:`companion.referee.referee.Extension`).
+    """The Gardens of Uranus extension of the referee
+    (:class:`companion.referee.referee.Extension`).
 
     ``catalogue``: ``{card id: canonical mission}`` (:func:`load_catalogue`); ``cards``: the
     source, one of :data:`SOURCES`.  Raises ``ValueError`` for an unknown source (the config
@@ -124,7 +125,7 @@ class CardTable:
         self.catalogue = dict(catalogue)
         self.cards = cards
         self._ask_in: State | None = None  # ask mode holds only in the state it was armed in
-        self._seen: tuple[State | None, frozenset[str], bool] = (None, frozenset(), False)
+        self._facts: tuple[State | None, frozenset[str], bool] = (None, frozenset(), False)
 
     # ------------------------------------------------------------------ events
     def handle(self, referee: Referee, event: Event) -> Effects | None:
@@ -244,13 +245,13 @@ class CardTable:
     def _board_facts(self, state: State) -> tuple[frozenset[str], bool]:
         """The legal destinations of the player to move and whether an unclaimed hexagon
         stands, worked out once per state (screens are built on every field update)."""
-        cached, destinations, hexagon = self._seen
+        cached, destinations, hexagon = self._facts
         if cached is not state:
             destinations = frozenset(
                 hex_name(s.to) for s in RULES.legal_steps(state) if isinstance(s, Move)
             )
             hexagon = _hexagon_open(state)
-            self._seen = (state, destinations, hexagon)
+            self._facts = (state, destinations, hexagon)
         return destinations, hexagon
 
 
@@ -274,7 +275,8 @@ def _ready(referee: Referee) -> bool:
 def _settled(referee: Referee) -> bool:
     """The board is connected and shows exactly the expected position (as its sensors can:
     occupancy only on a presence board)."""
-    return referee.have_board and not board_diff(referee.sensed_expected, referee.observed, referee.tray)
+    diff = board_diff(referee.sensed_expected, referee.observed, referee.tray)
+    return referee.have_board and not diff
 
 
 def _hexagon_open(state: State) -> bool:
