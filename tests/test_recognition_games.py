@@ -13,8 +13,9 @@ from companion.sim.perform import Noise
 ENCELADUS = load("enceladus").RULES
 
 
-def play_enceladus(seed: int) -> GameReport:
-    """One game: 2-5 players, the variants in turn, the tray fitted in every other game."""
+def play_enceladus(seed: int, *, presence: bool = False) -> GameReport:
+    """One game: 2-5 players, the variants in turn, the tray fitted in every other game (never
+    on a presence board, whose tray could not tell colours)."""
     players = 2 + seed % 4
     options: dict[str, object] = {}
     if seed % 5 == 1:
@@ -25,7 +26,8 @@ def play_enceladus(seed: int) -> GameReport:
         options["martians_per_player"] = 2
     state = ENCELADUS.new_game(players, seed, options)
     table = VirtualTable(ENCELADUS, state, "enceladus", seed=seed, noise=Noise(),
-                         settings=RefereeSettings(tray=seed % 2 == 0))
+                         settings=RefereeSettings(tray=seed % 2 == 0 and not presence,
+                                                  presence=presence))
     return table.play()
 
 
@@ -46,3 +48,14 @@ def test_ten_noisy_enceladus_games() -> None:
 @pytest.mark.slow
 def test_two_hundred_noisy_enceladus_games() -> None:
     check([play_enceladus(seed) for seed in range(1, 201)])
+
+
+def test_ten_noisy_enceladus_games_on_a_presence_board() -> None:
+    reports = [play_enceladus(seed, presence=True) for seed in range(1, 11)]
+    check(reports)
+    assert sum(r.questions for r in reports) > 0  # colours drawn, paid, swapped are asked
+
+
+@pytest.mark.slow
+def test_two_hundred_noisy_enceladus_games_on_a_presence_board() -> None:
+    check([play_enceladus(seed, presence=True) for seed in range(1, 201)])
