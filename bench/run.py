@@ -68,7 +68,9 @@ class TimedTable(VirtualTable):
         started = time.perf_counter()
         effects = super().deliver(event)
         handled = time.perf_counter() - started
-        if not (isinstance(event, BoardMessage) and isinstance(event.message, protocol.FieldUpdate)):
+        if not (
+            isinstance(event, BoardMessage) and isinstance(event.message, protocol.FieldUpdate)
+        ):
             return effects
         screens = [e.screen for e in effects if isinstance(e, Show)]
         if screens and any(isinstance(e, Committed) for e in effects):
@@ -85,8 +87,13 @@ class TimedTable(VirtualTable):
 def in_process(games: int) -> dict[str, float]:
     samples: list[tuple[float, float, float, float]] = []
     for seed in range(1, games + 1):
-        table = TimedTable(ENCELADUS, ENCELADUS.new_game(2, seed, {}), "enceladus", seed=seed,
-                           settings=RefereeSettings(debounce_s=0.0, tray=True))
+        table = TimedTable(
+            ENCELADUS,
+            ENCELADUS.new_game(2, seed, {}),
+            "enceladus",
+            seed=seed,
+            settings=RefereeSettings(debounce_s=0.0, tray=True),
+        )
         table.samples = samples
         table.play()
     return summarise(samples)
@@ -106,7 +113,6 @@ def summarise(samples: list[tuple[float, float, float, float]]) -> dict[str, flo
         "ratio_mono_median": statistics.median(mono),
         "ratio_mono_p99": percentile(mono, 0.99),
     }
-
 
 
 class StampedBoard(VirtualBoard):
@@ -150,9 +156,15 @@ def end_to_end(seed: int, speed: float) -> dict[str, float]:
         device.display = stamped
         service = build(config, stack, pin_factory=factory, device=device)
         pins = config.buttons.pins
-        table = TablePlayers(ENCELADUS, state, board,
-                             {n: factory.pin(getattr(pins, n)) for n in ("ok", "undo", "select")},
-                             seed=seed, speed=speed, on_stuck=service.stop)
+        table = TablePlayers(
+            ENCELADUS,
+            state,
+            board,
+            {n: factory.pin(getattr(pins, n)) for n in ("ok", "undo", "select")},
+            seed=seed,
+            speed=speed,
+            on_stuck=service.stop,
+        )
         service.screen_listeners.append(table.on_screen)
         service.commit_listeners.append(table.on_commit)
         service.commit_listeners.append(lambda _: commits.append(time.perf_counter()))
@@ -184,19 +196,24 @@ def end_to_end(seed: int, speed: float) -> dict[str, float]:
 def resident_memory(seconds: float) -> dict[str, float]:
     """VmRSS/VmHWM (MiB) of ``companion run`` refereeing the setup of a simulated board."""
     state = ENCELADUS.new_game(2, 1, {})
-    with tempfile.TemporaryDirectory() as folder, VirtualBoard(
-        "enceladus", ENCELADUS.layout(state), ENCELADUS.board(state)
-    ) as board:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        VirtualBoard("enceladus", ENCELADUS.layout(state), ENCELADUS.board(state)) as board,
+    ):
         config = Path(folder) / "companion.toml"
         config.write_text(
             f'[game]\nname = "enceladus"\nplayers = 2\nseed = 1\n'
             f'[board]\nport = "{board.port}"\n'
             f'[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\nmode = "RGB"\n'
             f'[buttons]\nbuzzer = ""\n'
-            f'[journal]\ndirectory = "{folder}/journal"\n')
+            f'[journal]\ndirectory = "{folder}/journal"\n'
+        )
         env = dict(os.environ, GPIOZERO_PIN_FACTORY="mock")
-        child = subprocess.Popen([sys.executable, "-m", "companion.cli", "run", "--config", str(config)],
-                                 env=env, stderr=subprocess.DEVNULL)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "companion.cli", "run", "--config", str(config)],
+            env=env,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             time.sleep(seconds)
             status = Path(f"/proc/{child.pid}/status").read_text()
@@ -213,33 +230,60 @@ def resident_memory(seconds: float) -> dict[str, float]:
     }
 
 
+def _table(rows: list[tuple[str, float, float]], digits: int = 2) -> None:
+    print("| figure | median | p99 |\n| --- | --- | --- |")
+    for label, median, p99 in rows:
+        print(f"| {label} | {median:.{digits}f} | {p99:.{digits}f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=20, help="virtual games for the in-process figures")
+    parser.add_argument("--games", type=int, default=20, help="virtual games, in-process figures")
     parser.add_argument("--pty-games", type=int, default=2, help="games through the real stacks")
     args = parser.parse_args()
-    print(f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} cores")
+    python = f"{platform.python_implementation()} {platform.python_version()}"
+    print(f"machine: {platform.machine()}, {python}, {os.cpu_count()} cores")
+
     inner = in_process(args.games)
-    print("\n## Commit latency in process (referee + render), field update that completes a step")
-    print(f"{inner['steps']} steps; wire time of the update {inner['wire_ms']:.2f} ms at 115200 baud")
-    print("| figure | median | p99 |\n| --- | --- | --- |")
-    print(f"| referee handles the update (ms) | {inner['handle_ms_median']:.3f} | {inner['handle_ms_p99']:.3f} |")
-    print(f"| + render 16x16 RGB, / wire time | {inner['ratio_rgb_median']:.2f} | {inner['ratio_rgb_p99']:.2f} |")
-    print(f"| + render 32x8 mono, / wire time | {inner['ratio_mono_median']:.2f} | {inner['ratio_mono_p99']:.2f} |")
-    outer = [end_to_end(seed, speed=6.0) for seed in range(1, args.pty_games + 1)]
-    print("\n## Commit latency end to end (pty, pyserial thread, queue, referee, display thread)")
-    print(f"{sum(o['steps'] for o in outer)} steps committed by their last field update")
-    print("| figure | median | p99 |\n| --- | --- | --- |")
-    for key, label in (("commit_ms", "last byte -> committed (ms)"), ("frame_ms", "last byte -> frame drawn (ms)"),
-                       ("ratio", "last byte -> frame, / wire time")):
-        median = statistics.median(o[f"{key}_median"] for o in outer)
-        p99 = max(o[f"{key}_p99"] for o in outer)
-        print(f"| {label} | {median:.2f} | {p99:.2f} |")
+    print("\n## Commit latency in process: the field update that completes a step")
+    print(f"{inner['steps']:.0f} steps; the update takes {inner['wire_ms']:.2f} ms on the wire")
+    _table(
+        [
+            ("referee handles the update (ms)", inner["handle_ms_median"], inner["handle_ms_p99"]),
+            ("+ render 16x16 RGB, / wire time", inner["ratio_rgb_median"], inner["ratio_rgb_p99"]),
+            (
+                "+ render 32x8 mono, / wire time",
+                inner["ratio_mono_median"],
+                inner["ratio_mono_p99"],
+            ),
+        ]
+    )
+
+    if args.pty_games:
+        outer = [end_to_end(seed, speed=6.0) for seed in range(1, args.pty_games + 1)]
+        print("\n## Commit latency end to end: pty, pyserial thread, queue, referee, display")
+        print(f"{sum(o['steps'] for o in outer):.0f} steps committed by their last field update")
+        _table(
+            [
+                (
+                    label,
+                    statistics.median(o[f"{key}_median"] for o in outer),
+                    max(o[f"{key}_p99"] for o in outer),
+                )
+                for key, label in (
+                    ("commit_ms", "last byte -> committed (ms)"),
+                    ("frame_ms", "last byte -> frame drawn (ms)"),
+                    ("ratio", "last byte -> frame, / wire time"),
+                )
+            ]
+        )
+
     memory = resident_memory(8.0)
     print("\n## companion run, idle in a game on a simulated board")
     print(f"| VmRSS | VmHWM | CPU over {memory['seconds']:.0f} s |\n| --- | --- | --- |")
-    print(f"| {memory['rss_mib']:.1f} MiB | {memory['hwm_mib']:.1f} MiB | {memory['cpu_s']:.2f} s |")
+    print(
+        f"| {memory['rss_mib']:.1f} MiB | {memory['hwm_mib']:.1f} MiB | {memory['cpu_s']:.2f} s |"
+    )
 
 
 if __name__ == "__main__":

@@ -99,7 +99,8 @@ class Journal:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise JournalError(
-                f"cannot create the journal folder {directory}: {error.strerror}") from error
+                f"cannot create the journal folder {directory}: {error.strerror}"
+            ) from error
         started = datetime.now(UTC).replace(microsecond=0)
         name = f"{started:%Y%m%d-%H%M%S}-{header.get('game', 'game')}.jsonl"
         path = directory / name
@@ -150,8 +151,9 @@ class Journal:
                     os.ftruncate(self._fd, position)  # never leave half a line behind
                 raise
         except OSError as error:
-            raise JournalError(f"the game journal {self.path.name} could not be written: "
-                               f"{error.strerror or error}") from error
+            raise JournalError(
+                f"the game journal {self.path.name} could not be written: {error.strerror or error}"
+            ) from error
 
     def step(self, number: int, player: int, step: str) -> None:
         self.append({"n": number, "player": player, "step": step})
@@ -160,8 +162,15 @@ class Journal:
         self.append({"undo": number})
 
     def finish(self, outcome: Any) -> None:
-        self.append({"over": {"winners": list(outcome.winners), "termination": outcome.termination,
-                              "ranking": [list(r) for r in outcome.ranking]}})
+        self.append(
+            {
+                "over": {
+                    "winners": list(outcome.winners),
+                    "termination": outcome.termination,
+                    "ranking": [list(r) for r in outcome.ranking],
+                }
+            }
+        )
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -192,7 +201,7 @@ def read(path: Path, *, repair: bool = True) -> GameRecord:
                 if not isinstance(entry, dict):
                     raise ValueError("not an object")
             except ValueError:
-                if last or all(not rest.strip() for rest in lines[number + 1:]):
+                if last or all(not rest.strip() for rest in lines[number + 1 :]):
                     torn = True
                     break
                 raise JournalError(f"{path.name}, line {number + 1}: not a journal entry") from None
@@ -211,8 +220,10 @@ def read(path: Path, *, repair: bool = True) -> GameRecord:
     if not isinstance(version, int):
         raise JournalError(f"{path.name} is not a game journal (no version in its first line)")
     if version > VERSION:
-        raise JournalError(f"{path.name} was written by a newer companion (journal version "
-                           f"{version}; this one reads up to {VERSION}); update the companion")
+        raise JournalError(
+            f"{path.name} was written by a newer companion (journal version "
+            f"{version}; this one reads up to {VERSION}); update the companion"
+        )
     record = GameRecord(path, header, dropped_torn_line=torn)
     for entry in entries[1:]:
         if "step" in entry:

@@ -41,14 +41,18 @@ class Daemon:
 
         self.rules = load(game).RULES
         self.setup = self.rules.new_game(players, SEED, {})
-        self.board = VirtualBoard("enceladus", self.rules.layout(self.setup), self.rules.board(self.setup))
+        self.board = VirtualBoard(
+            "enceladus", self.rules.layout(self.setup), self.rules.board(self.setup)
+        )
         self.stack.callback(self.board.close)
         self.board.start()
         self.config = replace(config, board=replace(config.board, port=self.board.port))
         self.factory = MockFactory()
         self.stack.callback(self.factory.close)
         device = make_device({"display": "dummy", "width": 16, "height": 16, "mode": "RGB"})
-        self.service: Service = build(self.config, self.stack, pin_factory=self.factory, device=device)
+        self.service: Service = build(
+            self.config, self.stack, pin_factory=self.factory, device=device
+        )
         self.synced = threading.Event()
         self.service.screen_listeners.append(self._screen)
         self.thread = threading.Thread(target=self.service.run, daemon=True)
@@ -84,17 +88,19 @@ def wait_until(predicate: object, timeout: float = 10.0) -> bool:
     return False
 
 
-def test_garbage_on_the_line_never_changes_the_game(daemon: Daemon, caplog: pytest.LogCaptureFixture) -> None:
+def test_garbage_on_the_line_never_changes_the_game(
+    daemon: Daemon, caplog: pytest.LogCaptureFixture
+) -> None:
     rng = random.Random(1)
     state = daemon.service.referee.state
     good = protocol.encode(protocol.FieldUpdate(seq=0, cell="a1", piece="red"))
     burst = [
-        bytes(rng.randrange(256) for _ in range(4000)),            # random bytes
-        b"F 1 a1 r" + b"x" * (1 << 20),                           # a 1 MB line, no newline
+        bytes(rng.randrange(256) for _ in range(4000)),  # random bytes
+        b"F 1 a1 r" + b"x" * (1 << 20),  # a 1 MB line, no newline
         b"\n",
-        good[: len(good) // 2],                                    # half a line ...
-        b"\n",                                                     # ... cut off
-        b"F 7 a1 r*00\n",                                          # a wrong checksum
+        good[: len(good) // 2],  # half a line ...
+        b"\n",  # ... cut off
+        b"F 7 a1 r*00\n",  # a wrong checksum
         b"HB 3 100*FF\n" * 50,
         b"\x00\xff\r\n" * 100,
     ]
@@ -116,9 +122,16 @@ def test_garbage_on_the_line_never_changes_the_game(daemon: Daemon, caplog: pyte
 def test_a_whole_game_through_the_pty_serial_and_gpio_stacks(tmp_path: Path) -> None:
     with Daemon(tmp_path) as running:
         pins = running.config.buttons.pins
-        table = TablePlayers(running.rules, running.setup, running.board,
-                             {n: running.factory.pin(getattr(pins, n)) for n in ("ok", "undo", "select")},
-                             seed=SEED, noise=Noise(), speed=6.0, on_stuck=running.service.stop)
+        table = TablePlayers(
+            running.rules,
+            running.setup,
+            running.board,
+            {n: running.factory.pin(getattr(pins, n)) for n in ("ok", "undo", "select")},
+            seed=SEED,
+            noise=Noise(),
+            speed=6.0,
+            on_stuck=running.service.stop,
+        )
         running.service.screen_listeners.append(table.on_screen)
         running.service.commit_listeners.append(table.on_commit)
         table.start()

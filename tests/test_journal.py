@@ -16,8 +16,13 @@ MARS = load("mars").RULES
 
 
 def _header(state: object) -> dict[str, object]:
-    return {"game": "mars", "players": 2, "seed": 3, "options": {},
-            "setup": MARS.format_position(state)}
+    return {
+        "game": "mars",
+        "players": 2,
+        "seed": 3,
+        "options": {},
+        "setup": MARS.format_position(state),
+    }
 
 
 def _play(state: object, count: int) -> list[tuple[object, object]]:
@@ -60,7 +65,7 @@ def test_a_torn_last_line_is_dropped_with_a_warning_and_cut_off(
 ) -> None:
     setup = MARS.new_game(2, 3, {})
     record = journal.Journal.create(tmp_path, _header(setup))
-    (before, step), = _play(setup, 1)
+    ((before, step),) = _play(setup, 1)
     record.step(1, 1, MARS.format_step(before, step))
     record.close()
     whole = record.path.read_bytes()
@@ -94,7 +99,8 @@ def test_latest_unfinished_skips_finished_games(tmp_path: Path) -> None:
     done.close()
     assert journal.latest_unfinished(tmp_path) is None
     (tmp_path / "20990101-000000-mars.jsonl").write_text(
-        json.dumps({"journal": 1, **_header(setup)}) + "\n")
+        json.dumps({"journal": 1, **_header(setup)}) + "\n"
+    )
     assert journal.latest_unfinished(tmp_path) == tmp_path / "20990101-000000-mars.jsonl"
 
 
@@ -151,13 +157,16 @@ def test_a_header_the_full_card_refused_waits_for_the_first_step(
 ) -> None:
     setup = MARS.new_game(2, 3, {})
     real_write = journal.os.write
-    monkeypatch.setattr(journal.os, "write", lambda fd, data: (_ for _ in ()).throw(
-        OSError(28, "No space left on device")))
+    monkeypatch.setattr(
+        journal.os,
+        "write",
+        lambda fd, data: (_ for _ in ()).throw(OSError(28, "No space left on device")),
+    )
     record = journal.Journal.create(tmp_path, _header(setup))
     assert record.behind == 1 and record.path.read_bytes() == b""
     assert journal.latest_unfinished(tmp_path) is None  # an empty file is no game
     monkeypatch.setattr(journal.os, "write", real_write)
-    (before, step), = _play(setup, 1)
+    ((before, step),) = _play(setup, 1)
     record.step(1, 1, MARS.format_step(before, step))
     back = journal.read(record.path)
     assert back.header["seed"] == 3 and len(back.steps) == 1

@@ -25,9 +25,14 @@ def play_enceladus(seed: int, *, presence: bool = False) -> GameReport:
     if players == 2 and seed % 3 == 0:
         options["martians_per_player"] = 2
     state = ENCELADUS.new_game(players, seed, options)
-    table = VirtualTable(ENCELADUS, state, "enceladus", seed=seed, noise=Noise(),
-                         settings=RefereeSettings(tray=seed % 2 == 0 and not presence,
-                                                  presence=presence))
+    table = VirtualTable(
+        ENCELADUS,
+        state,
+        "enceladus",
+        seed=seed,
+        noise=Noise(),
+        settings=RefereeSettings(tray=seed % 2 == 0 and not presence, presence=presence),
+    )
     return table.play()
 
 

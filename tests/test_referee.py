@@ -78,32 +78,54 @@ class Table:
         return [e.screen for e in self.effects if isinstance(e, Show)]
 
 
-def enceladus(cells: dict[str, str], reserves: dict[str, dict[str, int]] | None = None,
-              tube: dict[str, int] | None = None, settings: RefereeSettings = SETTINGS) -> Table:
-    state = ENCELADUS.CASES.position({
-        "game": "enceladus", "options": {},
-        "position": {"players": 2, "to_move": 1, "cells": cells,
-                     "reserves": reserves or {"1": {}, "2": {}}, "tube": tube or {},
-                     "used_actions": []}})
+def enceladus(
+    cells: dict[str, str],
+    reserves: dict[str, dict[str, int]] | None = None,
+    tube: dict[str, int] | None = None,
+    settings: RefereeSettings = SETTINGS,
+) -> Table:
+    state = ENCELADUS.CASES.position(
+        {
+            "game": "enceladus",
+            "options": {},
+            "position": {
+                "players": 2,
+                "to_move": 1,
+                "cells": cells,
+                "reserves": reserves or {"1": {}, "2": {}},
+                "tube": tube or {},
+                "used_actions": [],
+            },
+        }
+    )
     table = Table(Referee(ENCELADUS.RULES, state, "enceladus", settings))
     table.dump()
     return table
 
 
 # enc-pick-01's position: M1 on f2 moves to f5 and picks f6 (shared/cases/enceladus.json)
-PICK = {"f2": "M1", "f5": "red", "f6": "yellow", "g5": "blue", "h5": "blue", "e5": "peak",
-        "L10": "M2", "c10": "green", "d10": "green"}
+PICK = {
+    "f2": "M1",
+    "f5": "red",
+    "f6": "yellow",
+    "g5": "blue",
+    "h5": "blue",
+    "e5": "peak",
+    "L10": "M2",
+    "c10": "green",
+    "d10": "green",
+}
 
 
 def test_a_move_made_piece_by_piece_is_committed_once_when_the_last_flower_goes() -> None:
     table = enceladus(PICK)
-    table.put("f2", "")         # the Martian lifted
-    table.put("f5", "")         # the flower it lands on taken
-    table.put("f5", "M1")       # the Martian set down
-    table.put("g5", "")         # the adjacent pick
-    table.put("h5", "")         # a soliflower
+    table.put("f2", "")  # the Martian lifted
+    table.put("f5", "")  # the flower it lands on taken
+    table.put("f5", "M1")  # the Martian set down
+    table.put("g5", "")  # the adjacent pick
+    table.put("h5", "")  # a soliflower
     assert table.commits() == []
-    table.put("f6", "")         # the last soliflower: no other step could still be under way
+    table.put("f6", "")  # the last soliflower: no other step could still be under way
     assert table.commits() == ["f5/g5"]
     table.wait(5)
     assert table.commits() == ["f5/g5"]
@@ -133,7 +155,10 @@ def test_lifting_the_martian_shows_its_legal_destinations() -> None:
     table = enceladus(PICK)
     table.put("f2", "")
     highlights = dict(table.screens()[-1].highlights)
-    destinations = {str(c) for c in ENCELADUS.CASES.query(table.referee.state, "legal_moves", {})["destinations"]}
+    destinations = {
+        str(c)
+        for c in ENCELADUS.CASES.query(table.referee.state, "legal_moves", {})["destinations"]
+    }
     assert set(highlights) == destinations and set(highlights.values()) == {"dest"}
 
 
@@ -205,15 +230,25 @@ def test_undo_takes_the_last_step_back_and_shows_what_to_restore() -> None:
     assert table.commits() == ["f5/f6", "f5/f6"]
 
 
-PAY = {"c8": "M1", "d7": "red", "e6": "peak", "f5": "blue", "R1": "M2", "a1": "yellow",
-       "b1": "yellow", "c3": "red", "c2": "red"}
+PAY = {
+    "c8": "M1",
+    "d7": "red",
+    "e6": "peak",
+    "f5": "blue",
+    "R1": "M2",
+    "a1": "yellow",
+    "b1": "yellow",
+    "c3": "red",
+    "c2": "red",
+}
 
 
 def test_without_a_tray_the_payment_colour_is_asked_with_select_and_ok() -> None:
-    table = enceladus(PAY, reserves={"1": {"blue": 3, "red": 3}, "2": {}},
-                      settings=RefereeSettings(tray=False))
+    table = enceladus(
+        PAY, reserves={"1": {"blue": 3, "red": 3}, "2": {}}, settings=RefereeSettings(tray=False)
+    )
     table.put("A4", "D1")  # the disc on the Pick slot
-    table.put("f5", "")    # the flower picked
+    table.put("f5", "")  # the flower picked
     question = table.screens()[-1]
     assert sorted(question.menu) == ["pay blue", "pay red"]
     assert table.commits() == []
@@ -223,7 +258,9 @@ def test_without_a_tray_the_payment_colour_is_asked_with_select_and_ok() -> None
     table.press("ok")
     assert table.commits() == ["pick:red:f5"]
     assert table.referee.state == ENCELADUS.RULES.apply(
-        table.referee.history[0][0], ENCELADUS.RULES.parse_step(table.referee.history[0][0], "pick:red:f5"))
+        table.referee.history[0][0],
+        ENCELADUS.RULES.parse_step(table.referee.history[0][0], "pick:red:f5"),
+    )
 
 
 def test_with_a_tray_the_payment_colour_is_read_from_the_flowers_shown() -> None:
@@ -250,13 +287,29 @@ def test_the_end_of_the_game_is_recognised_and_ranked() -> None:
 def test_scenario_a_piece_slid_over_legal_stops_is_committed_only_at_its_final_cell() -> None:
     # Uranus: the gardener slides from 0,0 over 0,-1 and 0,-2 (green flowers: legal stops
     # where nothing is planted) and comes to rest on 0,-3.
-    state = URANUS.CASES.position({
-        "game": "uranus", "options": {},
-        "position": {"players": 2, "to_move": 1, "board": "hexagonal",
-                     "cells": {"0,0": "M1", "0,-1": "green", "0,-2": "green", "0,-3": "green",
-                               "3,0": "M2"},
-                     "reserves": {"1": {"red": 3}, "2": {"red": 3}}, "scores": {"1": 0, "2": 0},
-                     "hands": {"1": [], "2": []}, "decks": [5, 5, 5, 5], "no_plant_run": 0}})
+    state = URANUS.CASES.position(
+        {
+            "game": "uranus",
+            "options": {},
+            "position": {
+                "players": 2,
+                "to_move": 1,
+                "board": "hexagonal",
+                "cells": {
+                    "0,0": "M1",
+                    "0,-1": "green",
+                    "0,-2": "green",
+                    "0,-3": "green",
+                    "3,0": "M2",
+                },
+                "reserves": {"1": {"red": 3}, "2": {"red": 3}},
+                "scores": {"1": 0, "2": 0},
+                "hands": {"1": [], "2": []},
+                "decks": [5, 5, 5, 5],
+                "no_plant_run": 0,
+            },
+        }
+    )
     table = Table(Referee(URANUS.RULES, state, "uranus-hexagonal", SETTINGS))
     table.dump()
     table.put("0,0", "")
@@ -272,8 +325,11 @@ def test_scenario_a_piece_slid_over_legal_stops_is_committed_only_at_its_final_c
 
 def test_a_board_of_the_wrong_game_is_named() -> None:
     table = enceladus(PICK)
-    table.message(protocol.Hello(seq=0, version="1", layout="mars", sensing="identity",
-                                 board_id="X", firmware="f"))
+    table.message(
+        protocol.Hello(
+            seq=0, version="1", layout="mars", sensing="identity", board_id="X", firmware="f"
+        )
+    )
     assert "Wrong board" in table.screens()[-1].message
 
 

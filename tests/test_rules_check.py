@@ -22,12 +22,21 @@ CASE_FILES = sorted(SHARED.glob("*.json")) + sorted(OURS.glob("*.json"))
 
 
 def check(*files: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "companion.cli", "rules", "check", *map(str, files)],
-                          capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "companion.cli", "rules", "check", *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def test_the_shared_case_folder_is_there() -> None:
-    assert sorted(p.name for p in SHARED.glob("*.json")) == ["enceladus.json", "mars.json", "uranus.json"]
+    assert sorted(p.name for p in SHARED.glob("*.json")) == [
+        "enceladus.json",
+        "mars.json",
+        "uranus.json",
+    ]
 
 
 @pytest.mark.parametrize("path", CASE_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")

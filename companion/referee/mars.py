@@ -223,7 +223,8 @@ class MarsTable:
         except IllegalMoveError as error:
             return self._refuse(referee, now, str(error), error.reason)
         self._entry = _Entry()
-        self._tray = () if isinstance(step, Roll) else self._tray
+        if isinstance(step, Roll):
+            self._tray = ()  # taken: a later OK must not roll the same dice again
         return effects
 
     def _entry_for(self, state: State) -> _Entry:

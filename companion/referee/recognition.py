@@ -27,7 +27,7 @@ def on_the_way(observed: Piece, target: Piece) -> bool:
     placed), or when ``target`` is a gardener on a flower and ``observed`` is one of its two
     parts (the flower put down first, or the gardener before the flower under it).
     """
-    if observed == target or observed == EMPTY:
+    if observed in (target, EMPTY):
         return True
     head, plus, colour = target.partition("+")
     return bool(plus) and observed in (head, colour)
@@ -119,12 +119,16 @@ class StepIndex:
             changes = self.changes_of(step)
             unseen = self.unseen(step) if self.presence else set()
             if all(
-                (cell in changes and on_the_way(piece, changes[cell])) or (piece == EMPTY and cell in unseen)
+                (cell in changes and on_the_way(piece, changes[cell]))
+                or (piece == EMPTY and cell in unseen)
                 for cell, piece in diff.items()
             ):
                 explaining.append(step)
-                if (len(changes) == len(diff) and all(diff.get(c) == p for c, p in changes.items())
-                        and unseen <= handled):
+                if (
+                    len(changes) == len(diff)
+                    and all(diff.get(c) == p for c, p in changes.items())
+                    and unseen <= handled
+                ):
                     completing.append(step)
         return explaining, completing
 
@@ -135,7 +139,7 @@ def lifted_pieces(expected: Board, diff: Mapping[Cell, Piece]) -> set[Piece]:
     gone = set()
     for cell, piece in diff.items():
         before = parse_piece(expected.get(cell, EMPTY))
-        if before.kind == "martian" and not parse_piece(piece).player == before.player:
+        if before.kind == "martian" and parse_piece(piece).player != before.player:
             gone.add(f"M{before.player}")
     for piece in diff.values():
         info = parse_piece(piece)
@@ -164,5 +168,7 @@ def guidance(
     todo: dict[Cell, Piece] | None = None
     for step in explaining:
         remaining = {c: p for c, p in index.changes_of(step).items() if diff.get(c) != p}
-        todo = remaining if todo is None else {c: p for c, p in todo.items() if remaining.get(c) == p}
+        todo = (
+            remaining if todo is None else {c: p for c, p in todo.items() if remaining.get(c) == p}
+        )
     return {cell: ("pick" if piece == EMPTY else "place") for cell, piece in (todo or {}).items()}

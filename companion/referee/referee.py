@@ -63,6 +63,9 @@ class RefereeSettings:
     presence: bool = False
 
 
+DEFAULT_SETTINGS = RefereeSettings()
+
+
 @dataclass
 class Question:
     """A choice the sensors cannot make: ``steps`` still possible, asked level by level."""
@@ -138,7 +141,9 @@ class Referee:
         # field update: the end test alone may try thousands of steps.
         self.state = state
         self.expected: dict[Cell, Piece] = self.rules.board(state)
-        self.sensed_expected = sensed_board(self.expected) if self.settings.presence else self.expected
+        self.sensed_expected = (
+            sensed_board(self.expected) if self.settings.presence else self.expected
+        )
         self.index = StepIndex(self.rules, state, self.expected, self.settings.presence)
         self.touched: set[Cell] = set()
         self.outcome = self.rules.outcome(state)
@@ -187,17 +192,33 @@ class Referee:
         if isinstance(message, protocol.Hello):
             if message.layout != self.layout_name:
                 return [
-                    Note("error", f"the board says it is a {message.layout} board but the "
-                                  f"companion is set up for {self.layout_name}"),
-                    Show(self._notice(f"Wrong board: {message.layout}, expected {self.layout_name}", now)),
+                    Note(
+                        "error",
+                        f"the board says it is a {message.layout} board but the "
+                        f"companion is set up for {self.layout_name}",
+                    ),
+                    Show(
+                        self._notice(
+                            f"Wrong board: {message.layout}, expected {self.layout_name}", now
+                        )
+                    ),
                 ]
             sensing = "presence" if self.settings.presence else "identity"
             if message.sensing != sensing:
-                return [Note("error", f"the board senses {message.sensing} but the companion is "
-                                      f"set up for {sensing} ([board] sensing)"),
-                        Show(self._notice(f"Board senses {message.sensing}, expected {sensing}", now))]
-            return [Note("info", f"board {message.board_id} ({message.firmware}, {message.sensing}) "
-                                 "says hello")]
+                return [
+                    Note(
+                        "error",
+                        f"the board senses {message.sensing} but the companion is "
+                        f"set up for {sensing} ([board] sensing)",
+                    ),
+                    Show(self._notice(f"Board senses {message.sensing}, expected {sensing}", now)),
+                ]
+            return [
+                Note(
+                    "info",
+                    f"board {message.board_id} ({message.firmware}, {message.sensing}) says hello",
+                )
+            ]
         effects: Effects = []
         if isinstance(message, protocol.Dump):
             return effects + self._dump(now, message)
@@ -206,17 +227,26 @@ class Referee:
         if isinstance(message, protocol.Heartbeat):
             return effects + [SetTimer("heartbeat", now + self.settings.heartbeat_timeout_s)]
         if isinstance(message, protocol.BoardErrorMessage):
-            return effects + [Note("warning", f"the board reports error {message.code}: {message.text}")]
+            return effects + [
+                Note("warning", f"the board reports error {message.code}: {message.text}")
+            ]
         for extension in self.extensions:
             handled = extension.handle(self, BoardMessage(now, message))
             if handled is not None:
                 return effects + handled
-        return effects + [Note("info", f"{type(message).__name__} is not used in {self.rules.name}")]
+        return effects + [
+            Note("info", f"{type(message).__name__} is not used in {self.rules.name}")
+        ]
 
     def _dump(self, now: float, dump: Any) -> Effects:
         if len(dump.pieces) != len(self.layout):
-            return [Note("error", f"a board dump has {len(dump.pieces)} cells but the "
-                                  f"{self.layout_name} layout has {len(self.layout)}; ignored")]
+            return [
+                Note(
+                    "error",
+                    f"a board dump has {len(dump.pieces)} cells but the "
+                    f"{self.layout_name} layout has {len(self.layout)}; ignored",
+                )
+            ]
         board = dict(zip(self.layout, dump.pieces, strict=True))
         if self.have_board:  # cells changed while we could not see them count as handled
             self.touched |= {c for c, p in board.items() if self.observed.get(c) != p}
@@ -232,8 +262,13 @@ class Referee:
             if cell in self.unknown_cells:
                 return []
             self.unknown_cells.add(cell)
-            return [Note("warning", f"the board reported cell {cell!r}, which the "
-                                    f"{self.layout_name} layout does not have; ignored")]
+            return [
+                Note(
+                    "warning",
+                    f"the board reported cell {cell!r}, which the "
+                    f"{self.layout_name} layout does not have; ignored",
+                )
+            ]
         if piece == self.observed[cell]:
             self.pending.pop(cell, None)  # a glitch shorter than the debounce time
         else:
@@ -241,7 +276,9 @@ class Referee:
         return self._accept_due(now)
 
     def _accept_due(self, now: float) -> Effects:
-        due = [c for c, p in self.pending.items() if now - p.since >= self.settings.debounce_s - 1e-9]
+        due = [
+            c for c, p in self.pending.items() if now - p.since >= self.settings.debounce_s - 1e-9
+        ]
         for cell in due:
             before = self.observed[cell]
             after = self.pending.pop(cell).piece
@@ -268,8 +305,10 @@ class Referee:
             self.grace_set = False
             return self._evaluate(now, grace_over=True)
         if event.name == "heartbeat":
-            return [Note("warning", "no heartbeat from the board"),
-                    Show(self._notice("Board silent: check the cable", now, urgent=True))]
+            return [
+                Note("warning", "no heartbeat from the board"),
+                Show(self._notice("Board silent: check the cable", now, urgent=True)),
+            ]
         return []
 
     def _button(self, event: Button) -> Effects:
@@ -283,7 +322,11 @@ class Referee:
                 return [Show(self._screen(now))]
             if event.name == "ok":
                 chosen = question.options[question.index]
-                steps = [s for s in question.steps if self._path(s)[question.level:question.level + 1] == (chosen,)]
+                steps = [
+                    s
+                    for s in question.steps
+                    if self._path(s)[question.level : question.level + 1] == (chosen,)
+                ]
                 return self._resolve(steps, now, level=question.level + 1)
         return []
 
@@ -292,8 +335,11 @@ class Referee:
         if event.up:
             return [Note("info", f"board connected: {event.detail}")]
         self.have_board = False
-        return [Note("warning", f"board disconnected: {event.detail}"), SetTimer("heartbeat", None),
-                Show(self._notice("Board disconnected", event.t, urgent=True))]
+        return [
+            Note("warning", f"board disconnected: {event.detail}"),
+            SetTimer("heartbeat", None),
+            Show(self._notice("Board disconnected", event.t, urgent=True)),
+        ]
 
     # ------------------------------------------------------------------ undo
     def undo(self, now: float) -> Effects:
@@ -309,8 +355,11 @@ class Referee:
         number = len(self.history) + 1
         self._new_state(before)
         self.syncing = True
-        return [Undone(number, text), Note("info", f"step {number} ({text}) taken back"),
-                *self._evaluate(now)]
+        return [
+            Undone(number, text),
+            Note("info", f"step {number} ({text}) taken back"),
+            *self._evaluate(now),
+        ]
 
     # ------------------------------------------------------------------ recognition
     def _diff(self) -> dict[Cell, Piece]:
@@ -462,27 +511,45 @@ class Referee:
         wrong: set[Cell] | None,
     ) -> Screen:
         scores, outcome, to_move = self.scores, self.outcome, self.to_move
-        base = Screen(game=self.rules.name, layout=self.layout_name, cells=dict(self.expected),
-                      scores=scores, to_move=to_move)
+        base = Screen(
+            game=self.rules.name,
+            layout=self.layout_name,
+            cells=dict(self.expected),
+            scores=scores,
+            to_move=to_move,
+        )
         if not self.have_board:
             return replace(base, message="Waiting for the board...")
         if self.question is not None:
             q = self.question
-            return replace(base, message=f"P{to_move}: which one? Select, then OK",
-                           menu=tuple(q.options), menu_index=q.index)
+            return replace(
+                base,
+                message=f"P{to_move}: which one? Select, then OK",
+                menu=tuple(q.options),
+                menu_index=q.index,
+            )
         if wrong is not None:
-            return replace(base, message="Not a legal move: put the cells shown right",
-                           highlights=dict.fromkeys(sorted(wrong), "wrong"), urgent=True)
+            return replace(
+                base,
+                message="Not a legal move: put the cells shown right",
+                highlights=dict.fromkeys(sorted(wrong), "wrong"),
+                urgent=True,
+            )
         if diff and (self.syncing or outcome is not None):
-            what = "Set up the board as shown" if not self.history else "Put the board back as shown"
+            what = (
+                "Set up the board as shown" if not self.history else "Put the board back as shown"
+            )
             return replace(base, message=what, highlights=_restore_roles(self.expected, diff))
         if outcome is not None:
             return replace(base, message=_outcome_text(outcome))
         if diff and explaining:
             cells = {**self.expected, **self.observed}
-            return replace(base, cells={c: p for c, p in cells.items() if c in self.layout_set},
-                           highlights=guidance(self.index, self.expected, diff, explaining),
-                           message=f"P{to_move}: go on")
+            return replace(
+                base,
+                cells={c: p for c, p in cells.items() if c in self.layout_set},
+                highlights=guidance(self.index, self.expected, diff, explaining),
+                message=f"P{to_move}: go on",
+            )
         return replace(base, message=f"P{to_move}: your turn")
 
 

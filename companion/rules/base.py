@@ -185,7 +185,9 @@ class GameRules(Protocol[State, Step]):
         asks only among steps that leave the same board."""
         ...
 
-    def tray_filter(self, state: State, steps: Sequence[Step], tray: Mapping[str, int]) -> list[Step]:
+    def tray_filter(
+        self, state: State, steps: Sequence[Step], tray: Mapping[str, int]
+    ) -> list[Step]:
         """The steps among ``steps`` whose payment/draws match the flowers shown on the tray
         (``{colour: count}``); ``steps`` unchanged when the tray tells nothing."""
         ...

@@ -57,7 +57,9 @@ def _nonzero(counts: Mapping[str, int] | None) -> dict[str, int]:
     return {k: v for k, v in (counts or {}).items() if v}
 
 
-def _mismatches(expect: Mapping[str, Any], got: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _mismatches(
+    expect: Mapping[str, Any], got: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The parts of ``expect`` that ``got`` does not satisfy, and what ``got`` has there.
 
     Only what ``expect`` lists is compared; ``cells`` and per-player maps are compared key by
@@ -107,7 +109,9 @@ def _mismatches(expect: Mapping[str, Any], got: Mapping[str, Any]) -> tuple[dict
     return want, have
 
 
-def run_case(case: Mapping[str, Any], adapter_for: Callable[[str], CaseAdapter | None]) -> CaseResult:
+def run_case(
+    case: Mapping[str, Any], adapter_for: Callable[[str], CaseAdapter | None]
+) -> CaseResult:
     """Run one case.  ``adapter_for(game)`` gives the game's adapter or ``None`` if not built."""
     case_id = str(case.get("id", "?"))
     adapter = adapter_for(str(case.get("game")))
@@ -116,7 +120,7 @@ def run_case(case: Mapping[str, Any], adapter_for: Callable[[str], CaseAdapter |
     try:
         query = case["query"]
         expect = case["expect"]
-        (name, arg), = query.items()
+        ((name, arg),) = query.items()
         state = adapter.position(case)
         if name == "apply":
             rules = rules_pkg.load(case["game"]).RULES
@@ -130,7 +134,9 @@ def run_case(case: Mapping[str, Any], adapter_for: Callable[[str], CaseAdapter |
         else:
             got = adapter.query(state, name, arg)
     except (RulesError, CompanionError, KeyError, ValueError, TypeError) as error:
-        return CaseResult(case_id, "FAIL", f"the case could not be run: {type(error).__name__}: {error}")
+        return CaseResult(
+            case_id, "FAIL", f"the case could not be run: {type(error).__name__}: {error}"
+        )
     want, have = _mismatches(expect, got)
     if not want:
         return CaseResult(case_id, "PASS")

@@ -59,7 +59,9 @@ class VirtualBoard:
         self._closed = threading.Event()
         self._started = time.monotonic()
         self.requests: list[object] = []
-        self._reader = threading.Thread(target=self._read_requests, name="sim-board-rx", daemon=True)
+        self._reader = threading.Thread(
+            target=self._read_requests, name="sim-board-rx", daemon=True
+        )
         self._beat = threading.Thread(target=self._heartbeats, name="sim-board-hb", daemon=True)
 
     def __enter__(self) -> VirtualBoard:
@@ -83,8 +85,14 @@ class VirtualBoard:
         return seq
 
     def _hello(self) -> protocol.Hello:
-        return protocol.Hello(seq=0, version=str(protocol.VERSION), layout=self.layout,
-                              sensing=self.sensing, board_id=self.board_id, firmware="sim-1")
+        return protocol.Hello(
+            seq=0,
+            version=str(protocol.VERSION),
+            layout=self.layout,
+            sensing=self.sensing,
+            board_id=self.board_id,
+            firmware="sim-1",
+        )
 
     def send(self, message: object) -> None:
         """Frame and write one message, giving it the next sequence number."""
@@ -112,7 +120,9 @@ class VirtualBoard:
         return sensed(piece) if self.sensing == "presence" else piece
 
     def send_dump(self) -> None:
-        self.send(protocol.Dump(seq=0, pieces=tuple(self._sense(self.board[c]) for c in self.cells)))
+        self.send(
+            protocol.Dump(seq=0, pieces=tuple(self._sense(self.board[c]) for c in self.cells))
+        )
 
     def put(self, cell: Cell, piece: Piece) -> None:
         """A piece arrives on or leaves ``cell``: update the sensor and report the change

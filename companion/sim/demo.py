@@ -23,25 +23,41 @@ from companion.service import build, game_options, layout_name
 from companion.sim.board import VirtualBoard
 from companion.sim.table import TablePlayers
 
-MATRIX = {"width": 16, "height": 16, "mode": "RGB"}
+MATRIX: dict[str, str | int] = {"width": 16, "height": 16, "mode": "RGB"}
 """The demo's matrix: a 16x16 RGB panel, the smallest that shows the garden's mini-map."""
 
 
-def demo_config(game: str, players: int, seed: int, board: str, journal_dir: Path,
-                sensing: str = "identity") -> Config:
+def demo_config(
+    game: str, players: int, seed: int, board: str, journal_dir: Path, sensing: str = "identity"
+) -> Config:
     """The demo's configuration: the defaults with a quick table (players who know the game).
     A presence board has no way to tell colours, so no tray is fitted."""
     return Config(
         game=GameConfig(name=game, players=players, seed=seed, board=board),
-        board=BoardConfig(port="", sensing=sensing, tray=sensing == "identity", debounce_ms=20,
-                          settle_ms=250, grace_ms=1500),
+        board=BoardConfig(
+            port="",
+            sensing=sensing,
+            tray=sensing == "identity",
+            debounce_ms=20,
+            settle_ms=250,
+            grace_ms=1500,
+        ),
         display=DisplayConfig(luma={"display": "dummy", **MATRIX}, frame_interval_ms=80),
         journal=JournalConfig(directory=str(journal_dir), fsync=True),
     )
 
 
-def run_demo(*, game: str, players: int, seed: int, display: str, board: str, out: Path,
-             speed: float, sensing: str = "identity") -> int:
+def run_demo(
+    *,
+    game: str,
+    players: int,
+    seed: int,
+    display: str,
+    board: str,
+    out: Path,
+    speed: float,
+    sensing: str = "identity",
+) -> int:
     """Play one game; returns the exit status (0 when the game reached its end)."""
     from gpiozero.pins.mock import MockFactory
 
@@ -58,8 +74,9 @@ def run_demo(*, game: str, players: int, seed: int, display: str, board: str, ou
         device_options |= {"filename": str(gif), "duration": 0.08, "max_frames": 6000}
     started = time.monotonic()
     with ExitStack() as stack:
-        vboard = VirtualBoard(layout_name(config), rules.layout(state), rules.board(state),
-                              sensing=sensing)
+        vboard = VirtualBoard(
+            layout_name(config), rules.layout(state), rules.board(state), sensing=sensing
+        )
         stack.callback(vboard.close)
         vboard.start()
         config = replace(config, board=replace(config.board, port=vboard.port))
@@ -67,9 +84,15 @@ def run_demo(*, game: str, players: int, seed: int, display: str, board: str, ou
         stack.callback(factory.close)
         service = build(config, stack, pin_factory=factory, device=make_device(device_options))
         pins = config.buttons.pins
-        table = TablePlayers(rules, state, vboard,
-                             {name: factory.pin(getattr(pins, name)) for name in ("ok", "undo", "select")},
-                             seed=seed, speed=speed, on_stuck=service.stop)
+        table = TablePlayers(
+            rules,
+            state,
+            vboard,
+            {name: factory.pin(getattr(pins, name)) for name in ("ok", "undo", "select")},
+            seed=seed,
+            speed=speed,
+            on_stuck=service.stop,
+        )
         service.screen_listeners.append(table.on_screen)
         service.commit_listeners.append(table.on_commit)
         if sys.stdout.isatty():
@@ -81,8 +104,10 @@ def run_demo(*, game: str, players: int, seed: int, display: str, board: str, ou
         stack.callback(table.stop)
         outcome = service.run()
     seconds = time.monotonic() - started
-    print(f"Gardens of {game.capitalize()}, {players} players, seed {seed}, {sensing} board: "
-          f"{table.steps} steps refereed in {seconds:.1f} s, {table.questions} questions asked")
+    print(
+        f"Gardens of {game.capitalize()}, {players} players, seed {seed}, {sensing} board: "
+        f"{table.steps} steps refereed in {seconds:.1f} s, {table.questions} questions asked"
+    )
     if outcome is None:
         print(f"The game did not finish: {table.error or 'stopped'}")
         return 1

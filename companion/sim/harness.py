@@ -22,9 +22,9 @@ from companion.board import protocol
 from companion.events import BoardMessage, Button, Event, Timer
 from companion.referee.effects import Committed, SetTimer, Show
 from companion.referee.recognition import sensed
-from companion.referee.referee import Referee, RefereeSettings
+from companion.referee.referee import DEFAULT_SETTINGS, Referee, RefereeSettings
 from companion.rules.base import GameRules
-from companion.sim.perform import Noise, Op, Press, Put, Signal, perform, tray_flowers
+from companion.sim.perform import PEOPLE, Noise, Op, Press, Put, Signal, perform, tray_flowers
 from companion.sim.players import chance_ops, choose_step
 
 
@@ -59,8 +59,8 @@ class VirtualTable:
         layout_name: str,
         *,
         seed: int,
-        noise: Noise = Noise(),
-        settings: RefereeSettings = RefereeSettings(),
+        noise: Noise = PEOPLE,
+        settings: RefereeSettings = DEFAULT_SETTINGS,
         choose: Callable[[GameRules[Any, Any], Any, random.Random], Any] = choose_step,
     ) -> None:
         self.rules = rules
@@ -117,7 +117,11 @@ class VirtualTable:
                 return
             at = min(due)
             self.now = max(self.now, at)
-            if next_timer is not None and next_timer == at and (next_event is None or next_timer <= next_event):
+            if (
+                next_timer is not None
+                and next_timer == at
+                and (next_event is None or next_timer <= next_event)
+            ):
                 name = min(self.timers, key=lambda n: self.timers[n])
                 del self.timers[name]
                 self._run_effects(self.referee.handle(Timer(self.now, name)))
@@ -131,10 +135,13 @@ class VirtualTable:
             t += op.wait
             if isinstance(op, Put):
                 self.board[op.cell] = op.piece
-                update = protocol.FieldUpdate(seq=self._next_seq(), cell=op.cell, piece=self.sense(op.piece))
+                update = protocol.FieldUpdate(
+                    seq=self._next_seq(), cell=op.cell, piece=self.sense(op.piece)
+                )
                 self._post(t, BoardMessage(t, update))
             elif isinstance(op, Signal):
-                self._post(t, BoardMessage(t, replace(op.message, seq=self._next_seq())))
+                message: Any = op.message
+                self._post(t, BoardMessage(t, replace(message, seq=self._next_seq())))
             else:
                 self._post(t, Button(t, op.name, True))
                 self._post(t + 0.08, Button(t + 0.08, op.name, False))
@@ -170,8 +177,14 @@ class VirtualTable:
         self.report.performed.append(text)
         changes = self.rules.changes(self.truth, step)
         path = self.rules.choice_path(self.truth, step)
-        ops = perform(self.board, changes, self.rng, self.noise, tray=self.tray,
-                      tray_show=tray_flowers(path) if self.tray else ())
+        ops = perform(
+            self.board,
+            changes,
+            self.rng,
+            self.noise,
+            tray=self.tray,
+            tray_show=tray_flowers(path) if self.tray else (),
+        )
         ops += chance_ops(self.rules, self.truth, step, self.rng)
         before = len(self.report.committed)
         self._play_ops(ops)

@@ -66,6 +66,10 @@ class Noise:
         return cls(glitch=0.0, hesitate=0.0, slide=0.0)
 
 
+PEOPLE = Noise()
+"""The noise of people at a real table: the default of the simulator."""
+
+
 def _head(piece: Piece) -> Piece:
     return piece.partition("+")[0]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from companion.rules.base import GameRules
 from companion.sim.board import VirtualBoard
-from companion.sim.perform import Noise, Op, Put, Signal, perform, tray_flowers
+from companion.sim.perform import PEOPLE, Noise, Op, Put, Signal, perform, tray_flowers
 from companion.sim.players import chance_ops, choose_step
 
 log = logging.getLogger("companion.sim")
@@ -41,7 +41,7 @@ class TablePlayers:
         pins: dict[str, Any],
         *,
         seed: int,
-        noise: Noise = Noise(),
+        noise: Noise = PEOPLE,
         speed: float = 1.0,
         step_timeout: float = 20.0,
         on_stuck: Callable[[str], None] | None = None,
@@ -84,7 +84,8 @@ class TablePlayers:
         with self._changed:
             while not self._stop.is_set():
                 if self._committed:
-                    return self._committed.pop(0) == after
+                    confirmed: bool = self._committed.pop(0) == after
+                    return confirmed
                 screen = self._screen
                 if screen is not None and screen.menu and screen is not answered:
                     answered = screen
@@ -136,14 +137,21 @@ class TablePlayers:
                 step = choose_step(self.rules, self.state, self.rng)
                 after = self.rules.apply(self.state, step)
                 path = self.rules.choice_path(self.state, step)
-                ops = perform(self.board.board, self.rules.changes(self.state, step), self.rng,
-                              self.noise, tray=self.tray,
-                              tray_show=tray_flowers(path) if self.tray else ())
+                ops = perform(
+                    self.board.board,
+                    self.rules.changes(self.state, step),
+                    self.rng,
+                    self.noise,
+                    tray=self.tray,
+                    tray_show=tray_flowers(path) if self.tray else (),
+                )
                 self._perform(ops + chance_ops(self.rules, self.state, step, self.rng))
                 if not self._wait_for(after, path):
                     if not self._stop.is_set():
-                        self.error = (f"the companion did not confirm step {self.steps + 1} "
-                                      f"({self.rules.format_step(self.state, step)})")
+                        self.error = (
+                            f"the companion did not confirm step {self.steps + 1} "
+                            f"({self.rules.format_step(self.state, step)})"
+                        )
                         log.error("%s", self.error)
                     return
                 self.state = after
