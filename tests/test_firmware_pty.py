@@ -107,8 +107,8 @@ def test_firmware_frames_drive_a_whole_enceladus_game_in_the_daemon(tmp_path: Pa
         pins = config.buttons.pins
         buttons = {name: factory.pin(getattr(pins, name)) for name in ("ok", "undo", "select")}
         # The firmware debounces 20 ms itself: the players' 3 ms glitches never leave the board.
-        table = TablePlayers(rules, state, board, buttons, seed=5, speed=10.0,  # type: ignore[arg-type]
-                             noise=Noise(glitch=0.5), on_stuck=service.stop)
+        table = TablePlayers(rules, state, board, buttons,  # type: ignore[arg-type]
+                             seed=5, speed=10.0, noise=Noise(glitch=0.5), on_stuck=service.stop)
         commits: list[str] = []
         service.commit_listeners.append(lambda committed: commits.append(committed.step))
         service.commit_listeners.append(table.on_commit)

@@ -101,7 +101,7 @@ def test_a_game_is_seen_and_refereed_exactly_as_from_a_serial_presence_board() -
     board = occupancy(scenario.rules().board(scenario.setup()), cells)
     # The serial presence board: the scenario's events with pieces reduced to occupancy.
     serial = [
-        e if not isinstance(e, events.BoardMessage) else events.BoardMessage(e.t, _presence(e.message))
+        events.BoardMessage(e.t, _presence(e.message)) if isinstance(e, events.BoardMessage) else e
         for e in scenario_events(scenario)
     ]
     # The GPIO matrix: the same hands on switches, scanned every 2 ms.

@@ -320,7 +320,8 @@ def scenario_events(scenario: Scenario, start: float = 0.0) -> list[Event]:
         if isinstance(op, Put):
             out.append(BoardMessage(t, protocol.FieldUpdate(next(seq) % 10000, op.cell, op.piece)))
         elif isinstance(op, Signal):
-            out.append(BoardMessage(t, replace(op.message, seq=next(seq) % 10000)))  # type: ignore[type-var]
+            message: Any = op.message
+            out.append(BoardMessage(t, replace(message, seq=next(seq) % 10000)))
         else:
             out += [Button(t, op.name, True), Button(t + 0.08, op.name, False)]
     return out

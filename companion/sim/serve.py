@@ -89,8 +89,8 @@ class SocketEndpoint:
 
     def __init__(self, host: str, port: int, on_receive: Receive | None = None) -> None:
         if host not in LOCAL_HOSTS:
-            raise ConfigError(f"the simulator listens on this machine only ({', '.join(LOCAL_HOSTS)}),"
-                              f" not on {host}")
+            hosts = ", ".join(LOCAL_HOSTS)
+            raise ConfigError(f"the simulator listens on this machine only ({hosts}), not {host}")
         self._server = socket.create_server((host, port))
         self.port = f"socket://{host}:{self._server.getsockname()[1]}"
         self._on_receive = on_receive
