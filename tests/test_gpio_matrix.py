@@ -14,6 +14,7 @@ from gpiozero.pins.mock import MockFactory
 from companion import events
 from companion.board import protocol
 from companion.board.gpio_matrix import GpioMatrix, MatrixCircuit, occupancy
+from companion.referee.referee import RefereeSettings
 from companion.sim.perform import Put
 from companion.sim.scenario import drive, read_scenario, scenario_events, scenario_referee
 
@@ -126,9 +127,10 @@ def test_a_game_is_seen_and_refereed_exactly_as_from_a_serial_presence_board() -
                 if isinstance(m, protocol.FieldUpdate)]
     assert seen == expected
     end = max(gpio[-1].t, serial[-1].t) + 3.0
-    by_gpio = drive(scenario_referee(scenario), gpio, end)
-    by_serial = drive(scenario_referee(scenario), serial, end)
-    assert by_gpio.committed == by_serial.committed
+    presence = RefereeSettings(presence=True)
+    by_gpio = drive(scenario_referee(scenario, presence), gpio, end)
+    by_serial = drive(scenario_referee(scenario, presence), serial, end)
+    assert by_gpio.committed == by_serial.committed == scenario.expected
 
 
 def _presence(message: object) -> object:
