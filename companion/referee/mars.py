@@ -278,11 +278,11 @@ class MarsTable:
 
 
 def _ready(referee: Referee) -> bool:
-    """The board shows exactly the expected position, the game goes on and the referee asks
-    nothing: the Mars prompt may stand on the matrix and OK/Select belong to it."""
-    return (referee.have_board and referee.question is None
-            and referee.rules.outcome(referee.state) is None
-            and not board_diff(referee.expected, referee.observed, referee.tray))
+    """The board shows exactly the expected position (as its sensors can tell it: presence
+    boards see "occupied"), the game goes on and the referee asks nothing: the Mars prompt may
+    stand on the matrix and OK/Select belong to it."""
+    return (referee.have_board and referee.question is None and referee.outcome is None
+            and not board_diff(referee.sensed_expected, referee.observed, referee.tray))
 
 
 def _discards(state: State) -> list[int]:
