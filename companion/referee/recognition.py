@@ -43,6 +43,12 @@ def board_diff(expected: Board, observed: Board, ignore: frozenset[Cell]) -> dic
     }
 
 
+def _stacked(before: Piece, after: Piece) -> bool:
+    """Whether one piece is the other with a gardener added or taken off (``"red"`` and
+    ``"M1+red"``): a change of the top of a stack, not of what stands on the cell."""
+    return before.partition("+")[2] == after or after.partition("+")[2] == before
+
+
 def sensed(piece: Piece) -> Piece:
     """What a presence-only sensor reports for ``piece``: ``"occupied"`` or empty."""
     return OCCUPIED if piece else EMPTY
@@ -93,8 +99,15 @@ class StepIndex:
         return found
 
     def unseen(self, step: Hashable) -> set[Cell]:
+        """The cells ``step`` changes that a presence board reads the same before and after
+        and that a person must lift a piece from to change: not a gardener stepping onto or
+        off the flower it stands on (the flower never leaves the cell)."""
         changes = self.changes_of(step)
-        return {cell for cell in self.piece_changes(step) if cell not in changes}
+        return {
+            cell
+            for cell, piece in self.piece_changes(step).items()
+            if cell not in changes and not _stacked(self.expected.get(cell, EMPTY), piece)
+        }
 
     def _candidates(self, touched: frozenset[Cell]) -> list[Hashable]:
         found = self._by_cells.get(touched)

@@ -322,12 +322,18 @@ class Referee:
                 return [Show(self._screen(now))]
             if event.name == "ok":
                 chosen = question.options[question.index]
-                steps = [
-                    s
-                    for s in question.steps
-                    if self._path(s)[question.level : question.level + 1] == (chosen,)
-                ]
+                steps = [s for s in question.steps if self._label(s, question.level) == chosen]
                 return self._resolve(steps, now, level=question.level + 1)
+        elif event.name == "ok" and self.settings.presence and self.have_board and not self._diff():
+            # A step occupancy cannot show (a gardener from one flower to another): the
+            # players say so with OK and pick it from a menu.
+            hidden = [
+                s
+                for s in self.rules.legal_steps(self.state)
+                if self.index.piece_changes(s) and not self.index.changes_of(s)
+            ]
+            if hidden:
+                return self._resolve(hidden, now, level=0)
         return []
 
     def _link(self, event: LinkState) -> Effects:
@@ -412,8 +418,11 @@ class Referee:
                 wrong.add(cell)
         return wrong or set(diff)
 
-    def _path(self, step: Hashable) -> tuple[str, ...]:
-        return self.rules.choice_path(self.state, step)
+    def _label(self, step: Hashable, level: int) -> str:
+        """What a question at ``level`` calls ``step``: its choice path there, else its
+        notation (the last resort that always tells steps apart)."""
+        path = self.rules.choice_path(self.state, step)
+        return path[level] if level < len(path) else self.rules.format_step(self.state, step)
 
     def _resolve(self, steps: Sequence[Hashable], now: float, *, level: int) -> Effects:
         """Commit the step among ``steps`` (all leaving the observed board), asking the players
@@ -442,8 +451,7 @@ class Referee:
             return self._commit(candidates[0], now)
         options: list[str] = []
         for step in candidates:
-            path = self._path(step)
-            label = path[level] if level < len(path) else self.rules.format_step(self.state, step)
+            label = self._label(step, level)
             if label not in options:
                 options.append(label)
         if len(options) == 1:  # this level tells nothing: ask the next one

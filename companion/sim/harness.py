@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,7 +24,17 @@ from companion.referee.effects import Committed, SetTimer, Show
 from companion.referee.recognition import sensed
 from companion.referee.referee import DEFAULT_SETTINGS, Referee, RefereeSettings
 from companion.rules.base import GameRules
-from companion.sim.perform import PEOPLE, Noise, Op, Press, Put, Signal, perform, tray_flowers
+from companion.sim.perform import (
+    PEOPLE,
+    Noise,
+    Op,
+    Press,
+    Put,
+    Signal,
+    perform,
+    tray_flowers,
+    unseen_by_presence,
+)
 from companion.sim.players import chance_ops, choose_step
 
 
@@ -49,7 +59,8 @@ class VirtualTable:
     """A referee and virtual players on one virtual clock.
 
     ``rules``/``state``: the game and its setup (the board is laid out as the matrix shows).
-    ``choose``: ``(rules, state, rng) -> step``, the players' strategy.
+    ``choose``: ``(rules, state, rng) -> step``, the players' strategy.  ``extensions``:
+    the referee's game extensions (``companion.referee.<game>.extensions(config)``).
     """
 
     def __init__(
@@ -62,13 +73,14 @@ class VirtualTable:
         noise: Noise = PEOPLE,
         settings: RefereeSettings = DEFAULT_SETTINGS,
         choose: Callable[[GameRules[Any, Any], Any, random.Random], Any] = choose_step,
+        extensions: Sequence[Any] = (),
     ) -> None:
         self.rules = rules
         self.truth = state
         self.rng = random.Random(seed)
         self.noise = noise
         self.choose = choose
-        self.referee = Referee(rules, state, layout_name, settings)
+        self.referee = Referee(rules, state, layout_name, settings, extensions=list(extensions))
         self.sense = sensed if settings.presence else (lambda piece: piece)
         self.board = rules.board(state)
         self.tray = sorted(rules.tray_cells(state), key=lambda c: (len(c), c))
@@ -147,13 +159,14 @@ class VirtualTable:
                 self._post(t + 0.08, Button(t + 0.08, op.name, False))
         self._advance(t)
 
-    def _answer(self, path: tuple[str, ...]) -> bool:
-        """Answer an open question for the step with ``path``; False if none is open."""
+    def _answer(self, path: tuple[str, ...], notation: str) -> bool:
+        """Answer an open question for the step with ``path`` (and ``notation``, what a
+        question names a step by past its path); False if none is open."""
         if self.menu is None:
             return False
         options, index = self.menu
         level = self.referee.question.level if self.referee.question else 0
-        wanted = path[level] if level < len(path) else None
+        wanted = path[level] if level < len(path) else notation
         target = options.index(wanted) if wanted in options else 0
         presses = [Press(0.3, "select") for _ in range((target - index) % len(options))]
         self.report.questions += 1
@@ -186,11 +199,13 @@ class VirtualTable:
             tray_show=tray_flowers(path) if self.tray else (),
         )
         ops += chance_ops(self.rules, self.truth, step, self.rng)
+        if self.referee.settings.presence and unseen_by_presence(self.board, changes):
+            ops.append(Press(0.4, "ok"))  # a step the board cannot see: say so
         before = len(self.report.committed)
         self._play_ops(ops)
         deadline = self.now + 10.0
         while len(self.report.committed) == before and self.now < deadline:
-            if not self._answer(path):
+            if not self._answer(path, text):
                 self._advance(self.now + 0.1)
         self.truth = after
         if len(self.report.committed) == before:

@@ -197,3 +197,9 @@ def perform(
         if now[cell] != EMPTY:
             put(cell, EMPTY)
     return ops
+
+
+def unseen_by_presence(board: Mapping[Cell, Piece], changes: Mapping[Cell, Piece]) -> bool:
+    """Whether a step that changes pieces leaves every occupancy reading as it was (a
+    gardener from one flower to another): a presence board cannot see it at all."""
+    return bool(changes) and all(bool(board.get(c, EMPTY)) == bool(p) for c, p in changes.items())

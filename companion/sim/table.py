@@ -18,7 +18,17 @@ from typing import Any
 
 from companion.rules.base import GameRules
 from companion.sim.board import VirtualBoard
-from companion.sim.perform import PEOPLE, Noise, Op, Put, Signal, perform, tray_flowers
+from companion.sim.perform import (
+    PEOPLE,
+    Noise,
+    Op,
+    Press,
+    Put,
+    Signal,
+    perform,
+    tray_flowers,
+    unseen_by_presence,
+)
 from companion.sim.players import chance_ops, choose_step
 
 log = logging.getLogger("companion.sim")
@@ -78,7 +88,7 @@ class TablePlayers:
             self._committed.append(committed.state)
             self._changed.notify_all()
 
-    def _wait_for(self, after: Any, path: tuple[str, ...]) -> bool:
+    def _wait_for(self, after: Any, path: tuple[str, ...], notation: str) -> bool:
         deadline = time.monotonic() + self.step_timeout
         answered: Any = None
         with self._changed:
@@ -91,7 +101,7 @@ class TablePlayers:
                     answered = screen
                     self._changed.release()
                     try:
-                        self._answer(screen, path)
+                        self._answer(screen, path, notation)
                     finally:
                         self._changed.acquire()
                     continue
@@ -101,9 +111,9 @@ class TablePlayers:
                 self._changed.wait(left)
         return False
 
-    def _answer(self, screen: Any, path: tuple[str, ...]) -> None:
+    def _answer(self, screen: Any, path: tuple[str, ...], notation: str) -> None:
         # A label names its level ("pay blue", "draw 2: red"): find ours in the menu.
-        question = [o for o in path if o in screen.menu]
+        question = [o for o in (*path, notation) if o in screen.menu]
         wanted = question[0] if question else screen.menu[0]
         self.questions += 1
         presses = (screen.menu.index(wanted) - screen.menu_index) % len(screen.menu)
@@ -137,16 +147,21 @@ class TablePlayers:
                 step = choose_step(self.rules, self.state, self.rng)
                 after = self.rules.apply(self.state, step)
                 path = self.rules.choice_path(self.state, step)
+                notation = self.rules.format_step(self.state, step)
+                changes = self.rules.changes(self.state, step)
                 ops = perform(
                     self.board.board,
-                    self.rules.changes(self.state, step),
+                    changes,
                     self.rng,
                     self.noise,
                     tray=self.tray,
                     tray_show=tray_flowers(path) if self.tray else (),
                 )
-                self._perform(ops + chance_ops(self.rules, self.state, step, self.rng))
-                if not self._wait_for(after, path):
+                ops += chance_ops(self.rules, self.state, step, self.rng)
+                if self.board.sensing == "presence" and unseen_by_presence(self.board.board, changes):
+                    ops.append(Press(0.4, "ok"))  # a step the board cannot see: say so
+                self._perform(ops)
+                if not self._wait_for(after, path, notation):
                     if not self._stop.is_set():
                         self.error = (
                             f"the companion did not confirm step {self.steps + 1} "
