@@ -32,11 +32,24 @@ EX_SOFTWARE = 70
 log = logging.getLogger("companion")
 
 
+class JournalFormatter(logging.Formatter):
+    """Log lines for systemd's journal: a ``<N>`` syslog priority prefix (sd-daemon(3)), so
+    ``journalctl -p warning`` works, and no time stamp (the journal adds its own)."""
+
+    PRIORITIES = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3}
+
+    def format(self, record: logging.LogRecord) -> str:
+        priority = self.PRIORITIES.get(record.levelno, 2 if record.levelno > logging.ERROR else 6)
+        return f"<{priority}>{super().format(record)}"
+
+
 def _setup_logging(level: str = "info") -> None:
-    # Under systemd the journal stamps the time itself.
-    stamp = "" if os.environ.get("JOURNAL_STREAM") else "%(asctime)s "
-    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
-                        format=f"{stamp}%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    if os.environ.get("JOURNAL_STREAM"):  # started by systemd, stderr goes to the journal
+        handler.setFormatter(JournalFormatter("%(name)s: %(message)s"))
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), handlers=[handler])
 
 
 def _rules_check(args: argparse.Namespace) -> int:

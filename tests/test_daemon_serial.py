@@ -140,3 +140,19 @@ def test_a_whole_game_through_the_pty_serial_and_gpio_stacks(tmp_path: Path) -> 
         assert table.error is None
         assert running.service.outcome is not None
         assert len(running.service.referee.history) == table.steps
+
+
+def test_a_closed_virtual_board_hangs_up_its_pseudo_terminal(tmp_path: Path) -> None:
+    import os
+
+    board = VirtualBoard("enceladus", ("a1",), {"a1": ""})
+    board.start()
+    daemon_side = os.open(board.port, os.O_RDWR | os.O_NOCTTY)
+    os.read(daemon_side, 4096)  # the hello and the dump
+    board.close()
+    try:  # the board is gone, as when a USB cable is pulled: end of file or EIO
+        assert os.read(daemon_side, 4096) == b""
+    except OSError:
+        pass
+    finally:
+        os.close(daemon_side)

@@ -249,8 +249,8 @@ def test_a_stalled_board_is_shown_within_two_seconds_and_resynced_when_it_wakes(
 
     stalled = time.monotonic()
     board.stalled.set()
-    assert daemon.wait(lambda: daemon.shown_since(stalled, "Board silent") is not None)
-    shown = daemon.shown_since(stalled, "Board silent")
+    assert daemon.wait(lambda: daemon.shown_since(stalled, "Board disconnected") is not None)
+    shown = daemon.shown_since(stalled, "Board disconnected")
     assert shown is not None and shown - stalled < DISCONNECT_SHOWN_WITHIN_S
     assert daemon.service.board == "silent"
 

@@ -44,7 +44,9 @@ class IdentitySensor:
 
 class FirmwareBoard:
     """The firmware on a pty, with the hands-on side :class:`TablePlayers` expects of a board:
-    ``board`` (cell -> piece), ``put(cell, piece)`` and ``send(message)``."""
+    ``board`` (cell -> piece), ``sensing``, ``put(cell, piece)`` and ``send(message)``."""
+
+    sensing = "identity"
 
     def __init__(self, layout: str, cells: tuple[Cell, ...], board: dict[Cell, Piece]) -> None:
         self.cells = cells

@@ -22,7 +22,7 @@ from companion.board import protocol
 from companion.config import BoardConfig, ButtonPins, ButtonsConfig, Config, GameConfig
 from companion.display import Screen, render
 from companion.events import BoardMessage, Button, Timer
-from companion.referee.effects import Buzz, Committed, Note, Show
+from companion.referee.effects import Buzz, Committed, Note, SetTimer, Show
 from companion.referee.mars import MarsTable, extensions, reserve_text, track_text
 from companion.rules.hexes import hex_name
 from companion.rules.mars import RULES, Move, Phase, Place, Roll, State, destinations, position
@@ -61,7 +61,9 @@ def table(state: State, dice: str = "tray", *, steps: Iterable[Any] = (),
 
 
 def dice(t: VirtualTable, *values: int) -> list[Any]:
-    return t.referee.handle(BoardMessage(t.now, protocol.Dice(seq=0, values=values)))
+    """The effects of a dice-tray reading, less the board's keep-alive timer."""
+    effects = t.referee.handle(BoardMessage(t.now, protocol.Dice(seq=0, values=values)))
+    return [e for e in effects if not (isinstance(e, SetTimer) and e.name == "heartbeat")]
 
 
 def press(t: VirtualTable, name: str) -> list[Any]:

@@ -272,7 +272,7 @@ def test_a_silent_board_is_shown_and_asked_for_a_dump() -> None:
     screens: list[Any] = []
     service.screen_listeners.append(screens.append)
     service.run()
-    silent = [s for s in screens if s.message.startswith("Board silent")]
+    silent = [s for s in screens if s.message.startswith("Board disconnected")]
     assert silent and silent[0].urgent
     assert service.board == "silent" and protocol.RequestDump() in link.sent
 
@@ -376,7 +376,7 @@ def _reloading(tmp_path: Path, text: str) -> tuple[Service, list[Shown], Clock, 
     path_after = tmp_path / "after.toml"
     path_after.write_text(text)
     service, _ = _service(clock, [(0.0, _dump(_setup())), (1.0, Reload(0, str(path_after))),
-                                  (2.0, Stop(0))], config=config, display_factory=factory)
+                                  (1.5, Stop(0))], config=config, display_factory=factory)
     service.display = factory(config.display)
     return service, built, clock, path_after
 

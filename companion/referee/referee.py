@@ -189,6 +189,13 @@ class Referee:
     # ------------------------------------------------------------------ board messages
     def _message(self, now: float, message: Any) -> Effects:
         # Sequence gaps are the link's business: it asks for a dump (companion.board.link).
+        # Any message shows the board is alive; silence longer than the timeout is flagged.
+        return [
+            SetTimer("heartbeat", now + self.settings.heartbeat_timeout_s),
+            *self._board_message(now, message),
+        ]
+
+    def _board_message(self, now: float, message: Any) -> Effects:
         if isinstance(message, protocol.Hello):
             if message.layout != self.layout_name:
                 return [
@@ -225,7 +232,7 @@ class Referee:
         if isinstance(message, protocol.FieldUpdate):
             return effects + self._field(now, message.cell, message.piece)
         if isinstance(message, protocol.Heartbeat):
-            return effects + [SetTimer("heartbeat", now + self.settings.heartbeat_timeout_s)]
+            return effects
         if isinstance(message, protocol.BoardErrorMessage):
             return effects + [
                 Note("warning", f"the board reports error {message.code}: {message.text}")
@@ -305,9 +312,10 @@ class Referee:
             self.grace_set = False
             return self._evaluate(now, grace_over=True)
         if event.name == "heartbeat":
+            seconds = self.settings.heartbeat_timeout_s
             return [
-                Note("warning", "no heartbeat from the board"),
-                Show(self._notice("Board silent: check the cable", now, urgent=True)),
+                Note("warning", f"the board has said nothing for {seconds:g} s"),
+                Show(self._notice("Board disconnected: check the cable", now, urgent=True)),
             ]
         return []
 
@@ -339,7 +347,10 @@ class Referee:
     def _link(self, event: LinkState) -> Effects:
         self.link_up = event.up
         if event.up:
-            return [Note("info", f"board connected: {event.detail}")]
+            return [
+                Note("info", f"board connected: {event.detail}"),
+                SetTimer("heartbeat", event.t + self.settings.heartbeat_timeout_s),
+            ]
         self.have_board = False
         return [
             Note("warning", f"board disconnected: {event.detail}"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import select
 import threading
 import time
 import tty
@@ -57,6 +58,7 @@ class VirtualBoard:
         self._seq = 0
         self._lock = threading.Lock()
         self._closed = threading.Event()
+        self._wake_read, self._wake_write = os.pipe()  # close() wakes the blocked reader
         self._started = time.monotonic()
         self.requests: list[object] = []
         self._reader = threading.Thread(
@@ -142,8 +144,13 @@ class VirtualBoard:
     def _read_requests(self) -> None:
         parser = protocol.LineParser()
         while not self._closed.is_set():
+            # Block until the daemon writes or close() wakes us: a read blocked on the master
+            # would keep the pseudo-terminal open after close().
+            ready, _, _ = select.select([self.master, self._wake_read], [], [])
+            if self._wake_read in ready:
+                return
             try:
-                data = os.read(self.master, 4096)  # blocks until the daemon writes
+                data = os.read(self.master, 4096)
             except OSError:
                 return
             if not data:
@@ -160,6 +167,9 @@ class VirtualBoard:
         if self._closed.is_set():
             return
         self._closed.set()
-        for fd in (self.master, self._slave):
+        os.write(self._wake_write, b"x")
+        if self._reader.is_alive():
+            self._reader.join(timeout=2)
+        for fd in (self.master, self._slave, self._wake_read, self._wake_write):
             with contextlib.suppress(OSError):
                 os.close(fd)

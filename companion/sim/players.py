@@ -16,8 +16,9 @@ from typing import Any
 from companion.rules.base import GameRules
 from companion.sim.perform import Op
 
-KIND_WEIGHTS = {"Action": 0.2}
-"""Chance weight of a step kind (by class name) against 1.0 for every other kind."""
+KIND_WEIGHTS = {"Action": 0.2, "Score": 0.15}
+"""Chance weight of a step kind (by class name) against 1.0 for every other kind: special
+actions (Enceladus) and scoring a card instead of moving (Uranus) now and then, as people do."""
 
 
 def choose_step(rules: GameRules[Any, Any], state: Any, rng: random.Random) -> Any:
