@@ -101,6 +101,8 @@ class Daemon:
         factory = MockFactory()
         stack.callback(factory.close)
         self.service = build(config, stack, pin_factory=factory, notifier=Notifier())
+        self.buttons = {name: factory.pin(getattr(config.buttons.pins, name))
+                        for name in ("ok", "select")}
         self.screens: list[tuple[float, Any]] = []
         self.commits: list[str] = []
         self._changed = threading.Condition()
@@ -120,6 +122,18 @@ class Daemon:
             self.commits.append(committed.step)
             self._changed.notify_all()
 
+    def answer(self, labels: tuple[str, ...]) -> None:
+        """Answer the matrix's question as a player who made the step named by ``labels``
+        (its choice path and its notation) does: Select to the right choice, then OK."""
+        screen = self.screens[-1][1]
+        wanted = next((o for o in labels if o in screen.menu), screen.menu[0])
+        for name in ["select"] * ((screen.menu.index(wanted) - screen.menu_index)
+                                  % len(screen.menu)) + ["ok"]:
+            self.buttons[name].drive_low()
+            time.sleep(0.08)
+            self.buttons[name].drive_high()
+            time.sleep(0.08)  # released longer than the debounce
+
     def wait(self, predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
         with self._changed:
             return self._changed.wait_for(predicate, timeout)
@@ -128,6 +142,9 @@ class Daemon:
         """When a screen whose message starts with ``prefix`` was first shown after ``since``."""
         return next((t for t, s in self.screens if t >= since and s.message.startswith(prefix)),
                     None)
+
+    def asking(self) -> bool:
+        return bool(self.screens) and bool(self.screens[-1][1].menu)
 
     def in_sync(self) -> bool:
         return bool(self.screens) and self.screens[-1][1].message.endswith("your turn")
@@ -195,17 +212,27 @@ def _pull_mid_frame(rounds: int, tmp_path: Path, stack: ExitStack) -> None:
         assert daemon.wait(lambda: daemon.shown_since(pulled, "Board disconnected") is not None)
         shown = daemon.shown_since(pulled, "Board disconnected")
         assert shown is not None and shown - pulled < DISCONNECT_SHOWN_WITHIN_S, round_
+        labels: tuple[str, ...] = ()
         if round_ % 2 and ENCELADUS.outcome(state) is None:
             step = choose_step(ENCELADUS, state, rng)
             made.append(ENCELADUS.format_step(state, step))
+            labels = (*ENCELADUS.choice_path(state, step), made[-1])
             state = ENCELADUS.apply(state, step)
         board = stack.enter_context(_board(state))
         _point(link, board.port)
         asked = time.monotonic()
         assert daemon.wait(lambda: _asked_for_dump(board)), round_  # the daemon found it
+        # The step made while the cable was out is recognised from the new dump, or, where
+        # the board cannot tell (the colour paid for an action), the players are asked.
+        for _ in range(4):
+            if daemon.wait(lambda: len(daemon.commits) == len(made) or daemon.asking(), 5):
+                if len(daemon.commits) == len(made):
+                    break
+                daemon.answer(labels)
+                daemon.wait(lambda: not daemon.asking(), 5)
         assert daemon.wait(lambda: len(daemon.commits) == len(made)
                            and daemon.shown_since(asked, "P") is not None and daemon.in_sync)
-    assert daemon.commits == made
+    assert len(daemon.commits) == len(made)
     assert daemon.service.referee.state == state
 
 
@@ -356,6 +383,7 @@ class KilledTable:
     def _wait_commit(self, number: int, path: tuple[str, ...]) -> bool:
         """True once step ``number`` is committed; False when the daemon died first."""
         deadline = time.monotonic() + 30
+        answered: list[str] = []
         while time.monotonic() < deadline:
             try:
                 line = self.child.lines.get(timeout=0.2)
@@ -365,7 +393,10 @@ class KilledTable:
                 return False
             if line.get("commit") == number:
                 return True
-            if line.get("menu"):
+            if line.get("menu") and line["menu"] != answered:
+                # Answer each question once: the same menu shown again with the cursor
+                # moved is our own Select presses coming back.
+                answered = line["menu"]
                 wanted = next((o for o in path if o in line["menu"]), line["menu"][0])
                 for _ in range((line["menu"].index(wanted) - line["index"]) % len(line["menu"])):
                     self.child.press("select")
@@ -416,6 +447,14 @@ def _uninterrupted(seed: int) -> tuple[list[str], Any]:
     return made, state
 
 
+def _states(seed: int) -> list[Any]:
+    state, states, rng = ENCELADUS.new_game(2, seed, {}), [], random.Random(seed)
+    while ENCELADUS.outcome(state) is None:
+        state = ENCELADUS.apply(state, choose_step(ENCELADUS, state, rng))
+        states.append(state)
+    return states
+
+
 def _killed_game(folder: Path, seed: int, kills: int) -> int:
     from companion import journal
 
@@ -430,7 +469,9 @@ def _killed_game(folder: Path, seed: int, kills: int) -> int:
     paths = sorted(table.journals.glob("*.jsonl"))
     assert len(paths) == 1, f"seed {seed}: the game was not resumed: {paths}"
     record = journal.read(paths[0])
-    assert [e["step"] for e in record.steps] == expected  # none lost, none twice
+    # None lost, none twice: step by step, the journal leads to the states the players made
+    # (by state: swapping two blue flowers is the same step whichever two were swapped).
+    assert [after for _, _, after in record.replay(ENCELADUS)] == _states(seed)
     assert [e["n"] for e in record.steps] == list(range(1, len(expected) + 1))
     assert record.over is not None
     outcome = ENCELADUS.outcome(expected_final)
@@ -440,10 +481,12 @@ def _killed_game(folder: Path, seed: int, kills: int) -> int:
 
 @pytest.mark.slow
 def test_kill_9_at_a_hundred_random_points_loses_and_repeats_no_step(tmp_path: Path) -> None:
-    seeds = (21, 22, 23, 24)
+    seeds = (21, 22, 23, 24, 25, 26)
     with ThreadPoolExecutor(len(seeds)) as pool:
         kills = list(pool.map(lambda seed: _killed_game(tmp_path, seed, 25), seeds))
-    assert sum(kills) >= 95  # a kill drawn after the game's last step never happens
+    # A kill drawn while the daemon is down again already, or after the last step, never
+    # happens: six games of 25 drawn kills make at least a hundred.
+    assert sum(kills) >= 100
 
 
 def _child_main(config_path: str) -> int:
@@ -477,6 +520,7 @@ def _child_main(config_path: str) -> int:
                 pin.drive_low()
                 time.sleep(0.08)
                 pin.drive_high()
+                time.sleep(0.08)  # released longer than the debounce: two presses, not one
 
         threading.Thread(target=buttons, daemon=True).start()
         service.run()
