@@ -156,7 +156,8 @@ def make_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="referee games from a board (the daemon)")
-    run.add_argument("--config", default="/etc/companion/companion.toml", help="the TOML config file")
+    run.add_argument("--config", default="/etc/companion/companion.toml",
+                     help="the TOML config file")
     run.set_defaults(func=_run)
 
     demo = sub.add_parser("demo", help="a whole game against the simulated board, no hardware")

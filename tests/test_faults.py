@@ -209,7 +209,8 @@ def _pull_mid_frame(rounds: int, tmp_path: Path, stack: ExitStack) -> None:
         board.write_raw(update[: rng.randrange(1, len(update) - 1)])  # half a line...
         pulled = time.monotonic()
         _pull(board)  # ...and the cable is out
-        assert daemon.wait(lambda: daemon.shown_since(pulled, "Board disconnected") is not None)
+        assert daemon.wait(lambda pulled=pulled: daemon.shown_since(pulled, "Board disconnected")
+                           is not None)
         shown = daemon.shown_since(pulled, "Board disconnected")
         assert shown is not None and shown - pulled < DISCONNECT_SHOWN_WITHIN_S, round_
         labels: tuple[str, ...] = ()
@@ -221,7 +222,7 @@ def _pull_mid_frame(rounds: int, tmp_path: Path, stack: ExitStack) -> None:
         board = stack.enter_context(_board(state))
         _point(link, board.port)
         asked = time.monotonic()
-        assert daemon.wait(lambda: _asked_for_dump(board)), round_  # the daemon found it
+        assert daemon.wait(lambda board=board: _asked_for_dump(board)), round_  # found it
         # The step made while the cable was out is recognised from the new dump, or, where
         # the board cannot tell (the colour paid for an action), the players are asked.
         for _ in range(4):
@@ -230,7 +231,7 @@ def _pull_mid_frame(rounds: int, tmp_path: Path, stack: ExitStack) -> None:
                     break
                 daemon.answer(labels)
                 daemon.wait(lambda: not daemon.asking(), 5)
-        assert daemon.wait(lambda: len(daemon.commits) == len(made)
+        assert daemon.wait(lambda asked=asked: len(daemon.commits) == len(made)
                            and daemon.shown_since(asked, "P") is not None and daemon.in_sync)
     assert len(daemon.commits) == len(made)
     assert daemon.service.referee.state == state

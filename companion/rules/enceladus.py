@@ -445,9 +445,9 @@ def _soliflowers(garden: Sequence[int]) -> list[Square]:
 
 def _jump_landings(garden: Sequence[int], occ: Mapping[int, int], m: Square) -> Iterator[Square]:
     for ray in ORTHOGONAL_RAYS[m]:
-        if len(ray) >= 2 and garden[ray[0]] == PEAK_SQUARE and garden[ray[1]] != PEAK_SQUARE:
-            if ray[1] not in occ:
-                yield ray[1]
+        over_a_peak = len(ray) >= 2 and garden[ray[0]] == PEAK_SQUARE
+        if over_a_peak and garden[ray[1]] != PEAK_SQUARE and ray[1] not in occ:
+            yield ray[1]
 
 
 def _diagonal_landings(

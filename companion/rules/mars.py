@@ -942,9 +942,9 @@ class MarsRules:
         if len(landing) > 1 or state.phase not in (Phase.PLACEMENT, Phase.MOVE):
             return
         for step in self.legal_steps(state):
-            if isinstance(step, Place) and touched == {GRID.names[step.cell]}:
-                yield step
-            elif isinstance(step, Move) and landing <= {GRID.names[step.to]}:
+            if (isinstance(step, Place) and touched == {GRID.names[step.cell]}) or (
+                isinstance(step, Move) and landing <= {GRID.names[step.to]}
+            ):
                 yield step
 
 

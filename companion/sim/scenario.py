@@ -97,7 +97,8 @@ class Scenario:
 
     def rules(self) -> GameRules[Any, Any]:
         """The game's rules core."""
-        return load(self.game).RULES
+        rules: GameRules[Any, Any] = load(self.game).RULES
+        return rules
 
     def setup(self) -> Any:
         """The position the board starts from."""
@@ -249,8 +250,12 @@ def format_scenario(scenario: Scenario, comment: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
+STEADY_HANDS = Noise(glitch=0.0)
+"""People's hands without the sensor glitches (a scenario file is a script of hands)."""
+
+
 def random_scenario(game: str, *, players: int = 2, seed: int = 1, steps: int = 10,
-                    board: str = "hexagonal", noise: Noise = Noise(glitch=0.0),
+                    board: str = "hexagonal", noise: Noise = STEADY_HANDS,
                     pause: float = 0.8) -> Scenario:
     """A scenario of ``steps`` random legal steps performed with ``noise`` (times rounded to
     the millisecond; ``pace`` is the shortest of ``noise.pace``), each followed by its

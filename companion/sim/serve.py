@@ -319,11 +319,9 @@ def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: s
     stop = stop or threading.Event()
     if replay_file is not None:
         trace = read_trace(replay_file)
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             replay_trace(serve or "pty", trace, speed=speed, stop=stop,
                          on_ready=lambda port: on_ready(f"replaying {replay_file} on {port}"))
-        except KeyboardInterrupt:
-            pass
         return 0
     script = read_scenario(scenario_file) if scenario_file else None
     setup = script or Scenario(game, players, seed, board)

@@ -158,7 +158,8 @@ class TablePlayers:
                     tray_show=tray_flowers(path) if self.tray else (),
                 )
                 ops += chance_ops(self.rules, self.state, step, self.rng)
-                if self.board.sensing == "presence" and unseen_by_presence(self.board.board, changes):
+                presence = self.board.sensing == "presence"
+                if presence and unseen_by_presence(self.board.board, changes):
                     ops.append(Press(0.4, "ok"))  # a step the board cannot see: say so
                 self._perform(ops)
                 if not self._wait_for(after, path, notation):
