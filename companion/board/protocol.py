@@ -25,14 +25,16 @@ Example::
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Final, TypeAlias
 
 from companion.errors import ProtocolError
+from companion.rules import LAYOUTS as LAYOUT_NAMES
+from companion.rules import layout_cells
 from companion.rules.base import Cell, Piece
-from companion.rules.hexes import HexGrid, hex_name, hexagon
 
 VERSION: Final = 1
 """The major protocol version this module speaks (the ``1`` in ``HELLO <seq> 1 ...``)."""
@@ -82,45 +84,35 @@ CODES: Final[Mapping[Piece, str]] = MappingProxyType({p: c for c, p in PIECE_COD
 """Canonical piece name -> wire code, the inverse of :data:`PIECE_CODES`."""
 
 
-def _enceladus_cells() -> tuple[Cell, ...]:
-    columns = "abcdefghij"
-    rows = range(1, 11)
-    return (
-        *(f"{column}{row}" for row in rows for column in columns),
-        *(f"L{row}" for row in rows),
-        *(f"R{row}" for row in rows),
-        *(f"B{column}" for column in columns),
-        *(f"A{slot}" for slot in range(1, 11)),
-        *(f"T{slot}" for slot in range(1, 7)),
-    )
+class _Layouts(Mapping[str, tuple[Cell, ...]]):
+    """Layout name -> its cells in dump order, from the rules cores (one definition), each
+    game imported only when its layout is first asked for."""
+
+    def __getitem__(self, layout: str) -> tuple[Cell, ...]:
+        return layout_cells(layout)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(LAYOUT_NAMES)
+
+    def __len__(self) -> int:
+        return len(LAYOUT_NAMES)
 
 
-def _hex_cells(grid: HexGrid) -> tuple[Cell, ...]:
-    return tuple(hex_name(cell) for cell in grid.cells)
+LAYOUTS: Final[Mapping[str, tuple[Cell, ...]]] = _Layouts()
+"""Layout name (as in ``HELLO``) -> its cells in dump order: 146, 91, 61, 63 and 64 cells
+(:func:`companion.rules.layout_cells`)."""
 
 
-LAYOUTS: Final[Mapping[str, tuple[Cell, ...]]] = MappingProxyType(
-    {
-        # Garden a1..j1 ... a10..j10, start squares L1..L10 R1..R10 Ba..Bj, action slots
-        # A1..A10, show-tray T1..T6 (CLARIFICATIONS.md, Coordinates).
-        "enceladus": _enceladus_cells(),
-        # Hex boards: HexGrid order, by r then q (CLARIFICATIONS.md Mars #1, Uranus #2).
-        "mars": _hex_cells(hexagon(5)),
-        "uranus-hexagonal": _hex_cells(hexagon(4)),
-        "uranus-trapezoid": _hex_cells(
-            HexGrid((q, r) for q in range(7) for r in range(-(5 + q), 1))
-        ),
-        "uranus-rhombus": _hex_cells(
-            HexGrid((q, r) for q in range(8) for r in range(-q, 8 - q))
-        ),
-    }
+@lru_cache(maxsize=len(LAYOUT_NAMES))
+def _layout_set(layout: str) -> frozenset[Cell]:
+    return frozenset(layout_cells(layout))
+
+
+_CELL_NAME = re.compile(
+    r"[a-j](?:10|[1-9])|[LRA](?:10|[1-9])|B[a-j]|T[1-6]|-?[0-9]{1,2},-?[0-9]{1,2}"
 )
-"""Layout name (as in ``HELLO``) -> its cells in dump order: 146, 91, 61, 63 and 64 cells."""
-
-_LAYOUT_SETS: Final[Mapping[str, frozenset[Cell]]] = MappingProxyType(
-    {name: frozenset(cells) for name, cells in LAYOUTS.items()}
-)
-_ALL_CELLS: Final[frozenset[Cell]] = frozenset(c for cells in LAYOUTS.values() for c in cells)
+"""The cell names of every layout: garden squares, start squares, action slots, tray cells
+(Enceladus) and ``q,r`` hexes; without a layout a cell is checked against these."""
 
 _TOKEN = re.compile(r"[!-)+-~]{1,32}")  # printable, no space, no '*'
 _SEQ = re.compile(r"[0-9]{1,4}")
@@ -417,7 +409,8 @@ def _count_mismatch(count: int, layout: str) -> str:
 
 
 def _cell(text: str, layout: str | None) -> Cell:
-    if text not in (_ALL_CELLS if layout is None else _LAYOUT_SETS[layout]):
+    known = _CELL_NAME.fullmatch(text) if layout is None else text in _layout_set(layout)
+    if not known:
         where = "any layout" if layout is None else f"the {layout} layout"
         raise ProtocolError(f"{text!r} is not a cell of {where}")
     return text

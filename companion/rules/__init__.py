@@ -7,9 +7,13 @@ the others.
 from __future__ import annotations
 
 import importlib
+from functools import lru_cache
 from types import ModuleType
 
 GAMES = ("enceladus", "mars", "uranus")
+
+LAYOUTS = ("enceladus", "mars", "uranus-hexagonal", "uranus-trapezoid", "uranus-rhombus")
+"""The physical boards: a game, and for Gardens of Uranus its board (``HELLO``'s layout)."""
 
 
 def load(name: str) -> ModuleType:
@@ -20,3 +24,16 @@ def load(name: str) -> ModuleType:
     if name not in GAMES:
         raise KeyError(name)
     return importlib.import_module(f"companion.rules.{name}")
+
+
+@lru_cache(maxsize=len(LAYOUTS))
+def layout_cells(layout: str) -> tuple[str, ...]:
+    """The cells of a physical board in dump order (``hardware/PROTOCOL.md``), as its game's
+    rules core lays them out: the one definition the wire protocol, the simulator and the
+    rules share.  Imports only that game.  Raises ``KeyError`` for a name not in
+    :data:`LAYOUTS`."""
+    if layout not in LAYOUTS:
+        raise KeyError(layout)
+    game, _, board = layout.partition("-")
+    cells: tuple[str, ...] = load(game).layout_cells(board)
+    return cells

@@ -157,6 +157,11 @@ START_SQUARES: tuple[str, ...] = (
 ACTION_SLOTS: tuple[str, ...] = tuple(f"A{k}" for k in range(1, len(ACTIONS) + 1))
 TRAY_CELLS: tuple[str, ...] = tuple(f"T{k}" for k in range(1, 7))
 LAYOUT: tuple[str, ...] = SQUARE_NAMES + START_SQUARES + ACTION_SLOTS + TRAY_CELLS
+
+
+def layout_cells(board: str = "") -> tuple[str, ...]:
+    """The 146 cells in dump order (one board: ``board`` is ignored)."""
+    return LAYOUT
 """Every sensed cell in dump order (146 cells)."""
 
 # Cells are indices into LAYOUT: 0..99 garden squares, 100..129 start squares, 130..139 slots.

@@ -90,6 +90,11 @@ non-central hexes reaches 13, so up to 12 always fit (Mars #9)."""
 _INDEX: Mapping[Hex, int] = {cell: i for i, cell in enumerate(GRID.cells)}
 _NAMES: tuple[Cell, ...] = tuple(GRID.names[c] for c in GRID.cells)
 
+
+def layout_cells(board: str = "") -> tuple[Cell, ...]:
+    """The 91 hexes in dump order (one board: ``board`` is ignored)."""
+    return _NAMES
+
 # The rule each refusal names (IllegalMoveError.rule): the text's section, the clarification.
 R_SETUP = "Gardens of Mars, Setup"
 R_ROLL = "Gardens of Mars, Rolling Dice (CLARIFICATIONS.md Mars #2)"

@@ -124,6 +124,13 @@ BOARDS: Mapping[str, BoardShape] = MappingProxyType(
 """The three boards by name, built once (CLARIFICATIONS.md Uranus #2)."""
 
 
+def layout_cells(board: str) -> tuple[Cell, ...]:
+    """The spots of ``board`` (``hexagonal``, ``trapezoid``, ``rhombus``) in dump order,
+    named ``"q,r"``.  Raises ``KeyError`` for another name."""
+    grid = BOARDS[board].grid
+    return tuple(grid.names[c] for c in grid.cells)
+
+
 @dataclass(frozen=True, slots=True)
 class Options:
     """The game options (CLARIFICATIONS.md Uranus #7); see :func:`read_options`."""
@@ -560,8 +567,7 @@ class UranusRules:
 
     def layout(self, state: State) -> tuple[Cell, ...]:
         """The board's spots in :class:`HexGrid` order, named ``"q,r"``."""
-        grid = state.shape.grid
-        return tuple(grid.names[c] for c in grid.cells)
+        return layout_cells(state.shape.name)
 
     def tray_cells(self, state: State) -> frozenset[Cell]:
         """None: Gardens of Uranus has no tray."""
