@@ -1,7 +1,9 @@
-"""``companion rules check`` on every case file: the shared ones and ours (issue 2, item 3).
+"""Every rule case file passes: the shared ones and ours (issue 2, item 3; FORMAT.md).
 
-The shared cases live in ``../shared/cases`` beside the checkout (``COMPANION_SHARED_CASES``
-overrides); a missing folder fails the suite rather than skipping it.
+Each case runs on its own (a failure names the case), and every file runs through
+``companion rules check`` as a player would run it.  The shared cases live in
+``../shared/cases`` beside the checkout (``COMPANION_SHARED_CASES`` overrides); a missing
+folder fails the suite rather than skipping it.
 """
 
 from __future__ import annotations
@@ -12,13 +14,22 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from companion.rules.cases import default_adapter_for, load_cases, run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("COMPANION_SHARED_CASES", ROOT.parent / "shared" / "cases"))
 OURS = ROOT / "tests" / "cases"
 CASE_FILES = sorted(SHARED.glob("*.json")) + sorted(OURS.glob("*.json"))
+CASES = [case for path in CASE_FILES for case in load_cases(path)]
+SOURCES = {
+    "enceladus": ("gardens-of-enceladus.txt", "CLARIFICATIONS.md Enceladus #"),
+    "mars": ("gardens-of-mars.txt", "CLARIFICATIONS.md Mars #"),
+    "uranus": ("gardens-of-uranus.txt", "CLARIFICATIONS.md Uranus #"),
+}
 
 
 def check(*files: Path) -> subprocess.CompletedProcess[str]:
@@ -29,6 +40,49 @@ def check(*files: Path) -> subprocess.CompletedProcess[str]:
         timeout=300,
         check=False,
     )
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
+def test_case(case: dict[str, Any]) -> None:
+    result = run_case(case, default_adapter_for)
+    assert result.status == "PASS", result.line()
+
+
+@pytest.mark.parametrize("path", sorted(OURS.glob("*.json")), ids=lambda p: p.name)
+def test_our_cases_have_unique_ids_and_name_their_rule_and_source(path: Path) -> None:
+    cases = load_cases(path)
+    assert len({case["id"] for case in CASES}) == len(CASES)  # none clashes with a shared id
+    for case in cases:
+        assert case["rule"], case["id"]
+        assert case["source"].startswith((*SOURCES[case["game"]], "shared/cases/FORMAT.md")), case[
+            "id"
+        ]
+
+
+def test_our_enceladus_cases_cover_every_special_action_and_variant() -> None:
+    cases = load_cases(OURS / "enceladus_extra.json")
+    used = {
+        step["action"]
+        for case in cases
+        for step in case["query"].get("apply", [])
+        if "action" in step
+    }
+    assert used == {
+        "tube",
+        "jump",
+        "diagonal",
+        "pick",
+        "swap_martian",
+        "swap_peak_flower",
+        "swap_flowers",
+        "move_flower",
+        "move_peak",
+        "wildflower",
+    }
+    options = [case["options"] for case in cases]
+    assert {"mode": "cooperative"} in options
+    assert {"martians_per_player": 2} in options
+    assert {"tube": False} in options
 
 
 def test_the_shared_case_folder_is_there() -> None:
