@@ -118,7 +118,9 @@ def summarise(samples: list[tuple[float, float, float, float]]) -> dict[str, flo
 class StampedBoard(VirtualBoard):
     """A virtual board that notes when each field update's last byte was written."""
 
-    puts: list[float]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.puts: list[float] = []
 
     def put(self, cell: str, piece: str) -> None:
         super().put(cell, piece)
@@ -127,25 +129,14 @@ class StampedBoard(VirtualBoard):
 
 def end_to_end(seed: int, speed: float) -> dict[str, float]:
     """One noisy game through the pty, pyserial, the queue, the referee and the display thread."""
-    from gpiozero.pins.mock import MockFactory
-
-    from companion.service import build, game_options
     from companion.sim.demo import demo_config
-    from companion.sim.table import TablePlayers
+    from companion.sim.table import seat
 
     commits: list[float] = []
     frames: list[float] = []
     with tempfile.TemporaryDirectory() as journal, ExitStack() as stack:
         config = demo_config("enceladus", 2, seed, "hexagonal", Path(journal))
         config = replace(config, board=replace(config.board, debounce_ms=0, settle_ms=250))
-        state = ENCELADUS.new_game(2, seed, game_options(config))
-        board = StampedBoard("enceladus", ENCELADUS.layout(state), ENCELADUS.board(state))
-        board.puts = []
-        stack.callback(board.close)
-        board.start()
-        config = replace(config, board=replace(config.board, port=board.port))
-        factory = MockFactory()
-        stack.callback(factory.close)
         device = make_device({"display": "dummy", "width": 16, "height": 16, "mode": "RGB"})
         draw = device.display
 
@@ -154,27 +145,15 @@ def end_to_end(seed: int, speed: float) -> dict[str, float]:
             frames.append(time.perf_counter())
 
         device.display = stamped
-        service = build(config, stack, pin_factory=factory, device=device)
-        pins = config.buttons.pins
-        table = TablePlayers(
-            ENCELADUS,
-            state,
-            board,
-            {n: factory.pin(getattr(pins, n)) for n in ("ok", "undo", "select")},
-            seed=seed,
-            speed=speed,
-            on_stuck=service.stop,
-        )
-        service.screen_listeners.append(table.on_screen)
-        service.commit_listeners.append(table.on_commit)
-        service.commit_listeners.append(lambda _: commits.append(time.perf_counter()))
-        service.stop_when_over = True
-        table.start()
-        stack.callback(table.stop)
-        service.run()
+        seated = seat(config, stack, device=device, speed=speed, board_class=StampedBoard)
+        seated.service.commit_listeners.append(lambda _: commits.append(time.perf_counter()))
+        seated.service.stop_when_over = True
+        seated.players.start()
+        seated.service.run()
+        puts = seated.board.puts  # type: ignore[attr-defined]
     to_commit, to_frame = [], []
     for committed in commits:
-        last = max((t for t in board.puts if t <= committed), default=None)
+        last = max((t for t in puts if t <= committed), default=None)
         if last is None or committed - last > 0.1:
             continue  # committed after the settle time, not by the update itself
         to_commit.append(committed - last)

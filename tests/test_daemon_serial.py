@@ -14,45 +14,31 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from gpiozero.pins.mock import MockFactory
 
 from companion.board import protocol
 from companion.display import make_device
-from companion.service import Service, build
+from companion.service import Service
 from companion.sim.board import VirtualBoard
 from companion.sim.demo import demo_config
-from companion.sim.perform import Noise
-from companion.sim.table import TablePlayers
+from companion.sim.table import seat
 
 SEED = 5
 
 
 class Daemon:
-    """A daemon thread around a virtual board, stopped on exit."""
+    """A daemon thread around a simulated board and its players (not started), stopped on exit."""
 
-    def __init__(self, tmp_path: Path, game: str = "enceladus", players: int = 2) -> None:
+    def __init__(self, tmp_path: Path) -> None:
         self.stack = ExitStack()
-        config = demo_config(game, players, SEED, "hexagonal", tmp_path / "journal")
-        from companion.rules import load
-
-        self.rules = load(game).RULES
-        self.setup = self.rules.new_game(players, SEED, {})
-        self.board = VirtualBoard(
-            "enceladus", self.rules.layout(self.setup), self.rules.board(self.setup)
-        )
-        self.stack.callback(self.board.close)
-        self.board.start()
-        self.config = replace(config, board=replace(config.board, port=self.board.port))
-        self.factory = MockFactory()
-        self.stack.callback(self.factory.close)
+        config = demo_config("enceladus", 2, SEED, "hexagonal", tmp_path / "journal")
         device = make_device({"display": "dummy", "width": 16, "height": 16, "mode": "RGB"})
-        self.service: Service = build(
-            self.config, self.stack, pin_factory=self.factory, device=device
-        )
+        self.seated = seat(config, self.stack, device=device, speed=6.0)
+        self.service: Service = self.seated.service
+        self.board = self.seated.board
+        self.players = self.seated.players
         self.synced = threading.Event()
         self.service.screen_listeners.append(self._screen)
         self.thread = threading.Thread(target=self.service.run, daemon=True)
@@ -121,19 +107,7 @@ def test_garbage_on_the_line_never_changes_the_game(
 
 def test_a_whole_game_through_the_pty_serial_and_gpio_stacks(tmp_path: Path) -> None:
     with Daemon(tmp_path) as running:
-        pins = running.config.buttons.pins
-        table = TablePlayers(
-            running.rules,
-            running.setup,
-            running.board,
-            {n: running.factory.pin(getattr(pins, n)) for n in ("ok", "undo", "select")},
-            seed=SEED,
-            noise=Noise(),
-            speed=6.0,
-            on_stuck=running.service.stop,
-        )
-        running.service.screen_listeners.append(table.on_screen)
-        running.service.commit_listeners.append(table.on_commit)
+        table = running.players
         table.start()
         assert wait_until(lambda: running.service.outcome is not None or table.error, timeout=120)
         table.stop()

@@ -12,7 +12,6 @@ import functools
 import random
 from collections import Counter
 from contextlib import ExitStack
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +24,12 @@ from companion.referee.effects import Committed
 from companion.referee.mars import MarsTable
 from companion.rules.base import GameRules
 from companion.rules.mars import RULES, Discard, Move, Phase, Roll, State, dice_to_roll, position
-from companion.service import build, game_options, layout_name
-from companion.sim.board import VirtualBoard
 from companion.sim.demo import MATRIX, demo_config
 from companion.sim.harness import GameReport, VirtualTable
 from companion.sim.mars import chance_ops, dice_ops
 from companion.sim.perform import Press, Signal
 from companion.sim.players import choose_step
-from companion.sim.table import TablePlayers
+from companion.sim.table import seat
 
 
 def play(seed: int, dice: str = "tray", options: dict[str, Any] | None = None) -> GameReport:
@@ -133,35 +130,20 @@ def test_virtual_dice_press_roll_or_ok() -> None:
 
 
 def test_a_game_starts_in_real_time_through_the_pty(tmp_path: Path) -> None:
-    from gpiozero.pins.mock import MockFactory
-
     config = demo_config("mars", 3, 5, "hexagonal", tmp_path)
-    state = RULES.new_game(3, 5, game_options(config))
     commits: list[Committed] = []
     with ExitStack() as stack:
-        board = VirtualBoard(layout_name(config), RULES.layout(state), RULES.board(state))
-        stack.callback(board.close)
-        board.start()
-        config = replace(config, board=replace(config.board, port=board.port))
-        factory = MockFactory()
-        stack.callback(factory.close)
-        service = build(config, stack, pin_factory=factory,
-                        device=make_device({"display": "dummy", **MATRIX}))
-        pins = {name: factory.pin(getattr(config.buttons.pins, name))
-                for name in ("ok", "undo", "select")}
-        players = TablePlayers(RULES, state, board, pins, seed=5, speed=8.0,
-                               step_timeout=10.0, on_stuck=service.stop)
-        service.screen_listeners.append(players.on_screen)
+        seated = seat(config, stack, device=make_device({"display": "dummy", **MATRIX}),
+                      speed=8.0)
+        service, players = seated.service, seated.players
 
-        def confirmed(commit: Committed) -> None:
+        def enough(commit: Committed) -> None:
             commits.append(commit)
-            players.on_commit(commit)
             if len(commits) == 12:
                 service.stop("enough steps")
 
-        service.commit_listeners.append(confirmed)
+        service.commit_listeners.append(enough)
         players.start()
-        stack.callback(players.stop)
         service.run()
     assert players.error is None
     steps = [c.step for c in commits]

@@ -12,24 +12,20 @@ import random
 import threading
 import time
 from contextlib import ExitStack
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from gpiozero.pins.mock import MockFactory
 
 from companion.board import protocol
 from companion.display import make_device
 from companion.referee.referee import RefereeSettings
 from companion.referee.uranus import CardTable, default_catalogue
 from companion.rules.uranus import BOARDS, RULES, Claim, Move, Reveal, Score
-from companion.service import build, layout_name
 from companion.sim import uranus as sim_uranus
-from companion.sim.board import VirtualBoard
 from companion.sim.demo import demo_config
 from companion.sim.harness import GameReport, VirtualTable
-from companion.sim.perform import Noise, Press, Signal
-from companion.sim.table import TablePlayers
+from companion.sim.perform import Press, Signal
+from companion.sim.table import seat
 
 CATALOGUE = default_catalogue()
 CARD = {mission: card for card, mission in CATALOGUE.items()}
@@ -125,27 +121,14 @@ def test_two_hundred_noisy_games_across_the_boards_and_player_counts() -> None:
 def test_a_whole_game_through_the_pty_with_the_card_reader(tmp_path: Path) -> None:
     seed, players, board = 7, 5, "hexagonal"  # five hands: few cards in the decks, a short game
     config = demo_config("uranus", players, seed, board, tmp_path / "journal")
-    state = RULES.new_game(players, seed, {"board": board})
     with ExitStack() as stack:
-        vboard = VirtualBoard(layout_name(config), RULES.layout(state), RULES.board(state))
-        stack.callback(vboard.close)
-        vboard.start()
-        config = replace(config, board=replace(config.board, port=vboard.port))
-        factory = MockFactory()
-        stack.callback(factory.close)
         device = make_device({"display": "dummy", "width": 16, "height": 16, "mode": "RGB"})
-        service = build(config, stack, pin_factory=factory, device=device)
-        pins = config.buttons.pins
-        table = TablePlayers(RULES, state, vboard,
-                             {n: factory.pin(getattr(pins, n)) for n in ("ok", "undo", "select")},
-                             seed=seed, noise=Noise(), speed=6.0, on_stuck=service.stop)
-        service.screen_listeners.append(table.on_screen)
-        service.commit_listeners.append(table.on_commit)
+        seated = seat(config, stack, device=device, speed=6.0)
+        service, table = seated.service, seated.players
         service.stop_when_over = True
         loop = threading.Thread(target=service.run, daemon=True)
         loop.start()
         table.start()
-        stack.callback(table.stop)
         loop.join(120)
         table.join(10)
         assert table.error is None

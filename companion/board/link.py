@@ -377,9 +377,11 @@ class BoardLink:
         if not report:
             LOG.debug("board link still down: %s", detail)
             return
-        if self._stopping.is_set():
+        if self._stopping.is_set():  # we closed it: nothing is wrong
             detail = "closed"
-        LOG.warning("board link down on %s: %s", self.port, detail)
+            LOG.info("board link closed on %s", self.port)
+        else:
+            LOG.warning("board link down on %s: %s", self.port, detail)
         self._post(events.LinkState(self.clock(), False, detail))
 
     @contextlib.contextmanager

@@ -13,15 +13,11 @@ import sys
 import tempfile
 import time
 from contextlib import ExitStack
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from companion.config import BoardConfig, Config, DisplayConfig, GameConfig, JournalConfig
-from companion.rules import load as load_rules
-from companion.service import build, game_options, layout_name
-from companion.sim.board import VirtualBoard
-from companion.sim.table import TablePlayers
+from companion.sim.table import seat
 
 MATRIX: dict[str, str | int] = {"width": 16, "height": 16, "mode": "RGB"}
 """The demo's matrix: a 16x16 RGB panel, the smallest that shows the garden's mini-map."""
@@ -59,49 +55,25 @@ def run_demo(
     sensing: str = "identity",
 ) -> int:
     """Play one game; returns the exit status (0 when the game reached its end)."""
-    from gpiozero.pins.mock import MockFactory
-
     from companion.display import Display, make_device
 
     out.mkdir(parents=True, exist_ok=True)
     journal_dir = Path(tempfile.mkdtemp(prefix="journal-", dir=out))
     config = demo_config(game, players, seed, board, journal_dir, sensing)
-    rules = load_rules(game).RULES
-    state = rules.new_game(players, seed, game_options(config))
     gif = out / f"demo-{game}-{seed}.gif"
     device_options: dict[str, Any] = {"display": display, **MATRIX}
     if display == "gifanim":
         device_options |= {"filename": str(gif), "duration": 0.08, "max_frames": 6000}
     started = time.monotonic()
     with ExitStack() as stack:
-        vboard = VirtualBoard(
-            layout_name(config), rules.layout(state), rules.board(state), sensing=sensing
-        )
-        stack.callback(vboard.close)
-        vboard.start()
-        config = replace(config, board=replace(config.board, port=vboard.port))
-        factory = MockFactory()
-        stack.callback(factory.close)
-        service = build(config, stack, pin_factory=factory, device=make_device(device_options))
-        pins = config.buttons.pins
-        table = TablePlayers(
-            rules,
-            state,
-            vboard,
-            {name: factory.pin(getattr(pins, name)) for name in ("ok", "undo", "select")},
-            seed=seed,
-            speed=speed,
-            on_stuck=service.stop,
-        )
-        service.screen_listeners.append(table.on_screen)
-        service.commit_listeners.append(table.on_commit)
+        seated = seat(config, stack, device=make_device(device_options), speed=speed)
+        service, table = seated.service, seated.players
         if sys.stdout.isatty():
             terminal = Display(make_device({"display": "asciiblock", **MATRIX}))
             stack.callback(terminal.close)
             service.screen_listeners.append(terminal.show)
         service.stop_when_over = True
         table.start()
-        stack.callback(table.stop)
         outcome = service.run()
     seconds = time.monotonic() - started
     print(

@@ -14,8 +14,11 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
+from companion.config import Config
 from companion.rules.base import GameRules
 from companion.sim.board import VirtualBoard
 from companion.sim.perform import (
@@ -30,6 +33,9 @@ from companion.sim.perform import (
     unseen_by_presence,
 )
 from companion.sim.players import chance_ops, choose_step
+
+if TYPE_CHECKING:
+    from companion.service import Service
 
 log = logging.getLogger("companion.sim")
 
@@ -186,7 +192,62 @@ class TablePlayers:
         self._stop.set()
         with self._changed:
             self._changed.notify_all()
-        self._thread.join(timeout=5)
+        if self._thread.ident is not None:  # started
+            self._thread.join(timeout=5)
 
     def join(self, timeout: float | None = None) -> None:
         self._thread.join(timeout)
+
+
+@dataclass
+class SimulatedTable:
+    """A daemon and its simulated board and players, seated by :func:`seat`."""
+
+    service: Service
+    players: TablePlayers
+    board: VirtualBoard
+    config: Config
+
+
+def seat(
+    config: Config,
+    stack: ExitStack,
+    *,
+    device: Any,
+    speed: float = 4.0,
+    noise: Noise = PEOPLE,
+    board_class: type[VirtualBoard] = VirtualBoard,
+) -> SimulatedTable:
+    """Lay out a new game of ``config`` on a simulated board, build the daemon around it
+    exactly as ``companion run`` does (the board's pseudo-terminal as its port, gpiozero's
+    MockFactory pins, ``device`` as the matrix) and seat virtual players at it.
+
+    Nothing runs yet: start ``players`` and run ``service``.  Everything is closed by
+    ``stack``.  ``board_class`` lets a benchmark stamp the board's writes.
+    """
+    from gpiozero.pins.mock import MockFactory
+
+    from companion.rules import load
+    from companion.service import build, game_options, layout_name
+
+    rules = load(config.game.name).RULES
+    state = rules.new_game(config.game.players, config.game.seed, game_options(config))
+    board = board_class(layout_name(config), rules.layout(state), rules.board(state),
+                        sensing=config.board.sensing)
+    stack.callback(board.close)
+    board.start()
+    config = replace(config, board=replace(config.board, port=board.port))
+    factory = MockFactory()
+    stack.callback(factory.close)
+    service = build(config, stack, pin_factory=factory, device=device)
+    pins = config.buttons.pins
+    players = TablePlayers(
+        rules, state, board,
+        {name: factory.pin(getattr(pins, name)) for name in ("ok", "undo", "select", "roll")
+         if getattr(pins, name)},
+        seed=config.game.seed, noise=noise, speed=speed, on_stuck=service.stop,
+    )
+    service.screen_listeners.append(players.on_screen)
+    service.commit_listeners.append(players.on_commit)
+    stack.callback(players.stop)
+    return SimulatedTable(service, players, board, config)
