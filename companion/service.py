@@ -35,7 +35,17 @@ from companion.config import RELOADABLE, Config, DisplayConfig
 from companion.errors import CompanionError, ConfigError, JournalError
 from companion.events import BoardMessage, Event, LinkState, Stop, Timer
 from companion.notify import Notifier
-from companion.referee.effects import Buzz, Committed, GameOver, Note, Send, SetTimer, Show, Undone
+from companion.referee.effects import (
+    Buzz,
+    Committed,
+    GameOver,
+    NewGame,
+    Note,
+    Send,
+    SetTimer,
+    Show,
+    Undone,
+)
 from companion.referee.referee import Referee, RefereeSettings
 from companion.rules import load as load_rules
 from companion.rules.base import GameRules
@@ -125,6 +135,8 @@ class Service:
         self.running = False
         self.last_screen: Any = None
         self.handled = 0
+        self.games = 0
+        """Games started after the first (OK after an end)."""
         self.ready = False
         self.board = "waiting"
         """What the service knows of the board: ``waiting``, ``up``, ``down``, ``silent``."""
@@ -338,6 +350,8 @@ class Service:
             self._journal(lambda j: j.finish(effect.outcome))
             if self.stop_when_over:
                 self.running = False
+        elif isinstance(effect, NewGame):
+            self._new_game()
         elif isinstance(effect, Show):
             self._show(effect.screen)
         elif isinstance(effect, Buzz):
@@ -381,6 +395,34 @@ class Service:
             log.warning("the journal is whole again: %d waiting lines written", was_behind)
             if self._plain_screen is not None:
                 self._show(self._plain_screen)
+
+    def _new_game(self) -> None:
+        """The next game at the same table: a new setup (the next seed), a new journal, a new
+        referee with the same settings; the board is asked for a dump, and the matrix shows
+        what to lay out until it matches."""
+        if self.config is None:
+            return
+        old = self.referee
+        self.games += 1
+        seed = self.config.game.seed + self.games if self.config.game.seed else 0
+        config = replace(self.config, game=replace(self.config.game, seed=seed))
+        directory = Path(config.journal.directory)
+        try:
+            state, journal = new_game(config, old.rules, directory, fsync=config.journal.fsync)
+        except CompanionError as error:
+            log.error("cannot start a new game: %s", error)
+            return
+        if self.journal is not None:
+            self.journal.close()
+        self.journal = journal
+        self.outcome = None
+        self.timers.clear()
+        self.referee = Referee(old.rules, state, old.layout_name, old.settings, syncing=True,
+                               extensions=game_extensions(config))
+        log.info("new game (seed %d)", config.game.seed)
+        self._execute(self.referee.start(self.clock()))
+        if self.link is not None:
+            self.link.send(protocol.RequestDump())
 
     def stop(self, reason: str = "") -> None:
         """Ask the loop to end (thread-safe: it goes through the queue)."""
@@ -433,6 +475,15 @@ def new_or_resumed_game(
                             record.header.get("game"), config.game.name)
             except CompanionError as error:
                 log.error("cannot resume %s: %s; starting a new game", path.name, error)
+    state, journal = new_game(config, rules, directory, fsync=fsync)
+    return state, [], journal, False
+
+
+def new_game(
+    config: Config, rules: GameRules[Any, Any], directory: Path | None, *, fsync: bool = True
+) -> tuple[Any, journal_mod.Journal | None]:
+    """A new game from the configuration (seed 0 draws one) and its journal in
+    ``directory``.  Raises :class:`JournalError` when the journal cannot be created."""
     seed = config.game.seed or random.SystemRandom().randrange(1, 2**31)
     state = rules.new_game(config.game.players, seed, game_options(config))
     journal = None
@@ -442,7 +493,7 @@ def new_or_resumed_game(
                   "seed": seed, "options": game_options(config),
                   "setup": rules.format_position(state)}
         journal = journal_mod.Journal.create(directory, header, fsync=fsync)
-    return state, [], journal, False
+    return state, journal
 
 
 def build(

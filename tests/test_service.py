@@ -25,7 +25,7 @@ import pytest
 from companion import journal as journal_mod
 from companion.board import protocol
 from companion.config import Config, DisplayConfig, GameConfig, JournalConfig, load_config
-from companion.events import BoardMessage, Event, LinkState, Stop
+from companion.events import BoardMessage, Button, Event, LinkState, Stop
 from companion.notify import Notifier
 from companion.referee.referee import Referee, RefereeSettings
 from companion.rules import load
@@ -455,3 +455,29 @@ def build_service(config: Config, stack: ExitStack, factory: Any, systemd: Syste
     from companion.service import build
 
     return build(config, stack, pin_factory=factory, notifier=Notifier(systemd.address))
+
+
+# --------------------------------------------------------------------------- the next game
+
+
+def test_ok_after_the_end_starts_the_next_game_with_its_own_journal(tmp_path: Path) -> None:
+    # Player 2 has no flower in reach: the game is over from the start (case enc-end style).
+    over = load("enceladus").CASES.position({
+        "game": "enceladus", "options": {},
+        "position": {"players": 2, "to_move": 1, "cells": {"a1": "M1", "j10": "M2"},
+                     "reserves": {"1": {"blue": 1}, "2": {}}, "tube": {}, "used_actions": []}})
+    assert ENCELADUS.outcome(over) is not None
+    config = Config(game=GameConfig(name="enceladus", seed=SEED),
+                    journal=JournalConfig(directory=str(tmp_path)))
+    clock = Clock()
+    link = Link()
+    press = [(2.0, Button(0, "ok", True)), (2.1, Button(0, "ok", False))]
+    service, _ = _service(clock, [(0.0, _dump(over)), *press, (3.0, Stop(0))], state=over,
+                          config=config, link=link)
+    service.run()
+    assert ENCELADUS.outcome(service.referee.state) is None  # a new game...
+    assert service.referee.state == ENCELADUS.new_game(2, SEED + 1, {})  # ...the next seed
+    assert service.referee.syncing  # laid out as the matrix shows before any step counts
+    assert protocol.RequestDump() in link.sent
+    (journal,) = tmp_path.glob("*.jsonl")
+    assert json.loads(journal.read_text().splitlines()[0])["seed"] == SEED + 1

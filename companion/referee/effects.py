@@ -39,6 +39,11 @@ class GameOver:
 
 
 @dataclass(frozen=True, slots=True)
+class NewGame:
+    """The players pressed OK after the end: set up the next game."""
+
+
+@dataclass(frozen=True, slots=True)
 class Show:
     """Show this :class:`companion.display.screen.Screen` on the matrix."""
 

@@ -28,6 +28,7 @@ from companion.referee.effects import (
     Buzz,
     Committed,
     GameOver,
+    NewGame,
     Note,
     SetTimer,
     Show,
@@ -332,6 +333,8 @@ class Referee:
                 chosen = question.options[question.index]
                 steps = [s for s in question.steps if self._label(s, question.level) == chosen]
                 return self._resolve(steps, now, level=question.level + 1)
+        elif event.name == "ok" and self.outcome is not None:
+            return [NewGame()]
         elif event.name == "ok" and self.settings.presence and self.have_board and not self._diff():
             # A step occupancy cannot show (a gardener from one flower to another): the
             # players say so with OK and pick it from a menu.
@@ -582,4 +585,5 @@ def _outcome_text(outcome: Any) -> str:
     else:
         head = "Shared win: " + ", ".join(f"P{p}" for p in outcome.winners)
     ranking = "  ".join(f"P{p} {text}" for p, text, _ in outcome.ranking)
-    return f"{head} ({outcome.termination}). {ranking}".strip()
+    return ". ".join(part for part in (f"{head} ({outcome.termination})", ranking,
+                                        "OK: new game") if part)
