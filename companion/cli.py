@@ -150,7 +150,11 @@ def _sim(args: argparse.Namespace) -> int:
 
 def make_parser() -> argparse.ArgumentParser:
     """The ``companion`` argument parser (all subcommands)."""
-    parser = argparse.ArgumentParser(prog="companion", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="companion",
+        description="Gardens Companion: a referee and score keeper beside a physical board of "
+        "Gardens of Enceladus, Mars or Uranus.",
+    )
     parser.add_argument("--version", action="version", version=f"companion {__version__}")
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

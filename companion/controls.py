@@ -31,7 +31,7 @@ from queue import Queue
 from types import MappingProxyType, TracebackType
 from typing import Any
 
-from gpiozero import LED, Button, Buzzer, GPIOZeroError
+from gpiozero import LED, Buzzer, DigitalInputDevice, GPIOZeroError
 
 from companion import events
 from companion.config import ButtonPins
@@ -101,7 +101,7 @@ class _Contact:
 
     def __init__(self, button: Any) -> None:
         self.button = button
-        self.reported: bool = button.is_pressed
+        self.reported: bool = button.is_active
         self.timer: threading.Timer | None = None
 
 
@@ -149,8 +149,11 @@ class Controls:
         self._contacts: dict[str, _Contact] = {}
         try:
             for name in BUTTONS:
-                # bounce_time=None: every edge reaches us, the debouncing is ours.
-                button = self._make(name, Button, pins, pull_up=pins.pull_up, bounce_time=None)
+                # bounce_time=None: every edge reaches us, the debouncing is ours.  A plain
+                # input device, not gpiozero's Button: Button's hold thread wakes ten times a
+                # second for a hold we never use.
+                button = self._make(name, DigitalInputDevice, pins, pull_up=pins.pull_up,
+                                    bounce_time=None)
                 if button is not None:
                     self._contacts[name] = _Contact(button)
             self._buzzer = self._make("buzzer", Buzzer, pins)
@@ -160,8 +163,8 @@ class Controls:
             raise
         for name, contact in self._contacts.items():
             on_edge = self._guarded(self._edge, name)
-            contact.button.when_pressed = on_edge
-            contact.button.when_released = on_edge
+            contact.button.when_activated = on_edge
+            contact.button.when_deactivated = on_edge
 
     def _make(self, key: str, kind: Callable[..., Any], pins: ButtonPins, **options: Any) -> Any:
         """The ``kind`` device on the pin of ``pins.<key>``; ``None`` when none is fitted."""
@@ -218,7 +221,7 @@ class Controls:
             if self._closed or threading.current_thread() is not contact.timer:
                 return
             contact.timer = None
-            pressed = bool(contact.button.is_pressed)
+            pressed = bool(contact.button.is_active)
             if pressed != contact.reported:
                 self._queue.put(events.Button(self._clock(), name=name, pressed=pressed))
                 contact.reported = pressed

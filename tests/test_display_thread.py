@@ -162,3 +162,32 @@ def test_closing_a_gifanim_display_writes_the_gif(tmp_path: Path) -> None:
     display.close()
     with Image.open(path) as gif:
         assert gif.format == "GIF" and getattr(gif, "n_frames", 1) == 2
+
+
+def test_an_idle_scroll_comes_to_rest_at_its_start_and_the_next_screen_scrolls(
+    device: Any,
+) -> None:
+    display = Display(device, frame_interval=0.001, calm_after=0.3)
+    try:
+        display.show(screen(LONG))
+        assert display.wait_frames(20, WAIT)  # it scrolls...
+        time.sleep(0.5)  # ...until it has stood still long enough
+        rested = display.frames_drawn
+        time.sleep(0.2)  # 200 frame intervals: a scrolling display would draw on
+        assert display.frames_drawn == rested
+        assert same(display.last_image, render(screen(LONG), width=32, height=8, mode="1"))
+        display.show(screen(LONG + "!"))
+        assert display.wait_frames(rested + 20, WAIT)
+    finally:
+        display.close()
+
+
+def test_a_warning_blinks_on_however_long_it_stands(device: Any) -> None:
+    display = Display(device, frame_interval=0.001, calm_after=0.01)
+    try:
+        display.show(screen(LONG, urgent=True))
+        time.sleep(0.1)
+        drawn = display.frames_drawn
+        assert display.wait_frames(drawn + 50, WAIT)
+    finally:
+        display.close()

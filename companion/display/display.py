@@ -31,13 +31,22 @@ def _same_text(a: Screen, b: Screen) -> bool:
         b.message, b.scores, b.to_move, b.urgent, b.menu, b.menu_index, dict(b.extra))
 
 
+def _only_scrolls(screen: Screen) -> bool:
+    """Whether nothing on ``screen`` asks for attention: its only motion is scrolling text."""
+    return not (screen.highlights or screen.menu or screen.urgent)
+
+
 class Display:
     """Draws screens on a luma ``device`` from a thread of its own.
 
     ``device``: any luma device (``width``, ``height``, ``mode``, ``display(image)``,
     ``cleanup()``), e.g. from :func:`companion.display.make_device`.  ``clock``: seconds, monotonic
     (injected for tests).  ``frame_interval``: seconds between animation frames (one pixel of
-    scrolling each).  The thread starts at once; call :meth:`close` to stop it.
+    scrolling each).  ``calm_after``: seconds after which a screen that only scrolls text (no
+    highlight blinking, no question, no warning) comes to rest at the start of its text, so an
+    idle companion draws nothing (idle CPU near zero on a Pi Zero, where a scrolling marquee
+    costs a fifth of a core); the next screen scrolls again.  The thread starts at once; call
+    :meth:`close` to stop it.
 
     ``frames_drawn`` counts the frames the device accepted; ``last_image`` is the last of them.
     An exception while drawing is logged on ``companion.display`` (once per run of failures) and
@@ -50,12 +59,14 @@ class Display:
         *,
         clock: Callable[[], float] = time.monotonic,
         frame_interval: float = 0.05,
+        calm_after: float = 30.0,
     ) -> None:
         if frame_interval <= 0:
             raise ValueError(f"frame_interval must be positive seconds, not {frame_interval!r}")
         self._device = device
         self._clock = clock
         self._interval = frame_interval
+        self._calm_after = calm_after
         self._cond = threading.Condition()
         self._screen: Screen | None = None
         self._fresh = False  # a screen arrived that the thread has not drawn yet
@@ -100,6 +111,7 @@ class Display:
         frame = 0
         animated = False
         due = 0.0
+        shown_at = 0.0
         while True:
             with self._cond:
                 while not self._closing and not self._fresh:
@@ -116,11 +128,13 @@ class Display:
                     new = self._screen
                     frame = frame + 1 if screen and new and _same_text(screen, new) else 0
                     screen, self._fresh = new, False
+                    shown_at = self._clock()
                 else:
                     frame += 1
             if screen is None:
                 continue
-            animated = self._draw(screen, frame)
+            calm = _only_scrolls(screen) and self._clock() - shown_at >= self._calm_after
+            animated = self._draw(screen, 0 if calm else frame) and not calm
             due = self._clock() + self._interval
 
     def _draw(self, screen: Screen, frame: int) -> bool:
