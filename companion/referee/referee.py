@@ -131,9 +131,7 @@ class Referee:
         self.question: Question | None = None
         self.warned = False
         self.grace_set = False
-        self.link_up = False
         self.unknown_cells: set[str] = set()
-        self.bad_lines = 0
         self._new_state(self.state)
 
     # ------------------------------------------------------------------ state
@@ -179,8 +177,7 @@ class Referee:
         if isinstance(event, LinkState):
             return self._link(event)
         if isinstance(event, BadLine):
-            self.bad_lines += 1
-            return []
+            return []  # the link counts and logs refused lines; the game is not touched
         if isinstance(event, Fault):
             return [Note("error", f"{event.where}: {event.error}")]
         if isinstance(event, Stop):
@@ -348,7 +345,6 @@ class Referee:
         return []
 
     def _link(self, event: LinkState) -> Effects:
-        self.link_up = event.up
         if event.up:
             return [
                 Note("info", f"board connected: {event.detail}"),
