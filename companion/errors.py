@@ -70,3 +70,7 @@ class AmbiguousStepError(RulesError):
 
 class JournalError(CompanionError):
     """A game journal cannot be read or written."""
+
+
+class JournalBusyError(JournalError):
+    """Another companion is refereeing with the same journal folder."""

@@ -22,6 +22,7 @@ games are kept.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -31,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from companion.errors import CompanionError, JournalError
+from companion.errors import CompanionError, JournalBusyError, JournalError
 from companion.rules.base import GameRules
 
 VERSION = 1
@@ -95,12 +96,7 @@ class Journal:
         ``started`` are added).  Raises :class:`JournalError` if the file cannot be created;
         a header that cannot be written yet (a full card) stays queued, with a warning, so the
         game can start all the same (:attr:`behind` tells)."""
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise JournalError(
-                f"cannot create the journal folder {directory}: {error.strerror}"
-            ) from error
+        make_folder(directory)
         started = datetime.now(UTC).replace(microsecond=0)
         name = f"{started:%Y%m%d-%H%M%S}-{header.get('game', 'game')}.jsonl"
         path = directory / name
@@ -171,6 +167,50 @@ class Journal:
                 }
             }
         )
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+
+
+def make_folder(directory: Path) -> None:
+    """Create the journal folder (and its parents) if needed.  Raises :class:`JournalError`
+    naming the problem (a file in the way, no permission, a read-only card)."""
+    if directory.exists() and not directory.is_dir():
+        raise JournalError(f"the journal folder {directory} is a file, not a folder")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise JournalError(
+            f"cannot create the journal folder {directory}: {error.strerror}"
+        ) from error
+
+
+class FolderLock:
+    """An exclusive lock on a journal folder, held while a companion referees with it, so that
+    two daemons never append to one game (``flock`` on ``.lock``; released on close or when
+    the process dies, even by ``kill -9``).
+
+    Raises :class:`JournalBusyError` when another process holds it and :class:`JournalError`
+    when the folder cannot be written.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        make_folder(directory)
+        try:
+            self._fd = os.open(directory / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise JournalError(
+                f"cannot write in the journal folder {directory}: {error.strerror}"
+            ) from error
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            raise JournalBusyError(
+                f"another companion is already refereeing with the journal folder {directory}; "
+                "stop it first"
+            ) from None
 
     def close(self) -> None:
         with contextlib.suppress(OSError):

@@ -32,7 +32,7 @@ from companion import journal as journal_mod
 from companion.board import protocol
 from companion.board.link import BurstLog
 from companion.config import RELOADABLE, Config, DisplayConfig
-from companion.errors import CompanionError, ConfigError, JournalError
+from companion.errors import CompanionError, ConfigError, JournalBusyError, JournalError
 from companion.events import BoardMessage, Event, LinkState, Stop, Timer
 from companion.notify import Notifier
 from companion.referee.effects import (
@@ -128,6 +128,7 @@ class Service:
     config: Config | None = None
     display_factory: Callable[[DisplayConfig], Any] | None = None
     port: str = ""
+    journal_error: str = ""
 
     def __post_init__(self) -> None:
         self.timers: dict[str, float] = {}
@@ -145,7 +146,8 @@ class Service:
         self._retry_at = 0.0
         self._status = ""
         self._plain_screen: Any = None
-        self._journal_alarm = self.journal is not None and self.journal.behind > 0
+        self._journal_alarm = bool(self.journal_error) or (
+            self.journal is not None and self.journal.behind > 0)
         self._errors = BurstLog(log, "internal error (the game goes on)", self.clock, ERROR_BURST_S)
         self._journal_errors = BurstLog(log, "journal", self.clock, ERROR_BURST_S)
 
@@ -367,7 +369,13 @@ class Service:
         """Show ``screen``, marked while the journal is behind (players must know that a power
         cut now would lose steps); the first screen after a failed write says so in words."""
         self._plain_screen = screen
-        if self.journal is not None and self.journal.behind:
+        if self.journal_error:
+            screen = replace(screen, extra={**screen.extra, "journal": "NOT saved"})
+            if self._journal_alarm:
+                self._journal_alarm = False
+                screen = replace(screen, message=f"Games are not saved: {self.journal_error}",
+                                 urgent=True)
+        elif self.journal is not None and self.journal.behind:
             screen = replace(screen, extra={**screen.extra, "journal": "NOT saved"})
             if self._journal_alarm:
                 self._journal_alarm = False
@@ -406,7 +414,7 @@ class Service:
         self.games += 1
         seed = self.config.game.seed + self.games if self.config.game.seed else 0
         config = replace(self.config, game=replace(self.config.game, seed=seed))
-        directory = Path(config.journal.directory)
+        directory = None if self.journal_error else Path(config.journal.directory)
         try:
             state, journal = new_game(config, old.rules, directory, fsync=config.journal.fsync)
         except CompanionError as error:
@@ -523,8 +531,19 @@ def build(
     stack.callback(notifier.close)
     rules = load_rules(config.game.name).RULES
     directory = Path(config.journal.directory)
-    state, history, journal, resumed = new_or_resumed_game(config, rules, directory,
-                                                           fsync=config.journal.fsync)
+    journal_error = ""
+    try:
+        lock = journal_mod.FolderLock(directory)  # JournalBusyError: another daemon has it
+        stack.callback(lock.close)
+        state, history, journal, resumed = new_or_resumed_game(config, rules, directory,
+                                                               fsync=config.journal.fsync)
+    except JournalBusyError:
+        raise
+    except JournalError as error:
+        # Refereeing without a record beats no referee: the matrix says games are not saved.
+        log.error("%s; games are not saved", error)
+        journal_error = str(error)
+        state, history, journal, resumed = new_or_resumed_game(config, rules, None)
     if journal is not None:
         stack.callback(journal.close)
     referee = Referee(rules, state, layout_name(config), referee_settings(config),
@@ -535,7 +554,8 @@ def build(
             device = make_device({**settings.luma, "contrast": settings.contrast})
         return Display(device, clock=clock, frame_interval=settings.frame_interval_ms / 1000)
 
-    service = Service(referee, events, clock=clock, journal=journal, notifier=notifier,
+    service = Service(referee, events, clock=clock, journal=journal, journal_error=journal_error,
+                      notifier=notifier,
                       ready_timeout_s=config.board.ready_timeout_s, config=config,
                       display_factory=make_display, port=config.board.port)
     service.display = make_display(config.display, device)

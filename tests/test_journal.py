@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from companion import journal
-from companion.errors import JournalError
+from companion.errors import JournalBusyError, JournalError
 from companion.rules import load
 
 MARS = load("mars").RULES
@@ -171,3 +171,17 @@ def test_a_header_the_full_card_refused_waits_for_the_first_step(
     back = journal.read(record.path)
     assert back.header["seed"] == 3 and len(back.steps) == 1
     record.close()
+
+
+def test_one_companion_at_a_time_refs_with_a_journal_folder(tmp_path: Path) -> None:
+    first = journal.FolderLock(tmp_path)
+    with pytest.raises(JournalBusyError, match="already refereeing"):
+        journal.FolderLock(tmp_path)
+    first.close()
+    journal.FolderLock(tmp_path).close()  # free again once the first one stops
+
+
+def test_a_file_where_the_journal_folder_should_be_is_named(tmp_path: Path) -> None:
+    (tmp_path / "games").write_text("")
+    with pytest.raises(JournalError, match="is a file, not a folder"):
+        journal.FolderLock(tmp_path / "games")

@@ -485,3 +485,25 @@ def test_close_posts_link_down_and_ends_every_thread(queue: Queue[events.Event])
 def test_start_twice_is_refused(queue: Queue[events.Event]) -> None:
     with BoardLink("loop://", queue) as link, pytest.raises(RuntimeError, match="already"):
         link.start()
+
+
+def test_a_write_racing_the_reader_closing_a_socket_port_is_a_failed_send_not_a_crash(
+    queue: Queue[events.Event],
+) -> None:
+    import socket
+
+    import serial
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = serial.serial_for_url(f"socket://127.0.0.1:{server.getsockname()[1]}", timeout=0.1)
+    peer, _ = server.accept()
+    # Freeze the race seen with a socket:// board: pyserial's close() has dropped the socket
+    # but the port still says it is open when the referee's dump request is written.
+    port._socket.close()
+    port._socket = None
+    link = BoardLink("socket://x", queue)
+    assert link._write(port, b"DUMP?*33\n") is False
+    peer.close()
+    server.close()

@@ -481,3 +481,31 @@ def test_ok_after_the_end_starts_the_next_game_with_its_own_journal(tmp_path: Pa
     assert protocol.RequestDump() in link.sent
     (journal,) = tmp_path.glob("*.jsonl")
     assert json.loads(journal.read_text().splitlines()[0])["seed"] == SEED + 1
+
+
+def test_a_journal_folder_that_cannot_be_written_is_said_and_the_game_goes_on(
+    tmp_path: Path,
+) -> None:
+    from gpiozero.pins.mock import MockFactory
+
+    from companion.display import make_device
+    from companion.service import build
+
+    (tmp_path / "games").write_text("")  # a file where the folder should be
+    config = Config(game=GameConfig(name="enceladus", seed=SEED),
+                    journal=JournalConfig(directory=str(tmp_path / "games")))
+    config = replace(config, board=replace(config.board, port="loop://"))
+    with ExitStack() as stack:
+        factory = MockFactory()
+        stack.callback(factory.close)
+        service = build(config, stack, pin_factory=factory,
+                        device=make_device({"display": "dummy", "width": 16, "height": 16}))
+        screens: list[Any] = []
+        service.screen_listeners.append(screens.append)
+        service.stop("test over")
+        service.run()
+    assert service.journal is None
+    first = screens[0]
+    assert first.urgent and first.message.startswith("Games are not saved")
+    assert "is a file, not a folder" in first.message
+    assert all(s.extra.get("journal") == "NOT saved" for s in screens)

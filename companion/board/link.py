@@ -355,7 +355,10 @@ class BoardLink:
         """Write ``data`` through a reader thread (its write is thread-safe); False on failure."""
         try:
             transport.write(data)
-        except OSError as error:  # serial.SerialException is an OSError
+        except (OSError, TypeError, ValueError, AttributeError) as error:
+            # serial.SerialException is an OSError; a port the reader thread closed a moment
+            # ago fails in pyserial with TypeError (socket://) or AttributeError/ValueError
+            # (a closed file): all mean the link is going down, which the reader reports.
             LOG.warning("could not write to the board on %s: %s", self.port, error)
             return False
         return True
