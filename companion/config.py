@@ -104,6 +104,14 @@ class GameConfig:
     board: str = "hexagonal"
     options: Mapping[str, Scalar] = field(default_factory=lambda: _frozen({}))
 
+    def rules_options(self) -> dict[str, Any]:
+        """The options for the rules core's ``new_game``: ``[game.options]``, plus the board
+        for Gardens of Uranus (chosen per game, CLARIFICATIONS.md Uranus #7)."""
+        options = dict(self.options)
+        if self.name == "uranus":
+            options.setdefault("board", self.board)
+        return options
+
 
 @dataclass(frozen=True, slots=True)
 class BoardConfig:
@@ -691,9 +699,27 @@ def parse_config(text: str, source: str = "<config>") -> Config:
             problems.add((name,), f"[{name}] is not a known section; {hint}")
     config = Config(**sections)
     _check_pins(config, problems)
+    if not problems.sentences:
+        _check_game(config, problems)
     if problems.sentences:
         raise ConfigError(problems.sentences)
     return config
+
+
+def _check_game(config: Config, problems: _Problems) -> None:
+    """Ask the game's rules core whether it can set up this game (``[game.options]`` and the
+    player count are the rules' to judge), so that ``check-config`` finds what ``run`` would."""
+    from companion.errors import CompanionError
+    from companion.rules import load
+
+    game = config.game
+    try:
+        load(game.name).RULES.new_game(game.players, 1, game.rules_options())
+    except CompanionError as error:
+        for sentence in getattr(error, "problems", None) or [str(error)]:
+            keys = [k for k in game.options if re.search(rf"\b{re.escape(k)}\b", sentence)]
+            path = ("game", "options", keys[0]) if keys else ("game", "options")
+            problems.add(path, f"[game] {sentence}")
 
 
 def load_config(path: str | os.PathLike[str]) -> Config:

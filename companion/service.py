@@ -68,15 +68,6 @@ def layout_name(config: Config) -> str:
     return f"uranus-{config.game.board}" if name == "uranus" else name
 
 
-def game_options(config: Config) -> dict[str, Any]:
-    """The options for the rules core's ``new_game``: ``[game.options]``, plus the board for
-    Gardens of Uranus (chosen per game, CLARIFICATIONS.md Uranus #7)."""
-    options = dict(config.game.options)
-    if config.game.name == "uranus":
-        options.setdefault("board", config.game.board)
-    return options
-
-
 def referee_settings(config: Config) -> RefereeSettings:
     """The referee's timings (seconds) from ``[board]``."""
     board = config.board
@@ -493,12 +484,12 @@ def new_game(
     """A new game from the configuration (seed 0 draws one) and its journal in
     ``directory``.  Raises :class:`JournalError` when the journal cannot be created."""
     seed = config.game.seed or random.SystemRandom().randrange(1, 2**31)
-    state = rules.new_game(config.game.players, seed, game_options(config))
+    state = rules.new_game(config.game.players, seed, config.game.rules_options())
     journal = None
     if directory is not None:
         header = {"game": config.game.name, "layout": layout_name(config),
                   "players": config.game.players,
-                  "seed": seed, "options": game_options(config),
+                  "seed": seed, "options": config.game.rules_options(),
                   "setup": rules.format_position(state)}
         journal = journal_mod.Journal.create(directory, header, fsync=fsync)
     return state, journal

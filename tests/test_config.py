@@ -279,8 +279,27 @@ def test_config_error_is_a_value_error_with_every_problem_in_its_text() -> None:
 
 
 def test_game_options_pass_through_unchanged() -> None:
-    config = parse_config("[game.options]\nmode = 'cooperative'\ntube = false\npeaks = 5\n")
-    assert dict(config.game.options) == {"mode": "cooperative", "tube": False, "peaks": 5}
+    config = parse_config("[game.options]\nmode = 'cooperative'\ntube = false\n")
+    assert dict(config.game.options) == {"mode": "cooperative", "tube": False}
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        ("[game]\nplayers = 3\n[game.options]\nmartians_per_player = 2\n", 4,
+         "martians_per_player"),
+        ("[game.options]\nmode = 'coop'\n", 2, "mode"),
+        ("[game.options]\nfoo = 1\n", 2, "foo"),
+        ("[game]\nname = 'mars'\n[game.options]\nplant_score = 'all'\n", 4, "plant_score"),
+    ],
+)
+def test_game_options_the_rules_refuse_are_named_by_line_and_key(
+    text: str, line: int, words: str
+) -> None:
+    # check-config finds what `companion run` would refuse: the rules core judges the options
+    problem = only_problem(text)
+    assert problem.startswith(f"test.toml, line {line}: [game] "), problem
+    assert words in problem
 
 
 def test_game_options_must_be_single_values() -> None:

@@ -25,7 +25,7 @@ from gpiozero.pins.mock import MockFactory
 from companion.board import protocol
 from companion.rules import load
 from companion.rules.base import EMPTY, Cell, Piece
-from companion.service import build, game_options, layout_name
+from companion.service import build, layout_name
 from companion.sim.demo import demo_config
 from companion.sim.perform import Noise
 from companion.sim.table import TablePlayers
@@ -97,7 +97,7 @@ def test_firmware_frames_drive_a_whole_enceladus_game_in_the_daemon(tmp_path: Pa
     config = demo_config("enceladus", 2, 5, "hexagonal", tmp_path / "journal")
     config = replace(config, board=replace(config.board, settle_ms=150))
     rules = load("enceladus").RULES
-    state = rules.new_game(2, 5, game_options(config))
+    state = rules.new_game(2, 5, config.game.rules_options())
     with ExitStack() as stack:
         board = FirmwareBoard(layout_name(config), rules.layout(state), rules.board(state))
         board.start()

@@ -228,10 +228,10 @@ def seat(
     from gpiozero.pins.mock import MockFactory
 
     from companion.rules import load
-    from companion.service import build, game_options, layout_name
+    from companion.service import build, layout_name
 
     rules = load(config.game.name).RULES
-    state = rules.new_game(config.game.players, config.game.seed, game_options(config))
+    state = rules.new_game(config.game.players, config.game.seed, config.game.rules_options())
     board = board_class(layout_name(config), rules.layout(state), rules.board(state),
                         sensing=config.board.sensing)
     stack.callback(board.close)
