@@ -248,13 +248,10 @@ def read(path: Path, *, repair: bool = True) -> GameRecord:
             entries.append(entry)
             good_end = end
         offset = end
-    if torn:
-        log.warning("%s: the last line was cut off (power loss?) and is dropped", path.name)
-        if repair:
-            with open(path, "r+b") as file:
-                file.truncate(good_end)
     if not entries:
-        raise JournalError(f"{path.name} is empty: no game header")
+        # Nothing whole in it: not a journal (or one cut before its header); never touched.
+        what = "is empty" if not data.strip() else "is not a game journal"
+        raise JournalError(f"{path.name} {what}: no game header")
     header = entries[0]
     version = header.get("journal")
     if not isinstance(version, int):
@@ -264,6 +261,11 @@ def read(path: Path, *, repair: bool = True) -> GameRecord:
             f"{path.name} was written by a newer companion (journal version "
             f"{version}; this one reads up to {VERSION}); update the companion"
         )
+    if torn:
+        log.warning("%s: the last line was cut off (power loss?) and is dropped", path.name)
+        if repair:
+            with open(path, "r+b") as file:
+                file.truncate(good_end)
     record = GameRecord(path, header, dropped_torn_line=torn)
     for entry in entries[1:]:
         if "step" in entry:

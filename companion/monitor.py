@@ -6,7 +6,9 @@ failures...), and it keeps a health record per cell (:class:`CellHealth`):
 
 - **stuck**: the cell has read a piece for ``stuck_s`` seconds although nothing should be
   there (the *sensor test*: clear the board, then pass a piece or magnet over every cell;
-  a reed switch welded shut reads occupied all along);
+  a reed switch welded shut reads occupied all along).  Cells are judged stuck only once the
+  board has been seen clear (at most :data:`CLEAR_SHARE` of them reading a piece): a board
+  with a game laid out on it is not a board of stuck cells;
 - **flaky**: the cell flickers: a change undone within ``flicker_s``, ``flaky_count`` times
   or more in the last ``window_s`` seconds (the rate is shown per minute);
 - **never changed**: no update for the cell since the monitor started (a dead sensor, a
@@ -72,6 +74,11 @@ class _Cell:
     flickers: deque[float] = field(default_factory=deque)
 
 
+CLEAR_SHARE: Final = 0.1
+"""The board counts as cleared for the sensor test once at most this share of its cells read a
+piece other than what should stand there (the stuck ones among them)."""
+
+
 class HealthTracker:
     """Per-cell health from the board's readings.
 
@@ -90,15 +97,28 @@ class HealthTracker:
         self.window_s = window_s
         self.flaky_count = flaky_count
         self._cells = {cell: _Cell(since=start) for cell in cells}
+        self.cleared = False
+        """Whether the board has been seen clear, so that a cell still reading a piece is
+        stuck rather than a piece nobody has taken off yet."""
+
+    def _check_cleared(self) -> None:
+        if not self.cleared:
+            extra = sum(1 for cell, record in self._cells.items()
+                        if record.piece != self.expected.get(cell, EMPTY))
+            self.cleared = extra <= CLEAR_SHARE * len(self._cells)
 
     def dump(self, t: float, board: Mapping[Cell, Piece]) -> None:
         """A full reading: cells that differ from the last one count as changes."""
         for cell, piece in board.items():
-            if cell in self._cells and self._cells[cell].piece != piece:
-                self.change(t, cell, piece)
+            self._record(t, cell, piece)
+        self._check_cleared()
 
     def change(self, t: float, cell: Cell, piece: Piece) -> None:
         """``cell`` now reads ``piece``; a change back within ``flicker_s`` is a flicker."""
+        self._record(t, cell, piece)
+        self._check_cleared()
+
+    def _record(self, t: float, cell: Cell, piece: Piece) -> None:
         record = self._cells.get(cell)
         if record is None or record.piece == piece:
             return
@@ -117,7 +137,8 @@ class HealthTracker:
             held = now - record.since
             if flickers >= self.flaky_count:
                 status = "flaky"
-            elif record.piece != self.expected.get(cell, EMPTY) and held >= self.stuck_s:
+            elif (self.cleared and record.piece != self.expected.get(cell, EMPTY)
+                  and held >= self.stuck_s):
                 status = "stuck"
             elif not record.changes:
                 status = "unchanged"
@@ -185,7 +206,11 @@ class Monitor:
         if isinstance(message, protocol.Dump):
             self.tracker.dump(event.t, message.board(self.layout))
             occupied = sum(1 for piece in message.pieces if piece != EMPTY)
-            return [f"{stamp}  DUMP {len(message.pieces)} cells, {occupied} occupied"]
+            lines = [f"{stamp}  DUMP {len(message.pieces)} cells, {occupied} occupied"]
+            if not self.tracker.cleared:
+                lines.append("   (sensor test: clear the board, then pass a piece over every "
+                             "cell; stuck cells are looked for once it is clear)")
+            return lines
         if isinstance(message, protocol.FieldUpdate):
             self.tracker.change(event.t, message.cell, message.piece)
             return [f"{stamp}  F {message.cell} {message.piece or 'empty'}"]

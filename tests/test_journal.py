@@ -185,3 +185,11 @@ def test_a_file_where_the_journal_folder_should_be_is_named(tmp_path: Path) -> N
     (tmp_path / "games").write_text("")
     with pytest.raises(JournalError, match="is a file, not a folder"):
         journal.FolderLock(tmp_path / "games")
+
+
+def test_a_file_that_is_not_a_journal_is_named_and_left_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("hello")
+    with pytest.raises(JournalError, match="notes.txt is not a game journal"):
+        journal.read(path)
+    assert path.read_text() == "hello"

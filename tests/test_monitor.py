@@ -15,13 +15,25 @@ from companion.sim.serve import Faults, ServedBoard
 CELLS = ("a1", "b1", "c1")
 
 
+GARDEN = tuple(f"{column}{row}" for row in (1, 2) for column in "abcdefghij")
+
+
 def test_a_cell_reading_a_piece_on_the_cleared_board_is_stuck_after_stuck_s() -> None:
-    tracker = HealthTracker(CELLS, stuck_s=5.0)
-    tracker.dump(0.0, {"a1": "M1", "b1": "", "c1": ""})
+    tracker = HealthTracker(GARDEN, stuck_s=5.0)
+    tracker.dump(0.0, {cell: ("M1" if cell == "a1" else "") for cell in GARDEN})
     assert tracker.health(4.9)["a1"].status == "ok"
     assert tracker.health(5.0)["a1"].status == "stuck"
     assert tracker.problems(5.0)[0].sentence() == (
         "a1 is stuck: it has read M1 for 5.0 s where nothing should be")
+
+
+def test_a_board_with_a_game_laid_out_is_not_a_board_of_stuck_cells() -> None:
+    tracker = HealthTracker(GARDEN, stuck_s=5.0)
+    tracker.dump(0.0, dict.fromkeys(GARDEN, "red"))  # a garden full of flowers
+    assert not tracker.problems(60.0)
+    for cell in GARDEN[1:]:  # cleared, but for a1
+        tracker.change(61.0, cell, "")
+    assert [h.cell for h in tracker.problems(61.0)] == ["a1"]
 
 
 def test_a_piece_where_one_is_expected_is_not_stuck() -> None:

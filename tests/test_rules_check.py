@@ -123,3 +123,23 @@ def test_a_broken_case_file_is_named_not_a_traceback(tmp_path: Path) -> None:
     assert "broken.json, line 1: not valid JSON" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
     assert result.stdout.splitlines()[-1] == "0 passed, 1 failed"
+
+
+def test_a_case_of_an_unknown_game_fails_rather_than_being_skipped(tmp_path: Path) -> None:
+    case = {**json.loads((SHARED / "enceladus.json").read_text())[0], "id": "x", "game": "chess"}
+    path = tmp_path / "chess.json"
+    path.write_text(json.dumps([case]))
+    result = check(path)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        "FAIL x: unknown game 'chess'; a case is of enceladus, mars, uranus", "0 passed, 1 failed"]
+
+
+def test_a_malformed_position_fails_in_words_not_in_class_names(tmp_path: Path) -> None:
+    case = json.loads((SHARED / "enceladus.json").read_text())[0]
+    case["position"]["players"] = "two"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps([case]))
+    first = check(path).stdout.splitlines()[0]
+    assert first.startswith(f"FAIL {case['id']}: the case could not be run:")
+    assert "Error" not in first

@@ -114,9 +114,13 @@ def run_case(
 ) -> CaseResult:
     """Run one case.  ``adapter_for(game)`` gives the game's adapter or ``None`` if not built."""
     case_id = str(case.get("id", "?"))
-    adapter = adapter_for(str(case.get("game")))
+    game = str(case.get("game"))
+    if game not in rules_pkg.GAMES:
+        known = ", ".join(rules_pkg.GAMES)
+        return CaseResult(case_id, "FAIL", f"unknown game {game!r}; a case is of {known}")
+    adapter = adapter_for(game)
     if adapter is None:
-        return CaseResult(case_id, "SKIP", f"the rules of {case.get('game')!r} are not built yet")
+        return CaseResult(case_id, "SKIP", f"the rules of {game!r} are not built yet")
     try:
         query = case["query"]
         expect = case["expect"]
@@ -134,9 +138,8 @@ def run_case(
         else:
             got = adapter.query(state, name, arg)
     except (RulesError, CompanionError, KeyError, ValueError, TypeError) as error:
-        return CaseResult(
-            case_id, "FAIL", f"the case could not be run: {type(error).__name__}: {error}"
-        )
+        what = str(error) if isinstance(error, CompanionError) else f"a malformed case ({error})"
+        return CaseResult(case_id, "FAIL", f"the case could not be run: {what}")
     want, have = _mismatches(expect, got)
     if not want:
         return CaseResult(case_id, "PASS")

@@ -9,8 +9,8 @@ output is a terminal, also drawn there.  At the end the final hands and rank poi
 
 from __future__ import annotations
 
+import shutil
 import sys
-import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -57,10 +57,14 @@ def run_demo(
     """Play one game; returns the exit status (0 when the game reached its end)."""
     from companion.display import Display, make_device
 
-    out.mkdir(parents=True, exist_ok=True)
-    journal_dir = Path(tempfile.mkdtemp(prefix="journal-", dir=out))
+    name = "-".join((f"demo-{game}", *([board] if game == "uranus" else []),
+                     *([sensing] if sensing != "identity" else []), f"{players}p-{seed}"))
+    # The demo's own journal folder, emptied first: a demo never resumes an older demo.
+    journal_dir = out / "journals" / name
+    shutil.rmtree(journal_dir, ignore_errors=True)
+    journal_dir.mkdir(parents=True)
     config = demo_config(game, players, seed, board, journal_dir, sensing)
-    gif = out / f"demo-{game}-{seed}.gif"
+    gif = out / f"{name}.gif"
     device_options: dict[str, Any] = {"display": display, **MATRIX}
     if display == "gifanim":
         device_options |= {"filename": str(gif), "duration": 0.08, "max_frames": 6000}
@@ -78,7 +82,8 @@ def run_demo(
     seconds = time.monotonic() - started
     print(
         f"Gardens of {game.capitalize()}, {players} players, seed {seed}, {sensing} board: "
-        f"{table.steps} steps refereed in {seconds:.1f} s, {table.questions} questions asked"
+        f"{table.steps} steps refereed in {seconds:.1f} s, "
+        f"{table.questions} question{'' if table.questions == 1 else 's'} asked"
     )
     if outcome is None:
         print(f"The game did not finish: {table.error or 'stopped'}")
