@@ -16,7 +16,6 @@ is asked with Select/OK.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -34,12 +33,16 @@ from companion.referee.effects import (
     Show,
     Undone,
 )
-from companion.referee.recognition import StepIndex, board_diff, guidance, sensed_board
+from companion.referee.recognition import (
+    StepIndex,
+    board_diff,
+    guidance,
+    on_the_way,
+    sensed_board,
+)
 from companion.rules.base import EMPTY, Board, Cell, GameRules, Piece, tray_counts
 
 Effects = list[Any]
-
-log = logging.getLogger("companion.referee")
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,7 +293,9 @@ class Referee:
             self.observed[cell] = after
             self.touched.add(cell)
             self.last_change_t = now
-            self.last_change_removed = after == EMPTY or len(after) < len(before)
+            # Taken away: emptied, or a gardener lifted off its flower (or the flower from
+            # under it); the piece cannot be slid on any more, so nothing else is under way.
+            self.last_change_removed = on_the_way(after, before)
         effects: Effects = []
         if self.pending:
             first = min(p.since for p in self.pending.values())
