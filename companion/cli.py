@@ -180,8 +180,17 @@ def make_parser() -> argparse.ArgumentParser:
 
     rules = sub.add_parser("rules", help="the rules cores")
     rules_sub = rules.add_subparsers(dest="rules_command", required=True, metavar="COMMAND")
-    check = rules_sub.add_parser("check", help="run rule case files (shared/cases/FORMAT.md)")
-    check.add_argument("files", nargs="+", metavar="FILE")
+    check = rules_sub.add_parser(
+        "check",
+        help="run rule case files (docs/CASES.md)",
+        description="Run rule case files: each case is a position, one question about it "
+        "(legal moves, a sequence of steps, scores, the outcome...) and the answer the rules "
+        "require.  Prints PASS or FAIL per case, then 'N passed, M failed'; exits 1 when a "
+        "case failed.  The case format is docs/CASES.md in the source tree, the rulings the "
+        "cases cite docs/RULINGS.md; tests/cases/ holds examples for every game.",
+    )
+    check.add_argument("files", nargs="+", metavar="FILE",
+                       help="a case file (a JSON list of cases)")
     check.set_defaults(func=_rules_check)
 
     replay = sub.add_parser("replay", help="print a journaled game and render it as a GIF")

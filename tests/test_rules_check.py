@@ -1,15 +1,14 @@
-"""Every rule case file passes: the shared ones and ours (issue 2, item 3; FORMAT.md).
+"""Every rule case file in ``tests/cases`` passes (``docs/CASES.md``).
 
 Each case runs on its own (a failure names the case), and every file runs through
-``companion rules check`` as a player would run it.  The shared cases live in
-``../shared/cases`` beside the checkout (``COMPANION_SHARED_CASES`` overrides); a missing
-folder fails the suite rather than skipping it.
+``companion rules check`` as a player would run it.  ``enceladus.json``, ``mars.json`` and
+``uranus.json`` hold each game's core cases, the ``*_extra.json`` files the rest.
 """
 
 from __future__ import annotations
 
+import copy
 import json
-import os
 import re
 import subprocess
 import sys
@@ -22,15 +21,13 @@ from companion.rules import load
 from companion.rules.cases import default_adapter_for, load_cases, run_case
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("COMPANION_SHARED_CASES", ROOT.parent / "shared" / "cases"))
-OURS = ROOT / "tests" / "cases"
-CASE_FILES = sorted(SHARED.glob("*.json")) + sorted(OURS.glob("*.json"))
+CASE_DIR = ROOT / "tests" / "cases"
+CASE_FILES = sorted(CASE_DIR.glob("*.json"))
 CASES = [case for path in CASE_FILES for case in load_cases(path)]
-SOURCES = {
-    "enceladus": ("gardens-of-enceladus.txt", "CLARIFICATIONS.md Enceladus #"),
-    "mars": ("gardens-of-mars.txt", "CLARIFICATIONS.md Mars #"),
-    "uranus": ("gardens-of-uranus.txt", "CLARIFICATIONS.md Uranus #"),
-}
+RULINGS = (ROOT / "docs" / "RULINGS.md").read_text(encoding="utf-8")
+CASES_DOC = (ROOT / "docs" / "CASES.md").read_text(encoding="utf-8")
+GAME_NAMES = {"enceladus": "Enceladus", "mars": "Mars", "uranus": "Uranus"}
+FIRST_CASE = json.loads((CASE_DIR / "enceladus.json").read_text())[0]
 
 
 def check(*files: Path) -> subprocess.CompletedProcess[str]:
@@ -49,19 +46,27 @@ def test_case(case: dict[str, Any]) -> None:
     assert result.status == "PASS", result.line()
 
 
-@pytest.mark.parametrize("path", sorted(OURS.glob("*.json")), ids=lambda p: p.name)
-def test_our_cases_have_unique_ids_and_name_their_rule_and_source(path: Path) -> None:
-    cases = load_cases(path)
-    assert len({case["id"] for case in CASES}) == len(CASES)  # none clashes with a shared id
-    for case in cases:
-        assert case["rule"], case["id"]
-        assert case["source"].startswith((*SOURCES[case["game"]], "shared/cases/FORMAT.md")), case[
-            "id"
-        ]
+def test_case_ids_are_unique() -> None:
+    assert len({case["id"] for case in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
+def test_a_case_names_its_rule_and_a_source_in_the_repository(case: dict[str, Any]) -> None:
+    assert case["rule"]
+    game = GAME_NAMES[case["game"]]
+    source = case["source"]
+    ruling = re.fullmatch(rf"docs/RULINGS\.md ({game} #\w+)", source)
+    section = re.fullmatch(r"docs/CASES\.md \((.+)\)", source)
+    if ruling:
+        assert f"### {ruling[1]}:" in RULINGS  # the ruling cited has its own heading
+    elif section:
+        assert f"\n## {section[1]}\n" in CASES_DOC
+    else:
+        assert source == f"Gardens of {game} rules"
 
 
 def test_our_enceladus_cases_cover_every_special_action_and_variant() -> None:
-    cases = load_cases(OURS / "enceladus_extra.json")
+    cases = load_cases(CASE_DIR / "enceladus_extra.json")
     used = {
         step["action"]
         for case in cases
@@ -75,15 +80,19 @@ def test_our_enceladus_cases_cover_every_special_action_and_variant() -> None:
     assert {"tube": False} in options
 
 
-def test_the_shared_case_folder_is_there() -> None:
-    assert sorted(p.name for p in SHARED.glob("*.json")) == [
-        "enceladus.json",
-        "mars.json",
-        "uranus.json",
+def test_every_game_has_its_core_and_extra_cases() -> None:
+    assert [p.name for p in CASE_FILES] == [
+        f"{game}{suffix}.json" for game in GAME_NAMES for suffix in ("", "_extra")
     ]
 
 
-@pytest.mark.parametrize("path", CASE_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_example_of_the_case_format_passes() -> None:
+    example = json.loads(re.search(r"```json\n(.*?)```", CASES_DOC, re.DOTALL)[1])
+    assert example == next(case for case in CASES if case["id"] == example["id"])
+    assert run_case(example, default_adapter_for).status == "PASS"
+
+
+@pytest.mark.parametrize("path", CASE_FILES, ids=lambda p: p.name)
 def test_every_case_passes(path: Path) -> None:
     result = check(path)
     lines = result.stdout.splitlines()
@@ -94,7 +103,7 @@ def test_every_case_passes(path: Path) -> None:
 
 
 def test_a_failing_case_is_reported_with_what_was_expected_and_exits_1(tmp_path: Path) -> None:
-    case = json.loads((SHARED / "enceladus.json").read_text())[0]
+    case = copy.deepcopy(FIRST_CASE)
     case["expect"]["hands"]["1"] = "9-9-9-9-9"
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps([case]))
@@ -116,7 +125,7 @@ def test_a_broken_case_file_is_named_not_a_traceback(tmp_path: Path) -> None:
 
 
 def test_a_case_of_an_unknown_game_fails_rather_than_being_skipped(tmp_path: Path) -> None:
-    case = {**json.loads((SHARED / "enceladus.json").read_text())[0], "id": "x", "game": "chess"}
+    case = {**copy.deepcopy(FIRST_CASE), "id": "x", "game": "chess"}
     path = tmp_path / "chess.json"
     path.write_text(json.dumps([case]))
     result = check(path)
@@ -126,10 +135,17 @@ def test_a_case_of_an_unknown_game_fails_rather_than_being_skipped(tmp_path: Pat
 
 
 def test_a_malformed_position_fails_in_words_not_in_class_names(tmp_path: Path) -> None:
-    case = json.loads((SHARED / "enceladus.json").read_text())[0]
+    case = copy.deepcopy(FIRST_CASE)
     case["position"]["players"] = "two"
     path = tmp_path / "bad.json"
     path.write_text(json.dumps([case]))
     first = check(path).stdout.splitlines()[0]
     assert first.startswith(f"FAIL {case['id']}: the case could not be run:")
     assert "Error" not in first
+
+
+def test_the_help_points_at_the_case_format_in_the_repository() -> None:
+    result = check(Path("--help"))
+    assert result.returncode == 0
+    assert "docs/CASES.md" in " ".join(result.stdout.split())
+    assert (ROOT / "docs" / "CASES.md").is_file()

@@ -1,4 +1,4 @@
-"""``companion rules check``: run rule case files (``shared/cases/FORMAT.md``).
+"""``companion rules check``: run rule case files (``docs/CASES.md``).
 
 Each case is a position, one query and the answer the rules require.  The runner is generic;
 each game supplies a :class:`CaseAdapter` (its module's ``CASES``) that reads the case's
@@ -70,7 +70,7 @@ def _mismatches(
     over = bool(got.get("over", False))
     for key, value in expect.items():
         if key == "to_move" and over:
-            continue  # FORMAT.md: to_move after the end is not compared
+            continue  # docs/CASES.md: to_move after the end is not compared
         if key == "cells":
             cells = got.get("cells", {})
             bad = {c: p for c, p in value.items() if cells.get(c, "") != p}
