@@ -1,4 +1,4 @@
-"""Benchmarks of the referee's hot path and the daemon's memory (issue 2, ``bench/``).
+"""Benchmarks of the referee's hot path and the daemon's memory (``make bench``).
 
 1. **Commit latency, in process.**  Noisy Enceladus games in virtual time (debounce 0, so
    the field update that completes a step is handled on arrival).  For every step committed

@@ -3,10 +3,8 @@
 ``load_config(path)`` reads ``config/companion.toml`` (or any file in its shape) into a
 :class:`Config`; every key has a default, so an empty file is valid.  A broken file raises
 :class:`companion.errors.ConfigError` listing *every* problem, each a sentence naming the
-file, the line, the key (``[section] key``), what is wrong and what is allowed
-(PRODUCT.md, quality bar "a broken config is named key by key"; issue 2 item 9, issue 5
-item 4).  ``check_config(path)`` gives the same problems as a list for
-``companion check-config FILE``.
+file, the line, the key (``[section] key``), what is wrong and what is allowed.
+``check_config(path)`` gives the same problems as a list for ``companion check-config FILE``.
 
 Sections (the commented ``config/companion.toml`` documents every key):
 
@@ -16,7 +14,7 @@ Sections (the commented ``config/companion.toml`` documents every key):
 - ``[display]`` :class:`DisplayConfig`, the ``luma.core.cmdline`` options plus our own;
 - ``[journal]`` :class:`JournalConfig`; ``[log]`` :class:`LogConfig`.
 
-Reloading (``SIGHUP``, issue 5 item 4): only ``[display]`` is applied to a running daemon
+Reloading (``SIGHUP``): only ``[display]`` is applied to a running daemon
 (:data:`RELOADABLE`, :meth:`Config.replace_display`, :func:`display_changes`); the other
 sections are read at start, and :func:`changed_sections` tells the daemon which of them a
 reload would ignore, so it can say so in the log.
@@ -45,7 +43,7 @@ LumaValue = str | int | float | bool | None
 """A ``luma.core.cmdline`` option value; ``None`` where luma's default is "unset"."""
 
 URANUS_BOARDS = ("hexagonal", "trapezoid", "rhombus")
-"""The Gardens of Uranus boards (CLARIFICATIONS.md Uranus #2)."""
+"""The Gardens of Uranus boards (docs/RULINGS.md Uranus #2)."""
 
 DISPLAYS = (
     "max7219", "ws2812", "neopixel", "neosegment", "apa102", "unicornhathd",
@@ -106,7 +104,7 @@ class GameConfig:
 
     def rules_options(self) -> dict[str, Any]:
         """The options for the rules core's ``new_game``: ``[game.options]``, plus the board
-        for Gardens of Uranus (chosen per game, CLARIFICATIONS.md Uranus #7)."""
+        for Gardens of Uranus (chosen per game, docs/RULINGS.md Uranus #7)."""
         options = dict(self.options)
         if self.name == "uranus":
             options.setdefault("board", self.board)
@@ -123,9 +121,10 @@ class BoardConfig:
     ``"tray"``, ``"buttons"`` or ``"virtual"``; ``cards`` (Uranus) ``"reader"`` or
     ``"buttons"``; ``debounce_ms``: how long a cell must hold a reading; ``settle_ms``: how
     long a step's result must stand before it is committed; ``grace_ms``: how long a board
-    that matches no legal step is left before it is shown as wrong (PRODUCT.md, "How a turn
-    flows"); ``heartbeat_timeout_s``: silence after which the board counts as lost;
-    ``ready_timeout_s``: how long the start waits for the board before showing *no board*.
+    that matches no legal step is left before it is shown as wrong (how a turn flows:
+    :mod:`companion.referee.referee`); ``heartbeat_timeout_s``: silence after which the board
+    counts as lost; ``ready_timeout_s``: how long the start waits for the board before
+    showing *no board*.
     """
 
     port: str = "/dev/ttyACM0"
@@ -143,7 +142,7 @@ class BoardConfig:
 
 @dataclass(frozen=True, slots=True)
 class ButtonPins:
-    """The GPIO wiring of the controls (PRODUCT.md, "GPIO on the Pi").
+    """The GPIO wiring of the controls (``hardware/WIRING.md``, The Pi side).
 
     Pins are BCM names, ``"GPIO17"`` (the config also accepts ``17``, ``"BCM17"``,
     ``"BOARD11"`` and ``"J8:11"`` and stores the ``GPIOn`` name); ``None`` for a part that is
@@ -188,7 +187,7 @@ class DisplayConfig:
 @dataclass(frozen=True, slots=True)
 class SwitchMatrixConfig:
     """``[switches]``: a presence board's diode switch matrix scanned from the Pi's GPIO
-    instead of a board controller on ``[board] port`` (``hardware/WIRING.md``; issue 6).
+    instead of a board controller on ``[board] port`` (``hardware/WIRING.md``).
 
     ``rows``: the pins driven low one at a time; ``columns``: the pins read with pull-ups
     (both as BCM names, like ``[buttons]``); empty ``rows``: no matrix, the serial board is
@@ -205,7 +204,7 @@ class SwitchMatrixConfig:
 @dataclass(frozen=True, slots=True)
 class JournalConfig:
     """``[journal]``: where game journals go (systemd's ``StateDirectory``) and whether every
-    committed step is fsync'd (issue 5 item 1)."""
+    committed step is fsync'd (so a power cut loses no committed step)."""
 
     directory: str = "/var/lib/companion"
     fsync: bool = True

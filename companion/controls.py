@@ -1,12 +1,12 @@
 """The GPIO controls beside the board: the OK, Undo, Select and Roll buttons, the buzzer and
-the status LED (PRODUCT.md, "GPIO on the Pi"; issue 2 item 5).
+the status LED (``hardware/WIRING.md``, The Pi side).
 
 Every device is made with the pin factory passed in (gpiozero's ``MockFactory`` in tests
 and the demo) or one of its own from :func:`make_pin_factory`, never gpiozero's global
 ``Device.pin_factory``.
 
-Debouncing is ours, because gpiozero's mock pins ignore ``bounce_time`` (PRODUCT.md,
-"Library behaviours") and a contact bounces on release as well as on press.  Every edge of a
+Debouncing is ours, because gpiozero's mock pins ignore ``bounce_time`` (the suite would
+not exercise it) and a contact bounces on release as well as on press.  Every edge of a
 button (re)starts a one-shot timer of ``bounce_s``; when it runs out the pin has been still
 that long, and its level is compared with the last one reported.  So a bouncing contact
 gives one press and one release, a glitch shorter than ``bounce_s`` gives nothing, a held

@@ -8,7 +8,7 @@ committed step is written to the journal (fsync'd) before the matrix shows it.
 :meth:`Service.close` stops the parts in reverse order; SIGTERM and Ctrl-C share that one
 shutdown path, and SIGHUP becomes a :class:`Reload` event on the queue.
 
-What keeps a game alive (issue 5): the latest unfinished journal is resumed at start and the
+What keeps a game alive: the latest unfinished journal is resumed at start and the
 referee stays out of sync until the board matches it; a journal that cannot be written (a full
 card) keeps its lines and the matrix says so while the game goes on; a board that falls silent
 is asked for a fresh dump; systemd hears ``READY=1``, ``WATCHDOG=1`` and ``STATUS=`` lines

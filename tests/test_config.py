@@ -1,5 +1,5 @@
-"""The configuration file: defaults, the commented sample, and every problem named key by key
-(issue 2 item 9, issue 5 item 4)."""
+"""The configuration file: defaults, the commented sample, and every problem named key by key,
+and what a reload applies."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """GPIO controls on gpiozero's own MockFactory: debounced buttons, buzzer, status LED, faults
-(PRODUCT.md, "GPIO on the Pi"; issue 2 item 5 and its real-world scenarios).
+(``hardware/WIRING.md``, The Pi side), and the contact bounce of real buttons.
 
 Timing: the debounce time here (``BOUNCE``) is far longer than any burst of edges the tests
 drive, and events are awaited on the queue with a timeout, never by sleeping blindly.

@@ -1,7 +1,7 @@
 """The whole daemon on a real pseudo-terminal: the simulated board controller on one side,
 ``service.build`` (pyserial link, gpiozero mock pins, a luma dummy device) on the other.
 
-Issue 2 acceptance: garbage on the serial line (random bytes, a 1 MB line without a newline,
+Garbage on the serial line (random bytes, a 1 MB line without a newline,
 half lines, wrong checksums) never crashes the daemon and never changes the game; it is
 counted and logged once per burst.  And a whole game through the real stacks.
 """

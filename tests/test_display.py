@@ -7,7 +7,7 @@ regenerate the references and look at them before committing:
 
     COMPANION_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/test_display.py
 
-Positions follow the rules' coordinates (CLARIFICATIONS.md, Coordinates); the boards are
+Positions follow the rules' coordinates (docs/RULINGS.md, Coordinates); the boards are
 seeded so every run draws the same pictures.
 """
 
@@ -108,7 +108,7 @@ def _hex_destinations(grid: HexGrid, cells: dict[str, str], start: tuple[int, in
 
 
 URANUS_BOARDS: dict[str, Callable[[], HexGrid]] = {
-    # Gardens of Uranus boards, CLARIFICATIONS.md Uranus #2
+    # Gardens of Uranus boards, docs/RULINGS.md Uranus #2
     "hexagonal": lambda: hexagon(4),
     "trapezoid": lambda: HexGrid((q, r) for q in range(7) for r in range(-(5 + q), 1)),
     "rhombus": lambda: HexGrid((q, r) for q in range(8) for r in range(-q, 8 - q)),

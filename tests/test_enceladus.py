@@ -1,4 +1,4 @@
-"""Gardens of Enceladus rules core: one test per rule, values from the text, CLARIFICATIONS.md
+"""Gardens of Enceladus rules core: one test per rule, values from the text, docs/RULINGS.md
 (Enceladus #1-#10) and the case format.  Positions are built with the case adapter."""
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def test_placement_offers_every_free_start_square_not_facing_a_peak() -> None:
 def test_a_start_square_facing_a_peak_is_refused_with_the_reason() -> None:
     state = position({"c1": "peak"})
     error = refusal(state, Place("Bc"))
-    assert error.rule == "CLARIFICATIONS.md Enceladus #3"
+    assert error.rule == "docs/RULINGS.md Enceladus #3"
     assert "c1" in error.reason and "peak" in error.reason
     assert str(error).startswith("@Bc: ")
 
@@ -179,7 +179,7 @@ def test_a_move_off_the_martians_lines_is_refused() -> None:
 def test_the_adjacent_pick_lists_the_choices_when_missing() -> None:
     state = position({"f2": "M1", "f5": "red", "f6": "yellow", "g5": "blue", "L10": "M2"})
     error = refusal(state, Move("f5"))
-    assert error.rule == "CLARIFICATIONS.md Enceladus #5"
+    assert error.rule == "docs/RULINGS.md Enceladus #5"
     assert "f6 or g5" in error.reason
 
 
@@ -236,7 +236,7 @@ def test_a_payment_needs_three_of_the_colour() -> None:
 def test_the_tube_needs_three_flowers_before_paying() -> None:
     state = position(BOARD_A, reserves={"1": {"blue": 3}}, tube={"red": 2})
     error = refusal(state, Action("tube", "blue", (), ("blue", "red", "red")))
-    assert error.rule == "CLARIFICATIONS.md Enceladus #7"
+    assert error.rule == "docs/RULINGS.md Enceladus #7"
 
 
 def test_tube_draws_are_every_multiset_the_tube_can_give() -> None:
@@ -283,7 +283,7 @@ def test_a_bound_martian_alone_acts_for_the_rest_of_the_turn() -> None:
     after = enc.apply(state, Action("jump", "blue", ("g6",), (), "e6"))
     assert enc.board(after)["g6"] == "M1" and after.bound == enc.LAYOUT.index("g6")
     error = refusal(after, Action("diagonal", "red", ("a3",), (), "b2"))
-    assert error.rule == "CLARIFICATIONS.md Enceladus #8a"
+    assert error.rule == "docs/RULINGS.md Enceladus #8a"
     assert {getattr(s, "martian", None) for s in enc.legal_steps(after)} == {"g6", None}
     assert {s.martian for s in enc.legal_steps(after) if isinstance(s, Move)} == {"g6"}
 

@@ -17,7 +17,7 @@ from companion.rules import enceladus as enc
 from companion.rules.base import board_diff
 from companion.rules.enceladus import Action, Move, Phase
 
-RULE_SOURCES = ("Gardens of Enceladus, ", "CLARIFICATIONS.md Enceladus #")
+RULE_SOURCES = ("Gardens of Enceladus, ", "docs/RULINGS.md Enceladus #")
 
 
 def _options(seed: int) -> tuple[int, dict[str, Any]]:

@@ -1,5 +1,5 @@
 """Acceptance: the reference firmware's frames, fed through a pseudo-terminal, drive a whole
-simulated game in the daemon (issue 6).
+simulated game in the daemon.
 
 The firmware (``hardware/firmware/gardenboard.py``) runs here under CPython on its own
 thread, as on the Pico's core: it scans a simulated identity sensor (one piece code per cell,

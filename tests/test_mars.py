@@ -1,4 +1,4 @@
-"""Gardens of Mars rules core: one test per rule, values from the text and CLARIFICATIONS.md.
+"""Gardens of Mars rules core: one test per rule, values from the text and docs/RULINGS.md.
 
 Positions are built with :func:`companion.rules.mars.position`, as the case files are.
 """
@@ -52,7 +52,7 @@ def at(
     )
 
 
-# --- setup (Gardens of Mars, Setup; CLARIFICATIONS.md Mars #1, #9, #10) --------------------
+# --- setup (Gardens of Mars, Setup; docs/RULINGS.md Mars #1, #9, #10) -----------------------
 
 
 def test_grid_is_91_hexes_around_the_centre() -> None:

@@ -1,6 +1,6 @@
 """Gardens of Mars played at random to the end: the seam's promises hold in every position.
 
-100 seeded games, 2 to 5 players, every combination of the CLARIFICATIONS.md Mars #10
+100 seeded games, 2 to 5 players, every combination of the docs/RULINGS.md Mars #10
 options; dice come from the test's own ``random.Random`` (chance from outside the rules).
 """
 

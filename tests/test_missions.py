@@ -1,4 +1,4 @@
-"""Mission card values, names and the catalogue (CLARIFICATIONS.md Uranus #3, #5, #6a).
+"""Mission card values, names and the catalogue (docs/RULINGS.md Uranus #3, #5, #6a).
 
 Values are worked out by hand on the hexagonal board (``max(|q|,|r|,|q+r|) <= 4``).
 """

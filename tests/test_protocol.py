@@ -290,7 +290,7 @@ def test_encode_refuses_what_cannot_be_read_back(message: object, reason: str) -
         encode(message)  # type: ignore[arg-type]
 
 
-# --- layouts (PROTOCOL.md, Layouts; CLARIFICATIONS.md, Coordinates) -------------------------
+# --- layouts (PROTOCOL.md, Layouts; docs/RULINGS.md, Coordinates) -----------------------------
 
 
 def test_enceladus_dump_order() -> None:

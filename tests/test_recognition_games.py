@@ -1,5 +1,5 @@
 """Whole noisy games in virtual time: every step committed exactly once, nothing else
-(PRODUCT.md quality bar "Recognition"; issue 2 acceptance, 200 games in the slow run)."""
+(200 games in the slow run)."""
 
 from __future__ import annotations
 

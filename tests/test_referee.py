@@ -1,8 +1,8 @@
 """The referee against the real rules cores: what a player does on the board, what it commits.
 
-Positions come from the case adapters (the shared case format); events are fed in virtual
-time, and the referee's own timers fire as the service would fire them.  Scenarios from
-issue 2 ("Real-world scenarios to turn into tests") are named after it.
+Positions come from the case adapters (``docs/CASES.md``); events are fed in virtual
+time, and the referee's own timers fire as the service would fire them.  Real-world table
+scenarios (glitches, a genuine lift, a piece slid over cells) are named ``test_scenario_*``.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def enceladus(
     return table
 
 
-# enc-pick-01's position: M1 on f2 moves to f5 and picks f6 (shared/cases/enceladus.json)
+# enc-pick-01's position: M1 on f2 moves to f5 and picks f6 (tests/cases/enceladus.json)
 PICK = {
     "f2": "M1",
     "f5": "red",

@@ -30,7 +30,7 @@ from companion.sim.harness import VirtualTable
 from companion.sim.perform import Noise
 
 # Gardener 1 on 1,-1 with flowers on three of its six neighbours: three dice to roll
-# (Gardens of Mars, Rolling Dice; the centre counts as empty, CLARIFICATIONS.md Mars #2).
+# (Gardens of Mars, Rolling Dice; the centre counts as empty, docs/RULINGS.md Mars #2).
 THREE_DICE = {"1,-1": "M1", "-2,3": "M2", "2,-1": "red", "1,0": "blue", "1,-2": "green"}
 RESERVES = {1: {"red": 3, "blue": 2}, 2: {"red": 2}, 3: {"red": 2}, 4: {"red": 2}}
 
@@ -208,7 +208,7 @@ def test_an_unknown_dice_source_is_refused() -> None:
         MarsTable("camera")
 
 
-# ---- turns without a die to use (Gardens of Mars, Rolling Dice; CLARIFICATIONS.md Mars #4) --
+# ---- turns without a die to use (Gardens of Mars, Rolling Dice; docs/RULINGS.md Mars #4) --
 
 
 def test_no_dice_to_roll_ok_ends_the_turn_without_penalty() -> None:

@@ -1,8 +1,8 @@
 """Gardens of Uranus at the table: the card reader and the card menu, scoring by showing, the
 deck menu, refusals, the preview, the Hexagon, the hands shown at the end, the screens.
 
-Positions are written as in ``shared/cases/FORMAT.md``; hands are secret (``unknown`` cards)
-unless a test says otherwise, as at a real table (issue 4).
+Positions are written as in ``docs/CASES.md``; hands are secret (``unknown`` cards)
+unless a test says otherwise, as at a real table.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def test_the_prompt_highlights_the_legal_destinations() -> None:
     assert "0,-3" not in screen.highlights  # another gardener's spot
 
 
-# -- refusals (issue 4: an unknown card id, a card shown twice) -----------------------------
+# -- refusals (an unknown card id, a card shown twice) -------------------------------------
 
 
 def refused(effects: list[Any]) -> str:

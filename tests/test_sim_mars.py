@@ -1,6 +1,6 @@
 """Whole Gardens of Mars games refereed from a simulated board (companion/sim/mars.py).
 
-The quality bar of PRODUCT.md: across noisy games with 2-5 players every step performed is
+Across noisy games with 2-5 players every step performed is
 committed exactly once and nothing else is committed.  Virtual time (the harness) for many
 games; one game through the pseudo-terminal, pyserial, gpiozero's mock pins and the service
 loop in real time.  The slow test runs 200 games: ``pytest -m slow tests/test_sim_mars.py``.
@@ -74,7 +74,7 @@ def test_noisy_games_with_the_companions_virtual_dice(monkeypatch: pytest.Monkey
 
 
 def test_noisy_games_with_peaks_and_the_rulebook_options() -> None:
-    # CLARIFICATIONS.md Mars #9 and #10: peaks block paths; the other readings change scores.
+    # docs/RULINGS.md Mars #9 and #10: peaks block paths; the other readings change scores.
     options = {"peaks": 5, "plant_score": "connected_only", "center_blocks_path": True,
                "last_flower": "own_reserve"}
     assert_clean([play(seed, options=options) for seed in range(1, 5)])

@@ -2,7 +2,7 @@
 virtual time (every step committed exactly once, no false commit, no missed step), a table
 without a reader, and one game in real time through the pty, the serial link and the GPIO pins.
 
-Issue 4 acceptance: 200 simulated noisy games across the boards and 2-5 players (the slow
+200 simulated noisy games across the boards and 2-5 players (the slow
 test; ``pytest -m slow``), ten of them in the default run.
 """
 

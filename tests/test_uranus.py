@@ -1,6 +1,6 @@
 """Gardens of Uranus rules core: setup, moves, planting, scoring, the end and notation.
 
-Positions are written as in ``shared/cases/FORMAT.md`` and read by the case adapter.
+Positions are written as in ``docs/CASES.md`` and read by the case adapter.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def test_rules_implement_the_seam() -> None:
     assert rules.name == "uranus"
 
 
-# -- setup (the text, Setup; CLARIFICATIONS.md Uranus #1-#3) ------------------------------
+# -- setup (the text, Setup; docs/RULINGS.md Uranus #1-#3) ---------------------------------
 
 
 @pytest.mark.parametrize(
@@ -151,7 +151,7 @@ def test_table_setup_names_every_problem() -> None:
     assert "holds 5 mission cards" in message
 
 
-# -- placement and moves (the text, Your turn; CLARIFICATIONS.md Uranus #4) ----------------
+# -- placement and moves (the text, Your turn; docs/RULINGS.md Uranus #4) ------------------
 
 
 def test_placement_in_turn_order_then_player_one_moves() -> None:
@@ -204,7 +204,7 @@ def test_illegal_steps_say_why_and_which_rule() -> None:
     assert str(caught.value) == "3,0=red: a tree blocks the way (Gardens of Uranus, Your turn)"
 
 
-# -- scoring a card (the text, Your turn 2; FORMAT.md Step semantics) ----------------------
+# -- scoring a card (the text, Your turn 2; docs/CASES.md, Step semantics) -----------------
 
 
 def test_scoring_adds_the_value_discards_and_draws() -> None:
@@ -228,7 +228,7 @@ def test_score_steps_offer_each_card_in_hand_from_every_deck_drawing_unknown() -
     assert scores == [Score("groups:red", 1), Score("groups:red", 3)]
 
 
-# -- secret hands (the text, Setup: "secret mission cards"; issue 4) -----------------------
+# -- secret hands (the text, Setup: "secret mission cards") --------------------------------
 
 
 def secret(state: State, *unknown: int) -> State:
@@ -336,7 +336,7 @@ def test_mission_value_uses_the_triangle_option() -> None:
     assert mission_value(one_side, "triangle:yellow") == 3
 
 
-# -- the end (the text, End of the game; CLARIFICATIONS.md Uranus #6, #6a) -----------------
+# -- the end (the text, End of the game; docs/RULINGS.md Uranus #6, #6a) -------------------
 
 
 @pytest.mark.parametrize(("unused", "penalty"), [(0, 0), (1, 1), (4, 10), (12, 78), (13, 91)])

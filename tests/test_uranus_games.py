@@ -1,6 +1,6 @@
 """Whole seeded games on every board, 2-5 players: every step legal, ``changes()`` equal to
 the board diff, ``candidates()`` a superset, notation round-trips, and every game ends
-(CLARIFICATIONS.md Uranus #6: each turn plants, scores or lengthens the no-planting run).
+(docs/RULINGS.md Uranus #6: each turn plants, scores or lengthens the no-planting run).
 Open hands (the dealt cards known, draws named) and secret hands (as at a real table: cards
 learned when shown, the hands shown after the end) both."""
 

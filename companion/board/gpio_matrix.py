@@ -1,6 +1,6 @@
 """A presence board with no microcontroller: a diode switch matrix scanned from the Pi's GPIO.
 
-For makers without a board controller (PRODUCT.md, hardware contract; issue 6 item 6): one
+For makers without a board controller (a presence board wired straight to the Pi): one
 reed or hall switch per cell, each in series with a diode, wired in a matrix of ``rows`` x
 ``columns`` (``hardware/WIRING.md``).  :class:`GpioMatrix` drives one row low at a time and
 reads the columns, which have the Pi's pull-ups: a closed switch on the driven row pulls its

@@ -6,7 +6,7 @@ coordinates) and square boards simply use even ``x2``.  At a cell size of ``s`` 
 top-left pixel is ``(x2 * s // 2, y * s)``: with ``s = 1`` the 91 Mars hexes fold into the
 11 x 11 odd-r offset grid, with ``s = 2`` the rows are staggered by one pixel like real hexes.
 
-Enceladus (CLARIFICATIONS.md, Coordinates): row 10 at the top, start squares ``L1-L10`` left,
+Enceladus (docs/RULINGS.md, Coordinates): row 10 at the top, start squares ``L1-L10`` left,
 ``R1-R10`` right, ``Ba-Bj`` below; the special-action strip ``A1-A10`` (A1 the tube, A10 the
 wildflower) stands as a column right of the garden, as on wide screens in the rules text, and
 the show-tray ``T1-T6`` as a second column.  Hex boards are drawn from their cells' axial names

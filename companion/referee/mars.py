@@ -18,12 +18,12 @@ onto a flower (the one-point penalty).  :class:`MarsTable` does the rest of a tu
 * **No dice to roll** (the gardener is surrounded by flowers): the matrix says so and OK ends the
   turn (``Roll(())``).  Asking for OK rather than ending the turn unprompted lets the players
   see why their turn is over; it is the same in all three sources.
-* **No legal move** (CLARIFICATIONS.md Mars #4): the matrix says so; a menu names the discards
+* **No legal move** (docs/RULINGS.md Mars #4): the matrix says so; a menu names the discards
   (``discard 3``, one per pool value, as the rules core's ``choice_path`` does), Select picks
   the die, OK discards it and the player loses a point.  The value matters (the pool passes on).
 * **The scoring track is not sensed**: after every score change the message tells the player
   where their scoring Martian goes: its space on the 0-50 track and, past 50, its lap
-  (CLARIFICATIONS.md Mars #6); the ``track`` extra always shows every scoring Martian's space.
+  (docs/RULINGS.md Mars #6); the ``track`` extra always shows every scoring Martian's space.
 * **Setup**: the flowers are dealt by the rules core (a seeded deal); each player is shown their
   colour counts (``b5 y5 w5 a5 r5 g5``, the wire protocol's colour letters) when they are to place
   their gardener.
@@ -316,7 +316,7 @@ def reserve_text(state: State, player: int) -> str:
 
 def track_text(scores: Sequence[int]) -> str:
     """Every scoring Martian's space on the 0-50 track, the lap past the first:
-    ``"P1 15 P2 3 lap 2"`` for scores 15 and 53 (CLARIFICATIONS.md Mars #6)."""
+    ``"P1 15 P2 3 lap 2"`` for scores 15 and 53 (docs/RULINGS.md Mars #6)."""
     return " ".join(f"P{p} {_space(score)}" for p, score in enumerate(scores, start=1))
 
 
@@ -330,7 +330,7 @@ def score_news(referee: Referee) -> str:
     ``"P1: scoring Martian to 15"``, ``"P2: scoring Martian back to 3"``; ``""`` otherwise.
 
     The track is not sensed, so the players move the Martian themselves (Gardens of Mars,
-    Moving and Planting; the leapfrog of CLARIFICATIONS.md Mars #6 is already in the score).
+    Moving and Planting; the leapfrog of docs/RULINGS.md Mars #6 is already in the score).
     """
     if not referee.history:
         return ""

@@ -1,7 +1,7 @@
 """Step recognition: which legal steps explain what the sensors see.
 
 Pure functions over a rules core (:class:`companion.rules.base.GameRules`), an expected board
-and an observed board.  PRODUCT.md, "How a turn flows", steps 2-4.
+and an observed board (how a turn flows: :mod:`companion.referee.referee`).
 
 Vocabulary
 ----------

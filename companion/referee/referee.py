@@ -4,7 +4,7 @@ A pure state machine over events (:mod:`companion.events`): :meth:`Referee.handl
 event and returns the effects (:mod:`companion.referee.effects`) for the service to carry out.
 Time comes only from the events, so a recorded event log replays to the same commits.
 
-How a turn flows (PRODUCT.md): field updates are debounced per cell; the observed board is
+How a turn flows: field updates are debounced per cell; the observed board is
 compared with the expected one and with every legal step (:mod:`.recognition`); a step that the
 board completes is committed once the board has stayed so for the settle time, or at once when
 the last change took a piece away and no other step could still be under way.  A board that

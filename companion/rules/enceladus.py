@@ -1,7 +1,7 @@
 """The Gardens of Enceladus rules core: a 10 x 10 garden, Martians that pick flowers, ten
 special actions, hands scored from sorted colour counts.
 
-Sources: ``shared/rules/gardens-of-enceladus.txt`` (the text) and ``CLARIFICATIONS.md``
+Sources: the published rules of Gardens of Enceladus (the text) and ``docs/RULINGS.md``
 (Coordinates, Enceladus #1-#10).  ``RULES`` implements
 :class:`companion.rules.base.GameRules`; ``CASES`` is the case adapter of
 :mod:`companion.rules.cases`.  Everything is pure: a game is a frozen :class:`State`, chance
@@ -13,7 +13,7 @@ Functions: :func:`new_game`, :func:`setup_valid`, :func:`legal_steps`, :func:`ap
 :func:`notation` / :func:`parse_step`, :func:`format_position` / :func:`parse_position`,
 :func:`read_options`.
 
-Options (CLARIFICATIONS.md Enceladus #10, #1): ``mode`` (``competitive`` | ``cooperative``),
+Options (docs/RULINGS.md Enceladus #10, #1): ``mode`` (``competitive`` | ``cooperative``),
 ``martians_per_player`` (1 | 2, two players only), ``tube`` (true | false: false is the
 combinatorial game, the tube action covered at the start), ``colours`` (five names, default
 ``blue red yellow green purple``).
@@ -56,7 +56,7 @@ Martian is bound (two-Martian variant).  ``options``: ``key=value`` joined by ``
 Readings of ours where the texts are silent
 -------------------------------------------
 * "Any flower" in swap flowers and move flower includes a flower under a Martian; only swap
-  peak and flower may not use it (CLARIFICATIONS.md Enceladus #8b).
+  peak and flower may not use it (docs/RULINGS.md Enceladus #8b).
 * Once a Martian is bound (#8a), the other Martian may not move this turn, so only the bound
   one counts for the end test.
 * A game has two to five players (five Martian types, the text's Setup).
@@ -94,14 +94,14 @@ RULE_ACTIONS = "Gardens of Enceladus, Special actions"
 RULE_NOTES = "Gardens of Enceladus, Notes on the rules"
 RULE_END = "Gardens of Enceladus, Game end"
 RULE_VARIANTS = "Gardens of Enceladus, Variants (game options)"
-RULE_START = "CLARIFICATIONS.md Enceladus #3"
-RULE_PICK = "CLARIFICATIONS.md Enceladus #5"
-RULE_TUBE = "CLARIFICATIONS.md Enceladus #7"
-RULE_BOUND = "CLARIFICATIONS.md Enceladus #8a"
-RULE_UNDER = "CLARIFICATIONS.md Enceladus #8b"
+RULE_START = "docs/RULINGS.md Enceladus #3"
+RULE_PICK = "docs/RULINGS.md Enceladus #5"
+RULE_TUBE = "docs/RULINGS.md Enceladus #7"
+RULE_BOUND = "docs/RULINGS.md Enceladus #8a"
+RULE_UNDER = "docs/RULINGS.md Enceladus #8b"
 
 DEFAULT_COLOURS = ("blue", "red", "yellow", "green", "purple")
-"""The five flower colours (CLARIFICATIONS.md Enceladus #1)."""
+"""The five flower colours (docs/RULINGS.md Enceladus #1)."""
 
 FLOWERS_PER_COLOUR = 19
 PEAKS = 5
@@ -127,7 +127,7 @@ ACTIONS = (
 
 MARTIAN_ACTIONS = frozenset({"jump", "diagonal", "swap_martian"})
 """Actions that move a Martian: unavailable outside the garden, binding in the two-Martian
-variant (the text, Special actions; CLARIFICATIONS.md Enceladus #8a)."""
+variant (the text, Special actions; docs/RULINGS.md Enceladus #8a)."""
 
 _ARITY = {
     "tube": (0,),
@@ -152,7 +152,7 @@ START_SQUARES: tuple[str, ...] = (
     + tuple(f"R{n}" for n in range(1, SIZE + 1))
     + tuple(f"B{c}" for c in COLUMNS)
 )
-"""The start squares outside the garden (CLARIFICATIONS.md, Coordinates)."""
+"""The start squares outside the garden (docs/RULINGS.md, Coordinates)."""
 
 ACTION_SLOTS: tuple[str, ...] = tuple(f"A{k}" for k in range(1, len(ACTIONS) + 1))
 TRAY_CELLS: tuple[str, ...] = tuple(f"T{k}" for k in range(1, 7))
@@ -188,7 +188,7 @@ ENTRY_RAYS: tuple[tuple[Square, ...], ...] = tuple(
     _entry_ray(s) for s in range(_STARTS_FROM, _SLOTS_FROM)
 )
 """``ENTRY_RAYS[i]``: the garden squares start square ``START_SQUARES[i]`` looks into,
-nearest first (CLARIFICATIONS.md Enceladus #3)."""
+nearest first (docs/RULINGS.md Enceladus #3)."""
 
 _NEAR: tuple[frozenset[Square], ...] = tuple(
     frozenset(
@@ -212,7 +212,7 @@ class Phase(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """The game options (CLARIFICATIONS.md Enceladus #10); see :func:`read_options`."""
+    """The game options (docs/RULINGS.md Enceladus #10); see :func:`read_options`."""
 
     mode: str = "competitive"
     martians_per_player: int = 1
@@ -284,7 +284,7 @@ class State:
 
     * ``garden``: 100 values in square order (:mod:`companion.rules.squares`): a flower is its
       colour's index into ``options.colours``; ``EMPTY_SQUARE`` or ``PEAK_SQUARE``.  A flower
-      under a Martian stays here (CLARIFICATIONS.md Enceladus #8b).
+      under a Martian stays here (docs/RULINGS.md Enceladus #8b).
     * ``martians``: per player, the sorted cells of their Martians: ``0..99`` a garden square,
       ``100..129`` a start square (``START_SQUARES``).
     * ``reserves``: per player, six counts: the five colours, then the wildflower.
@@ -361,7 +361,7 @@ Step = Place | Move | Action
 def setup_valid(peaks: Iterable[str]) -> bool:
     """Whether a garden with peaks on ``peaks`` (square names) and flowers everywhere else is
     valid: the non-peak squares form one orthogonally connected region (the text, Setup;
-    CLARIFICATIONS.md Enceladus #2).  Raises :class:`InvalidStepError` for a bad name."""
+    docs/RULINGS.md Enceladus #2).  Raises :class:`InvalidStepError` for a bad name."""
     blocked = {parse_square(name) for name in peaks}
     return is_connected([s for s in SQUARES if s not in blocked])
 
@@ -507,7 +507,7 @@ def _uses(
     None, cells)``, restricted to uses whose garden changes may cover ``focus``.
 
     Availability and payment are the caller's; the rules of each action are the text's
-    Special actions table and CLARIFICATIONS.md Enceladus #7, #8a, #8b.
+    Special actions table and docs/RULINGS.md Enceladus #7, #8a, #8b.
     """
     garden = state.garden
     if name in MARTIAN_ACTIONS:
@@ -1122,7 +1122,7 @@ def candidates(state: State, touched: frozenset[str]) -> Iterator[Step]:
 def hand(reserve: Sequence[int]) -> tuple[int, ...]:
     """A player's hand from their six reserve counts (five colours, then the wildflower): the
     colour counts sorted ascending, each wildflower added to a lowest count (the text,
-    Scoring your hand; CLARIFICATIONS.md Enceladus #9).  ``(2, 3, 3, 4, 5, 1) -> (3, 3, 3, 4,
+    Scoring your hand; docs/RULINGS.md Enceladus #9).  ``(2, 3, 3, 4, 5, 1) -> (3, 3, 3, 4,
     5)``.  Hands compare as tuples: lowest count first."""
     counts = sorted(reserve[:-1])
     for _ in range(reserve[-1]):
@@ -1477,7 +1477,7 @@ RULES = EnceladusRules()
 
 
 class EnceladusCases:
-    """The case adapter (``shared/cases/FORMAT.md``) for Gardens of Enceladus.
+    """The case adapter (``docs/CASES.md``) for Gardens of Enceladus.
 
     A case position need not be a full game: Martians are the ``"M1"`` pieces of ``cells``;
     the phase is placement while some player has fewer Martians than the variant asks, else

@@ -1,7 +1,7 @@
 """Hex grids in axial coordinates, for Gardens of Mars and Gardens of Uranus.
 
 Coordinates are ``(q, r)`` with ``s = -q - r`` (Red Blob Games' axial system), written
-``"q,r"`` (``"-3,2"``) as in ``shared/rules/CLARIFICATIONS.md`` (Coordinates).  Neighbours
+``"q,r"`` (``"-3,2"``) as in ``docs/RULINGS.md`` (Coordinates).  Neighbours
 in the order ``(+1,0) (0,+1) (-1,+1) (-1,0) (0,-1) (+1,-1)``; the three line axes are
 ``(1,0)``, ``(0,1)``, ``(-1,1)``.  A :class:`HexGrid` is built once per board shape and
 precomputes neighbours and rays, so the rules cores never recompute geometry in a hot path.
@@ -18,7 +18,7 @@ Hex = tuple[int, int]
 """Axial coordinates ``(q, r)``."""
 
 DIRECTIONS: tuple[Hex, ...] = ((1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1))
-"""The six neighbour offsets, in the order of CLARIFICATIONS.md."""
+"""The six neighbour offsets, in the order of docs/RULINGS.md."""
 
 AXES: tuple[Hex, ...] = ((1, 0), (0, 1), (-1, 1))
 """The three line axes."""

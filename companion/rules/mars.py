@@ -1,6 +1,6 @@
 """Gardens of Mars: the rules core.
 
-Specification: ``shared/rules/gardens-of-mars.txt`` and ``shared/rules/CLARIFICATIONS.md``
+Specification: the published rules of Gardens of Mars (the text) and ``docs/RULINGS.md``
 (Coordinates, Mars #1-#10).  Pure: no I/O, no randomness outside :meth:`MarsRules.new_game`
 (which is seeded); dice rolls arrive from outside as :class:`Roll` steps.
 
@@ -29,7 +29,7 @@ separated by ``/``; ``cells`` lists every non-empty hex with its board piece; ``
 ``cells`` and ``options`` are ``-`` when empty; ``options`` lists only non-default values.
 The phase is not written: it follows from the rest (see :class:`Phase`).
 
-Game options (CLARIFICATIONS.md Mars #10, defaults first): ``plant_score``
+Game options (docs/RULINGS.md Mars #10, defaults first): ``plant_score``
 (``group_size`` | ``connected_only``), ``center_blocks_path`` (false | true), ``last_flower``
 (``board`` | ``own_reserve``), ``last_flower_extra_turn`` (true | false),
 ``track_extra_turns`` (true | false), ``peaks`` (0 = off, or a count of 1 to 12).
@@ -97,12 +97,12 @@ def layout_cells(board: str = "") -> tuple[Cell, ...]:
 
 # The rule each refusal names (IllegalMoveError.rule): the text's section, the clarification.
 R_SETUP = "Gardens of Mars, Setup"
-R_ROLL = "Gardens of Mars, Rolling Dice (CLARIFICATIONS.md Mars #2)"
+R_ROLL = "Gardens of Mars, Rolling Dice (docs/RULINGS.md Mars #2)"
 R_MOVE = "Gardens of Mars, Moving and Planting"
-R_CENTRE = "Gardens of Mars, Moving and Planting (CLARIFICATIONS.md Mars #3)"
-R_PEAKS = "Gardens of Mars, Peaks variant (CLARIFICATIONS.md Mars #9)"
-R_DIE = "CLARIFICATIONS.md Mars #4"
-R_TURN = "CLARIFICATIONS.md Mars #8"
+R_CENTRE = "Gardens of Mars, Moving and Planting (docs/RULINGS.md Mars #3)"
+R_PEAKS = "Gardens of Mars, Peaks variant (docs/RULINGS.md Mars #9)"
+R_DIE = "docs/RULINGS.md Mars #4"
+R_TURN = "docs/RULINGS.md Mars #8"
 R_END = "Gardens of Mars, Game End"
 
 
@@ -111,13 +111,14 @@ R_END = "Gardens of Mars, Game End"
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """The game options of CLARIFICATIONS.md Mars #10, each with its default.
+    """The game options of docs/RULINGS.md Mars #10, each with its default.
 
     ``plant_score``: ``"group_size"`` (the text: a planted flower scores the size of its
     same-colour group) or ``"connected_only"`` (the rulebook example: size - 1), Mars #5.
     ``center_blocks_path``: the central space blocks paths too (off: passing is allowed), #3.
     ``last_flower``: the extra turn comes with the 10th flower of a colour on the ``"board"``
-    or with the planter's ``"own_reserve"`` of that colour running out (BGA), #7.
+    or with the planter's ``"own_reserve"`` of that colour running out (as Board Game Arena
+    plays it), #7.
     ``last_flower_extra_turn``: that extra turn at all, #7.
     ``track_extra_turns``: leapfrog and the above-25 extra turn on the scoring track, #6.
     ``peaks``: 0 (no Peaks variant) or how many peaks are placed, 1 to :data:`MAX_PEAKS`, #9.
@@ -219,7 +220,7 @@ class Move:
 @dataclass(frozen=True, slots=True)
 class Discard:
     """No pool die gives a legal move: discard one of value ``die`` and lose a point
-    (CLARIFICATIONS.md Mars #4)."""
+    (docs/RULINGS.md Mars #4)."""
 
     die: int
 
@@ -295,7 +296,7 @@ def track_space(score: int) -> TrackSpace:
     """Where a scoring Martian with ``score`` points stands: space 0 for 0, else
     ``(score - 1) mod 50 + 1``, and the laps completed (``track_space(53) == (3, 1)``).
 
-    CLARIFICATIONS.md Mars #6.  Raises ``ValueError`` for a negative score.
+    docs/RULINGS.md Mars #6.  Raises ``ValueError`` for a negative score.
     """
     if score < 0:
         raise ValueError(f"a score is never negative, got {score}")
@@ -314,7 +315,7 @@ def dice_to_roll(state: State) -> int:
     """How many dice the player to move rolls into an empty pool: the on-board hexes next to
     their gardener that hold no flower (0-6; 0 before placement).
 
-    Gardens of Mars, Rolling Dice; CLARIFICATIONS.md Mars #2 and #9.
+    Gardens of Mars, Rolling Dice; docs/RULINGS.md Mars #2 and #9.
     """
     gardener = state.gardeners[state.to_move - 1]
     return 0 if gardener is None else _dice_for(state.cells, gardener)
@@ -354,7 +355,7 @@ def position(
     extra_turn: bool = False,
     options: Mapping[str, Any] | None = None,
 ) -> State:
-    """A position from its parts, as the case files give them (``shared/cases/FORMAT.md``).
+    """A position from its parts, as the case files give them (``docs/CASES.md``).
 
     ``cells``: ``{"q,r": piece}`` with pieces ``"red"``, ``"peak"``, ``"M1"``, ``"M1+red"``;
     unlisted hexes are empty.  ``scores``/``planted``/``reserves`` are keyed by player (from
@@ -476,7 +477,7 @@ def destinations(state: State, die: int | None = None) -> frozenset[Hex]:
     """The hexes the player to move may land on with the pool die ``die`` (with any pool
     die when ``None``); empty outside the move phase or for a value not in the pool.
 
-    Gardens of Mars, Moving and Planting; CLARIFICATIONS.md Mars #3.
+    Gardens of Mars, Moving and Planting; docs/RULINGS.md Mars #3.
     """
     if state.phase is not Phase.MOVE:
         return frozenset()
@@ -494,7 +495,7 @@ def _can_move(state: State) -> bool:
 def _gain(state: State, player: int, points: int) -> tuple[int, bool]:
     """The new score after gaining ``points`` and whether the above-25 extra turn is earned.
 
-    CLARIFICATIONS.md Mars #6: leapfrog over occupied spaces (the jumped spaces count); the
+    docs/RULINGS.md Mars #6: leapfrog over occupied spaces (the jumped spaces count); the
     extra turn when the would-be space is above 25 and occupied.
     """
     score = state.scores[player - 1] + points
@@ -827,7 +828,7 @@ class MarsRules:
         with the ``peaks`` option, that many peaks on non-adjacent, non-central hexes; then
         the players place their gardeners in turn order.
 
-        Gardens of Mars, Setup; CLARIFICATIONS.md Mars #1, #9.  Raises :class:`ConfigError`
+        Gardens of Mars, Setup; docs/RULINGS.md Mars #1, #9.  Raises :class:`ConfigError`
         for a bad option, :class:`InvalidPositionError` for fewer than 2 or more than 5
         players.
         """
@@ -975,7 +976,7 @@ class MarsRules:
         still tied shared, and the ranking ``(player, "27 pts", rank points)`` best first,
         rank points being ``(N - 1) - (players strictly better)``.
 
-        Gardens of Mars, Game End; CLARIFICATIONS.md Mars #8a.
+        Gardens of Mars, Game End; docs/RULINGS.md Mars #8a.
         """
         if state.phase is not Phase.OVER:
             return None

@@ -1,12 +1,12 @@
 """Gardens of Uranus mission cards: names, the card catalogue and their values on a garden.
 
-Pure functions, no I/O.  A mission is named canonically as in ``shared/cases/FORMAT.md``:
+Pure functions, no I/O.  A mission is named canonically as in ``docs/CASES.md``:
 ``biggest_group:C groups:C longest_line:C triangle:C edge_trees:C pairs:C1-C2 hexagon``
 (``C`` one of :data:`COLOURS`; a pair is written with its colours in :data:`COLOURS` order,
 so ``pairs:red-blue`` is read as ``pairs:blue-red``).  The 36 cards are one of each of the
-25 single-colour missions, the 10 pairs and the Hexagon (CLARIFICATIONS.md Uranus #3).
+25 single-colour missions, the 10 pairs and the Hexagon (docs/RULINGS.md Uranus #3).
 
-Values follow CLARIFICATIONS.md Uranus #5 (six-way adjacency; lines along the three axes):
+Values follow docs/RULINGS.md Uranus #5 (six-way adjacency; lines along the three axes):
 
 ========================  ============================================================
 ``biggest_group:C``       size of the largest connected group of C
@@ -14,7 +14,7 @@ Values follow CLARIFICATIONS.md Uranus #5 (six-way adjacency; lines along the th
 ``longest_line:C``        ``2 * (L - 1)`` for the longest run of L consecutive C along an axis
 ``triangle:C``            the largest triangle (side s, either orientation) with C on its
                           three corners: ``3 * s`` (``triangle_points="perimeter"``, the
-                          text) or ``s + 1`` (``"one_side"``, BGA)
+                          text) or ``s + 1`` (``"one_side"``, Board Game Arena)
 ``edge_trees:C``          C flowers on an edge spot or next to a tree, each counted once
 ``pairs:C1-C2``           adjacent (C1, C2) spot pairs
 ``hexagon``               0 points: it wins at once (see :func:`hexagon_stands`)
@@ -34,7 +34,7 @@ from companion.errors import ConfigError, InvalidStepError
 from companion.rules.hexes import AXES, DIRECTIONS, Hex, HexGrid, add
 
 COLOURS: tuple[str, ...] = ("blue", "red", "yellow", "green", "purple")
-"""The five flower colours, 12 of each (CLARIFICATIONS.md Uranus #1)."""
+"""The five flower colours, 12 of each (docs/RULINGS.md Uranus #1)."""
 
 SINGLE_KINDS: tuple[str, ...] = (
     "biggest_group",
@@ -48,14 +48,14 @@ SINGLE_KINDS: tuple[str, ...] = (
 HEXAGON = "hexagon"
 
 TRIANGLE_POINTS: tuple[str, ...] = ("perimeter", "one_side")
-"""Values of the ``triangle_points`` option; the first is the default (CLARIFICATIONS #5)."""
+"""Values of the ``triangle_points`` option, the default first (docs/RULINGS.md Uranus #5)."""
 
 ALL_MISSIONS: tuple[str, ...] = (
     *(f"{kind}:{colour}" for kind in SINGLE_KINDS for colour in COLOURS),
     *(f"pairs:{a}-{b}" for a, b in combinations(COLOURS, 2)),
     HEXAGON,
 )
-"""The 36 cards' canonical mission names (CLARIFICATIONS.md Uranus #3)."""
+"""The 36 cards' canonical mission names (docs/RULINGS.md Uranus #3)."""
 
 _CANONICAL = frozenset(ALL_MISSIONS)
 
@@ -214,7 +214,7 @@ def _hexagons_with_corner(garden: Garden, corner: Hex, index: int) -> Iterator[H
 
 def hexagon_stands(garden: Garden) -> bool:
     """Whether six flowers of one colour stand on the corners ``centre + s*d`` (s >= 1, d the
-    six directions) of some regular hexagon (CLARIFICATIONS.md Uranus #5).
+    six directions) of some regular hexagon (docs/RULINGS.md Uranus #5).
 
     Every such hexagon has exactly one corner at ``centre + s*(1,0)``, so each spot is tried
     as that corner only.
@@ -230,7 +230,7 @@ def hexagon_through(garden: Garden, spot: Hex) -> bool:
 
 def mission_value(garden: Garden, mission: str, triangle_points: str = "perimeter") -> int:
     """The points ``mission`` (a canonical name) scores on ``garden`` now, per the table in the
-    module docstring (CLARIFICATIONS.md Uranus #5, option ``triangle_points`` of #7).
+    module docstring (docs/RULINGS.md Uranus #5, option ``triangle_points`` of #7).
 
     Raises :class:`InvalidStepError` for a name that is not a mission.
     """

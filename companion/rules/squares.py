@@ -1,6 +1,6 @@
 """The 10 x 10 square grid of Gardens of Enceladus.
 
-Squares are named like chess squares (``shared/rules/CLARIFICATIONS.md``, Coordinates):
+Squares are named like chess squares (``docs/RULINGS.md``, Coordinates):
 columns ``a``-``j`` left to right, rows ``1``-``10`` from the bottom edge up, so ``"a1"`` is the
 bottom-left corner and ``"j10"`` the top-right one.  Inside the rules a square is an index
 ``0..99``: ``index = 10 * (row - 1) + column``, which is also the dump order of the garden

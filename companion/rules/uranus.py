@@ -1,6 +1,6 @@
 """The Gardens of Uranus rules core: three boards, gardeners, planting, mission cards.
 
-Sources: ``shared/rules/gardens-of-uranus.txt`` (the text) and ``CLARIFICATIONS.md``
+Sources: the published rules of Gardens of Uranus (the text) and ``docs/RULINGS.md``
 (Coordinates, Uranus #1-#8).  Spots are axial hexes (:mod:`companion.rules.hexes`), named
 ``"q,r"``.  Mission values live in :mod:`companion.rules.missions`.
 
@@ -21,7 +21,7 @@ cards each deck still holds.  ``RULES`` implements
 :class:`companion.rules.base.GameRules`; ``CASES`` is the case adapter of
 :mod:`companion.rules.cases`.
 
-Options (CLARIFICATIONS.md Uranus #7): ``board`` (``hexagonal`` | ``trapezoid`` | ``rhombus``,
+Options (docs/RULINGS.md Uranus #7): ``board`` (``hexagonal`` | ``trapezoid`` | ``rhombus``,
 default ``hexagonal``) and ``triangle_points`` (``perimeter`` | ``one_side``, default
 ``perimeter``).
 
@@ -64,7 +64,7 @@ FLOWERS_EACH: Mapping[int, int] = MappingProxyType({2: 30, 3: 20, 4: 15, 5: 12})
 """Flowers dealt to each player by the number of players (the text, Setup)."""
 
 FLOWERS_PER_COLOUR = 12
-"""Flowers of each colour in the game (CLARIFICATIONS.md Uranus #1)."""
+"""Flowers of each colour in the game (docs/RULINGS.md Uranus #1)."""
 
 HAND_SIZE = 5
 """Mission cards each player holds after the draft (the text, Setup)."""
@@ -77,7 +77,7 @@ ENDINGS: Mapping[str, str] = MappingProxyType(
         "last_card": "the last card was drawn from the board",
     }
 )
-"""The four end conditions (CLARIFICATIONS.md Uranus #6): code -> phrase for players."""
+"""The four end conditions (docs/RULINGS.md Uranus #6): code -> phrase for players."""
 
 PHASES = ("placement", "turn", "reveal", "over")
 """``reveal``: the game has ended and players still show the cards left in their hands."""
@@ -88,7 +88,7 @@ UNKNOWN_CARD = "?"
 
 @dataclass(frozen=True, slots=True, eq=False)
 class BoardShape:
-    """One of the three boards (CLARIFICATIONS.md Uranus #2): ``name``, its spots (``grid``,
+    """One of the three boards (docs/RULINGS.md Uranus #2): ``name``, its spots (``grid``,
     in layout order), how many ``trees`` and mission ``decks`` it has, and ``index``, each
     spot's position in ``grid.cells``."""
 
@@ -121,7 +121,7 @@ BOARDS: Mapping[str, BoardShape] = MappingProxyType(
         "rhombus": BoardShape("rhombus", _rhombus(), trees=3, decks=3),
     }
 )
-"""The three boards by name, built once (CLARIFICATIONS.md Uranus #2)."""
+"""The three boards by name, built once (docs/RULINGS.md Uranus #2)."""
 
 
 def layout_cells(board: str) -> tuple[Cell, ...]:
@@ -133,7 +133,7 @@ def layout_cells(board: str) -> tuple[Cell, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """The game options (CLARIFICATIONS.md Uranus #7); see :func:`read_options`."""
+    """The game options (docs/RULINGS.md Uranus #7); see :func:`read_options`."""
 
     board: str = "hexagonal"
     triangle_points: str = "perimeter"
@@ -271,7 +271,7 @@ def garden(state: State) -> Garden:
 
 
 def mission_value(state: State, mission: str) -> int:
-    """The points ``mission`` would score on the board of ``state`` now (CLARIFICATIONS.md
+    """The points ``mission`` would score on the board of ``state`` now (docs/RULINGS.md
     Uranus #5, with the game's ``triangle_points``).  Raises :class:`InvalidStepError` for a
     name that is not a mission."""
     return missions.mission_value(garden(state), mission, state.options.triangle_points)
@@ -279,14 +279,14 @@ def mission_value(state: State, mission: str) -> int:
 
 def unused_flower_penalty(unused: int) -> int:
     """The points lost for ``unused`` flowers left at the end: ``n(n+1)/2`` (1 -> 1, 4 -> 10,
-    12 -> 78), continuing past 12 (the text, End of the game; CLARIFICATIONS.md Uranus #6)."""
+    12 -> 78), continuing past 12 (the text, End of the game; docs/RULINGS.md Uranus #6)."""
     return unused * (unused + 1) // 2
 
 
 def final_scores(state: State) -> tuple[int, ...]:
     """Per player (index p - 1): points so far + the value of every card known in hand on the
     board as it stands (the Hexagon scores 0) - :func:`unused_flower_penalty` of the flowers
-    left (the text, End of the game; CLARIFICATIONS.md Uranus #6).  Once the game is over
+    left (the text, End of the game; docs/RULINGS.md Uranus #6).  Once the game is over
     every card has been shown, so every card counts."""
     view = garden(state)
     points = state.options.triangle_points
@@ -305,7 +305,7 @@ def hexagon_holder(state: State) -> int:
 
 def hexagon_standing(state: State) -> bool:
     """Whether six flowers of one colour stand on the corners of a regular hexagon now
-    (CLARIFICATIONS.md Uranus #5): the matrix announces it, its holder wins by showing it."""
+    (docs/RULINGS.md Uranus #5): the matrix announces it, its holder wins by showing it."""
     return missions.hexagon_stands(garden(state))
 
 
@@ -347,14 +347,14 @@ class Deal:
 
 def split_evenly(total: int, parts: int) -> tuple[int, ...]:
     """``total`` cards split as evenly as possible into ``parts`` decks, bigger decks first
-    (26 into 4 -> ``(7, 7, 6, 6)``; CLARIFICATIONS.md Uranus #3)."""
+    (26 into 4 -> ``(7, 7, 6, 6)``; docs/RULINGS.md Uranus #3)."""
     return tuple(total // parts + (1 if i < total % parts else 0) for i in range(parts))
 
 
 def deal_missions(players: int, board: str, seed: int) -> Deal:
     """A random draft for the simulator, reproducible from ``seed``: each player ends with
     :data:`HAND_SIZE` cards and the rest are split evenly into the board's decks
-    (CLARIFICATIONS.md Uranus #3).
+    (docs/RULINGS.md Uranus #3).
 
     Players who keep a random card of each passed hand end with a uniformly random five, so
     the draft is dealt as a shuffle.  Raises ``KeyError`` for an unknown board.
@@ -434,7 +434,7 @@ def validate(state: State) -> State:
 
 
 def settle(state: State, *, check_hexagon: bool = True) -> State:
-    """``state`` with the end conditions applied as a position (CLARIFICATIONS.md Uranus #6,
+    """``state`` with the end conditions applied as a position (docs/RULINGS.md Uranus #6,
     6a): a one-colour hexagon while someone holds the Hexagon card (unless ``check_hexagon``
     is false because the caller has just checked the change that could make one); a
     no-planting run as long as the number of players; the player to move at the start of a
@@ -474,7 +474,7 @@ def table_setup(
     replaced by what the table did: the ``trees`` as placed (or sensed), each player's
     ``reserves`` as dealt (``{colour: count}``, the text's total for the player count) and,
     for a game with open hands, the ``hands`` after the draft (five missions each, all known;
-    the decks are what is left, split evenly) (CLARIFICATIONS.md Uranus #2, #3).
+    the decks are what is left, split evenly) (docs/RULINGS.md Uranus #2, #3).
 
     Raises :class:`InvalidPositionError` naming every problem (a game already begun, trees
     on the edge or of the wrong count, wrong flower totals, wrong hand sizes, a card twice)
@@ -532,7 +532,7 @@ class UranusRules:
         spots off the edge, the 60 flowers dealt by chance (2p 30, 3p 20, 4p 15, 5p 12
         each), five secret cards in each hand (all unknown to the companion) and the other
         cards split evenly into the board's decks; then player 1 places first (the text,
-        Setup; CLARIFICATIONS.md Uranus #1-#3).
+        Setup; docs/RULINGS.md Uranus #1-#3).
 
         Use :func:`table_setup` to replace the random parts by what the table did (open
         hands: the cards of :func:`deal_missions`).
@@ -612,7 +612,7 @@ class UranusRules:
 
     def _destinations(self, state: State) -> Iterator[Hex]:
         """Where the gardener to move may stop: along each of the six rays up to the first
-        tree, skipping spots with a gardener (the text, Your turn; CLARIFICATIONS #4)."""
+        tree, skipping spots with a gardener (the text, Your turn; docs/RULINGS.md Uranus #4)."""
         here = state.gardeners[state.to_move - 1]
         assert here is not None  # the turn phase begins once every gardener is placed
         for ray in state.shape.grid.rays[here]:
@@ -664,7 +664,7 @@ class UranusRules:
                         if card not in state.hands[state.to_move - 1])
 
     def apply(self, state: State, step: Step) -> State:
-        """The state after ``step`` (the text, Setup and Your turn; CLARIFICATIONS.md Uranus
+        """The state after ``step`` (the text, Setup and Your turn; docs/RULINGS.md Uranus
         #4-#6), the end conditions checked after it.
 
         Raises :class:`IllegalMoveError` with the reason and rule for a step the rules
@@ -845,7 +845,7 @@ class UranusRules:
 
     def _next_turn(self, state: State, hexagon_winner: int) -> State:
         """After a turn: the Hexagon win, the no-planting run, then the next player's
-        flowers (CLARIFICATIONS.md Uranus #6)."""
+        flowers (docs/RULINGS.md Uranus #6)."""
         if hexagon_winner:
             return end(state, "hexagon", hexagon_winner)
         # flowers only appear by planting or hexagon cards by drawing: both checked already
@@ -897,7 +897,7 @@ class UranusRules:
     def outcome(self, state: State) -> Outcome | None:
         """``None`` while the game goes on.  Once over: the Hexagon holder alone when the
         Hexagon ended it, else the players with the best :func:`final_scores` (ties share;
-        CLARIFICATIONS.md Uranus #6).  ``ranking``: ``(player, "27 pts", rank points)`` best
+        docs/RULINGS.md Uranus #6).  ``ranking``: ``(player, "27 pts", rank points)`` best
         first, rank points ``(N - 1) - (players strictly better)``, the Hexagon winner
         ranked above everyone."""
         if state.phase != "over":
@@ -1122,7 +1122,7 @@ RULES = UranusRules()
 
 class UranusCases:
     """The case adapter (:class:`companion.rules.cases.CaseAdapter`) for
-    ``shared/cases/FORMAT.md``: positions, steps, snapshots and the Uranus queries."""
+    ``docs/CASES.md``: positions, steps, snapshots and the Uranus queries."""
 
     def position(self, case: Mapping[str, Any]) -> State:
         """The state of ``case["position"]`` under ``case["options"]``: the trees are the

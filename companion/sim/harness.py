@@ -2,7 +2,7 @@
 
 No threads, no pseudo-terminal, no sleeping: the board's field updates, the buttons and the
 referee's timers are events on one virtual clock, so hundreds of noisy games run in seconds
-and replay exactly from their seed.  What is checked is the quality bar of PRODUCT.md: every
+and replay exactly from their seed.  What is checked is what recognition promises: every
 step performed is committed exactly once, and nothing else is committed.
 
 The real-time counterpart (a pseudo-terminal, the serial stack, gpiozero pins) is
