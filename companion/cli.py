@@ -59,14 +59,17 @@ def _rules_check(args: argparse.Namespace) -> int:
 
 
 def _check_config(args: argparse.Namespace) -> int:
-    from companion.config import check_config
+    from companion.config import check_config, config_warnings
 
     problems = check_config(args.file)
     for problem in problems:
         print(problem)
     if problems:
         return EX_CONFIG
-    print(f"{args.file}: no problems")
+    warnings = config_warnings(args.file)
+    for warning in warnings:
+        print(warning)
+    print(f"{args.file}: no problems" + (" in the file" if warnings else ""))
     return 0
 
 

@@ -3,8 +3,11 @@
 ``load_config(path)`` reads ``config/companion.toml`` (or any file in its shape) into a
 :class:`Config`; every key has a default, so an empty file is valid.  A broken file raises
 :class:`companion.errors.ConfigError` listing *every* problem, each a sentence naming the
-file, the line, the key (``[section] key``), what is wrong and what is allowed.
-``check_config(path)`` gives the same problems as a list for ``companion check-config FILE``.
+file, the line, the key (``[section] key``), what is wrong and what is allowed; every GPIO
+pin is used by one part only (:func:`pin_uses`) and a switch matrix has a switch for every
+cell.  ``check_config(path)`` gives the same problems as a list for
+``companion check-config FILE``, which adds :func:`config_warnings`, what this machine lacks
+for it.
 
 Sections (the commented ``config/companion.toml`` documents every key):
 
@@ -24,11 +27,13 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
+from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -65,17 +70,17 @@ TRANSFORMS = ("identity", "led_matrix", "none", "scale2x", "seven_segment", "smo
 RELOADABLE = frozenset({"display"})
 """The sections a running daemon applies on ``SIGHUP``; the others need a restart."""
 
-# BCM number of each GPIO pin of the Raspberry Pi's 40-pin header, by physical pin number.
-_HEADER_GPIO = MappingProxyType({
-    3: 2, 5: 3, 7: 4, 8: 14, 10: 15, 11: 17, 12: 18, 13: 27, 15: 22, 16: 23, 18: 24, 19: 10,
-    21: 9, 22: 25, 23: 11, 24: 8, 26: 7, 27: 0, 28: 1, 29: 5, 31: 6, 32: 12, 33: 13, 35: 19,
-    36: 16, 37: 26, 38: 20, 40: 21,
-})  # fmt: skip
-
-# The BCM pins of each SPI port (chip selects, MISO, MOSI, clock), which a display on that
-# port owns: a button there would break the display.
-_SPI_PINS = MappingProxyType({0: range(7, 12), 1: range(16, 22)})
+# The BCM pins of each SPI port by function.  With SPI on, the kernel holds the clock, MOSI,
+# MISO and the chip selects its overlay enables (both on SPI0 with dtparam=spi=on, CE0 up to
+# the display's own on SPI1 with dtoverlay=spi1-<n>cs): a button there would fail to open.
+_SPI_BUS = MappingProxyType({0: {11: "SCLK", 10: "MOSI", 9: "MISO"},
+                             1: {21: "SCLK", 20: "MOSI", 19: "MISO"}})
+_SPI_CHIP_SELECTS = MappingProxyType({0: (8, 7), 1: (18, 17, 16)})
 _SPI_DISPLAYS = frozenset({"max7219", "apa102", "unicornhathd"})
+_WS2812_DISPLAYS = frozenset({"ws2812", "neopixel", "neosegment"})
+_WS2812_DATA = 18  # luma.led_matrix's ws2812 drives its data line from PWM0 on GPIO18
+# Serial ports that are the Pi's own UART, on GPIO14 (TXD) and GPIO15 (RXD).
+_UART_PORTS = frozenset({"/dev/serial0", "/dev/ttyAMA0", "/dev/ttyS0"})
 
 
 # --------------------------------------------------------------------------------------------
@@ -142,13 +147,13 @@ class BoardConfig:
 
 @dataclass(frozen=True, slots=True)
 class ButtonPins:
-    """The GPIO wiring of the controls (``hardware/WIRING.md``, The Pi side).
+    """The GPIO wiring of the controls.
 
-    Pins are BCM names, ``"GPIO17"`` (the config also accepts ``17``, ``"BCM17"``,
-    ``"BOARD11"`` and ``"J8:11"`` and stores the ``GPIOn`` name); ``None`` for a part that is
-    not fitted (``roll``, ``buzzer`` and ``status_led`` are optional).  ``pull_up``: buttons
-    connect their pin to ground and the Pi's pull-up holds it high; ``False`` for buttons to
-    3V3 with a pull-down.
+    Pins are BCM names, ``"GPIO17"`` (the config also accepts every name gpiozero gives a pin
+    of the 40-pin header, ``17``, ``"BCM17"``, ``"BOARD11"``, ``"J8:11"``, and stores the
+    ``GPIOn`` name); ``None`` for a part that is not fitted (``roll``, ``buzzer`` and
+    ``status_led`` are optional).  ``pull_up``: buttons connect their pin to ground and the
+    Pi's pull-up holds it high; ``False`` for buttons to 3V3 with a pull-down.
     """
 
     ok: str = "GPIO17"
@@ -173,7 +178,8 @@ class ButtonsConfig:
 class DisplayConfig:
     """``[display]``: the LED matrix.
 
-    ``luma`` maps every ``luma.core.cmdline`` option (underscored: ``block_orientation``) to
+    ``luma`` maps every ``luma.core.cmdline`` option (underscored: ``block_orientation``) and
+    the options of luma.emulator's devices (``filename``, ``file_template``, ``frame_rate``) to
     its value, ready for ``companion.display.make_device(options)``; our defaults drive a
     32x8 MAX7219 chain on SPI.  ``contrast`` 0 to 255; ``frame_interval_ms`` is the time
     between frames while something scrolls or blinks.
@@ -191,8 +197,9 @@ class SwitchMatrixConfig:
 
     ``rows``: the pins driven low one at a time; ``columns``: the pins read with pull-ups
     (both as BCM names, like ``[buttons]``); empty ``rows``: no matrix, the serial board is
-    used.  ``debounce_ms``: how long a switch must hold a new reading; ``scan_interval_ms``:
-    the pause between two scans.
+    used; the matrix needs at least a switch per cell of the game's board and ``[board]
+    sensing = "presence"``.  ``debounce_ms``: how long a switch must hold a new reading;
+    ``scan_interval_ms``: the pause between two scans.
     """
 
     rows: tuple[str, ...] = ()
@@ -233,6 +240,13 @@ class Config:
         """This configuration with ``display`` instead of its own: what ``SIGHUP`` applies
         (the game and everything else stay as they were at start)."""
         return replace(self, display=display)
+
+
+def layout_name(config: Config) -> str:
+    """The board layout of the configured game (``HELLO``'s layout): the game's name, and
+    for Gardens of Uranus its board (``"uranus-hexagonal"``)."""
+    name = config.game.name
+    return f"uranus-{config.game.board}" if name == "uranus" else name
 
 
 def display_changes(old: Config, new: Config) -> bool:
@@ -334,24 +348,31 @@ def _i2c_address(value: object) -> str:
     raise _Bad('an I2C address written as text, such as "0x3C"')
 
 
-_PIN_FORMS = re.compile(r"(GPIO|BCM|BOARD|J8:)(\d+)")
 _PIN_ALLOWED = 'a GPIO pin such as "GPIO17" (also 17, "BCM17", "BOARD11" or "J8:11")'
 
 
+@cache
+def _header() -> Any:
+    """The 40-pin header as gpiozero knows it: every name of every pin (the same header on
+    every Raspberry Pi since the Model B+; the Pi 3 Model B's data stands for them all)."""
+    from gpiozero.pins.pi import PiBoardInfo
+
+    return PiBoardInfo.from_revision(0xA02082)
+
+
 def _gpio_name(value: object) -> str:
-    if isinstance(value, int) and not isinstance(value, bool):
-        prefix, number = "GPIO", value
-    elif isinstance(value, str) and (m := _PIN_FORMS.fullmatch(value.strip().upper())):
-        prefix, number = m[1], int(m[2])
-    else:
+    """The ``GPIOn`` name of a pin written as gpiozero names it (17, "GPIO17", "BCM17",
+    "BOARD11", "J8:11", any case)."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
         raise _Bad(_PIN_ALLOWED)
-    if prefix in ("BOARD", "J8:"):
-        if number not in _HEADER_GPIO:
-            raise _Bad(f"{_PIN_ALLOWED}; header pin {number} is not a GPIO pin")
-        number = _HEADER_GPIO[number]
-    if not 0 <= number <= 27:
+    spec = value.strip().upper() if isinstance(value, str) else value
+    found = [info for _, info in _header().find_pin(spec)]
+    if not found:
         raise _Bad(f"{_PIN_ALLOWED}; the header has GPIO0 to GPIO27")
-    return f"GPIO{number}"
+    if not found[0].name.startswith("GPIO"):
+        raise _Bad(f"{_PIN_ALLOWED}; header pin {found[0].number} is {found[0].name}, "
+                   "not a GPIO pin")
+    return str(found[0].name)
 
 
 def _pins(value: object) -> tuple[str, ...]:
@@ -390,6 +411,10 @@ def _port(value: object) -> str:
     )
 
 
+# The SPI clock rates luma's spi interface accepts (it asserts one of them), in hertz.
+_SPI_SPEEDS = tuple(int(mhz * 1_000_000) for mhz in (
+    0.5, 1, 2, 4, 8, 16, 20, 24, 28, 32, 36, 40, 44, 48, 50, 52))
+
 # The luma.core.cmdline options: name, our default, check.  Defaults are luma's own except
 # display, width, height, interface and block_orientation (a 32x8 MAX7219 chain on SPI).
 _LUMA_OPTIONS: tuple[tuple[str, LumaValue, Check], ...] = (
@@ -402,7 +427,7 @@ _LUMA_OPTIONS: tuple[tuple[str, LumaValue, Check], ...] = (
     ("i2c_address", "0x3C", _i2c_address),
     ("spi_port", 0, _whole(0, 7)),
     ("spi_device", 0, _whole(0, 7)),
-    ("spi_bus_speed", 8_000_000, _whole(1, 125_000_000, "hertz")),
+    ("spi_bus_speed", 8_000_000, _choice(*_SPI_SPEEDS)),
     ("spi_transfer_size", 4096, _whole(1, 65536, "bytes")),
     ("spi_mode", None, _whole(0, 3)),
     ("spi_cs_high", False, _flag),
@@ -432,10 +457,29 @@ _LUMA_OPTIONS: tuple[tuple[str, LumaValue, Check], ...] = (
     ("loop", 0, _whole(0, 65535)),
     ("max_frames", None, _whole(1, 1_000_000)),
 )
-LUMA_DEFAULTS: Mapping[str, LumaValue] = MappingProxyType(
-    {name: default for name, default, _ in _LUMA_OPTIONS}
+
+
+def _file_template(value: object) -> str:
+    try:
+        if isinstance(value, str) and value.format(1) != value.format(2):
+            return value
+    except (IndexError, KeyError, ValueError):
+        pass
+    raise _Bad('a file name with {} where the frame number goes, such as "frame_{0:06}.png"')
+
+
+# The options luma.emulator's devices take beside luma.core.cmdline's: name, luma's default,
+# check (capture's file_template, gifanim's filename, pygame's frame_rate).
+_EMULATOR_OPTIONS: tuple[tuple[str, LumaValue, Check], ...] = (
+    ("file_template", "luma_{0:06}.png", _file_template),
+    ("filename", "luma_anim.gif", _text('a file path such as "matrix.gif"')),
+    ("frame_rate", 60, _whole(1, 1000, "frames per second")),
 )
-"""Our default for every ``luma.core.cmdline`` option (``None``: unset, luma decides)."""
+LUMA_DEFAULTS: Mapping[str, LumaValue] = MappingProxyType(
+    {name: default for name, default, _ in (*_LUMA_OPTIONS, *_EMULATOR_OPTIONS)}
+)
+"""Our default for every ``luma.core.cmdline`` option and every option of luma.emulator's
+devices (``None``: unset, luma decides)."""
 
 _PIN_KEYS = ("ok", "undo", "select", "roll", "buzzer", "status_led")
 
@@ -470,7 +514,7 @@ _CHECKS: Mapping[str, Mapping[str, Check]] = MappingProxyType({
         "bounce_ms": _whole(0, 1000, "milliseconds"),
     },
     "display": {
-        **{name: check for name, _, check in _LUMA_OPTIONS},
+        **{name: check for name, _, check in (*_LUMA_OPTIONS, *_EMULATOR_OPTIONS)},
         "contrast": _whole(0, 255),
         "frame_interval_ms": _whole(10, 1000, "milliseconds"),
     },
@@ -632,33 +676,103 @@ _READERS: Mapping[str, Callable[[Mapping[str, object], _Problems], Any]] = Mappi
 })  # fmt: skip
 
 
-def _spi_pins(luma: Mapping[str, LumaValue]) -> range:
-    """The BCM pins a display on SPI owns; empty when the display does not use SPI."""
+@dataclass(frozen=True, slots=True)
+class PinUse:
+    """One GPIO pin one part of the configuration needs.
+
+    ``pin``: its ``GPIOn`` name; ``part``: the part in words (``"[buttons] ok"``,
+    ``"[switches] rows (row 2)"``, ``"the display"``); ``key``: where it is set, as
+    ``(section, key)``; ``role``: what a part that needs the pin whatever the file says does
+    with it (``"SPI0 MOSI"``, ``"UART TXD"``), empty for a pin the file chooses.
+    """
+
+    pin: str
+    part: str
+    key: tuple[str, ...]
+    role: str = ""
+
+
+def pin_uses(config: Config) -> list[PinUse]:
+    """Every GPIO pin ``config`` needs, those it cannot move first: the display's SPI port
+    (clock, MOSI, MISO and the chip selects the kernel holds while SPI is on) or its WS2812
+    data line (GPIO18), the board's UART (GPIO14 and GPIO15 for ``/dev/serial0``,
+    ``/dev/ttyAMA0``, ``/dev/ttyS0``), then the buttons, the buzzer and the status LED, then
+    the switch matrix's rows and columns."""
+    luma = config.display.luma
+    uses: list[PinUse] = []
     port = luma["spi_port"]
-    on_spi = luma["display"] in _SPI_DISPLAYS and luma["interface"] in ("spi", "gpio_cs_spi")
-    return _SPI_PINS.get(port, range(0)) if on_spi and isinstance(port, int) else range(0)
+    if luma["display"] in _SPI_DISPLAYS and luma["interface"] in ("spi", "gpio_cs_spi") \
+            and isinstance(port, int) and port in _SPI_BUS:
+        device = luma["spi_device"] if isinstance(luma["spi_device"], int) else 0
+        selects = _SPI_CHIP_SELECTS[port]
+        held = selects if port == 0 else selects[: device + 1]
+        roles = {**_SPI_BUS[port], **{pin: f"CE{n}" for n, pin in enumerate(held)}}
+        uses += [PinUse(f"GPIO{pin}", "the display", ("display", "spi_port"), f"SPI{port} {role}")
+                 for pin, role in sorted(roles.items())]
+        chip_select = luma["gpio_chip_select"]
+        if luma["interface"] == "gpio_cs_spi" and isinstance(chip_select, int):
+            uses.append(PinUse(f"GPIO{chip_select}", "[display] gpio_chip_select",
+                               ("display", "gpio_chip_select")))
+    elif luma["display"] in _WS2812_DISPLAYS:
+        uses.append(PinUse(f"GPIO{_WS2812_DATA}", "the display", ("display", "display"),
+                           "the WS2812 data line"))
+    if config.board.port in _UART_PORTS and not config.switches.rows:
+        uses += [PinUse(f"GPIO{pin}", f"the board on {config.board.port}", ("board", "port"),
+                        f"UART {role}") for pin, role in ((14, "TXD"), (15, "RXD"))]
+    for key in _PIN_KEYS:
+        pin = getattr(config.buttons.pins, key)
+        if pin is not None:
+            uses.append(PinUse(pin, f"[buttons] {key}", ("buttons", key)))
+    for key, each in (("rows", "row"), ("columns", "column")):
+        uses += [PinUse(pin, f"[switches] {key} ({each} {n})", ("switches", key))
+                 for n, pin in enumerate(getattr(config.switches, key), 1)]
+    return uses
+
+
+def pin_clash(use: PinUse, holder: PinUse) -> str:
+    """The sentence for ``use`` wanting the pin ``holder`` already has."""
+    if holder.role:
+        return (f"{use.part} uses {use.pin} ({holder.role}), which {holder.part} needs; "
+                "choose another pin")
+    return f"{use.part} and {holder.part} both use {use.pin}; each needs its own pin"
+
+
+def matrix_too_small(rows: int, columns: int, layout: str) -> str | None:
+    """The sentence for a switch matrix of ``rows`` x ``columns`` with fewer switches than
+    ``layout`` has cells (one switch per cell), with the smallest near-square matrix that
+    fits; ``None`` when it fits."""
+    from companion.rules import layout_cells
+
+    cells = len(layout_cells(layout))
+    if rows * columns >= cells:
+        return None
+    wide = math.isqrt(cells - 1) + 1
+    return (f"[switches] {rows} rows x {columns} columns make {rows * columns} switches, but "
+            f"the {layout} board has {cells} cells, one switch each; wire at least "
+            f"{-(-cells // wide)} rows x {wide} columns")
 
 
 def _check_pins(config: Config, problems: _Problems) -> None:
-    """Two parts on one pin, or a button on the pins of the display's SPI port."""
-    spi = _spi_pins(config.display.luma)
-    users: dict[str, str] = {}
-    for key in _PIN_KEYS:
-        pin = getattr(config.buttons.pins, key)
-        if pin is None:
-            continue
-        if pin in users:
-            problems.add(
-                ("buttons", key),
-                f"[buttons] {key} and {users[pin]} both use {pin}; each needs its own pin",
-            )
-        elif int(pin.removeprefix("GPIO")) in spi:
-            problems.add(
-                ("buttons", key),
-                f"[buttons] {key} uses {pin}, which the display needs for SPI "
-                f"(GPIO{spi.start} to GPIO{spi.stop - 1}); choose another pin",
-            )
-        users.setdefault(pin, key)
+    """Each pin used by one part only, and a switch matrix with a switch for every cell."""
+    holders: dict[str, PinUse] = {}
+    for use in pin_uses(config):
+        holder = holders.setdefault(use.pin, use)
+        if holder is not use:
+            problems.add(use.key, pin_clash(use, holder))
+    switches = config.switches
+    if switches.columns and not switches.rows:
+        problems.add(("switches", "columns"),
+                     "[switches] columns are set but rows are empty; list the row pins too, "
+                     "or leave both empty for a board controller on [board] port")
+    if not switches.rows:
+        return
+    small = matrix_too_small(len(switches.rows), len(switches.columns), layout_name(config))
+    if small:
+        problems.add(("switches", "rows"), small)
+    if config.board.sensing != "presence":
+        problems.add(("switches", "rows"),
+                     '[switches] a switch matrix only tells whether a cell is occupied; set '
+                     '[board] sensing = "presence"')
 
 
 def _syntax_problem(source: str, text: str, error: tomllib.TOMLDecodeError) -> str:
@@ -753,3 +867,28 @@ def check_config(path: str | os.PathLike[str]) -> list[str]:
     except ConfigError as error:
         return error.problems
     return []
+
+
+def config_warnings(path: str | os.PathLike[str]) -> list[str]:
+    """What this machine lacks for the configuration at ``path``, found without opening any
+    part: no GPIO library for the pin factory (:func:`companion.controls.pin_factory_missing`),
+    the display's driver package, SPI device node, framebuffer, desktop or terminal
+    (:func:`companion.display.device.missing`).  Each is a sentence
+    ``"<file>, line <n>: warning: ..."``; ``companion run`` referees without such a part and
+    keeps trying to open it.  Raises :class:`ConfigError` as :func:`load_config` does."""
+    from companion.controls import pin_factory_missing
+    from companion.display.device import missing
+
+    config = load_config(path)
+    notes = _Problems(os.fspath(path), Path(path).read_text(encoding="utf-8"))
+    gpio = pin_factory_missing()
+    if gpio:
+        parts = "the buttons, the buzzer and the status LED"
+        if config.switches.rows:
+            parts += ", and without the switch matrix: without a board"
+        notes.add(("buttons",), f"warning: {gpio}; run would referee without {parts} until "
+                  "one is (off a Raspberry Pi, set GPIOZERO_PIN_FACTORY=mock)")
+    for key, sentence in missing(config.display.luma):
+        notes.add(("display", key), f"warning: [display] {sentence}; run would referee "
+                  "without the matrix and try it again")
+    return notes.sentences

@@ -1,12 +1,13 @@
 """The GPIO controls beside the board: the OK, Undo, Select and Roll buttons, the buzzer and
-the status LED (``hardware/WIRING.md``, The Pi side).
+the status LED, each on a GPIO pin of the Pi.
 
-Every device is made with the pin factory passed in (gpiozero's ``MockFactory`` in tests
-and the demo) or one of its own from :func:`make_pin_factory`, never gpiozero's global
-``Device.pin_factory``.
+Every device is made with the pin factory passed in (one from :func:`make_pin_factory`,
+shared by every part; gpiozero's ``MockFactory`` in tests and the demo), never gpiozero's
+global ``Device.pin_factory``, and through :func:`claim`, so that a pin two parts want is
+refused by gpiozero's own reservation in a sentence naming both.
 
-Debouncing is ours, because gpiozero's mock pins ignore ``bounce_time`` (the suite would
-not exercise it) and a contact bounces on release as well as on press.  Every edge of a
+Debouncing is ours, because gpiozero's mock pins ignore ``bounce_time`` and a contact
+bounces on release as well as on press.  Every edge of a
 button (re)starts a one-shot timer of ``bounce_s``; when it runs out the pin has been still
 that long, and its level is compared with the last one reported.  So a bouncing contact
 gives one press and one release, a glitch shorter than ``bounce_s`` gives nothing, a held
@@ -20,10 +21,13 @@ exception in either is logged (logger ``companion.controls``) and put on the que
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
+import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -31,7 +35,7 @@ from queue import Queue
 from types import MappingProxyType, TracebackType
 from typing import Any
 
-from gpiozero import LED, Buzzer, DigitalInputDevice, GPIOZeroError
+from gpiozero import LED, Buzzer, DigitalInputDevice, GPIOPinInUse, GPIOZeroError
 
 from companion import events
 from companion.config import ButtonPins
@@ -66,10 +70,18 @@ STATUS_BLINKS: Mapping[str, tuple[float, float]] = MappingProxyType({
 light and ``"off"`` none."""
 
 _PLATFORM_FACTORIES = ("lgpio", "rpigpio", "pigpio", "native")  # gpiozero's own order
+# The library each platform factory drives, and its Raspberry Pi OS package.  "native" needs
+# none, but only knows the older Pis' GPIO registers.
+_FACTORY_LIBRARIES = MappingProxyType({
+    "lgpio": ("lgpio", "python3-lgpio"),
+    "rpigpio": ("RPi.GPIO", "python3-rpi.gpio"),
+    "pigpio": ("pigpio", "python3-pigpio"),
+})  # fmt: skip
 
 
 def make_pin_factory(name: str | None = None) -> Any:
-    """A new gpiozero pin factory, for :class:`Controls` to own.
+    """A new gpiozero pin factory, for every part on the Pi's GPIO to share; the caller
+    closes it.
 
     ``name`` is a gpiozero factory name (``lgpio``, ``rpigpio``, ``pigpio``, ``native``,
     ``mock``); by default ``$GPIOZERO_PIN_FACTORY``, else the first of lgpio, rpigpio,
@@ -94,6 +106,71 @@ def make_pin_factory(name: str | None = None) -> Any:
     )
 
 
+def pin_factory_missing() -> str | None:
+    """Why :func:`make_pin_factory` would find no pin factory here, told without opening
+    one (for ``companion check-config``): ``$GPIOZERO_PIN_FACTORY`` names a factory that is
+    not installed or whose library is missing, or none is named and none of lgpio, RPi.GPIO
+    and pigpio is installed.  ``None`` when one may work."""
+    name = (os.environ.get("GPIOZERO_PIN_FACTORY") or "").lower()
+    installed = {ep.name for ep in entry_points(group="gpiozero_pin_factories")}
+    if name and name not in installed:
+        return f"GPIOZERO_PIN_FACTORY={name} is not a gpiozero pin factory installed here"
+    if name in _FACTORY_LIBRARIES:
+        module, package = _FACTORY_LIBRARIES[name]
+        if not _installed(module):
+            return (f"GPIOZERO_PIN_FACTORY={name} needs {module} ({package} on Raspberry Pi "
+                    "OS), which is not installed")
+    elif not name and not any(_installed(module) for module, _ in _FACTORY_LIBRARIES.values()):
+        return ("no GPIO library is installed here (lgpio, RPi.GPIO or pigpio; python3-lgpio "
+                "on Raspberry Pi OS)")
+    return None
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # its parent package is missing
+        return False
+
+
+# Which part holds which pin of each pin factory, to name it when another part asks for the pin.
+_HOLDERS: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def _platform_errors() -> tuple[type[Exception], ...]:
+    """What opening a pin raises besides gpiozero's own errors: the platform libraries' (lgpio's
+    "GPIO busy" for a pin the kernel holds, RPi.GPIO's RuntimeError) and the OS's."""
+    errors: list[type[Exception]] = [OSError, RuntimeError]
+    lgpio = sys.modules.get("lgpio")
+    if lgpio is not None and isinstance(getattr(lgpio, "error", None), type):
+        errors.append(lgpio.error)
+    return tuple(errors)
+
+
+def claim(kind: Callable[..., Any], pin: str, *, part: str, pin_factory: Any,
+          **options: Any) -> Any:
+    """The gpiozero ``kind`` device on ``pin`` (``"GPIO17"``) for ``part`` (``"[buttons] ok"``:
+    how messages name it), made with ``pin_factory``.
+
+    Raises :class:`companion.errors.ConfigError` with a sentence when the pin cannot be used:
+    another part made through ``claim`` on the same factory holds it (both are named), the pin
+    does not exist, or the platform refuses it (the kernel holds it for SPI, I2C or the UART).
+    """
+    holders = _HOLDERS.setdefault(pin_factory, {})
+    try:
+        device = kind(pin, pin_factory=pin_factory, **options)
+    except GPIOPinInUse as error:
+        holder = holders.get(pin, "another part")
+        raise ConfigError(f"{part} and {holder} both use {pin}; each needs its own pin") from error
+    except GPIOZeroError as error:
+        raise ConfigError(f"{part}: {pin} cannot be used ({error})") from error
+    except _platform_errors() as error:
+        raise ConfigError(f"{part}: {pin} cannot be used ({error}); is it taken by SPI, I2C or "
+                          "the UART (raspi-config), or by another program?") from error
+    holders[pin] = part
+    return device
+
+
 class _Contact:
     """One button's debounce state, guarded by the lock of its :class:`Controls`."""
 
@@ -109,8 +186,8 @@ class Controls:
     """The buttons, buzzer and status LED, feeding debounced button events into ``queue``.
 
     ``pins``: the wiring (``config.buttons.pins``); ``roll``, ``buzzer`` and ``status_led``
-    may be ``None`` (not fitted).  ``pin_factory``: a gpiozero pin factory, or ``None`` for
-    one of its own from :func:`make_pin_factory` (closed with the controls).  ``clock``:
+    may be ``None`` (not fitted).  ``pin_factory``: a gpiozero pin factory (the caller's, left
+    open by :meth:`close`).  ``clock``:
     the time source of the events' ``t``, in seconds.  ``bounce_s``: how long a contact must
     stay put before a press or release counts, in seconds.
 
@@ -143,8 +220,7 @@ class Controls:
         self._bounce_s = bounce_s
         self._lock = threading.Lock()
         self._closed = False
-        self._owns_factory = pin_factory is None
-        self._factory = make_pin_factory() if pin_factory is None else pin_factory
+        self._factory = pin_factory
         self._devices: list[Any] = []
         self._contacts: dict[str, _Contact] = {}
         try:
@@ -171,10 +247,7 @@ class Controls:
         pin = getattr(pins, key)
         if pin is None:
             return None
-        try:
-            device = kind(pin, pin_factory=self._factory, **options)
-        except GPIOZeroError as error:
-            raise ConfigError(f"[buttons] {key}: {pin} cannot be used ({error})") from error
+        device = claim(kind, pin, part=f"[buttons] {key}", pin_factory=self._factory, **options)
         self._devices.append(device)
         return device
 
@@ -255,8 +328,7 @@ class Controls:
             self._led.blink(on_s, off_s, background=True)
 
     def close(self) -> None:
-        """Stop debouncing and close every device (and the pin factory if it is ours).
-        Safe to call twice."""
+        """Stop debouncing and close every device.  Safe to call twice."""
         with self._lock:
             if self._closed:
                 return
@@ -266,8 +338,6 @@ class Controls:
             timer.cancel()
         for device in reversed(self._devices):
             device.close()
-        if self._owns_factory:
-            self._factory.close()
 
     def __enter__(self) -> Controls:
         return self

@@ -12,7 +12,9 @@ What keeps a game alive: the latest unfinished journal is resumed at start and t
 referee stays out of sync until the board matches it; a journal that cannot be written (a full
 card) keeps its lines and the matrix says so while the game goes on; a board that falls silent
 is asked for a fresh dump; systemd hears ``READY=1``, ``WATCHDOG=1`` and ``STATUS=`` lines
-(:mod:`companion.notify`); a repeated error is logged once per burst with a count.
+(:mod:`companion.notify`); a repeated error is logged once per burst with a count; a display
+or GPIO pins that cannot be opened leave the game refereed without them while they are tried
+again (:meth:`Service.open_later`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 from companion import journal as journal_mod
 from companion.board import protocol
 from companion.board.link import BurstLog
-from companion.config import RELOADABLE, Config, DisplayConfig
+from companion.config import RELOADABLE, Config, DisplayConfig, layout_name
 from companion.errors import CompanionError, ConfigError, JournalBusyError, JournalError
 from companion.events import BoardMessage, Event, LinkState, Stop, Timer
 from companion.notify import Notifier
@@ -61,11 +63,11 @@ JOURNAL_RETRY_S = 5.0
 JOURNAL_ALARM = "Journal write failed: the game goes on"
 """The matrix's words when the journal cannot be written."""
 
+RETRY_FIRST_S = 2.0
+"""Seconds before a part that failed to open (the display, the GPIO pins) is tried again."""
 
-def layout_name(config: Config) -> str:
-    """The board layout the board controller must announce for this configuration."""
-    name = config.game.name
-    return f"uranus-{config.game.board}" if name == "uranus" else name
+RETRY_MAX_S = 60.0
+"""The longest wait between two tries; the wait doubles from :data:`RETRY_FIRST_S` up to it."""
 
 
 def referee_settings(config: Config) -> RefereeSettings:
@@ -79,6 +81,31 @@ def referee_settings(config: Config) -> RefereeSettings:
         heartbeat_timeout_s=board.heartbeat_timeout_s,
         presence=board.sensing == "presence",
     )
+
+
+@dataclass(slots=True)
+class _Retry:
+    """A part that failed to open: ``open`` is tried again at ``at`` (seconds), after ``wait``
+    seconds; ``error`` is the last failure's sentence."""
+
+    open: Callable[[], None]
+    at: float
+    wait: float
+    error: str
+    tries: int = 1
+
+
+def _sentence(error: BaseException) -> str:
+    """An error in words, to go inside a log line: ours are sentences already (their full stop
+    is dropped), anything else gets its type named."""
+    if isinstance(error, CompanionError | OSError) and str(error):
+        return str(error).rstrip(".")
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +129,12 @@ class Service:
     the game or the board changes.  ``config`` and ``display_factory`` (a ``DisplayConfig``
     to a new :class:`companion.display.Display`) let a :class:`Reload` event rebuild the
     matrix without touching the game.
+
+    A part that cannot be opened (:meth:`open_later`: the display without SPI or a desktop,
+    the GPIO pins without a pin factory) does not stop the referee: the game goes on without
+    it (the log, and the buzzer and status LED or the matrix, whichever is there, say what
+    happens) and it is tried again from the loop, the wait doubling from
+    :data:`RETRY_FIRST_S` to :data:`RETRY_MAX_S` seconds.
     """
 
     referee: Referee
@@ -141,6 +174,7 @@ class Service:
             self.journal is not None and self.journal.behind > 0)
         self._errors = BurstLog(log, "internal error (the game goes on)", self.clock, ERROR_BURST_S)
         self._journal_errors = BurstLog(log, "journal", self.clock, ERROR_BURST_S)
+        self._retries: dict[str, _Retry] = {}
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> Any:
@@ -174,7 +208,7 @@ class Service:
         """The next event, or ``None`` when a timer, the readiness wait or the watchdog is due
         first.  Blocks without polling."""
         own = (t for t in (self._ready_at, self._ping_at) if t is not None)
-        due = [*self.timers.values(), *own]
+        due = [*self.timers.values(), *own, *(r.at for r in self._retries.values())]
         timeout = max(0.0, min(due) - self.clock()) if due else None
         try:
             return self.events.get(timeout=timeout)
@@ -183,7 +217,7 @@ class Service:
 
     def _housekeeping(self) -> None:
         """What is due whatever the event: the watchdog, the readiness wait, the timers, a
-        journal that fell behind."""
+        journal that fell behind, a part to try opening again."""
         now = self.clock()
         if self._ping_at is not None and now >= self._ping_at and self.notifier.watchdog_s:
             self.notifier.watchdog()
@@ -195,6 +229,7 @@ class Service:
         if self.journal is not None and self.journal.behind and now >= self._retry_at:
             self._retry_at = now + JOURNAL_RETRY_S
             self._journal(lambda j: j.flush())
+        self._retry_parts(now)
 
     def _fire_timers(self) -> None:
         now = self.clock()
@@ -266,6 +301,8 @@ class Service:
         text = f"{game}; {board}"
         if self.journal is not None and self.journal.behind:
             text += f"; journal NOT saved ({self.journal.behind} lines waiting)"
+        for what in self._retries:
+            text += f"; no {what} (trying again)"
         return text
 
     def _report_status(self) -> None:
@@ -278,11 +315,61 @@ class Service:
         if self.controls is not None:
             self.controls.status(state)
 
+    # ------------------------------------------------------------------ parts opened later
+    def open_later(self, what: str, open_part: Callable[[], None], error: BaseException) -> None:
+        """Referee without ``what`` (``"display"``, ``"GPIO pins"``), which failed to open
+        with ``error``: say so, and call ``open_part`` from the loop after
+        :data:`RETRY_FIRST_S` seconds, then after twice as long each time it raises, up to
+        :data:`RETRY_MAX_S`, until it returns (it attaches the part itself)."""
+        log.error("the %s cannot be opened: %s; refereeing on and trying again in %g s",
+                  what, _sentence(error), RETRY_FIRST_S)
+        self._retries[what] = _Retry(open_part, self.clock() + RETRY_FIRST_S, RETRY_FIRST_S,
+                                     _sentence(error))
+
+    def _retry_parts(self, now: float) -> None:
+        for what, retry in list(self._retries.items()):
+            if now < retry.at:
+                continue
+            retry.tries += 1
+            try:
+                retry.open()
+            except Exception as error:  # whatever a device raises, the game goes on
+                retry.wait = min(2 * retry.wait, RETRY_MAX_S)
+                retry.at = now + retry.wait
+                same = _sentence(error) == retry.error
+                retry.error = _sentence(error)
+                log.log(logging.DEBUG if same else logging.WARNING,
+                        "the %s still cannot be opened: %s; trying again in %g s",
+                        what, retry.error, retry.wait, exc_info=log.isEnabledFor(logging.DEBUG))
+            else:
+                del self._retries[what]
+                log.info("the %s opened at the %s try", what, _ordinal(retry.tries))
+
+    def open_display(self) -> None:
+        """Open the matrix of ``config.display``; one that cannot be opened is tried again
+        later (:meth:`open_later`) while the game goes on without it."""
+        try:
+            self._open_display()
+        except Exception as error:  # no SPI, no framebuffer, no desktop for pygame...
+            self.open_later("display", self._open_display, error)
+
+    def _open_display(self) -> None:
+        """Open the matrix of the running display settings and show the screen of the game."""
+        if self.config is None or self.display_factory is None:
+            raise RuntimeError("this service was not built from a configuration")
+        self._attach_display(self.display_factory(self.config.display))
+
+    def _attach_display(self, display: Any) -> None:
+        self.display = display
+        if self.last_screen is not None:
+            display.show(self.last_screen)
+
     # ------------------------------------------------------------------ SIGHUP
     def _reload(self, path: str) -> None:
         """Apply the ``[display]`` of the file at ``path``; the game is not touched, the other
-        sections take effect at the next start.  A bad file or device keeps the matrix as it
-        was (logged)."""
+        sections take effect at the next start.  The new matrix is opened before the old one is
+        closed: a bad file or a device that fails to open keeps the matrix as it was (logged).
+        Without a matrix (it failed to open), a reload tries to open it at once."""
         from companion.config import changed_sections, display_changes, load_config
 
         if self.config is None:
@@ -299,19 +386,24 @@ class Service:
                         ", ".join(f"[{name}]" for name in later))
         if not display_changes(self.config, new) or self.display_factory is None:
             log.info("reload: the display settings are unchanged")
+            if "display" in self._retries:
+                self._retries["display"].at = self.clock()
             return
-        if self.display is not None:
-            self.display.close()  # frees the bus and switches the old matrix off first
         try:
-            self.display = self.display_factory(new.display)
-        except ConfigError as error:
-            log.error("reload: the new display cannot be used, the old one stays:\n%s", error)
-            self.display = self.display_factory(self.config.display)
-        else:
-            self.config = self.config.replace_display(new.display)
-            log.info("reload: display settings applied")
-        if self.last_screen is not None:
-            self.display.show(self.last_screen)
+            display = self.display_factory(new.display)
+        except Exception as error:  # whatever the new device raises, the old one stays
+            keeping = ("keeping the current display" if self.display is not None
+                       else "still without a display, the running settings are tried again")
+            log.error("display reload failed: %s; %s", _sentence(error), keeping)
+            return
+        old, before = self.display, self.config.display
+        self.config = self.config.replace_display(new.display)
+        self._retries.pop("display", None)
+        if old is not None:
+            # A device of the same type drives the same matrix: the old must not switch it off.
+            old.close(switch_off=before.luma["display"] != new.display.luma["display"])
+        self._attach_display(display)
+        log.info("reload: display settings applied")
 
     # ------------------------------------------------------------------ effects
     def _execute(self, effects: list[Any]) -> None:
@@ -509,12 +601,17 @@ def build(
     GPIO pin factory and luma device (the demo and tests pass gpiozero's MockFactory and an
     emulator); ``notifier`` defaults to the one systemd's environment asks for.
 
-    Raises :class:`companion.errors.ConfigError` for a configuration the parts refuse and
-    :class:`JournalError` when the journal cannot be created.
+    One pin factory serves the buttons, buzzer, status LED and switch matrix, so gpiozero
+    itself refuses a pin two parts want.  A display that cannot be opened, or no pin factory
+    working here, leaves the service refereeing without it and trying again
+    (:meth:`Service.open_later`).
+
+    Raises :class:`companion.errors.ConfigError` for a configuration the parts refuse (a pin
+    two parts want, a pin the kernel holds) and :class:`JournalError` when the journal cannot
+    be created; the journal of the game that would have started is then removed.
     """
     from companion.board.link import BoardLink
-    from companion.controls import Controls
-    from companion.display import Display, make_device
+    from companion.controls import make_pin_factory
 
     events: queue.Queue[Event] = queue.Queue()
     if notifier is None:
@@ -537,32 +634,77 @@ def build(
         state, history, journal, resumed = new_or_resumed_game(config, rules, None)
     if journal is not None:
         stack.callback(journal.close)
-    referee = Referee(rules, state, layout_name(config), referee_settings(config),
-                      history=history, syncing=True, extensions=game_extensions(config))
+    with ExitStack() as refused:
+        if journal is not None and not resumed:
+            # A start refused after this leaves no journal of a game that never began.
+            refused.callback(journal.path.unlink, missing_ok=True)
+        referee = Referee(rules, state, layout_name(config), referee_settings(config),
+                          history=history, syncing=True, extensions=game_extensions(config))
+        service = Service(referee, events, clock=clock, journal=journal,
+                          journal_error=journal_error, notifier=notifier,
+                          ready_timeout_s=config.board.ready_timeout_s, config=config,
+                          display_factory=lambda settings: _make_display(settings, clock),
+                          port=config.board.port)
+        if device is not None:
+            service.display = _make_display(config.display, clock, device)
+        else:
+            service.open_display()
+        stack.callback(service.close_display)
 
-    def make_display(settings: DisplayConfig, device: Any = None) -> Display:
-        if device is None:
-            device = make_device({**settings.luma, "contrast": settings.contrast})
-        return Display(device, clock=clock, frame_interval=settings.frame_interval_ms / 1000)
+        def open_gpio(factory: Any, *, owned: bool) -> None:
+            _open_gpio(service, config, factory, owned=owned, stack=stack)
 
-    service = Service(referee, events, clock=clock, journal=journal, journal_error=journal_error,
-                      notifier=notifier,
-                      ready_timeout_s=config.board.ready_timeout_s, config=config,
-                      display_factory=make_display, port=config.board.port)
-    service.display = make_display(config.display, device)
-    stack.callback(service.close_display)
-
-    service.controls = Controls(events, pins=config.buttons.pins, pin_factory=pin_factory,
-                                clock=clock, bounce_s=config.buttons.bounce_ms / 1000)
-    stack.callback(service.controls.close)
-
-    if config.switches.rows:  # a switch matrix on the Pi's GPIO instead of a serial board
-        from companion.board.gpio_matrix import GpioMatrix
-
-        service.link = GpioMatrix.from_config(config, events, pin_factory=pin_factory, clock=clock)
-    else:
-        service.link = BoardLink(config.board.port, events, baudrate=config.board.baudrate,
-                                 clock=clock)
-    stack.callback(service.link.close)
-    service.link.start()
+        if pin_factory is not None:
+            open_gpio(pin_factory, owned=False)
+        else:
+            try:
+                factory = make_pin_factory()
+            except ConfigError as error:  # no GPIO here (yet): referee without the buttons
+                service.open_later("GPIO pins",
+                                   lambda: open_gpio(make_pin_factory(), owned=True), error)
+            else:
+                open_gpio(factory, owned=True)
+        if not config.switches.rows:
+            service.link = BoardLink(config.board.port, events, baudrate=config.board.baudrate,
+                                     clock=clock)
+            stack.callback(service.link.close)
+            service.link.start()
+        refused.pop_all()
     return service
+
+
+def _make_display(settings: DisplayConfig, clock: Callable[[], float], device: Any = None) -> Any:
+    """A :class:`companion.display.Display` on ``device``, else on the device ``settings``
+    configure."""
+    from companion.display import Display, make_device
+
+    if device is None:
+        device = make_device({**settings.luma, "contrast": settings.contrast})
+    return Display(device, clock=clock, frame_interval=settings.frame_interval_ms / 1000)
+
+
+def _open_gpio(service: Service, config: Config, factory: Any, *, owned: bool,
+               stack: ExitStack) -> None:
+    """The buttons, buzzer and status LED, and the switch matrix if there is one, all on
+    ``factory`` (closed with them when ``owned``); their ``close`` goes on ``stack``.  Raises
+    :class:`ConfigError` for a pin that cannot be used, with every part made here closed."""
+    from companion.controls import Controls
+
+    with ExitStack() as parts:
+        if owned:
+            parts.callback(factory.close)
+        controls = Controls(service.events, pins=config.buttons.pins, pin_factory=factory,
+                            clock=service.clock, bounce_s=config.buttons.bounce_ms / 1000)
+        parts.callback(controls.close)
+        matrix = None
+        if config.switches.rows:  # a switch matrix on the Pi's GPIO instead of a serial board
+            from companion.board.gpio_matrix import GpioMatrix
+
+            matrix = GpioMatrix.from_config(config, service.events, pin_factory=factory,
+                                            clock=service.clock)
+            parts.callback(matrix.close)
+        stack.push(parts.pop_all())
+    service.controls = controls
+    if matrix is not None:
+        service.link = matrix
+        matrix.start()

@@ -1,8 +1,9 @@
-"""The configuration file: defaults, the commented sample, and every problem named key by key,
-and what a reload applies."""
+"""The configuration file: defaults, the commented sample, every problem named key by key
+(pins two parts want among them), and what check-config warns this machine lacks."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import fields
 from pathlib import Path
@@ -24,10 +25,12 @@ from companion.config import (
     LogConfig,
     changed_sections,
     check_config,
+    config_warnings,
     display_changes,
     known_keys,
     load_config,
     parse_config,
+    pin_uses,
 )
 from companion.errors import ConfigError
 
@@ -114,7 +117,7 @@ def test_luma_options_are_those_of_luma_cmdline_with_its_defaults() -> None:
     cmdline = pytest.importorskip("luma.core.cmdline")
     parser = cmdline.create_parser("test", autocomplete=False)
     luma = {a.dest: a for a in parser._actions if a.dest not in ("help", "config")}
-    assert set(luma) == set(LUMA_DEFAULTS)
+    assert set(luma) <= set(LUMA_DEFAULTS)
     ours = {"display", "width", "height", "interface", "block_orientation"}
     for name, action in luma.items():
         if name not in ours:
@@ -123,6 +126,33 @@ def test_luma_options_are_those_of_luma_cmdline_with_its_defaults() -> None:
     assert set(cmdline.get_transformer_choices()) == set(TRANSFORMS)
     assert set(luma["display"].choices) <= set(DISPLAYS)
     assert set(luma["block_orientation"].choices) == {0, 90, -90, 180}
+
+
+def test_the_other_luma_options_are_those_luma_emulators_devices_take_with_their_defaults(
+) -> None:
+    cmdline = pytest.importorskip("luma.core.cmdline")
+    emulator = pytest.importorskip("luma.emulator.device")
+    parser = cmdline.create_parser("test", autocomplete=False)
+    known = {a.dest for a in parser._actions}
+    taken = {}
+    for name in ("capture", "gifanim", "pygame", "asciiart", "asciiblock"):
+        for parameter in inspect.signature(getattr(emulator, name)).parameters.values():
+            if parameter.name not in known and parameter.kind is parameter.POSITIONAL_OR_KEYWORD:
+                taken[parameter.name] = parameter.default
+    assert {k: v for k, v in LUMA_DEFAULTS.items() if k not in known} == taken
+    assert set(taken) == {"file_template", "filename", "frame_rate"}
+
+
+def test_emulator_file_names_are_accepted_and_a_template_needs_the_frame_number() -> None:
+    config = parse_config('[display]\ndisplay = "capture"\nfile_template = "f{0:04}.png"\n'
+                          'filename = "out/matrix.gif"\nframe_rate = 30\n')
+    luma = config.display.luma
+    assert (luma["file_template"], luma["filename"], luma["frame_rate"]) == (
+        "f{0:04}.png", "out/matrix.gif", 30)
+    assert "with {} where the frame number goes" in only_problem(
+        '[display]\nfile_template = "frame.png"\n')
+    assert "with {} where the frame number goes" in only_problem(
+        '[display]\nfile_template = "frame{1}.png"\n')
 
 
 # --- values ---------------------------------------------------------------------------------
@@ -353,7 +383,7 @@ def test_pins_that_are_refused(written: str) -> None:
 
 
 def test_ground_pin_of_the_header_is_named_as_not_a_gpio() -> None:
-    assert "header pin 6 is not a GPIO pin" in only_problem('[buttons]\nundo = "BOARD6"\n')
+    assert "header pin 6 is GND, not a GPIO pin" in only_problem('[buttons]\nundo = "BOARD6"\n')
 
 
 def test_optional_parts_are_none_when_empty() -> None:
@@ -361,7 +391,7 @@ def test_optional_parts_are_none_when_empty() -> None:
     assert (pins.roll, pins.buzzer, pins.status_led) == (None, None, None)
 
 
-def test_header_pin_table_agrees_with_gpiozero() -> None:
+def test_every_header_pin_is_named_as_gpiozero_names_it() -> None:
     mock = pytest.importorskip("gpiozero.pins.mock")
     board = mock.MockFactory().board_info
     for number in range(1, 41):
@@ -374,22 +404,106 @@ def test_header_pin_table_agrees_with_gpiozero() -> None:
         if info.name.startswith("GPIO"):
             assert parse_config(text).buttons.pins.ok == info.name, number
         else:
-            assert "is not a GPIO pin" in only_problem(text), number
+            assert f"is {info.name}, not a GPIO pin" in only_problem(text), number
 
 
 def test_two_parts_on_one_pin() -> None:
     problem = only_problem('[buttons]\nok = 17\nundo = "BOARD11"\n')
     assert problem == (
-        "test.toml, line 3: [buttons] undo and ok both use GPIO17; each needs its own pin"
+        "test.toml, line 3: [buttons] undo and [buttons] ok both use GPIO17; "
+        "each needs its own pin"
     )
 
 
 def test_button_on_the_pins_of_the_displays_spi_port() -> None:
     problem = only_problem("[buttons]\nselect = 10\n")
+    assert problem == (
+        "test.toml, line 2: [buttons] select uses GPIO10 (SPI0 MOSI), which the display "
+        "needs; choose another pin"
+    )
+
+
+PRESENCE = '[board]\nsensing = "presence"\n'
+
+
+def test_a_switch_matrix_on_a_button_pin_and_too_small_for_the_board_is_refused() -> None:
+    problems = problems_of(
+        f'{PRESENCE}[switches]\nrows = ["GPIO5", "GPIO6"]\ncolumns = ["GPIO17"]\n')
+    assert problems == [
+        "test.toml, line 5: [switches] columns (column 1) and [buttons] ok both use GPIO17; "
+        "each needs its own pin",
+        "test.toml, line 4: [switches] 2 rows x 1 columns make 2 switches, but the enceladus "
+        "board has 146 cells, one switch each; wire at least 12 rows x 13 columns",
+    ]
+
+
+def test_rows_and_columns_may_not_share_a_pin_however_it_is_written() -> None:
+    rows = ", ".join(f'"GPIO{n}"' for n in (4, 5, 6, 12, 13, 16, 19, 20, 21, 26))
+    problem = only_problem(
+        f'{PRESENCE}[game]\nname = "mars"\n[buttons]\nbuzzer = ""\n'
+        f'[switches]\nrows = [{rows}]\ncolumns = [2, 3, "BOARD29", 14, 15, 18, 24, 25, 0, 1]\n')
+    assert problem == (
+        "test.toml, line 9: [switches] columns (column 3) and [switches] rows (row 2) both "
+        "use GPIO5; each needs its own pin"
+    )
+
+
+def test_a_matrix_just_big_enough_for_its_board_is_accepted() -> None:
+    rows = ", ".join(f'"GPIO{n}"' for n in (4, 5, 6, 12, 13, 16, 19, 20))
+    config = parse_config(f'{PRESENCE}[game]\nname = "uranus"\n[switches]\nrows = [{rows}]\n'
+                          'columns = [2, 3, 14, 15, 18, 24, 25, 26]\n')
+    assert len(config.switches.rows) * len(config.switches.columns) == 64  # 61 cells
+
+
+def test_a_switch_matrix_needs_presence_sensing() -> None:
+    rows = ", ".join(f'"GPIO{n}"' for n in (4, 5, 6, 12, 13, 16, 19, 20, 21, 26))
+    problem = only_problem(f'[game]\nname = "mars"\n[buttons]\nbuzzer = ""\n[switches]\n'
+                           f'rows = [{rows}]\ncolumns = [2, 3, 14, 15, 18, 24, 25, 0, 1, 23]\n')
+    assert problem.endswith('set [board] sensing = "presence"')
+
+
+def test_columns_without_rows_are_refused() -> None:
+    assert "columns are set but rows are empty" in only_problem(
+        '[switches]\ncolumns = ["GPIO5"]\n')
+
+
+def test_a_ws2812_holds_gpio18() -> None:
+    problem = only_problem('[display]\ndisplay = "ws2812"\n[buttons]\nbuzzer = "BOARD12"\n')
     assert problem.endswith(
-        "[buttons] select uses GPIO10, which the display needs for SPI (GPIO7 to GPIO11); "
+        "[buttons] buzzer uses GPIO18 (the WS2812 data line), which the display needs; "
         "choose another pin"
     )
+
+
+def test_the_pis_uart_holds_gpio14_and_15_unless_a_switch_matrix_replaces_the_board() -> None:
+    problem = only_problem('[board]\nport = "/dev/serial0"\n[buttons]\nstatus_led = 15\n')
+    assert problem.endswith(
+        "[buttons] status_led uses GPIO15 (UART RXD), which the board on /dev/serial0 needs; "
+        "choose another pin"
+    )
+    assert parse_config('[board]\nport = "/dev/ttyACM0"\n[buttons]\nstatus_led = 15\n')
+
+
+def test_spi1_holds_its_bus_and_the_chip_selects_up_to_the_displays() -> None:
+    spi1 = '[display]\nspi_port = 1\n'
+    assert parse_config(spi1).buttons.pins.ok == "GPIO17"  # CE1 is free with one chip select
+    problem = only_problem(spi1 + "spi_device = 1\n")
+    assert problem.endswith(
+        "[buttons] ok uses GPIO17 (SPI1 CE1), which the display needs; choose another pin")
+
+
+def test_pin_uses_list_the_fixed_pins_first() -> None:
+    config = parse_config('[board]\nport = "/dev/ttyAMA0"\n')
+    uses = [(u.pin, u.part, u.role) for u in pin_uses(config)]
+    assert uses[:7] == [
+        ("GPIO7", "the display", "SPI0 CE1"), ("GPIO8", "the display", "SPI0 CE0"),
+        ("GPIO9", "the display", "SPI0 MISO"), ("GPIO10", "the display", "SPI0 MOSI"),
+        ("GPIO11", "the display", "SPI0 SCLK"),
+        ("GPIO14", "the board on /dev/ttyAMA0", "UART TXD"),
+        ("GPIO15", "the board on /dev/ttyAMA0", "UART RXD"),
+    ]
+    assert uses[7:] == [("GPIO17", "[buttons] ok", ""), ("GPIO27", "[buttons] undo", ""),
+                        ("GPIO22", "[buttons] select", ""), ("GPIO23", "[buttons] buzzer", "")]
 
 
 def test_spi_pins_are_free_when_the_display_does_not_use_spi() -> None:
@@ -417,7 +531,8 @@ def test_display_luma_options_hold_every_cmdline_option_for_make_device() -> Non
     ("line", "allowed"),
     [("block_orientation = 45", "0, 90, -90 or 180"), ("rotate = true", "0, 1, 2 or 3"),
      ('mode = "grey"', '"1", "RGB" or "RGBA"'), ("contrast = 300", "from 0 to 255"),
-     ('i2c_address = "0xZZ"', 'such as "0x3C"'), ('display = "ssd9999"', '"max7219"')],
+     ('i2c_address = "0xZZ"', 'such as "0x3C"'), ('display = "ssd9999"', '"max7219"'),
+     ("spi_bus_speed = 3000000", "500000, 1000000, 2000000")],
 )  # fmt: skip
 def test_display_values_that_are_refused(line: str, allowed: str) -> None:
     assert allowed in only_problem(f"[display]\n{line}\n")
@@ -467,3 +582,39 @@ def test_no_display_change_when_only_the_game_changes() -> None:
 def test_display_config_equality_follows_its_options() -> None:
     assert DisplayConfig() == parse_config("[display]\nwidth = 32\n").display
     assert DisplayConfig() != parse_config("[display]\nwidth = 64\n").display
+
+
+def test_check_config_warns_of_what_this_machine_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "companion.toml"
+    path.write_text('[buttons]\nbuzzer = ""\n[display]\ndisplay = "linux_framebuffer"\n'
+                    'framebuffer_device = "/dev/fb99"\n')
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "tin")
+    assert config_warnings(path) == [
+        f"{path}, line 1: warning: GPIOZERO_PIN_FACTORY=tin is not a gpiozero pin factory "
+        "installed here; run would referee without the buttons, the buzzer and the status LED "
+        "until one is (off a Raspberry Pi, set GPIOZERO_PIN_FACTORY=mock)",
+        f"{path}, line 5: warning: [display] there is no framebuffer /dev/fb99 here; run would "
+        "referee without the matrix and try it again",
+    ]
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
+    path.write_text('[display]\ndisplay = "dummy"\n')
+    assert config_warnings(path) == []
+
+
+def test_check_config_warns_of_a_matrix_on_spi_without_spidev(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    from companion.cli import main
+
+    if importlib.util.find_spec("spidev") is not None:
+        pytest.skip("spidev is installed here")
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
+    assert main(["check-config", str(SAMPLE)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{SAMPLE}, line ") and "warning: [display] display = " in out[0]
+    assert "needs the Python package spidev" in out[0]
+    assert out[1:] == [f"{SAMPLE}: no problems in the file"]

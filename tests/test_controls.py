@@ -1,5 +1,5 @@
 """GPIO controls on gpiozero's own MockFactory: debounced buttons, buzzer, status LED, faults
-(``hardware/WIRING.md``, The Pi side), and the contact bounce of real buttons.
+and the pin factory check-config looks at.
 
 Timing: the debounce time here (``BOUNCE``) is far longer than any burst of edges the tests
 drive, and events are awaited on the queue with a timeout, never by sleeping blindly.
@@ -7,6 +7,7 @@ drive, and events are awaited on the queue with a timeout, never by sleeping bli
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import queue
 import time
@@ -18,7 +19,14 @@ from gpiozero import Button as GpioButton
 from gpiozero.pins.mock import MockFactory
 
 from companion.config import ButtonPins
-from companion.controls import BUZZ_PATTERNS, STATUS_BLINKS, Beeps, Controls, make_pin_factory
+from companion.controls import (
+    BUZZ_PATTERNS,
+    STATUS_BLINKS,
+    Beeps,
+    Controls,
+    make_pin_factory,
+    pin_factory_missing,
+)
 from companion.errors import ConfigError
 from companion.events import Button, Event, Fault
 
@@ -171,8 +179,10 @@ def test_pin_in_use_is_a_config_error_and_leaves_no_pin_taken(
     events: queue.Queue[Event], factory: Any, controls: Controls
 ) -> None:
     others = ButtonPins(ok="GPIO6", undo="GPIO24", select="GPIO12", buzzer=None)
-    with pytest.raises(ConfigError, match=r"\[buttons\] undo: GPIO24 cannot be used"):
+    with pytest.raises(ConfigError) as refused:
         Controls(events, pins=others, pin_factory=factory)
+    assert str(refused.value) == (
+        "[buttons] undo and [buttons] status_led both use GPIO24; each needs its own pin")
     GpioButton("GPIO6", pin_factory=factory).close()  # ok's pin was given back
 
 
@@ -275,9 +285,16 @@ def test_unknown_pin_factory_says_how_to_run_without_gpio() -> None:
         make_pin_factory("tin")
 
 
-def test_controls_make_and_close_their_own_factory(
-    events: queue.Queue[Event], monkeypatch: pytest.MonkeyPatch
+
+def test_check_config_can_tell_a_pin_factory_that_cannot_work_here(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
-    for _ in range(2):  # the second time finds every pin free again
-        Controls(events, pins=PINS, pin_factory=None, bounce_s=BOUNCE).close()
+    assert pin_factory_missing() is None
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "tin")
+    assert pin_factory_missing() == "GPIOZERO_PIN_FACTORY=tin is not a gpiozero pin factory " \
+        "installed here"
+    if importlib.util.find_spec("lgpio") is None:
+        monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "lgpio")
+        assert pin_factory_missing() == ("GPIOZERO_PIN_FACTORY=lgpio needs lgpio (python3-lgpio "
+                                         "on Raspberry Pi OS), which is not installed")

@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 from companion.display import Screen, make_device, render
+from companion.display.device import missing
 from companion.errors import ConfigError
 
 SCREEN = Screen("mars", "mars", {}, message="Roll", scores=((1, "3 pts"),), to_move=1)
@@ -78,3 +79,56 @@ def test_a_terminal_emulator_needs_a_terminal(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr("sys.stdout", io.StringIO())
     with pytest.raises(ConfigError, match="asciiblock.*not one"):
         make_device({"display": "asciiblock", "width": 16, "height": 16})
+
+
+def test_the_emulators_own_options_reach_them_from_the_configuration(tmp_path: Path) -> None:
+    from companion.config import parse_config
+
+    luma = parse_config(f'[display]\ndisplay = "capture"\nwidth = 16\nheight = 16\n'
+                        f'file_template = "{tmp_path}/m{{0:02}}.png"\n').display.luma
+    device = make_device(luma)
+    device.display(render(SCREEN, width=16, height=16, mode="RGB"))
+    assert (tmp_path / "m01.png").exists()
+
+
+def test_missing_names_a_framebuffer_that_is_not_there() -> None:
+    assert missing({"display": "linux_framebuffer", "framebuffer_device": "/dev/fb99"}) == [
+        ("framebuffer_device", "there is no framebuffer /dev/fb99 here")]
+    ((key, sentence),) = missing({"display": "linux_framebuffer", "framebuffer_device": "/dev/fd0"})
+    assert key == "framebuffer_device" and 'named like "/dev/fb0"' in sentence
+
+
+def test_missing_names_spidev_for_a_matrix_on_spi() -> None:
+    if importlib.util.find_spec("spidev") is not None:
+        pytest.skip("spidev is installed here")
+    assert missing({"display": "max7219", "interface": "spi"}) == [
+        ("interface", 'display = "max7219" on SPI needs the Python package spidev '
+                      "(python3-spidev on Raspberry Pi OS), which is not installed")]
+    assert missing({"display": "max7219", "interface": "noop"}) == []
+
+
+def test_missing_names_pygame_without_a_desktop_and_a_terminal_emulator(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for variable in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"):
+        monkeypatch.delenv(variable, raising=False)
+    ((_, sentence),) = missing({"display": "pygame"})
+    assert sentence.startswith('display = "pygame" opens a window, but there is no desktop')
+    monkeypatch.setenv("DISPLAY", ":0")
+    assert missing({"display": "pygame"}) == []
+    ((_, sentence),) = missing({"display": "asciiart"})
+    assert "started by systemd it has none" in sentence
+    assert missing({"display": "dummy"}) == []
+
+
+def test_a_display_closed_for_a_reload_leaves_its_matrix_lit() -> None:
+    from companion.display import Display
+
+    for switch_off in (True, False):
+        device = make_device({"display": "dummy", "width": 16, "height": 16, "mode": "RGB"})
+        display = Display(device)
+        display.show(SCREEN)
+        assert display.wait_frames(1, timeout=5)
+        display.close(switch_off=switch_off)
+        lit = device.image.getbbox() is not None
+        assert lit is not switch_off  # luma's cleanup clears the matrix unless it persists

@@ -23,9 +23,10 @@ from pathlib import Path
 from gpiozero.pins.mock import MockFactory
 
 from companion.board import protocol
+from companion.config import layout_name
 from companion.rules import load
 from companion.rules.base import EMPTY, Cell, Piece
-from companion.service import build, layout_name
+from companion.service import build
 from companion.sim.demo import demo_config
 from companion.sim.perform import Noise
 from companion.sim.table import TablePlayers

@@ -14,6 +14,7 @@ from gpiozero.pins.mock import MockFactory
 from companion import events
 from companion.board import protocol
 from companion.board.gpio_matrix import GpioMatrix, MatrixCircuit, occupancy
+from companion.errors import ConfigError
 from companion.referee.referee import RefereeSettings
 from companion.sim.perform import Put
 from companion.sim.scenario import drive, read_scenario, scenario_events, scenario_referee
@@ -50,8 +51,26 @@ def test_closed_switches_read_occupied_at_their_dump_positions() -> None:
 
 
 def test_a_matrix_smaller_than_the_layout_is_refused() -> None:
-    with pytest.raises(ValueError, match="91 cells, more than 9 rows x 10 columns"):
+    with pytest.raises(ConfigError, match="9 rows x 10 columns make 90 switches, but the mars "
+                       "board has 91 cells"):
         matrix(rows=9)
+
+
+def test_a_pin_a_button_holds_is_refused_naming_both_and_the_rows_are_given_back() -> None:
+    from companion.config import ButtonPins
+    from companion.controls import Controls
+
+    factory = MockFactory()
+    rows, columns = ROWS[:10], [*COLUMNS[:9], "GPIO17"]
+    with Controls(Queue(), pins=ButtonPins(ok="GPIO17", undo="GPIO25", select="GPIO1",
+                                           buzzer=None), pin_factory=factory):
+        with pytest.raises(ConfigError) as refused:
+            GpioMatrix(Queue(), layout="mars", rows=rows, columns=columns, pin_factory=factory)
+        assert str(refused.value) == ("[switches] columns (column 10) and [buttons] ok both "
+                                      "use GPIO17; each needs its own pin")
+        scanner = GpioMatrix(Queue(), layout="mars", rows=rows, columns=COLUMNS[:10],
+                             pin_factory=factory)  # every pin of the refused one was freed
+        scanner.close()
 
 
 def test_start_posts_link_up_hello_and_dump_like_a_serial_board() -> None:

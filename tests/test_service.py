@@ -350,12 +350,14 @@ class Shown:
         self.settings = settings
         self.screens: list[Any] = []
         self.closed = False
+        self.switched_off = False
 
     def show(self, screen: Any) -> None:
         self.screens.append(screen)
 
-    def close(self) -> None:
+    def close(self, *, switch_off: bool = True) -> None:
         self.closed = True
+        self.switched_off = switch_off
 
 
 def _reloading(tmp_path: Path, text: str) -> tuple[Service, list[Shown], Clock, Path]:
@@ -414,15 +416,171 @@ def test_sighup_with_a_broken_file_keeps_the_running_display(
     assert f"{path}, line 2: [display] width must be" in caplog.text
 
 
-def test_sighup_with_an_unusable_device_goes_back_to_the_old_settings(
+def test_sighup_with_an_unusable_device_keeps_the_running_display(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     service, built, _, _ = _reloading(
         tmp_path, '[display]\ndisplay = "dummy"\nwidth = 999\nheight = 16\n')
     with caplog.at_level(logging.ERROR, logger="companion"):
         service.run()
-    assert [b.settings.luma["width"] for b in built] == [16, 16]
-    assert service.display is built[1] and "too wide" in caplog.text
+    assert len(built) == 1 and not built[0].closed and service.display is built[0]
+    assert service.config is not None and service.config.display.luma["width"] == 16
+    assert ("display reload failed: Display options width=999: too wide; keeping the current "
+            "display") in caplog.text
+
+
+def test_sighup_to_the_same_kind_of_device_leaves_the_matrix_lit_for_the_new_one(
+    tmp_path: Path,
+) -> None:
+    service, built, _, _ = _reloading(
+        tmp_path, '[display]\ndisplay = "dummy"\nwidth = 32\nheight = 16\n')
+    service.run()
+    assert built[0].closed and not built[0].switched_off  # the new device drives it now
+
+
+def _real_reload(tmp_path: Path, after: str) -> tuple[Any, Path]:
+    """A service built from a file with a dummy matrix, and a second file to reload."""
+    from gpiozero.pins.mock import MockFactory
+
+    from companion.service import build
+
+    path = tmp_path / "companion.toml"
+    path.write_text(f'[board]\nport = "loop://"\n[journal]\ndirectory = "{tmp_path}"\n'
+                    '[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\n')
+    stack = ExitStack()
+    factory = MockFactory()
+    stack.callback(factory.close)
+    service = build(load_config(path), stack, pin_factory=factory, notifier=Notifier())
+    (tmp_path / "after.toml").write_text(after)
+    return service, stack
+
+
+def test_a_reload_whose_device_fails_to_open_keeps_the_matrix_and_the_loop(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # luma's linux_framebuffer reads /sys/class/graphics/fb99, which no machine has.
+    service, stack = _real_reload(
+        tmp_path, f'[board]\nport = "loop://"\n[journal]\ndirectory = "{tmp_path}"\n'
+                  '[display]\ndisplay = "linux_framebuffer"\nframebuffer_device = "/dev/fb99"\n')
+    with stack:
+        first = service.display
+        service.reload(str(tmp_path / "after.toml"))  # what SIGHUP does
+        service.reload(str(tmp_path / "after.toml"))  # and again: the loop is still there
+        service.stop("test over")
+        with caplog.at_level(logging.ERROR, logger="companion"):
+            assert service.run() is None
+        assert service.display is first and service.config.display.luma["display"] == "dummy"
+        drawn = first.frames_drawn
+        service._show(replace(service.last_screen, message="still drawing"))
+        assert first.wait_frames(drawn + 1, timeout=5)  # the old matrix is open and drawing
+    failures = [r.getMessage() for r in caplog.records if "display reload failed" in r.getMessage()]
+    assert len(failures) == 2
+    assert failures[0].startswith("display reload failed: Display option "
+                                  "display='linux_framebuffer': the device could not be set up")
+    assert failures[0].endswith("; keeping the current display")
+
+
+# --------------------------------------------------------------------------- parts opened later
+
+
+class Flaky:
+    """A display factory whose device appears at its third try (a desktop that starts late);
+    ``tries`` holds the virtual times it was asked."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.tries: list[float] = []
+        self.built: list[Shown] = []
+
+    def __call__(self, settings: DisplayConfig) -> Shown:
+        self.tries.append(self.clock.now)
+        if len(self.tries) < 3:
+            raise OSError(errno.ENOENT, "No such file or directory", "/dev/spidev0.0")
+        self.built.append(Shown(settings))
+        return self.built[-1]
+
+
+def test_a_display_that_fails_at_start_is_tried_again_with_a_doubling_wait(
+    systemd: Systemd, caplog: pytest.LogCaptureFixture
+) -> None:
+    from companion.service import RETRY_FIRST_S
+
+    clock = Clock()
+    flaky = Flaky(clock)
+    service, events = _service(clock, [(0.0, _dump(_setup())), (30.0, Stop(0))],
+                               notifier=Notifier(systemd.address), config=Config(),
+                               display_factory=flaky)
+    with caplog.at_level(logging.INFO, logger="companion"):
+        service.open_display()
+        assert service.display is None
+        service.run()
+    assert flaky.tries == [0.0, RETRY_FIRST_S, 3 * RETRY_FIRST_S]  # waits of 2 s, then 4 s
+    (display,) = flaky.built
+    assert service.display is display and display.screens == [service.last_screen]
+    assert events.timeouts[1] == pytest.approx(RETRY_FIRST_S)  # the loop woke for it, no polling
+    assert "the display cannot be opened: [Errno 2] No such file or directory: " in caplog.text
+    assert "refereeing on and trying again in 2 s" in caplog.text
+    assert "the display opened at the 3rd try" in caplog.text
+    statuses = [m["STATUS"] for m in systemd.messages() if "STATUS" in m]
+    assert "no display (trying again)" in statuses[0] and "no display" not in statuses[-1]
+
+
+def test_the_wait_between_tries_stops_growing_at_a_minute() -> None:
+    from companion.service import RETRY_MAX_S
+
+    clock = Clock()
+    tries: list[float] = []
+
+    def never() -> None:
+        tries.append(clock.now)
+        raise OSError("no such device")
+
+    service, _ = _service(clock, [(0.0, _dump(_setup())), (300.0, Stop(0))])
+    service.open_later("display", never, OSError("no such device"))
+    service.run()
+    waits = [b - a for a, b in zip(tries, tries[1:], strict=False)]
+    assert tries[0] == 2.0 and waits[:5] == [4.0, 8.0, 16.0, 32.0, RETRY_MAX_S]
+    assert set(waits[5:]) == {RETRY_MAX_S}
+
+
+def test_a_sighup_without_a_matrix_tries_to_open_it_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "companion.toml"
+    path.write_text('[display]\ndisplay = "dummy"\n')
+    clock = Clock()
+    flaky = Flaky(clock)
+    flaky.tries = [0.0, 0.0]  # two tries failed already
+    service, _ = _service(clock, [(0.0, _dump(_setup())), (1.0, Reload(0, str(path))),
+                                  (1.5, Stop(0))], config=load_config(path),
+                          display_factory=flaky)
+    service.open_later("display", service._open_display, OSError("no SPI"))
+    service.run()
+    assert flaky.tries[2:] == [1.0] and service.display is flaky.built[0]
+
+
+def test_a_display_that_cannot_be_opened_at_start_leaves_the_game_refereed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from gpiozero.pins.mock import MockFactory
+
+    from companion.service import build
+
+    config = Config(game=GameConfig(name="enceladus", seed=SEED),
+                    journal=JournalConfig(directory=str(tmp_path), fsync=False))
+    config = replace(config, board=replace(config.board, port="loop://"),
+                     display=DisplayConfig(luma={"display": "linux_framebuffer",
+                                                 "framebuffer_device": "/dev/fb99"}))
+    with ExitStack() as stack, caplog.at_level(logging.ERROR, logger="companion"):
+        factory = MockFactory()
+        stack.callback(factory.close)
+        service = build(config, stack, pin_factory=factory, notifier=Notifier())
+        assert service.display is None and service.controls is not None
+        screens: list[Any] = []
+        service.screen_listeners.append(screens.append)
+        service.stop("test over")
+        service.run()
+    assert screens  # the referee went on: what it would show reaches the listeners
+    assert "the display cannot be opened: Display option display='linux_framebuffer'" in (
+        caplog.text)
 
 
 # --------------------------------------------------------------------------- build
@@ -449,6 +607,57 @@ def test_build_resumes_the_journal_and_wires_every_part(tmp_path: Path, systemd:
         assert again.notifier.address == systemd.address
     header = json.loads(first.journal.path.read_text().splitlines()[0])
     assert header["seed"] == SEED and header["layout"] == "enceladus"
+
+
+def _matrix_config(tmp_path: Path, columns: tuple[str, ...]) -> Config:
+    """Mars on a 10 x 10 switch matrix, built in code (no file check ran on it)."""
+    from companion.config import SwitchMatrixConfig
+
+    rows = tuple(f"GPIO{n}" for n in (4, 5, 6, 12, 13, 16, 19, 20, 21, 26))
+    config = Config(game=GameConfig(name="mars", seed=SEED),
+                    journal=JournalConfig(directory=str(tmp_path), fsync=False),
+                    display=DisplayConfig(luma={"display": "dummy", "width": 16, "height": 16}),
+                    switches=SwitchMatrixConfig(rows=rows, columns=columns))
+    return replace(config, board=replace(config.board, sensing="presence"))
+
+
+def test_one_pin_factory_serves_every_part_so_gpiozero_refuses_a_shared_pin_in_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from companion.errors import ConfigError
+    from companion.service import build
+
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")  # build makes the factory itself
+    columns = ("GPIO2", "GPIO3", "GPIO14", "GPIO15", "GPIO18", "GPIO24", "GPIO25", "GPIO0",
+               "GPIO1", "GPIO17")  # GPIO17 is the OK button's
+    with pytest.raises(ConfigError) as refused, ExitStack() as stack:
+        build(_matrix_config(tmp_path, columns), stack, notifier=Notifier())
+    assert str(refused.value) == (
+        "[switches] columns (column 10) and [buttons] ok both use GPIO17; each needs its own pin")
+    assert list(tmp_path.glob("*.jsonl")) == []  # no journal of a game that never began
+
+
+def test_without_a_pin_factory_the_game_is_refereed_and_the_pins_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from companion.service import build
+
+    config = Config(game=GameConfig(name="enceladus", seed=SEED),
+                    journal=JournalConfig(directory=str(tmp_path), fsync=False),
+                    display=DisplayConfig(luma={"display": "dummy", "width": 16, "height": 16}))
+    config = replace(config, board=replace(config.board, port="loop://"))
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "tin")  # none works here
+    clock = Clock()
+    with ExitStack() as stack, caplog.at_level(logging.INFO, logger="companion"):
+        service = build(config, stack, clock=clock, notifier=Notifier())
+        assert service.controls is None and service.display is not None
+        assert "the GPIO pins cannot be opened: No GPIO pin factory works here" in caplog.text
+        monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")  # the pins are there now
+        clock.now = 2.0
+        service.stop("test over")
+        service.run()
+        assert service.controls is not None
+    assert "the GPIO pins opened at the 2nd try" in caplog.text
 
 
 def build_service(config: Config, stack: ExitStack, factory: Any, systemd: Systemd) -> Any:

@@ -1,19 +1,20 @@
 """A presence board with no microcontroller: a diode switch matrix scanned from the Pi's GPIO.
 
-For makers without a board controller (a presence board wired straight to the Pi): one
-reed or hall switch per cell, each in series with a diode, wired in a matrix of ``rows`` x
-``columns`` (``hardware/WIRING.md``).  :class:`GpioMatrix` drives one row low at a time and
-reads the columns, which have the Pi's pull-ups: a closed switch on the driven row pulls its
-column low.  Each cell is debounced on its own; the scanner then puts on the daemon's queue
-exactly what :class:`~companion.board.link.BoardLink` puts there for a serial board (a
-``LinkState``, a ``HELLO`` and a ``DUMP`` at start, a field update per settled change, a
-heartbeat every second, a dump on ``DUMP?``), so the referee cannot tell which it has.
+For makers without a board controller: one reed or hall switch per cell, each in series with a
+diode, wired in a matrix of ``rows`` x ``columns`` (``hardware/WIRING.md``).
+:class:`GpioMatrix` drives one row low at a time and reads the columns, which have the Pi's
+pull-ups: a closed switch on the driven row pulls its column low. Each cell is debounced on its
+own; the scanner then puts on the daemon's queue exactly what
+:class:`~companion.board.link.BoardLink` puts there for a serial board (a ``LinkState``, a
+``HELLO`` and a ``DUMP`` at start, a field update per settled change, a heartbeat every second,
+a dump on ``DUMP?``), so the referee cannot tell which it has.
 
 Cell ``n`` of the layout's dump order is the switch at row ``n // len(columns)``, column
-``n % len(columns)``.  Pins are gpiozero pin names from ``[gpio_matrix]``; the pin factory is
-passed in (gpiozero's ``MockFactory`` in tests).  :class:`MatrixCircuit` is the matrix in
-software for those tests, the way gpiozero's ``pins/mock.py`` models its own circuits: column
-pins whose level follows the closed switches and the driven rows.
+``n % len(columns)``.  Pins are gpiozero pin names from ``[switches]``; the pin factory is
+passed in, the one the buttons use too (gpiozero's ``MockFactory`` in tests).
+:class:`MatrixCircuit` is the matrix in software for those tests, the way gpiozero's
+``pins/mock.py`` models its own circuits: column pins whose level follows the closed switches
+and the driven rows.
 
 Scanning runs on its own thread; :attr:`GpioMatrix.scan_rate` (full scans per second) and
 :attr:`GpioMatrix.latency` (switch change to field update, in seconds) are measured as it goes.
@@ -35,7 +36,9 @@ from gpiozero.pins.mock import MockFactory, MockPin
 
 from companion import events
 from companion.board import protocol
-from companion.config import Config
+from companion.config import Config, layout_name, matrix_too_small
+from companion.controls import claim
+from companion.errors import ConfigError
 from companion.rules.base import EMPTY, Cell, Piece
 
 log = logging.getLogger("companion.board")
@@ -89,13 +92,15 @@ class GpioMatrix:
 
     ``queue``: the daemon's event queue.  ``layout``: the layout name announced in the hello
     (its cells give the dump order).  ``rows``/``columns``: gpiozero pin names; there must be
-    at least as many switches as cells.  ``pin_factory``: a gpiozero pin factory.
-    ``debounce_s``: how long a new reading must hold, in seconds; ``scan_interval_s``: pause
-    between two full scans.  ``clock``: time of the events, in seconds.
+    at least as many switches as cells.  ``pin_factory``: a gpiozero pin factory (the
+    caller's, left open by :meth:`close`).  ``debounce_s``: how long a new reading must hold,
+    in seconds; ``scan_interval_s``: pause between two full scans.  ``clock``: time of the
+    events, in seconds.
 
-    Raises ``ValueError`` for a matrix smaller than the layout, and gpiozero's errors for pins
-    that cannot be used.  Nothing is scanned until :meth:`start`; :meth:`close` stops and
-    releases the pins.
+    Raises :class:`companion.errors.ConfigError` (a ``ValueError``) for a matrix smaller than
+    the layout and for a pin that cannot be used (one another part holds is named with it,
+    :func:`companion.controls.claim`).  Nothing is scanned until :meth:`start`; :meth:`close`
+    stops and releases the pins.
     """
 
     def __init__(self, queue: Queue[events.Event], *, layout: str, rows: Sequence[str],
@@ -103,9 +108,9 @@ class GpioMatrix:
                  scan_interval_s: float = 0.002,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.cells = protocol.LAYOUTS[layout]
-        if len(self.cells) > len(rows) * len(columns):
-            raise ValueError(f"the {layout} layout has {len(self.cells)} cells, more than "
-                             f"{len(rows)} rows x {len(columns)} columns of switches")
+        small = matrix_too_small(len(rows), len(columns), layout)
+        if small:
+            raise ConfigError(small)
         self.layout = layout
         self.port = f"gpio:{len(rows)}x{len(columns)}"
         self.debounce_s = debounce_s
@@ -122,34 +127,30 @@ class GpioMatrix:
         self._thread: threading.Thread | None = None
         self._rows: list[Any] = []
         self._columns: list[Any] = []
-        self._owned_factory: Any = None
         try:
             # A row is "on" when driven low: the switches on it conduct into it.
-            self._rows = [OutputDevice(pin, active_high=False, initial_value=False,
-                                       pin_factory=pin_factory) for pin in rows]
-            self._columns = [InputDevice(pin, pull_up=True, pin_factory=pin_factory)
-                             for pin in columns]
+            for n, pin in enumerate(rows, 1):
+                self._rows.append(claim(OutputDevice, pin, part=f"[switches] rows (row {n})",
+                                        pin_factory=pin_factory, active_high=False,
+                                        initial_value=False))
+            for n, pin in enumerate(columns, 1):
+                self._columns.append(claim(InputDevice, pin,
+                                           part=f"[switches] columns (column {n})",
+                                           pin_factory=pin_factory, pull_up=True))
         except BaseException:
             self._release()
             raise
 
     @classmethod
-    def from_config(cls, config: Config, queue: Queue[events.Event], *, pin_factory: Any = None,
+    def from_config(cls, config: Config, queue: Queue[events.Event], *, pin_factory: Any,
                     clock: Callable[[], float] = time.monotonic) -> GpioMatrix:
-        """The matrix of ``config.switches`` for the configured game's layout; without a
-        ``pin_factory`` it makes and owns one (:func:`companion.controls.make_pin_factory`)."""
-        from companion.controls import make_pin_factory
-        from companion.service import layout_name
-
-        owned = pin_factory is None
-        factory = make_pin_factory() if owned else pin_factory
+        """The matrix of ``config.switches`` for the configured game's layout, on
+        ``pin_factory`` (the one the buttons use)."""
         switches = config.switches
-        matrix = cls(queue, layout=layout_name(config), rows=switches.rows,
-                     columns=switches.columns, pin_factory=factory,
-                     debounce_s=switches.debounce_ms / 1000,
-                     scan_interval_s=switches.scan_interval_ms / 1000, clock=clock)
-        matrix._owned_factory = factory if owned else None
-        return matrix
+        return cls(queue, layout=layout_name(config), rows=switches.rows,
+                   columns=switches.columns, pin_factory=pin_factory,
+                   debounce_s=switches.debounce_ms / 1000,
+                   scan_interval_s=switches.scan_interval_ms / 1000, clock=clock)
 
     @property
     def up(self) -> bool:
@@ -253,9 +254,6 @@ class GpioMatrix:
         for device in itertools.chain(self._rows, self._columns):
             device.close()
         self._rows, self._columns = [], []
-        if self._owned_factory is not None:
-            self._owned_factory.close()
-            self._owned_factory = None
 
 
 def occupancy(board: Mapping[Cell, Piece], cells: Iterable[Cell]) -> dict[Cell, Piece]:

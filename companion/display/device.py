@@ -8,25 +8,36 @@ luma.emulator devices are all set up the way luma users know.  Besides them:
 
 * ``display = "dummy"``: ``luma.core.device.dummy`` (keeps the last image; tests, benchmarks);
 * ``contrast`` (0-255): the brightness set on the device once built;
-* ``filename`` (``gifanim``: where the GIF goes) and ``file_template`` (``capture``: the PNG
-  names, e.g. ``"frame_{0:06}.png"``);
+* the options luma.emulator's devices take that luma's command line has not: ``filename``
+  (``gifanim``: where the GIF goes), ``file_template`` (``capture``: the PNG names, e.g.
+  ``"frame_{0:06}.png"``) and ``frame_rate`` (``pygame``: most frames a second);
 * ``frame_interval_ms`` is read by whoever builds the :class:`~companion.display.Display` and
   ignored here.
+
+:func:`missing` tells, without opening the device, what this machine lacks for it (a Python
+package, the SPI device node, a framebuffer, a desktop, a terminal), for
+``companion check-config``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import re
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from companion.errors import ConfigError
 
-_OURS = ("contrast", "filename", "file_template", "frame_interval_ms")
+_EMULATOR = ("filename", "file_template", "frame_rate")  # luma.emulator's, not its cmdline's
+_OURS = ("contrast", "frame_interval_ms", *_EMULATOR)
 _TTY_ONLY = ("asciiart", "asciiblock")
 _NO_BUS = ("ws2812", "neopixel", "neosegment")  # driven by rpi_ws281x (PWM/DMA), not a serial bus
+_SPI = ("max7219", "apa102", "unicornhathd")
+_EMULATORS = ("capture", "gifanim", "pygame", *_TTY_ONLY)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -87,16 +98,68 @@ def _parse(options: Mapping[str, object]) -> argparse.Namespace:
 
 
 def _create(args: argparse.Namespace, options: Mapping[str, object]) -> Any:
+    for key in _EMULATOR:  # every device takes **kwargs: only the emulator that knows one uses it
+        if options.get(key) is not None:
+            setattr(args, key, options[key])
     if args.display == "gifanim":
         from companion.display.recorder import GifRecorder
 
-        params = vars(args) | ({"filename": options["filename"]} if "filename" in options else {})
-        return GifRecorder(**params)
+        return GifRecorder(**vars(args))
     from luma.core.cmdline import create_device
 
-    if "file_template" in options:
-        args.file_template = options["file_template"]
     return create_device(args)
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # its parent package is missing
+        return False
+
+
+def missing(options: Mapping[str, object]) -> list[tuple[str, str]]:
+    """What this machine lacks to open the device of ``options`` (as for :func:`make_device`),
+    found without opening it: ``(option, sentence)`` pairs naming the option concerned and
+    what is missing, empty when nothing is known to be.
+
+    Looked at: the Python package a driver needs (spidev for SPI, rpi_ws281x for the WS2812
+    family, pygame for luma.emulator), the SPI device node (``/dev/spidev<port>.<device>``,
+    there once SPI is enabled), the framebuffer, a desktop for ``pygame``, and that
+    ``asciiart``/``asciiblock`` draw in a terminal, which a service has not.
+    """
+    display = options.get("display", "max7219")
+    interface = options.get("interface", "noop" if display in _NO_BUS else "spi")
+    found: list[tuple[str, str]] = []
+    if display in _SPI and interface in ("spi", "gpio_cs_spi"):
+        node = f"/dev/spidev{options.get('spi_port', 0)}.{options.get('spi_device', 0)}"
+        if not _installed("spidev"):
+            found.append(("interface", f'display = "{display}" on SPI needs the Python package '
+                          "spidev (python3-spidev on Raspberry Pi OS), which is not installed"))
+        elif not Path(node).exists():
+            found.append(("spi_port", f"{node} is not here: enable SPI (raspi-config, Interface "
+                          "Options) or set spi_port and spi_device to the display's bus"))
+    elif display in _NO_BUS and not _installed("rpi_ws281x"):
+        found.append(("display", f'display = "{display}" needs the Python package rpi_ws281x, '
+                      "which is not installed"))
+    elif display in _EMULATORS and not _installed("pygame"):
+        found.append(("display", f'display = "{display}" needs the Python package pygame, '
+                      "which is not installed"))
+    elif display == "pygame" and not any(
+            os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")):
+        found.append(("display", 'display = "pygame" opens a window, but there is no desktop '
+                      "here ($DISPLAY and $WAYLAND_DISPLAY are not set)"))
+    elif display in _TTY_ONLY:
+        found.append(("display", f'display = "{display}" draws in the terminal companion is '
+                      "started from; started by systemd it has none"))
+    elif display == "linux_framebuffer":
+        device = str(options.get("framebuffer_device", ""))
+        number = re.fullmatch(r"/dev/fb(\d+)", device)
+        if number is None:
+            found.append(("framebuffer_device", f'framebuffer_device "{device}" is not a '
+                          'framebuffer; they are named like "/dev/fb0"'))
+        elif not Path(f"/sys/class/graphics/fb{number[1]}").exists():
+            found.append(("framebuffer_device", f"there is no framebuffer {device} here"))
+    return found
 
 
 def make_device(options: Mapping[str, object]) -> Any:

@@ -92,9 +92,10 @@ class Display:
         with self._cond:
             return self._cond.wait_for(lambda: self.frames_drawn >= count, timeout)
 
-    def close(self) -> None:
+    def close(self, *, switch_off: bool = True) -> None:
         """Stop the thread, wait for it, then ``device.cleanup()`` (which switches a matrix off
-        and makes the gifanim emulator write its GIF).  Idempotent."""
+        and makes the gifanim emulator write its GIF).  ``switch_off=False`` leaves the matrix
+        lit (luma's ``persist``): a reload's new device drives the same one now.  Idempotent."""
         with self._cond:
             if self._closing:
                 return
@@ -102,6 +103,8 @@ class Display:
             self._cond.notify_all()
         self._thread.join()
         try:
+            if not switch_off:
+                self._device.persist = True
             self._device.cleanup()
         except Exception:
             log.exception("the display device failed to clean up")

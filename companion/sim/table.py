@@ -227,8 +227,9 @@ def seat(
     """
     from gpiozero.pins.mock import MockFactory
 
+    from companion.config import layout_name
     from companion.rules import load
-    from companion.service import build, layout_name
+    from companion.service import build
 
     rules = load(config.game.name).RULES
     state = rules.new_game(config.game.players, config.game.seed, config.game.rules_options())
