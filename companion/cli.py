@@ -148,7 +148,8 @@ def _sim(args: argparse.Namespace) -> int:
     return run_sim(serve=args.serve, replay_file=args.replay, speed=args.speed, game=args.game,
                    players=args.players, seed=args.seed, board=args.board,
                    scenario_file=args.scenario, empty=args.empty, sensing=args.sensing,
-                   faults=Faults(tuple(args.stuck), tuple(args.flaky)))
+                   faults=Faults(tuple(args.stuck), tuple(args.flaky)),
+                   interactive=args.interactive, pace=args.pace)
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -222,13 +223,30 @@ def make_parser() -> argparse.ArgumentParser:
     record.add_argument("--seconds", type=float, help="stop after this long (default: Ctrl-C)")
     record.set_defaults(func=_record)
 
-    sim = sub.add_parser("sim", help="the simulated board alone: serve it, or replay a trace")
+    sim = sub.add_parser(
+        "sim", help="the simulated board alone: serve it, or replay a trace",
+        description="The simulated board alone, for a daemon started separately: its game's "
+        "setup, played by virtual players (--players) or by you (--interactive), a scenario "
+        "file, or a recorded trace.  The board cannot see the daemon: give the daemon the "
+        "same [game] name, players and seed, [board] sensing, and [board] dice, cards and "
+        "tray as by default (tray = false on a presence board).  When a step needs a "
+        "button (OK for a step a presence board cannot see, Select and OK for a question), "
+        "the simulator says what to press at the companion; mock pins cannot be pressed, so "
+        "off a Pi play Enceladus or Uranus on an identity board, where no button is needed.")
     sim.add_argument("--serve", metavar="URL", help="pty (default) or socket://127.0.0.1:PORT")
     sim.add_argument("--replay", metavar="TRACE", help="play a recorded trace instead")
-    sim.add_argument("--speed", type=float, default=1.0, help="times the recorded pace")
+    sim.add_argument("--speed", type=float, default=1.0,
+                     help="times faster: the recorded pace, or the players' hands")
     sim.add_argument("--scenario", metavar="FILE", help="a scenario file to play once connected")
     sim.add_argument("--game", choices=("enceladus", "mars", "uranus"), default="enceladus")
-    sim.add_argument("--players", type=int, default=2, choices=range(2, 6), metavar="2-5")
+    sim.add_argument("--players", type=int, choices=range(2, 6), metavar="2-5",
+                     help="the game's players (default 2); given, that many virtual players "
+                     "play once the daemon has connected (with --interactive, you play)")
+    sim.add_argument("--interactive", action="store_true",
+                     help="type the steps on this terminal (help lists the commands)")
+    sim.add_argument("--pace", type=float, default=2.0, metavar="S",
+                     help="seconds the virtual players wait between two steps, for the "
+                     "daemon to commit the last one")
     sim.add_argument("--seed", type=int, default=1, help="the setup's seed")
     sim.add_argument("--board", choices=("hexagonal", "trapezoid", "rhombus"),
                      default="hexagonal", help="the Uranus board")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,7 +24,7 @@ from companion.events import BoardMessage, Button, Event, Timer
 from companion.referee.effects import Committed, SetTimer, Show
 from companion.referee.recognition import sensed
 from companion.referee.referee import DEFAULT_SETTINGS, Referee, RefereeSettings
-from companion.rules.base import GameRules
+from companion.rules.base import Board, Cell, GameRules
 from companion.sim.perform import (
     PEOPLE,
     Noise,
@@ -90,6 +91,7 @@ class VirtualTable:
         self.timers: dict[str, float] = {}
         self.report = GameReport(seed)
         self.menu: tuple[tuple[str, ...], int] | None = None
+        self.screen: Any = None
         self.wire = 0
 
     # ------------------------------------------------------------------ plumbing
@@ -115,7 +117,7 @@ class VirtualTable:
             elif isinstance(effect, Committed):
                 self.report.committed.append(effect.step)
             elif isinstance(effect, Show):
-                screen = effect.screen
+                self.screen = screen = effect.screen
                 self.menu = (screen.menu, screen.menu_index) if screen.menu else None
 
     def _advance(self, until: float) -> None:
@@ -164,14 +166,23 @@ class VirtualTable:
         question names a step by past its path); False if none is open."""
         if self.menu is None:
             return False
-        options, index = self.menu
-        level = self.referee.question.level if self.referee.question else 0
-        wanted = path[level] if level < len(path) else notation
-        target = options.index(wanted) if wanted in options else 0
-        presses = [Press(0.3, "select") for _ in range((target - index) % len(options))]
         self.report.questions += 1
-        self._play_ops([*presses, Press(0.4, "ok")])
+        self.pick(menu_label(path, notation, self.level))
         return True
+
+    @property
+    def level(self) -> int:
+        """The level of the open question (0 for a game extension's menu)."""
+        return self.referee.question.level if self.referee.question else 0
+
+    def pick(self, label: str) -> None:
+        """Answer the open menu with ``label`` as a person does: Select until it shows, then
+        OK (a label not in the menu takes the first option)."""
+        assert self.menu is not None
+        options, index = self.menu
+        target = options.index(label) if label in options else 0
+        presses = [Press(0.3, "select") for _ in range((target - index) % len(options))]
+        self._play_ops([*presses, Press(0.4, "ok")])
 
     # ------------------------------------------------------------------ a game
     def start(self) -> None:
@@ -234,3 +245,91 @@ class VirtualTable:
 
 def _at(event: Event, t: float) -> Event:
     return replace(event, t=t)
+
+
+def menu_label(path: tuple[str, ...], notation: str, level: int) -> str:
+    """What a question at ``level`` calls the step with ``path`` (its ``choice_path``) and
+    ``notation``: the referee's own rule, the path's label there, else the notation."""
+    return path[level] if level < len(path) else notation
+
+
+@dataclass
+class Rehearsal:
+    """What a referee made of a script, by :func:`rehearse`: ``committed``, step notations
+    in order; ``presses``, the buttons the script itself presses (OK for a step a presence
+    board cannot see, a Mars turn with no dice to roll); ``answers``, the options chosen at
+    the referee's questions (each with Select and OK), in order; ``question``, the options of
+    a question left unanswered; ``wrong``, the cells shown as wrong at the end (no legal step
+    explains the board); ``state``, the referee's game state at the end."""
+
+    committed: list[str]
+    presses: list[str]
+    answers: list[str]
+    question: tuple[str, ...]
+    wrong: frozenset[Cell]
+    state: Any
+
+    @property
+    def buttons(self) -> bool:
+        """Whether a person must press a button at the companion."""
+        return bool(self.presses or self.answers)
+
+
+Answer = Callable[[tuple[str, ...], int], str | None]
+"""``(options, level) -> label``: how a question is answered; ``None`` leaves it open."""
+
+MAX_ANSWERS = 12
+"""Questions :func:`rehearse` answers at most (a step asks one per level of its path)."""
+
+
+def rehearse(
+    rules: GameRules[Any, Any],
+    state: Any,
+    layout_name: str,
+    board: Board,
+    ops: Sequence[Op],
+    *,
+    settings: RefereeSettings = DEFAULT_SETTINGS,
+    extensions: Sequence[Any] = (),
+    answer: Answer = lambda options, level: None,
+) -> Rehearsal:
+    """Play ``ops`` on ``board`` (every cell, showing ``state``) against a new referee of
+    ``state`` in virtual time, the way a daemon with ``settings`` and ``extensions`` would
+    take the same board messages and presses.  Each question before the first commit is
+    answered with ``answer`` (a label not among the options leaves it open); one after it is
+    about the next step and is left open.
+
+    The clock runs until the settle and grace times have passed after the last operation or
+    answer, so what is committed, asked or shown as wrong has happened by then.  The board's
+    heartbeats are not rehearsed, so their silence counts for nothing.
+    """
+    table = VirtualTable(rules, state, layout_name, seed=0,
+                         settings=replace(settings, heartbeat_timeout_s=math.inf),
+                         extensions=extensions)
+    table.board = dict(board)
+    table.start()
+    presses = [op.name for op in ops if isinstance(op, Press)]
+    table._play_ops(list(ops))
+    quiet = settings.settle_s + settings.grace_s + 0.5
+    deadline = table.now + quiet
+    question: tuple[str, ...] = ()
+    answers: list[str] = []
+    while table.now < deadline:
+        # A question after a commit is about the next step: left open, as one nobody answers.
+        if table.menu is not None and not question:
+            options = table.menu[0]
+            label = None
+            if not table.report.committed and len(answers) < MAX_ANSWERS:
+                label = answer(options, table.level)
+            if label not in options:
+                question = options
+            else:
+                answers.append(label)
+                table.pick(label)
+                deadline = table.now + quiet
+            continue
+        table._advance(min(deadline, table.now + 0.1))
+    highlights = table.screen.highlights if table.screen is not None else {}
+    wrong = frozenset(cell for cell, role in highlights.items() if role == "wrong")
+    return Rehearsal(table.report.committed, presses, answers, question, wrong,
+                     table.referee.state)

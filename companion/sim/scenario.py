@@ -119,7 +119,9 @@ def _seconds(text: str) -> float:
     return float(match[1]) / (1000 if match[2] == "ms" else 1)
 
 
-def _piece(text: str) -> Piece:
+def read_piece(text: str) -> Piece:
+    """A piece written as its name (``M1+red``) or its wire code (``1r``).  Raises
+    ``ValueError`` with a sentence for anything else."""
     if text in protocol.PIECE_CODES:
         return protocol.PIECE_CODES[text]
     if text in protocol.CODES:
@@ -165,7 +167,7 @@ def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
                 actions.append(Put(pace + wait, _cell(args[0], cells), EMPTY))
                 wait = 0.0
             elif verb == "place" and len(args) == 2:
-                actions.append(Put(pace + wait, _cell(args[0], cells), _piece(args[1])))
+                actions.append(Put(pace + wait, _cell(args[0], cells), read_piece(args[1])))
                 wait = 0.0
             elif verb == "press" and len(args) == 1 and args[0].lower() in BUTTONS:
                 actions.append(Press(pace + wait, args[0].lower()))

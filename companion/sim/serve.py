@@ -5,6 +5,9 @@
   the port to give the daemon (``[board] port``), and optionally plays a scenario file
   (:mod:`companion.sim.scenario`) once the daemon has connected, or plants faulty sensors
   for ``companion monitor`` to find: a stuck cell, a flaky one.
+- ``companion sim --serve pty --players 2`` also seats virtual players who play the game
+  once the daemon has connected; ``--interactive`` lets a person type the steps instead
+  (:mod:`companion.sim.standalone`, :mod:`companion.sim.console`).
 - ``companion sim --replay TRACE [--speed 10]`` plays a recorded trace
   (:mod:`companion.trace`) on a pty or a socket, starting when the daemon connects.
 
@@ -20,6 +23,7 @@ import os
 import random
 import select
 import socket
+import sys
 import threading
 import tty
 from collections.abc import Callable
@@ -30,8 +34,10 @@ from companion.board import protocol
 from companion.errors import ConfigError
 from companion.rules.base import EMPTY, Cell, Piece
 from companion.sim.board import VirtualBoard
+from companion.sim.harness import Rehearsal
 from companion.sim.perform import Press, Put
 from companion.sim.scenario import Expect, Scenario
+from companion.sim.standalone import SimGame, VirtualPlayers
 from companion.trace import Trace, replay
 
 log = logging.getLogger("companion.sim")
@@ -301,21 +307,43 @@ def replay_trace(url: str, trace: Trace, *, speed: float = 1.0,
         endpoint.close()
 
 
+def ask_at_terminal(sentence: str, rehearsal: Rehearsal) -> bool:
+    """Ask the person at this terminal to do what ``sentence`` says at the companion, and
+    wait for Enter; False at the end of input (nobody is there)."""
+    log.warning("%s, then press Enter here", sentence)
+    return sys.stdin.readline() != ""
+
+
 def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: str,
-            players: int, seed: int, board: str, scenario_file: str | None, empty: bool,
-            sensing: str, faults: Faults, stop: threading.Event | None = None,
+            players: int | None, seed: int, board: str, scenario_file: str | None, empty: bool,
+            sensing: str, faults: Faults, interactive: bool = False, pace: float = 2.0,
+            stop: threading.Event | None = None,
             on_ready: Callable[[str], None] = print) -> int:
     """``companion sim``: serve a board (``serve``) or replay a trace (``replay_file``, on
     ``serve`` or a pty) until Ctrl-C or ``stop``; the port is passed to ``on_ready``.
 
-    The served board has the setup of ``game`` / ``players`` / ``seed`` / ``board`` (or
-    the scenario file's own), nothing at all with ``empty``, and ``faults`` planted.
-    Returns the exit status.  Raises :class:`ConfigError` for a bad address,
-    ``OSError`` / :class:`companion.errors.CompanionError` for an unreadable file.
+    The served board has the setup of ``game`` / ``players`` (2 when ``None``) / ``seed`` /
+    ``board`` (or the scenario file's own), nothing at all with ``empty``, and ``faults``
+    planted.  With ``players`` that many virtual players play the game once the daemon has
+    connected (:class:`companion.sim.standalone.VirtualPlayers`, a step about every ``pace``
+    seconds, their hands ``speed`` times as fast as people's; a button only a person at the
+    companion can press is asked for on this terminal); with ``interactive`` a person types
+    the steps on standard input (:mod:`companion.sim.console`) until ``quit`` or its end.
+    Returns the exit status.  Raises :class:`ConfigError` for a bad address or options that
+    do not go together, ``OSError`` / :class:`companion.errors.CompanionError` for an
+    unreadable file.
     """
     from companion.sim.scenario import read_scenario
     from companion.trace import read_trace
 
+    for name, value in (("--speed", speed), ("--pace", pace)):
+        if not value > 0:
+            raise ConfigError(f"{name} takes a number of more than 0, not {value:g}")
+    playing = players is not None or interactive
+    if playing and (replay_file or scenario_file or empty):
+        other = "--replay" if replay_file else "--scenario" if scenario_file else "--empty"
+        raise ConfigError(f"--players and --interactive play the game's setup, so they do not "
+                          f"go with {other}")
     stop = stop or threading.Event()
     if replay_file is not None:
         trace = read_trace(replay_file)
@@ -324,18 +352,30 @@ def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: s
                          on_ready=lambda port: on_ready(f"replaying {replay_file} on {port}"))
         return 0
     script = read_scenario(scenario_file) if scenario_file else None
-    setup = script or Scenario(game, players, seed, board)
+    setup = script or Scenario(game, players or 2, seed, board)
     pieces = {} if empty else setup.rules().board(setup.setup())
     with ServedBoard(serve or "pty", setup.layout, pieces, sensing=sensing) as served:
         served.plant(faults)
         on_ready(f"simulated {setup.layout} board ({sensing}) on {served.port}")
         try:
-            if script is not None:
+            if interactive:
+                from companion.sim.console import BoardConsole
+
+                BoardConsole(SimGame(setup, served.board, speed=speed, stop=stop),
+                             seed=seed).cmdloop()
+                return 0
+            if script is not None or players is not None:
                 while not served.wait_for_host(0.2):
                     if stop.is_set():
                         return 0
+            if script is not None:
                 served.play(script, speed=speed)
+            elif players is not None:
+                followed = SimGame(setup, served.board, speed=speed, stop=stop)
+                VirtualPlayers(followed, seed=seed, ask=ask_at_terminal, pace=pace).start()
             stop.wait()
         except KeyboardInterrupt:
             pass
+        finally:
+            stop.set()
     return 0
