@@ -98,10 +98,14 @@ class TablePlayers:
         deadline = time.monotonic() + self.step_timeout
         answered: Any = None
         with self._changed:
-            while not self._stop.is_set():
+            while True:
+                # A commit seen before a stop still counts: the daemon may stop at the end
+                # of the game before this thread wakes for its last commit.
                 if self._committed:
                     confirmed: bool = self._committed.pop(0) == after
                     return confirmed
+                if self._stop.is_set():
+                    return False
                 screen = self._screen
                 if screen is not None and screen.menu and screen is not answered:
                     answered = screen
@@ -115,7 +119,6 @@ class TablePlayers:
                 if left <= 0:
                     return False
                 self._changed.wait(left)
-        return False
 
     def _answer(self, screen: Any, path: tuple[str, ...], notation: str) -> None:
         # A label names its level ("pay blue", "draw 2: red"): find ours in the menu.
