@@ -126,6 +126,8 @@ class BoardConfig:
     that matches no legal step is left before it is shown as wrong (PRODUCT.md, "How a turn
     flows"); ``heartbeat_timeout_s``: silence after which the board counts as lost;
     ``ready_timeout_s``: how long the start waits for the board before showing *no board*.
+    ``missions`` (Uranus): the absolute path of the card catalogue, ``""`` for the one shipped
+    with the companion.
     """
 
     port: str = "/dev/ttyACM0"
@@ -134,6 +136,7 @@ class BoardConfig:
     tray: bool = True
     dice: str = "tray"
     cards: str = "reader"
+    missions: str = ""
     debounce_ms: int = 20
     settle_ms: int = 400
     grace_ms: int = 1500
@@ -326,6 +329,13 @@ def _text(what: str) -> Check:
     return check
 
 
+def _catalogue_path(value: object) -> str:
+    if isinstance(value, str) and (value == "" or (value.startswith("/") and len(value) > 1)):
+        return value
+    raise _Bad('the absolute path of a card catalogue, such as "/etc/companion/missions.toml", '
+               'or "" for the one shipped with the companion')
+
+
 def _i2c_address(value: object) -> str:
     try:
         if isinstance(value, str) and 0 <= int(value, 0) <= 0x7F:
@@ -454,6 +464,7 @@ _CHECKS: Mapping[str, Mapping[str, Check]] = MappingProxyType({
         "tray": _flag,
         "dice": _choice("tray", "buttons", "virtual"),
         "cards": _choice("reader", "buttons"),
+        "missions": _catalogue_path,
         "debounce_ms": _whole(0, 1000, "milliseconds"),
         "settle_ms": _whole(0, 10000, "milliseconds"),
         "grace_ms": _whole(0, 60000, "milliseconds"),
@@ -708,7 +719,8 @@ def parse_config(text: str, source: str = "<config>") -> Config:
 
 def _check_game(config: Config, problems: _Problems) -> None:
     """Ask the game's rules core whether it can set up this game (``[game.options]`` and the
-    player count are the rules' to judge), so that ``check-config`` finds what ``run`` would."""
+    player count are the rules' to judge) and, for Gardens of Uranus, load the card catalogue,
+    so that ``check-config`` finds what ``run`` would."""
     from companion.errors import CompanionError
     from companion.rules import load
 
@@ -720,6 +732,14 @@ def _check_game(config: Config, problems: _Problems) -> None:
             keys = [k for k in game.options if re.search(rf"\b{re.escape(k)}\b", sentence)]
             path = ("game", "options", keys[0]) if keys else ("game", "options")
             problems.add(path, f"[game] {sentence}")
+    if game.name == "uranus":  # the card catalogue, which run loads at start
+        from companion.referee.uranus import load_catalogue
+
+        try:
+            load_catalogue(config.board.missions)
+        except ConfigError as error:
+            for sentence in error.problems:
+                problems.add(("board", "missions"), sentence)
 
 
 def load_config(path: str | os.PathLike[str]) -> Config:
