@@ -17,6 +17,7 @@ luma.emulator devices are all set up the way luma users know.  Besides them:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from collections.abc import Mapping
@@ -27,6 +28,19 @@ from companion.errors import ConfigError
 _OURS = ("contrast", "filename", "file_template", "frame_interval_ms")
 _TTY_ONLY = ("asciiart", "asciiblock")
 _NO_BUS = ("ws2812", "neopixel", "neosegment")  # driven by rpi_ws281x (PWM/DMA), not a serial bus
+# Options luma's parser has only when luma.emulator is installed; a real device ignores them.
+_EMULATOR_OPTIONS = ("transform", "scale", "duration", "loop", "max_frames")
+
+EMULATORS = ("capture", "gifanim", "pygame", "asciiart", "asciiblock")
+"""The display types of luma.emulator, which the ``emulator`` extra installs."""
+
+EMULATOR_INSTALL = "pip install 'gardens-companion[emulator]'"
+"""The command that installs luma.emulator alongside the companion."""
+
+
+def needs_emulator(display: str) -> bool:
+    """Whether ``display`` is one of :data:`EMULATORS` and luma.emulator is not installed."""
+    return display in EMULATORS and importlib.util.find_spec("luma.emulator") is None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,6 +77,7 @@ def _parse(options: Mapping[str, object]) -> argparse.Namespace:
     parser = create_parser("companion display", parser=_Parser(exit_on_error=False),
                            autocomplete=False)
     known = vars(parser.parse_args([]))
+    options = {k: v for k, v in options.items() if k in known or k not in _EMULATOR_OPTIONS}
     unknown = sorted(k for k in options if k not in known and k not in _OURS)
     if unknown:
         raise ConfigError([f"Unknown display option {k!r}: not a luma.core.cmdline option "
@@ -108,8 +123,9 @@ def make_device(options: Mapping[str, object]) -> Any:
     A MAX7219 on SPI gets ``gpio=noop()`` (it has no reset or data/command line), as luma's
     ``create_device`` does for LED matrices.  Raises :class:`companion.errors.ConfigError`, with a
     sentence naming the option, for an unknown option or display type, a bad value, a driver
-    whose Python package is missing, SPI (or another bus) that is not available, or a terminal
-    emulator (``asciiart``, ``asciiblock``) without a terminal on standard output.
+    whose Python package is missing (an emulator without luma.emulator), SPI (or another bus)
+    that is not available, or a terminal emulator (``asciiart``, ``asciiblock``) without a
+    terminal on standard output.
     """
     options = dict(options)
     options.setdefault("display", "max7219")
@@ -121,6 +137,9 @@ def make_device(options: Mapping[str, object]) -> Any:
     options.setdefault("interface", "noop" if display in _NO_BUS else "spi")
     if display == "dummy":
         return _dummy(options)
+    if isinstance(display, str) and needs_emulator(display):
+        raise ConfigError(f"Display option display={display!r} is a luma.emulator device, which "
+                          f"is not installed: {EMULATOR_INSTALL}.")
     if display in _TTY_ONLY and not sys.stdout.isatty():
         raise ConfigError(f"Display option display={display!r} draws in a terminal, but standard "
                           "output is not one; use gifanim, capture or pygame instead.")
