@@ -130,6 +130,8 @@ class BoardConfig:
     :mod:`companion.referee.referee`); ``heartbeat_timeout_s``: silence after which the board
     counts as lost; ``ready_timeout_s``: how long the start waits for the board before
     showing *no board*.
+    ``missions`` (Uranus): the absolute path of the card catalogue, ``""`` for the one shipped
+    with the companion.
     """
 
     port: str = "/dev/ttyACM0"
@@ -138,6 +140,7 @@ class BoardConfig:
     tray: bool = True
     dice: str = "tray"
     cards: str = "reader"
+    missions: str = ""
     debounce_ms: int = 20
     settle_ms: int = 400
     grace_ms: int = 1500
@@ -339,6 +342,13 @@ def _text(what: str) -> Check:
     return check
 
 
+def _catalogue_path(value: object) -> str:
+    if isinstance(value, str) and (value == "" or (value.startswith("/") and len(value) > 1)):
+        return value
+    raise _Bad('the absolute path of a card catalogue, such as "/etc/companion/missions.toml", '
+               'or "" for the one shipped with the companion')
+
+
 def _i2c_address(value: object) -> str:
     try:
         if isinstance(value, str) and 0 <= int(value, 0) <= 0x7F:
@@ -497,6 +507,7 @@ _CHECKS: Mapping[str, Mapping[str, Check]] = MappingProxyType({
         "tray": _flag,
         "dice": _choice("tray", "buttons", "virtual"),
         "cards": _choice("reader", "buttons"),
+        "missions": _catalogue_path,
         "debounce_ms": _whole(0, 1000, "milliseconds"),
         "settle_ms": _whole(0, 10000, "milliseconds"),
         "grace_ms": _whole(0, 60000, "milliseconds"),
@@ -821,7 +832,8 @@ def parse_config(text: str, source: str = "<config>") -> Config:
 
 def _check_game(config: Config, problems: _Problems) -> None:
     """Ask the game's rules core whether it can set up this game (``[game.options]`` and the
-    player count are the rules' to judge), so that ``check-config`` finds what ``run`` would."""
+    player count are the rules' to judge) and, for Gardens of Uranus, load the card catalogue,
+    so that ``check-config`` finds what ``run`` would."""
     from companion.errors import CompanionError
     from companion.rules import load
 
@@ -833,6 +845,14 @@ def _check_game(config: Config, problems: _Problems) -> None:
             keys = [k for k in game.options if re.search(rf"\b{re.escape(k)}\b", sentence)]
             path = ("game", "options", keys[0]) if keys else ("game", "options")
             problems.add(path, f"[game] {sentence}")
+    if game.name == "uranus":  # the card catalogue, which run loads at start
+        from companion.referee.uranus import load_catalogue
+
+        try:
+            load_catalogue(config.board.missions)
+        except ConfigError as error:
+            for sentence in error.problems:
+                problems.add(("board", "missions"), sentence)
 
 
 def load_config(path: str | os.PathLike[str]) -> Config:

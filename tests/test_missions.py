@@ -5,7 +5,7 @@ Values are worked out by hand on the hexagonal board (``max(|q|,|r|,|q+r|) <= 4`
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib.resources import files
 
 import pytest
 
@@ -24,7 +24,7 @@ from companion.rules.missions import (
 )
 
 GRID = hexagon(4)
-CATALOGUE = Path(__file__).resolve().parents[1] / "config" / "missions.toml"
+CATALOGUE = files("companion").joinpath("data", "missions.toml")
 
 
 def garden(colour: str, *spots: Hex, trees: tuple[Hex, ...] = (), **more: list[Hex]) -> Garden:

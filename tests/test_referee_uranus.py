@@ -17,17 +17,15 @@ from luma.core.device import dummy
 from PIL import Image, ImageChops
 
 from companion.board import protocol
-from companion.config import parse_config
+from companion.config import check_config, parse_config
 from companion.display import Screen, render
 from companion.errors import ConfigError
 from companion.events import BoardMessage, Button, Timer
 from companion.referee.effects import Buzz, Committed, GameOver, Note, Show
 from companion.referee.referee import Referee, RefereeSettings
 from companion.referee.uranus import (
-    CATALOGUE_PATHS,
     CardTable,
     card_text,
-    default_catalogue,
     extensions,
     final_breakdown,
     load_catalogue,
@@ -35,7 +33,7 @@ from companion.referee.uranus import (
 from companion.rules.missions import ALL_MISSIONS
 from companion.rules.uranus import BOARDS, CASES, RULES, Move, Place, State, validate
 
-CATALOGUE = default_catalogue()
+CATALOGUE = load_catalogue()
 CARD = {mission: card for card, mission in CATALOGUE.items()}
 GOLDEN = Path(__file__).parent / "golden"
 REGEN = os.environ.get("COMPANION_REGEN_GOLDEN") == "1"
@@ -84,7 +82,7 @@ def committed(effects: list[Any]) -> list[str]:
     return [e.step for e in effects if isinstance(e, Committed)]
 
 
-# -- the catalogue (config/missions.toml) -------------------------------------------------
+# -- the catalogue ([board] missions) -------------------------------------------------------
 
 
 def test_the_catalogue_names_every_card_once() -> None:
@@ -101,7 +99,36 @@ def test_the_extension_takes_the_card_source_from_the_config() -> None:
     config = parse_config('[game]\nname = "uranus"\n[board]\ncards = "buttons"\n')
     (extension,) = extensions(config)
     assert extension.cards == "buttons" and extension.catalogue == CATALOGUE
-    assert CATALOGUE_PATHS[-1].name == "missions.toml"
+
+
+def test_a_renumbered_catalogue_named_in_the_config_is_the_one_used(tmp_path: Path) -> None:
+    renumbered = tmp_path / "missions.toml"
+    renumbered.write_text("[cards]\n" + "".join(f'T{n:02} = "{mission}"\n'
+                                                for n, mission in enumerate(ALL_MISSIONS)))
+    config = parse_config(f'[game]\nname = "uranus"\n[board]\nmissions = "{renumbered}"\n')
+    (extension,) = extensions(config)
+    assert extension.catalogue["T00"] == ALL_MISSIONS[0] and "U18" not in extension.catalogue
+
+
+def test_check_config_names_a_catalogue_that_run_would_refuse(tmp_path: Path) -> None:
+    broken = tmp_path / "missions.toml"
+    broken.write_text('[cards]\nU01 = "triangle:orange"\n')
+    text = f'[game]\nname = "uranus"\n[board]\ncards = "reader"\nmissions = "{broken}"\n'
+    (config_file := tmp_path / "companion.toml").write_text(text)
+    problems = check_config(config_file)
+    assert problems[0] == (f"{config_file}, line 5: {broken}: card U01: 'triangle:orange' is "
+                           "not a mission")
+    assert problems[1].startswith(f"{config_file}, line 5: {broken}: no card for ")
+    config_file.write_text(text.replace(str(broken), str(tmp_path / "gone.toml")))
+    assert check_config(config_file) == [
+        f"{config_file}, line 5: {tmp_path / 'gone.toml'}: the mission card catalogue cannot "
+        "be read (No such file or directory)"]
+    parse_config(text.replace("uranus", "mars"))  # the other games never read it
+
+
+def test_the_catalogue_path_must_be_absolute() -> None:
+    with pytest.raises(ConfigError, match=r'line 2: \[board\] missions must be the absolute path'):
+        parse_config('[board]\nmissions = "missions.toml"\n')
 
 
 def test_an_unknown_card_source_is_refused() -> None:

@@ -19,7 +19,7 @@ import pytest
 from companion.board import protocol
 from companion.display import make_device
 from companion.referee.referee import RefereeSettings
-from companion.referee.uranus import CardTable, default_catalogue
+from companion.referee.uranus import CardTable, load_catalogue
 from companion.rules.uranus import BOARDS, RULES, Claim, Move, Reveal, Score
 from companion.sim import uranus as sim_uranus
 from companion.sim.demo import demo_config
@@ -27,7 +27,7 @@ from companion.sim.harness import GameReport, VirtualTable
 from companion.sim.perform import Press, Signal
 from companion.sim.table import seat
 
-CATALOGUE = default_catalogue()
+CATALOGUE = load_catalogue()
 CARD = {mission: card for card, mission in CATALOGUE.items()}
 
 

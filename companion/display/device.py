@@ -32,12 +32,24 @@ from typing import Any
 
 from companion.errors import ConfigError
 
-_EMULATOR = ("filename", "file_template", "frame_rate")  # luma.emulator's, not its cmdline's
-_OURS = ("contrast", "frame_interval_ms", *_EMULATOR)
+_EMULATOR_KWARGS = ("filename", "file_template", "frame_rate")  # luma.emulator's, not its cmdline's
+_OURS = ("contrast", "frame_interval_ms", *_EMULATOR_KWARGS)
 _TTY_ONLY = ("asciiart", "asciiblock")
 _NO_BUS = ("ws2812", "neopixel", "neosegment")  # driven by rpi_ws281x (PWM/DMA), not a serial bus
 _SPI = ("max7219", "apa102", "unicornhathd")
-_EMULATORS = ("capture", "gifanim", "pygame", *_TTY_ONLY)
+# Options luma's parser has only when luma.emulator is installed; a real device ignores them.
+_EMULATOR_CMDLINE = ("transform", "scale", "duration", "loop", "max_frames")
+
+EMULATORS = ("capture", "gifanim", "pygame", *_TTY_ONLY)
+"""The display types of luma.emulator, which the ``emulator`` extra installs."""
+
+EMULATOR_INSTALL = "pip install 'gardens-companion[emulator]'"
+"""The command that installs luma.emulator alongside the companion."""
+
+
+def needs_emulator(display: str) -> bool:
+    """Whether ``display`` is one of :data:`EMULATORS` and luma.emulator is not installed."""
+    return display in EMULATORS and importlib.util.find_spec("luma.emulator") is None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -74,6 +86,7 @@ def _parse(options: Mapping[str, object]) -> argparse.Namespace:
     parser = create_parser("companion display", parser=_Parser(exit_on_error=False),
                            autocomplete=False)
     known = vars(parser.parse_args([]))
+    options = {k: v for k, v in options.items() if k in known or k not in _EMULATOR_CMDLINE}
     unknown = sorted(k for k in options if k not in known and k not in _OURS)
     if unknown:
         raise ConfigError([f"Unknown display option {k!r}: not a luma.core.cmdline option "
@@ -98,7 +111,8 @@ def _parse(options: Mapping[str, object]) -> argparse.Namespace:
 
 
 def _create(args: argparse.Namespace, options: Mapping[str, object]) -> Any:
-    for key in _EMULATOR:  # every device takes **kwargs: only the emulator that knows one uses it
+    # every device takes **kwargs: only the emulator that knows one uses it
+    for key in _EMULATOR_KWARGS:
         if options.get(key) is not None:
             setattr(args, key, options[key])
     if args.display == "gifanim":
@@ -141,7 +155,7 @@ def missing(options: Mapping[str, object]) -> list[tuple[str, str]]:
     elif display in _NO_BUS and not _installed("rpi_ws281x"):
         found.append(("display", f'display = "{display}" needs the Python package rpi_ws281x, '
                       "which is not installed"))
-    elif display in _EMULATORS and not _installed("pygame"):
+    elif display in EMULATORS and not _installed("pygame"):
         found.append(("display", f'display = "{display}" needs the Python package pygame, '
                       "which is not installed"))
     elif display == "pygame" and not any(
@@ -171,8 +185,9 @@ def make_device(options: Mapping[str, object]) -> Any:
     A MAX7219 on SPI gets ``gpio=noop()`` (it has no reset or data/command line), as luma's
     ``create_device`` does for LED matrices.  Raises :class:`companion.errors.ConfigError`, with a
     sentence naming the option, for an unknown option or display type, a bad value, a driver
-    whose Python package is missing, SPI (or another bus) that is not available, or a terminal
-    emulator (``asciiart``, ``asciiblock``) without a terminal on standard output.
+    whose Python package is missing (an emulator without luma.emulator), SPI (or another bus)
+    that is not available, or a terminal emulator (``asciiart``, ``asciiblock``) without a
+    terminal on standard output.
     """
     options = dict(options)
     options.setdefault("display", "max7219")
@@ -184,6 +199,9 @@ def make_device(options: Mapping[str, object]) -> Any:
     options.setdefault("interface", "noop" if display in _NO_BUS else "spi")
     if display == "dummy":
         return _dummy(options)
+    if isinstance(display, str) and needs_emulator(display):
+        raise ConfigError(f"Display option display={display!r} is a luma.emulator device, which "
+                          f"is not installed: {EMULATOR_INSTALL}.")
     if display in _TTY_ONLY and not sys.stdout.isatty():
         raise ConfigError(f"Display option display={display!r} draws in a terminal, but standard "
                           "output is not one; use gifanim, capture or pygame instead.")

@@ -7,7 +7,7 @@ cell shows: the secret mission cards (the text, Your turn 2, Mission cards, End 
 
 * **Cards**, from the source ``[board] cards`` names.  ``"reader"``: a card held to the card
   reader arrives as a ``CARD`` message (``hardware/PROTOCOL.md``) and is looked up in the
-  catalogue (``config/missions.toml``, :func:`load_catalogue`).  ``"buttons"``: no reader; OK
+  catalogue (``[board] missions``, :func:`load_catalogue`).  ``"buttons"``: no reader; OK
   (or Select) on a settled board opens a menu on the matrix, the card's kind first, then the
   card, then the deck; Select cycles, OK chooses, Undo closes the menu.  A reader that reports a
   card while the source is ``"buttons"`` is used all the same.
@@ -36,8 +36,11 @@ cell shows: the secret mission cards (the text, Your turn 2, Mission cards, End 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -69,39 +72,32 @@ from companion.rules.uranus import (
 SOURCES: tuple[str, ...] = ("reader", "buttons")
 """The card sources of ``[board] cards``."""
 
-CATALOGUE_PATHS: tuple[Path, ...] = (
-    Path("/etc/companion/missions.toml"),
-    Path(__file__).resolve().parents[2] / "config" / "missions.toml",
-)
-"""Where :func:`extensions` looks for the card catalogue, first found wins: beside an
-installed ``/etc/companion/companion.toml``, else the checkout's ``config/missions.toml``."""
 
-
-def load_catalogue(path: Path) -> dict[str, str]:
-    """``{card id: canonical mission}`` from the TOML file ``path`` (``config/missions.toml``).
+def load_catalogue(path: str | os.PathLike[str] = "") -> dict[str, str]:
+    """``{card id: canonical mission}`` from the TOML file at ``path`` (``[board] missions``),
+    or, for ``""``, from the catalogue shipped with the companion (the package's
+    ``data/missions.toml``, read with :mod:`importlib.resources`).
 
     Raises :class:`ConfigError` when the file cannot be read or is not a catalogue of the 36
     cards (:func:`companion.rules.missions.parse_catalogue` names every problem).
     """
+    resource: Traversable = (Path(path) if os.fspath(path)
+                             else files("companion").joinpath("data", "missions.toml"))
     try:
-        text = path.read_text(encoding="utf-8")
+        text = resource.read_text(encoding="utf-8")
     except OSError as error:
-        raise ConfigError(f"{path}: the mission card catalogue cannot be read ({error})") from None
-    return parse_catalogue(text, str(path))
-
-
-def default_catalogue() -> dict[str, str]:
-    """The catalogue at the first of :data:`CATALOGUE_PATHS` that exists.  Raises
-    :class:`ConfigError` when none does or it is not a catalogue."""
-    found = next((path for path in CATALOGUE_PATHS if path.exists()), CATALOGUE_PATHS[-1])
-    return load_catalogue(found)
+        raise ConfigError(f"{resource}: the mission card catalogue cannot be read "
+                          f"({error.strerror or error})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{resource}: the mission card catalogue is not UTF-8 text") from None
+    return parse_catalogue(text, str(resource))
 
 
 def extensions(config: Config) -> list[CardTable]:
     """The referee extensions of a Gardens of Uranus game: one :class:`CardTable` with the
-    card source of ``[board] cards`` and the :func:`default_catalogue`.  Raises
-    :class:`ConfigError` for a missing or broken catalogue."""
-    return [CardTable(default_catalogue(), cards=config.board.cards)]
+    card source of ``[board] cards`` and the catalogue of ``[board] missions``
+    (:func:`load_catalogue`).  Raises :class:`ConfigError` for a missing or broken catalogue."""
+    return [CardTable(load_catalogue(config.board.missions), cards=config.board.cards)]
 
 
 def card_text(mission: str) -> str:

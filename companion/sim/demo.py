@@ -3,8 +3,9 @@
 The simulated board controller speaks protocol v1 on a real pseudo-terminal; the daemon is
 built by the same composition root as ``companion run`` (:func:`companion.service.build`) and
 reads it through pyserial; the buttons are gpiozero's MockFactory pins, pressed by the virtual
-players; the matrix is a luma.emulator device (an animated GIF by default) and, when standard
-output is a terminal, also drawn there.  At the end the final hands and rank points are printed.
+players; the matrix is a luma.emulator device (an animated GIF by default; luma's ``dummy``
+when luma.emulator is not installed) and, when standard output is a terminal, also drawn
+there.  At the end the final hands and rank points are printed.
 """
 
 from __future__ import annotations
@@ -54,8 +55,14 @@ def run_demo(
     speed: float,
     sensing: str = "identity",
 ) -> int:
-    """Play one game; returns the exit status (0 when the game reached its end)."""
+    """Play one game; returns the exit status (0 when the game reached its end).
+
+    An emulator ``display`` (the GIF) without luma.emulator installed falls back to luma's
+    ``dummy`` device, and a note says which extra gives the GIF; the terminal drawing is left
+    out likewise.
+    """
     from companion.display import Display, make_device
+    from companion.display.device import EMULATOR_INSTALL, needs_emulator
 
     name = "-".join((f"demo-{game}", *([board] if game == "uranus" else []),
                      *([sensing] if sensing != "identity" else []), f"{players}p-{seed}"))
@@ -65,6 +72,10 @@ def run_demo(
     journal_dir.mkdir(parents=True)
     config = demo_config(game, players, seed, board, journal_dir, sensing)
     gif = out / f"{name}.gif"
+    if needs_emulator(display):
+        print(f"The matrix is not drawn: display {display} needs luma.emulator, which is not "
+              f"installed ({EMULATOR_INSTALL}).")
+        display = "dummy"
     device_options: dict[str, Any] = {"display": display, **MATRIX}
     if display == "gifanim":
         device_options |= {"filename": str(gif), "duration": 0.08, "max_frames": 6000}
@@ -72,7 +83,7 @@ def run_demo(
     with ExitStack() as stack:
         seated = seat(config, stack, device=make_device(device_options), speed=speed)
         service, table = seated.service, seated.players
-        if sys.stdout.isatty():
+        if sys.stdout.isatty() and not needs_emulator("asciiblock"):
             terminal = Display(make_device({"display": "asciiblock", **MATRIX}))
             stack.callback(terminal.close)
             service.screen_listeners.append(terminal.show)

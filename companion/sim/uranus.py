@@ -26,7 +26,7 @@ import random
 from collections.abc import Mapping
 
 from companion.board import protocol
-from companion.referee.uranus import default_catalogue
+from companion.referee.uranus import load_catalogue
 from companion.rules.missions import HEXAGON
 from companion.rules.uranus import Claim, Reveal, Score, State, Step
 from companion.sim.perform import Op, Press, Signal
@@ -34,8 +34,9 @@ from companion.sim.perform import Op, Press, Signal
 
 def chance_ops(state: State, step: Step, rng: random.Random) -> list[Op]:
     """The card-reader players' operations for ``step`` in ``state`` (see the module
-    docstring), with the cards of :func:`companion.referee.uranus.default_catalogue`."""
-    return card_ops(state, step, rng, source="reader", catalogue=default_catalogue())
+    docstring), with the ids of the catalogue shipped with the companion
+    (:func:`companion.referee.uranus.load_catalogue`)."""
+    return card_ops(state, step, rng, source="reader", catalogue=load_catalogue())
 
 
 def card_ops(
