@@ -605,7 +605,7 @@ def build(
     if start.journal is not None:
         stack.callback(start.journal.close)
     referee = Referee(rules, start.state, layout_name(config), referee_settings(config),
-                      history=start.history, syncing=True,
+                      history=start.history, syncing=True, resumed=start.in_flight,
                       extensions=game_extensions(config))
 
     def make_display(settings: DisplayConfig, device: Any = None) -> Display:
