@@ -1,4 +1,4 @@
-"""Faults the daemon survives (issue 5): a board that comes back under another device name, a
+"""Faults the daemon survives: a board that comes back under another device name, a
 pseudo-terminal pulled away mid-frame, a stalled board, and ``kill -9`` at random points.
 
 The daemon is the real one, made by :func:`companion.service.build` and reading a
