@@ -74,3 +74,13 @@ class JournalError(CompanionError):
 
 class JournalBusyError(JournalError):
     """Another companion is refereeing with the same journal folder."""
+
+
+class JournalDamagedError(JournalError):
+    """A game journal whose header is damaged: nothing in it can be resumed.  ``line`` is the
+    damaged line (1) and ``reason`` a few words (``"checksum"``, ``"cut off"``...)."""
+
+    def __init__(self, message: str, line: int, reason: str) -> None:
+        self.line = line
+        self.reason = reason
+        super().__init__(message)

@@ -2,21 +2,35 @@
 
 One file per game, JSON Lines, in the journal directory (systemd's ``StateDirectory``):
 
-- line 1, the header: ``{"journal": 1, "game": "enceladus", "layout": "enceladus",
+- line 1, the header: ``{"journal": 2, "game": "enceladus", "layout": "enceladus",
   "players": 2, "seed": 7, "options": {...}, "setup": "<position notation>",
-  "started": "2026-11-29T16:40:00+00:00"}``;
-- one line per committed step: ``{"n": 3, "player": 1, "step": "f5/f6"}`` (the step in its
-  game's notation, chance outcomes included);
-- ``{"undo": 3}`` when step 3 is taken back;
+  "started": "2026-11-29T16:40:00+00:00", "seq": 1, "crc": "5d0f3a21"}``;
+- one line per committed step: ``{"n": 3, "player": 1, "step": "f5/f6", ...}`` (the step in
+  its game's notation, chance outcomes included);
+- ``{"undo": 3, ...}`` when step 3 is taken back;
 - ``{"over": {"winners": [1], "termination": "...", "ranking": [[1, "3-4-5-5-6", 1], ...]}}``.
+
+Every line carries ``seq``, its place in the file (the header is 1), and ``crc``, the CRC-32
+(8 hex digits) of the line's canonical JSON without ``crc`` (keys sorted, no spaces), chained:
+the computation starts from the previous line's CRC (0 for the header).  A changed line fails
+its own check; a line deleted, repeated or moved is out of sequence.  A step is also checked
+against the rules when the game is resumed or replayed (:meth:`GameRecord.checked`).
 
 Every line is written, flushed and ``fsync``'d before the caller goes on (the referee's commit is
 shown on the matrix only after that).  A line that cannot be written (a full SD card) stays
 queued in the open :class:`Journal` and is written, in order, before the next one: the file
 never holds a later step without the earlier ones, and nothing is lost once there is room.
-A torn last line (the power went mid-write) is dropped with a warning on load and cut off the
-file, never a crash; a journal from a newer version is refused with a clear message.  Finished
-games are kept.
+
+Reading (:func:`read`) never changes a file.  A torn last line (the power went mid-write) is
+left out; the first damaged line ends what is read, and the record says where and why
+(:class:`Damage`), so a game resumes after its last good line: :func:`cut_to_good` keeps a
+damaged file whole beside the journal as ``<name>.damaged`` and cuts the journal back to its
+good lines.  A damaged header cannot be resumed (:class:`JournalDamagedError`); a journal from
+a newer companion is refused with a clear message.  Finished games are kept.
+
+Journals of version 1 (no ``seq``/``crc``) are still read, replayed and resumed; a resumed one
+goes on in version 1, so that a file keeps one format.  In them only what the lines show is
+found: a line that is no journal entry, a step out of order, a step the rules refuse.
 """
 
 from __future__ import annotations
@@ -26,36 +40,130 @@ import fcntl
 import json
 import logging
 import os
+import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from companion.errors import CompanionError, JournalBusyError, JournalError
+from companion.errors import CompanionError, JournalBusyError, JournalDamagedError, JournalError
 from companion.rules.base import GameRules
 
-VERSION = 1
+VERSION = 2
 """The journal format version this companion writes and the newest it reads."""
+
+CHECKED = 2
+"""The first format version whose lines carry ``seq`` and ``crc``."""
 
 log = logging.getLogger("companion.journal")
 
 
+def _canonical(entry: dict[str, Any]) -> bytes:
+    return json.dumps(entry, separators=(",", ":"), sort_keys=True).encode()
+
+
+def _crc(entry: dict[str, Any], previous: int) -> int:
+    """The chained check of ``entry`` (without its ``crc`` key) after a line checked
+    ``previous``."""
+    return zlib.crc32(_canonical(entry), previous)
+
+
+@dataclass(frozen=True, slots=True)
+class Damage:
+    """Where a journal stops being readable: ``line`` (1 is the header) and ``reason``, a few
+    words (``"checksum"``, ``"out of sequence"``, ``"not a journal entry"``,
+    ``"illegal step 'f5/f6'"``)."""
+
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One good line of a journal: its ``number`` in the file, the byte offset of its ``end``
+    (after the newline), its chained ``crc`` (0 in version 1) and its ``entry`` (without
+    ``seq`` and ``crc``)."""
+
+    number: int
+    end: int
+    crc: int
+    entry: dict[str, Any]
+
+
 @dataclass
 class GameRecord:
-    """A journal read back: the header, the steps still in force (undos applied) and the end."""
+    """A journal read back: its good lines (the header first), where it is damaged if it is,
+    and whether a torn last line was left out.
+
+    ``steps`` are the step entries still in force (undos applied), ``over`` the end.
+    """
 
     path: Path
-    header: dict[str, Any]
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    over: dict[str, Any] | None = None
+    lines: list[Line]
+    damage: Damage | None = None
     dropped_torn_line: bool = False
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return self.lines[0].entry
+
+    @property
+    def version(self) -> int:
+        version: int = self.header["journal"]
+        return version
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        return [line.entry for line in self._in_force()]
+
+    @property
+    def over(self) -> dict[str, Any] | None:
+        over: dict[str, Any] | None = None
+        for line in self.lines[1:]:
+            over = line.entry.get("over", over)
+        return over
+
+    @property
+    def ends_with_undo(self) -> bool:
+        """Whether the last good line takes a step back (the board may still show it)."""
+        return "undo" in self.lines[-1].entry
+
+    def _in_force(self) -> list[Line]:
+        steps: list[Line] = []
+        for line in self.lines[1:]:
+            if "step" in line.entry:
+                steps.append(line)
+            elif "undo" in line.entry:
+                steps.pop()
+        return steps
+
+    def cut(self, number: int, reason: str) -> GameRecord:
+        """This record without line ``number`` and the ones after it, damaged there."""
+        return replace(self, lines=[line for line in self.lines if line.number < number],
+                       damage=Damage(number, reason))
+
+    def checked(self, rules: GameRules[Any, Any]) -> GameRecord:
+        """This record cut before its first step that ``rules`` cannot play (a line changed
+        into another legal-looking one in a journal without checks, or a journal of another
+        rules version).  Raises :class:`JournalError` when the header's setup cannot be read."""
+        try:
+            state = rules.parse_position(self.header["setup"])
+        except (CompanionError, KeyError) as error:
+            raise JournalError(f"{self.path.name}: the setup cannot be read: {error}") from error
+        for line in self._in_force():
+            text = line.entry["step"]
+            try:
+                state = rules.apply(state, rules.parse_step(state, text))
+            except CompanionError:
+                return self.cut(line.number, f"illegal step {text!r}")
+        return self
 
     def replay(self, rules: GameRules[Any, Any]) -> Iterator[tuple[Any, Any, Any]]:
         """``(state_before, step, state_after)`` for every step, from the recorded setup.
 
-        Raises :class:`JournalError` when a recorded step is no longer legal (a journal of
-        another rules version) or cannot be read.
+        Raises :class:`JournalError` when a recorded step is not legal (see :meth:`checked`)
+        or cannot be read.
         """
         state = rules.parse_position(self.header["setup"])
         for entry in self.steps:
@@ -74,21 +182,36 @@ class GameRecord:
 class Journal:
     """An open journal file, appended to with ``fsync`` after every line.
 
-    ``fsync=False`` is for tests and benchmarks only.  Write errors (a full SD card) raise
-    :class:`JournalError` with the reason; the file is left as it was before the failed line,
-    which stays queued (:attr:`behind`) and is written first by the next :meth:`append` or
-    :meth:`flush`.
+    ``version`` is the format its lines are written in; ``lines`` and ``crc`` say where the
+    file stands (its good lines and the last one's check), for a journal that goes on
+    (:meth:`continuing`).  ``fsync=False`` is for tests and benchmarks only.  Write errors (a
+    full SD card) raise :class:`JournalError` with the reason; the file is left as it was
+    before the failed line, which stays queued (:attr:`behind`) and is written first by the
+    next :meth:`append` or :meth:`flush`.
     """
 
-    def __init__(self, path: Path, *, fsync: bool = True) -> None:
+    def __init__(self, path: Path, *, fsync: bool = True, version: int = VERSION, lines: int = 0,
+                 crc: int = 0) -> None:
         self.path = path
         self.fsync = fsync
+        self.version = version
+        self._seq = lines
+        self._crc = crc
         try:
             # A raw descriptor: no buffer that could hold half a line after a failed write.
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as error:
             raise JournalError(f"cannot open the game journal {path}: {error.strerror}") from error
         self._backlog: list[bytes] = []
+
+    @classmethod
+    def continuing(cls, record: GameRecord, *, fsync: bool = True) -> Journal:
+        """The journal of ``record`` opened to go on after its last good line, in its own
+        format (cut the file to those lines first: :func:`cut_to_good`).  Raises
+        :class:`JournalError` if the file cannot be opened."""
+        last = record.lines[-1]
+        return cls(record.path, fsync=fsync, version=record.version, lines=len(record.lines),
+                   crc=last.crc)
 
     @classmethod
     def create(cls, directory: Path, header: dict[str, Any], *, fsync: bool = True) -> Journal:
@@ -122,8 +245,12 @@ class Journal:
         Raises :class:`JournalError` when a write fails; that line and the ones after it stay
         queued, in order.
         """
-        line = json.dumps(entry, separators=(",", ":"), sort_keys=True) + "\n"
-        self._backlog.append(line.encode())
+        if self.version >= CHECKED:
+            self._seq += 1
+            entry = {**entry, "seq": self._seq}
+            self._crc = _crc(entry, self._crc)
+            entry["crc"] = f"{self._crc:08x}"
+        self._backlog.append(_canonical(entry) + b"\n")
         self.flush()
 
     def flush(self) -> None:
@@ -217,75 +344,191 @@ class FolderLock:
             os.close(self._fd)
 
 
-def read(path: Path, *, repair: bool = True) -> GameRecord:
-    """Read a journal.  A torn last line is dropped with a warning (and cut off the file when
-    ``repair``).  Raises :class:`JournalError` for a missing file, a bad header or a journal of
-    a newer version."""
+def read(path: Path) -> GameRecord:
+    """Read a journal without changing it: its good lines up to the first damaged one.
+
+    A torn last line (no newline, or not JSON, with nothing after it) is left out
+    (``dropped_torn_line``).  A line that is not a journal entry, fails its check, is out of
+    sequence (a line deleted, repeated or moved; in version 1, a step number out of order) or
+    takes back a step that is not the last ends the good lines (``damage``).
+
+    Raises :class:`JournalDamagedError` when the header itself is damaged (or the file is not
+    a journal at all) and :class:`JournalError` for a missing or empty file or a journal of a
+    newer version.
+    """
     try:
         data = path.read_bytes()
     except OSError as error:
         raise JournalError(f"cannot read the journal {path}: {error.strerror}") from error
-    lines = data.split(b"\n")
-    good_end = 0
-    entries: list[dict[str, Any]] = []
+    if not data.strip():
+        raise JournalError(f"{path.name} is empty: no game header")
+    raws = data.split(b"\n")
+    last_text = max(i for i, raw in enumerate(raws) if raw.strip())
+    lines: list[Line] = []
+    in_force: list[int] = []  # the step numbers in force, to check each next one
+    damage: Damage | None = None
     torn = False
+    version = VERSION
     offset = 0
-    for number, raw in enumerate(lines):
-        last = number == len(lines) - 1
-        end = offset + len(raw) + (0 if last else 1)
-        if raw.strip():
-            try:
-                if last:
-                    raise ValueError("no newline")  # a complete line always ends with one
-                entry = json.loads(raw)
-                if not isinstance(entry, dict):
-                    raise ValueError("not an object")
-            except ValueError:
-                if last or all(not rest.strip() for rest in lines[number + 1 :]):
-                    torn = True
-                    break
-                raise JournalError(f"{path.name}, line {number + 1}: not a journal entry") from None
-            entries.append(entry)
-            good_end = end
+    for index, raw in enumerate(raws):
+        number, end = index + 1, offset + len(raw) + 1
         offset = end
-    if not entries:
-        # Nothing whole in it: not a journal (or one cut before its header); never touched.
-        what = "is empty" if not data.strip() else "is not a game journal"
-        raise JournalError(f"{path.name} {what}: no game header")
-    header = entries[0]
-    version = header.get("journal")
-    if not isinstance(version, int):
-        raise JournalError(f"{path.name} is not a game journal (no version in its first line)")
+        if not raw.strip():
+            continue
+        entry = _parse(raw) if index < len(raws) - 1 else None  # a whole line ends with \n
+        if entry is None and index == last_text:
+            torn = True
+            if not lines:
+                raise JournalDamagedError(f"{path.name} is not a game journal: its first line "
+                                          "is not a journal header", number, "cut off")
+            break
+        if not lines:
+            version = _header_version(path, entry, number)
+        reason = "not a journal entry"
+        if entry is not None:
+            reason, crc = _verify(entry, version, len(lines) + 1, lines[-1].crc if lines else 0)
+            if not reason and lines:
+                reason = _follows(entry, in_force)
+            if not reason:
+                lines.append(Line(number, end, crc, entry))
+                continue
+        if not lines:
+            raise JournalDamagedError(f"{path.name} is damaged at line {number} ({reason})",
+                                      number, reason)
+        damage = Damage(number, reason)
+        break
+    return GameRecord(path, lines, damage=damage, dropped_torn_line=torn)
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def _header_version(path: Path, entry: dict[str, Any] | None, number: int) -> int:
+    """The format version of a journal whose first line, line ``number``, is ``entry``.
+    Raises :class:`JournalDamagedError` for no header and :class:`JournalError` for a newer
+    one."""
+    version = entry.get("journal") if entry is not None else None
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise JournalDamagedError(f"{path.name} is not a game journal: its first line is not a "
+                                  "journal header", number, "not a journal header")
     if version > VERSION:
         raise JournalError(
             f"{path.name} was written by a newer companion (journal version "
             f"{version}; this one reads up to {VERSION}); update the companion"
         )
-    if torn:
-        log.warning("%s: the last line was cut off (power loss?) and is dropped", path.name)
-        if repair:
-            with open(path, "r+b") as file:
-                file.truncate(good_end)
-    record = GameRecord(path, header, dropped_torn_line=torn)
-    for entry in entries[1:]:
-        if "step" in entry:
-            record.steps.append(entry)
-        elif "undo" in entry:
-            if record.steps and record.steps[-1].get("n") == entry["undo"]:
-                record.steps.pop()
-        elif "over" in entry:
-            record.over = entry["over"]
-    return record
+    return version
+
+
+def _verify(entry: dict[str, Any], version: int, seq: int,
+            previous: int) -> tuple[str, int]:
+    """``(reason, crc)``: why the line holding ``entry`` is damaged (``""`` when it is not)
+    and its chained check.  ``seq`` is its place, ``previous`` the last good line's check;
+    ``seq`` and ``crc`` are taken out of ``entry``."""
+    if version < CHECKED:
+        return "", 0
+    written, place = entry.pop("crc", None), entry.get("seq")
+    if not isinstance(written, str) or not isinstance(place, int):
+        return "no checksum", 0
+    if place != seq:
+        return "out of sequence", 0
+    crc = _crc(entry, previous)
+    del entry["seq"]
+    return ("" if written == f"{crc:08x}" else "checksum"), crc
+
+
+def _follows(entry: dict[str, Any], in_force: list[int]) -> str:
+    """Why ``entry`` cannot come after the steps ``in_force`` (``""`` when it can); a step
+    or an undo updates ``in_force``."""
+    if "step" in entry:
+        number = entry.get("n")
+        if not (isinstance(entry["step"], str) and isinstance(number, int)
+                and isinstance(entry.get("player"), int)):
+            return "not a journal entry"
+        if number != len(in_force) + 1:
+            return "out of sequence"
+        in_force.append(number)
+    elif "undo" in entry:
+        if not in_force or entry["undo"] != in_force[-1]:
+            return "out of sequence"
+        in_force.pop()
+    elif not isinstance(entry.get("over"), dict):
+        return "not a journal entry"
+    return ""
+
+
+def cut_to_good(record: GameRecord, *, fsync: bool = True) -> Path | None:
+    """Make ``record``'s file hold only its good lines, so that the game goes on after them.
+
+    A damaged journal is first kept whole beside it as ``<name>.damaged`` (``-2``, ``-3``...
+    when that name is taken), whose path is returned; a torn last line is only cut off
+    (``None`` is returned).  Raises :class:`JournalError` when the folder cannot be written.
+    """
+    path = record.path
+    kept = None
+    if record.damage is None and not record.dropped_torn_line:
+        return None
+    try:
+        if record.damage is not None:
+            kept = _keep(path, path.read_bytes(), fsync=fsync)
+        with open(path, "r+b") as file:
+            file.truncate(record.lines[-1].end)
+            if fsync:
+                os.fsync(file.fileno())
+    except OSError as error:
+        raise JournalError(f"cannot repair the journal {path.name}: {error.strerror}") from error
+    return kept
+
+
+def set_aside(path: Path) -> Path:
+    """Rename a journal that cannot be resumed to ``<name>.damaged`` (the first free one) and
+    return the new path.  Raises :class:`JournalError` when it cannot be renamed."""
+    target = _free(path)
+    try:
+        os.rename(path, target)
+    except OSError as error:
+        raise JournalError(f"cannot set aside the journal {path.name}: {error.strerror}") from error
+    return target
+
+
+def _free(path: Path) -> Path:
+    target = path.with_name(f"{path.name}.damaged")
+    counter = 1
+    while target.exists():
+        counter += 1
+        target = path.with_name(f"{path.name}.damaged-{counter}")
+    return target
+
+
+def _keep(path: Path, data: bytes, *, fsync: bool) -> Path:
+    """Write ``data`` to the first free ``<name>.damaged`` beside ``path``, whole or not at
+    all (a temporary file renamed into place)."""
+    target = _free(path)
+    partial = target.with_name(target.name + ".partial")
+    with open(partial, "wb") as file:
+        file.write(data)
+        if fsync:
+            os.fsync(file.fileno())
+    os.rename(partial, target)
+    return target
 
 
 def latest_unfinished(directory: Path) -> Path | None:
-    """The newest journal in ``directory`` whose game has not ended, if any."""
+    """The newest journal in ``directory`` whose game has not ended (as far as it can be
+    read), if any; a journal with a damaged header counts (the caller sets it aside).
+    Others that cannot be read (a newer version, an empty file) are skipped with a warning."""
     if not directory.is_dir():
         return None
     for path in sorted(directory.glob("*.jsonl"), reverse=True):
         try:
-            if read(path, repair=False).over is None:
+            if read(path).over is None:
                 return path
+        except JournalDamagedError:
+            return path
         except JournalError as error:
             log.warning("%s", error)
     return None

@@ -5,7 +5,9 @@ notation, chance outcomes included, so the whole game replays through the rules 
 :func:`replay_game` yields one :class:`Moment` per position, :func:`format_game` prints the
 steps with the scores after each, and :func:`write_gif` draws every position as the matrix
 showed it (:func:`companion.display.render`), one frame per step.  Reading never changes the
-file (a torn last line is skipped, not cut off).
+file: a torn last line is skipped, not cut off, and a damaged journal is shown up to its last
+good line, with a line saying where and why it stops.  Journals of every version this
+companion reads are replayed, those written before lines carried checks (version 1) too.
 """
 
 from __future__ import annotations
@@ -67,7 +69,10 @@ def format_game(record: journal.GameRecord, moments: Sequence[Moment]) -> list[s
     options = header.get("options") or {}
     if options:
         lines.append("options: " + ", ".join(f"{k}={v}" for k, v in sorted(options.items())))
-    if record.dropped_torn_line:
+    if record.damage is not None:
+        lines.append(f"(damaged at line {record.damage.line} ({record.damage.reason}): shown up "
+                     f"to step {len(moments) - 1}, the rest is left out)")
+    elif record.dropped_torn_line:
         lines.append("(the last line was cut off by a power loss and is left out)")
     width = max((len(m.step) for m in moments), default=0)
     for moment in moments:
@@ -126,12 +131,13 @@ def replay(path: Path, *, gif: Path | None, width: int = 16, height: int = 16, m
     """Read the journal at ``path``, return the lines to print and write the GIF to ``gif``
     (unless ``None``).  Raises :class:`companion.errors.JournalError` for a journal that cannot
     be read or replayed."""
-    record = journal.read(path, repair=False)
+    record = journal.read(path)
     game = record.header.get("game")
     if game not in GAMES or "setup" not in record.header:
         raise JournalError(f"{path.name} names no game this companion knows ({game!r}) or has "
                            "no setup")
     rules = load_rules(str(game)).RULES
+    record = record.checked(rules)
     moments = list(replay_game(record, rules))
     lines = format_game(record, moments)
     if gif is not None:

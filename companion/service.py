@@ -8,13 +8,15 @@ committed step is written to the journal (fsync'd) before the matrix shows it.
 :meth:`Service.close` stops the parts in reverse order; SIGTERM and Ctrl-C share that one
 shutdown path, and SIGHUP becomes a :class:`Reload` event on the queue.
 
-What keeps a game alive: the latest unfinished journal is resumed at start and the
-referee stays out of sync until the board matches it; a journal that cannot be written (a full
-card) keeps its lines and the matrix says so while the game goes on; a board that falls silent
-is asked for a fresh dump; systemd hears ``READY=1``, ``WATCHDOG=1`` and ``STATUS=`` lines
-(:mod:`companion.notify`); a repeated error is logged once per burst with a count; a display
-or GPIO pins that cannot be opened leave the game refereed without them while they are tried
-again (:meth:`Service.open_later`).
+What keeps a game alive: the latest unfinished journal is resumed at start, up to its last good
+line when it is damaged (logged once, and told on the matrix until the board matches), and the
+referee stays out of sync until the board matches it or shows a legal step made while the
+companion was down; a journal that cannot be written (a full card) keeps its lines and the
+matrix says so while the game goes on; a board that falls silent is asked for a fresh dump;
+systemd hears ``READY=1``, ``WATCHDOG=1`` and ``STATUS=`` lines (:mod:`companion.notify`); a
+repeated error is logged once per burst with a count; a display or GPIO pins that cannot be
+opened leave the game refereed without them while they are tried again
+(:meth:`Service.open_later`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,13 @@ from companion import journal as journal_mod
 from companion.board import protocol
 from companion.board.link import BurstLog
 from companion.config import RELOADABLE, Config, DisplayConfig, layout_name
-from companion.errors import CompanionError, ConfigError, JournalBusyError, JournalError
+from companion.errors import (
+    CompanionError,
+    ConfigError,
+    JournalBusyError,
+    JournalDamagedError,
+    JournalError,
+)
 from companion.events import BoardMessage, Event, LinkState, Stop, Timer
 from companion.notify import Notifier
 from companion.referee.effects import (
@@ -128,7 +136,8 @@ class Service:
     from the loop every half watchdog interval (the loop wakes for it); ``STATUS=`` lines when
     the game or the board changes.  ``config`` and ``display_factory`` (a ``DisplayConfig``
     to a new :class:`companion.display.Display`) let a :class:`Reload` event rebuild the
-    matrix without touching the game.
+    matrix without touching the game.  ``note`` (a damaged journal, :class:`StartingGame`)
+    comes before the message of every screen until the referee is in step with the board.
 
     A part that cannot be opened (:meth:`open_later`: the display without SPI or a desktop,
     the GPIO pins without a pin factory) does not stop the referee: the game goes on without
@@ -153,6 +162,7 @@ class Service:
     display_factory: Callable[[DisplayConfig], Any] | None = None
     port: str = ""
     journal_error: str = ""
+    note: str = ""
 
     def __post_init__(self) -> None:
         self.timers: dict[str, float] = {}
@@ -452,6 +462,10 @@ class Service:
         """Show ``screen``, marked while the journal is behind (players must know that a power
         cut now would lose steps); the first screen after a failed write says so in words."""
         self._plain_screen = screen
+        if self.note and not self.referee.syncing:
+            self.note = ""  # the board matches: the players have seen where the game stands
+        if self.note:
+            screen = replace(screen, message=f"{self.note}. {screen.message}")
         if self.journal_error:
             screen = replace(screen, extra={**screen.extra, "journal": "NOT saved"})
             if self._journal_alarm:
@@ -542,32 +556,86 @@ def game_extensions(config: Config) -> list[Any]:
     return extensions
 
 
+@dataclass
+class StartingGame:
+    """The game the daemon starts with: its ``state``, the ``history`` of ``(state_before,
+    step)`` pairs already committed and its ``journal`` (``None`` without a journal folder).
+
+    ``resumed``: it goes on from a journal.  ``in_flight``: a step may have been made, or been
+    settling, while the companion was down (a resumed journal that does not end by taking a
+    step back), so a board showing a legal step is that step (:class:`Referee`'s
+    ``resumed``).  ``note``: what the matrix tells the players about a damaged journal, ``""``
+    when there is nothing to tell.
+    """
+
+    state: Any
+    history: list[tuple[Any, Any]]
+    journal: journal_mod.Journal | None
+    resumed: bool = False
+    in_flight: bool = False
+    note: str = ""
+
+
 def new_or_resumed_game(
     config: Config, rules: GameRules[Any, Any], directory: Path | None, *, fsync: bool = True
-) -> tuple[Any, list[tuple[Any, Any]], journal_mod.Journal | None, bool]:
-    """The game to referee: the latest unfinished journal in ``directory`` resumed, else a new
-    game from the configuration (seed 0 draws one).
+) -> StartingGame:
+    """The game to referee: the latest unfinished journal in ``directory`` resumed, up to its
+    last good line, else a new game from the configuration (seed 0 draws one).
 
-    Returns ``(state, history, journal, resumed)``.  Raises :class:`JournalError` when the
-    journal cannot be created.
+    A damaged journal is kept beside the resumed one as ``<name>.damaged``; one whose header
+    is damaged is renamed so and a new game starts.  Either is logged once, as a warning, and
+    told on the matrix (``note``).  Raises :class:`JournalError` when the journal cannot be
+    repaired or created.
     """
+    note = ""
     if directory is not None:
         path = journal_mod.latest_unfinished(directory)
         if path is not None:
-            try:
-                record = journal_mod.read(path)
-                if record.header.get("game") == config.game.name:
-                    history = [(before, step) for before, step, _ in record.replay(rules)]
-                    state = (rules.apply(*history[-1]) if history
-                             else rules.parse_position(record.header["setup"]))
-                    log.info("resuming %s after step %d", path.name, len(history))
-                    return state, history, journal_mod.Journal(path, fsync=fsync), True
-                log.warning("%s is a %s game; starting a new %s game", path.name,
-                            record.header.get("game"), config.game.name)
-            except CompanionError as error:
-                log.error("cannot resume %s: %s; starting a new game", path.name, error)
+            resumed = _resume(config, rules, path, fsync=fsync)
+            if isinstance(resumed, StartingGame):
+                return resumed
+            note = resumed
     state, journal = new_game(config, rules, directory, fsync=fsync)
-    return state, [], journal, False
+    return StartingGame(state, [], journal, note=note)
+
+
+def _resume(config: Config, rules: GameRules[Any, Any], path: Path, *,
+            fsync: bool) -> StartingGame | str:
+    """The game of the journal at ``path``, or the note for the new game that replaces it."""
+    try:
+        record = journal_mod.read(path)
+    except JournalDamagedError as error:
+        aside = journal_mod.set_aside(path)
+        log.warning("journal %s is damaged at line %d (%s); kept as %s; a new game starts",
+                    path.name, error.line, error.reason, aside.name)
+        return f"Journal damaged at line {error.line}: a new game starts"
+    except JournalError as error:
+        log.error("cannot resume %s: %s; starting a new game", path.name, error)
+        return ""
+    if record.header.get("game") != config.game.name:
+        log.warning("%s is a %s game; starting a new %s game", path.name,
+                    record.header.get("game"), config.game.name)
+        return ""
+    try:
+        record = record.checked(rules)
+        history = [(before, step) for before, step, _ in record.replay(rules)]
+    except CompanionError as error:
+        log.error("cannot resume %s: %s; starting a new game", path.name, error)
+        return ""
+    kept = journal_mod.cut_to_good(record, fsync=fsync)
+    state = rules.apply(*history[-1]) if history else rules.parse_position(record.header["setup"])
+    damage, note = record.damage, ""
+    if damage is not None and kept is not None:
+        log.warning("journal %s is damaged at line %d (%s); the game resumes after step %d; "
+                    "the damaged file is kept as %s", path.name, damage.line, damage.reason,
+                    len(history), kept.name)
+        note = f"Journal damaged at line {damage.line}: the game resumes after step {len(history)}"
+    else:
+        if record.dropped_torn_line:
+            log.warning("%s: the last line was cut off (power loss?) and is dropped", path.name)
+        log.info("resuming %s after step %d", path.name, len(history))
+    return StartingGame(state, history, journal_mod.Journal.continuing(record, fsync=fsync),
+                        resumed=True, in_flight=not record.ends_with_undo, note=note)
 
 
 def new_game(
@@ -623,25 +691,25 @@ def build(
     try:
         lock = journal_mod.FolderLock(directory)  # JournalBusyError: another daemon has it
         stack.callback(lock.close)
-        state, history, journal, resumed = new_or_resumed_game(config, rules, directory,
-                                                               fsync=config.journal.fsync)
+        start = new_or_resumed_game(config, rules, directory, fsync=config.journal.fsync)
     except JournalBusyError:
         raise
     except JournalError as error:
         # Refereeing without a record beats no referee: the matrix says games are not saved.
         log.error("%s; games are not saved", error)
         journal_error = str(error)
-        state, history, journal, resumed = new_or_resumed_game(config, rules, None)
-    if journal is not None:
-        stack.callback(journal.close)
+        start = new_or_resumed_game(config, rules, None)
+    if start.journal is not None:
+        stack.callback(start.journal.close)
     with ExitStack() as refused:
-        if journal is not None and not resumed:
+        if start.journal is not None and not start.resumed:
             # A start refused after this leaves no journal of a game that never began.
-            refused.callback(journal.path.unlink, missing_ok=True)
-        referee = Referee(rules, state, layout_name(config), referee_settings(config),
-                          history=history, syncing=True, extensions=game_extensions(config))
-        service = Service(referee, events, clock=clock, journal=journal,
-                          journal_error=journal_error, notifier=notifier,
+            refused.callback(start.journal.path.unlink, missing_ok=True)
+        referee = Referee(rules, start.state, layout_name(config), referee_settings(config),
+                          history=start.history, syncing=True, resumed=start.in_flight,
+                          extensions=game_extensions(config))
+        service = Service(referee, events, clock=clock, journal=start.journal,
+                          journal_error=journal_error, note=start.note, notifier=notifier,
                           ready_timeout_s=config.board.ready_timeout_s, config=config,
                           display_factory=lambda settings: _make_display(settings, clock),
                           port=config.board.port)

@@ -7,15 +7,17 @@ The daemon is the real one, made by :func:`companion.service.build` and reading 
 pseudo-terminal as udev re-points the real one when a USB board is plugged back in.
 
 For ``kill -9`` the daemon runs in a child process (this file run as a script: ``python
-tests/test_faults.py CONFIG``), which prints its resumed step count and each commit as JSON lines
-and takes button presses on standard input; the board and the players stay in the test, as
-the physical board and the people stay at the table when the Pi loses power.
+tests/test_faults.py CONFIG``), which prints its resumed step count, each commit and each
+screen as JSON lines and takes button presses on standard input; the board and the players
+stay in the test, as the physical board and the people stay at the table when the Pi loses
+power, and the players do what the matrix says.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import queue
 import random
@@ -26,6 +28,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -290,6 +293,130 @@ def test_a_stalled_board_is_shown_within_two_seconds_and_resynced_when_it_wakes(
     assert any(isinstance(r, protocol.RequestDump) for r in board.requests)
 
 
+def test_a_damaged_journal_resumes_after_its_last_good_step_and_the_matrix_says_so(
+    tmp_path: Path, stack: ExitStack, caplog: pytest.LogCaptureFixture
+) -> None:
+    from companion import journal
+
+    states = _states(SEED)[:3]
+    setup, rng = ENCELADUS.new_game(2, SEED, {}), random.Random(SEED)
+    config = _config(tmp_path, tmp_path / "unused")
+    games = Path(config.journal.directory)
+    record = journal.Journal.create(games, {
+        "game": "enceladus", "layout": "enceladus", "players": 2, "seed": SEED, "options": {},
+        "setup": ENCELADUS.format_position(setup)}, fsync=False)
+    for number, before in enumerate([setup, *states[:2]], 1):
+        step = choose_step(ENCELADUS, before, rng)
+        record.step(number, ENCELADUS.to_move(before), ENCELADUS.format_step(before, step))
+    record.close()
+    lines = record.path.read_text().splitlines()
+    record.path.write_text("\n".join([lines[0], lines[1], "x" + lines[2], lines[3]]) + "\n")
+
+    board = stack.enter_context(_board(states[2]))  # the players were at step 3
+    with caplog.at_level(logging.WARNING, logger="companion"):
+        daemon = Daemon(replace(config, board=replace(config.board, port=board.port)), stack)
+        note = "Journal damaged at line 3: the game resumes after step 1. "
+        assert daemon.wait(lambda: daemon.shown_since(0, note + "Put the board back") is not None)
+        for cell, piece in ENCELADUS.board(states[0]).items():
+            board.put(cell, piece)
+        assert daemon.wait(daemon.in_sync)
+    assert not daemon.screens[-1][1].message.startswith(note)  # said until the board matched
+    assert daemon.service.referee.state == states[0] and not daemon.commits
+    damaged = [r.getMessage() for r in caplog.records if "damaged" in r.getMessage()]
+    assert damaged == [f"journal {record.path.name} is damaged at line 3 (not a journal entry); "
+                       "the game resumes after step 1; the damaged file is kept as "
+                       f"{record.path.name}.damaged"]
+    assert record.path.read_text() == "\n".join(lines[:2]) + "\n"
+
+
+# ------------------------------------------------------------------------------ steps in flight
+
+
+def _resumed_referee(steps: int, *, presence: bool = False) -> tuple[Any, list[Any]]:
+    """A referee resumed after ``steps`` steps of the seeded game, as the daemon makes it, and
+    the states of that game."""
+    from companion.referee.referee import Referee, RefereeSettings
+
+    setup, states = ENCELADUS.new_game(2, SEED, {}), _states(SEED)
+    befores = [setup, *states]
+    history = [(befores[i], _step_between(befores[i], befores[i + 1])) for i in range(steps)]
+    referee = Referee(ENCELADUS, befores[steps], "enceladus",
+                      RefereeSettings(settle_s=0.4, presence=presence), history=history,
+                      syncing=True, resumed=True)
+    return referee, befores
+
+
+def _step_between(before: Any, after: Any) -> Any:
+    return next(s for s in ENCELADUS.legal_steps(before) if ENCELADUS.apply(before, s) == after)
+
+
+def _first_dump(referee: Any, state: Any) -> list[Any]:
+    """What the referee does with its first dump, showing ``state``, and its settle timer."""
+    from companion.events import BoardMessage, Timer
+    from companion.referee.effects import SetTimer
+    from companion.referee.recognition import sensed_board
+
+    board = ENCELADUS.board(state)
+    if referee.settings.presence:
+        board = sensed_board(board)
+    effects = referee.handle(BoardMessage(0.0, protocol.Dump(
+        seq=0, pieces=tuple(board[c] for c in referee.layout))))
+    settle = [e.at for e in effects if isinstance(e, SetTimer) and e.name == "settle" and e.at]
+    return effects + (referee.handle(Timer(settle[0], "settle")) if settle else [])
+
+
+def _said(effects: list[Any]) -> list[str]:
+    from companion.referee.effects import Committed, Show
+
+    return [e.step if isinstance(e, Committed) else e.screen.message
+            for e in effects if isinstance(e, Committed | Show)]
+
+
+def test_a_step_finished_while_the_companion_was_down_is_committed_after_its_settle_time() -> None:
+    referee, states = _resumed_referee(2)
+    said = _said(_first_dump(referee, states[3]))
+    assert ENCELADUS.format_step(states[2], _step_between(states[2], states[3])) in said
+    assert referee.steps_committed == 3 and referee.state == states[3]
+    assert said[-1].endswith("your turn") and not [m for m in said if m.endswith(PUT_BACK)]
+
+
+def test_a_step_taken_back_before_the_restart_is_not_committed_again() -> None:
+    referee, states = _resumed_referee(3)
+    referee.undo(0.0)  # the players press Undo, the companion dies before they put it back
+    said = _said(_first_dump(referee, states[3]))
+    assert referee.steps_committed == 2 and said[-1] == "Put the board back as shown"
+
+
+def test_a_resumed_game_ending_with_an_undo_is_not_in_flight(tmp_path: Path) -> None:
+    from companion import journal
+    from companion.service import new_or_resumed_game
+
+    setup, states = ENCELADUS.new_game(2, SEED, {}), _states(SEED)
+    record = journal.Journal.create(tmp_path, {
+        "game": "enceladus", "players": 2, "setup": ENCELADUS.format_position(setup)})
+    record.step(1, 1, ENCELADUS.format_step(setup, _step_between(setup, states[0])))
+    config = _config(tmp_path, tmp_path / "unused")
+    start = new_or_resumed_game(config, ENCELADUS, tmp_path, fsync=False)
+    assert start.resumed and start.in_flight and start.journal is not None
+    start.journal.undo(1)
+    start.journal.close()
+    again = new_or_resumed_game(config, ENCELADUS, tmp_path, fsync=False)
+    assert again.resumed and not again.in_flight and again.history == []
+    assert again.journal is not None
+    again.journal.close()
+    record.close()
+
+
+def test_on_a_presence_board_a_step_with_unseen_changes_is_put_back_not_guessed() -> None:
+    from companion.referee.recognition import StepIndex
+
+    referee, states = _resumed_referee(2, presence=True)
+    index = StepIndex(ENCELADUS, states[2], ENCELADUS.board(states[2]), True)
+    assert index.unseen(_step_between(states[2], states[3]))  # a flower lifted unseen
+    said = _said(_first_dump(referee, states[3]))
+    assert referee.steps_committed == 2 and said[-1] == "Put the board back as shown"
+
+
 # ------------------------------------------------------------------------------ kill -9
 
 SPEED = 4.0
@@ -328,11 +455,25 @@ class Child:
         self.process.wait()
 
 
+PUT_BACK = ("Put the board back as shown", "Set up the board as shown")
+"""The matrix's words that make the players undo what they made (a damage note may come
+first)."""
+
+
+def _answer(child: Child, line: dict[str, Any], path: tuple[str, ...]) -> None:
+    """Answer the question on the screen ``line`` as the player who made the step with the
+    choice ``path`` does: Select to the right choice, then OK."""
+    wanted = next((o for o in path if o in line["menu"]), line["menu"][0])
+    for _ in range((line["menu"].index(wanted) - line["index"]) % len(line["menu"])):
+        child.press("select")
+    child.press("ok")
+
+
 class KilledTable:
     """One game at a real-time table whose daemon is killed with SIGKILL at random points.
 
-    The players follow the matrix as people would: after a restart that lost the step they
-    were making, they put the board back as the matrix shows and make the step again.
+    The players follow the matrix as people would: when a restart asks them to put the board
+    back as shown, they do and make the step again (:attr:`redone` counts those steps).
     """
 
     def __init__(self, folder: Path, seed: int, kills: int) -> None:
@@ -351,6 +492,7 @@ class KilledTable:
             f'[journal]\ndirectory = "{self.journals}"\n')
         self.kill_steps = set(self.hands.sample(range(1, 40), kills))
         self.kills = 0
+        self.redone = 0
         self.child = self._start()
 
     def _start(self) -> Child:
@@ -381,10 +523,13 @@ class KilledTable:
             if isinstance(op, Put):
                 self.board.put(op.cell, op.piece)
 
-    def _wait_commit(self, number: int, path: tuple[str, ...]) -> bool:
-        """True once step ``number`` is committed; False when the daemon died first."""
+    def _wait_commit(self, state: Any, step: Any) -> bool:
+        """True once the step being made is committed; False when the daemon died first.
+        Meanwhile the players answer questions and, when the matrix asks, put the board back
+        and make the step again."""
         deadline = time.monotonic() + 30
         answered: list[str] = []
+        restoring = False
         while time.monotonic() < deadline:
             try:
                 line = self.child.lines.get(timeout=0.2)
@@ -392,26 +537,23 @@ class KilledTable:
                 continue
             if line is None:
                 return False
-            if line.get("commit") == number:
+            if line.get("commit") == self.steps:
                 return True
-            if line.get("menu") and line["menu"] != answered:
+            message = line.get("screen", "")
+            if message.endswith(PUT_BACK) and not restoring:
+                restoring = True
+                self.redone += 1
+                for cell, piece in ENCELADUS.board(state).items():
+                    self.board.put(cell, piece)
+            elif restoring and message.endswith("your turn"):
+                restoring = False
+                self._perform(state, step)
+            elif line.get("menu") and line["menu"] != answered:
                 # Answer each question once: the same menu shown again with the cursor
                 # moved is our own Select presses coming back.
                 answered = line["menu"]
-                wanted = next((o for o in path if o in line["menu"]), line["menu"][0])
-                for _ in range((line["menu"].index(wanted) - line["index"]) % len(line["menu"])):
-                    self.child.press("select")
-                self.child.press("ok")
-        raise AssertionError(f"seed {self.seed}: step {number} was never committed")
-
-    def _restart(self, state: Any) -> None:
-        self.child.close()
-        self.child = self._start()
-        if self.resumed < self.steps:  # the step was lost with the daemon: put the board back
-            time.sleep(0.3)
-            for cell, piece in ENCELADUS.board(state).items():
-                self.board.put(cell, piece)
-            time.sleep(0.5)
+                _answer(self.child, line, ENCELADUS.choice_path(state, step))
+        raise AssertionError(f"seed {self.seed}: step {self.steps} was never committed")
 
     def play(self) -> tuple[list[str], Any]:
         """Play to the end; returns the steps made and the final state."""
@@ -423,13 +565,11 @@ class KilledTable:
             self.steps += 1
             if self.steps in self.kill_steps:
                 self._kill_later(self.hands.uniform(0.0, 1.5))
-            path = ENCELADUS.choice_path(state, step)
-            while True:
-                self._perform(state, step)
-                if self._wait_commit(self.steps, path):
-                    break
-                self._restart(state)
-                if self.resumed >= self.steps:
+            self._perform(state, step)
+            while not self._wait_commit(state, step):
+                self.child.close()
+                self.child = self._start()
+                if self.resumed >= self.steps:  # it was committed just before the kill
                     break
             state = ENCELADUS.apply(state, step)
         return made, state
@@ -456,7 +596,9 @@ def _states(seed: int) -> list[Any]:
     return states
 
 
-def _killed_game(folder: Path, seed: int, kills: int) -> int:
+def _killed_game(folder: Path, seed: int, kills: int) -> tuple[int, int]:
+    """Play seed ``seed`` to the end with ``kills`` kills drawn; returns the kills that
+    happened and the steps the players had to make again."""
     from companion import journal
 
     table = KilledTable(folder, seed, kills)
@@ -477,17 +619,92 @@ def _killed_game(folder: Path, seed: int, kills: int) -> int:
     assert record.over is not None
     outcome = ENCELADUS.outcome(expected_final)
     assert outcome is not None and record.over["winners"] == list(outcome.winners)
-    return table.kills
+    return table.kills, table.redone
 
 
 @pytest.mark.slow
 def test_kill_9_at_a_hundred_random_points_loses_and_repeats_no_step(tmp_path: Path) -> None:
     seeds = (21, 22, 23, 24, 25, 26)
     with ThreadPoolExecutor(len(seeds)) as pool:
-        kills = list(pool.map(lambda seed: _killed_game(tmp_path, seed, 25), seeds))
+        results = list(pool.map(lambda seed: _killed_game(tmp_path, seed, 25), seeds))
     # A kill drawn while the daemon is down again already, or after the last step, never
     # happens: six games of 25 drawn kills make at least a hundred.
-    assert sum(kills) >= 100
+    assert sum(kills for kills, _ in results) >= 100
+    # The players finish every step they were making when the daemon died; it is never
+    # to be made again.
+    assert sum(redone for _, redone in results) == 0
+
+
+def _settling(board: dict[str, str], changes: dict[str, str]) -> list[Any]:
+    """How a player makes a step whose last move puts a piece down (so it is committed after
+    the settle time, not at once): the first such script of a few drawn ones."""
+    for draw in range(100):
+        ops = perform(board, changes, random.Random(draw), Noise())
+        if isinstance(ops[-1], Put) and ops[-1].piece:
+            return ops
+    raise AssertionError("no way to make this step that ends by putting a piece down")
+
+
+@pytest.mark.parametrize("at_step", [1, 3])
+def test_kill_9_inside_the_settle_time_commits_the_finished_step_after_the_restart(
+    at_step: int, tmp_path: Path
+) -> None:
+    from companion import journal
+
+    state = ENCELADUS.new_game(2, SEED, {})
+    board = _board(state)
+    board.start()
+    config = tmp_path / "game.toml"
+    games = tmp_path / "games"
+    config.write_text(
+        f'[game]\nname = "enceladus"\nseed = {SEED}\n'
+        f'[board]\nport = "{board.port}"\nsettle_ms = 1500\nready_timeout_s = 5\n'
+        f'[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\n'
+        f'[journal]\ndirectory = "{games}"\n')
+    child = Child(config)
+    try:
+        assert child.lines.get(timeout=60) == {"resumed": 0}
+        rng = random.Random(SEED)
+        tray = ENCELADUS.tray_cells(state)
+        for number in range(1, at_step + 1):
+            step = choose_step(ENCELADUS, state, rng)
+            after = ENCELADUS.apply(state, step)
+            for op in _settling(board.board, ENCELADUS.changes(state, step)):
+                time.sleep(op.wait / SPEED)
+                board.put(op.cell, op.piece)
+            made = {c: p for c, p in ENCELADUS.board(after).items() if c not in tray}
+            while True:  # until the step is committed, or shown whole and settling
+                line = child.lines.get(timeout=20)
+                assert line is not None and line.get("commit") in (None, number), line
+                if line.get("menu"):
+                    _answer(child, line, ENCELADUS.choice_path(state, step))
+                if number < at_step and line.get("commit") == number:
+                    break
+                shown = {c: p for c, p in line.get("cells", {}).items() if c not in tray}
+                if number == at_step and line.get("screen", "").endswith("go on") \
+                        and shown == made:
+                    child.kill()  # the step is finished, inside its settle time
+                    break
+            state, before = after, state
+        child.process.wait(timeout=10)
+        (path,) = games.glob("*.jsonl")
+        assert len(journal.read(path).steps) == at_step - 1  # it died before the commit
+
+        child.close()
+        child = Child(config)
+        assert child.lines.get(timeout=60) == {"resumed": at_step - 1}
+        while (line := child.lines.get(timeout=20)) is not None and "commit" not in line:
+            assert not line.get("screen", "").endswith(PUT_BACK), "the step is to be redone"
+            if line.get("menu"):
+                _answer(child, line, ENCELADUS.choice_path(before, step))
+        assert line is not None, "the daemon died"
+        assert line["commit"] == at_step and line["step"] == ENCELADUS.format_step(before, step)
+        steps = journal.read(path).steps
+        assert [e["n"] for e in steps] == list(range(1, at_step + 1))
+        assert steps[-1]["step"] == ENCELADUS.format_step(before, step)
+    finally:
+        child.close()
+        board.close()
 
 
 def _child_main(config_path: str) -> int:
@@ -513,7 +730,8 @@ def _child_main(config_path: str) -> int:
         say(resumed=service.referee.steps_committed)
         service.commit_listeners.append(lambda c: say(commit=c.number, step=c.step))
         service.screen_listeners.append(
-            lambda s: say(menu=list(s.menu), index=s.menu_index) if s.menu else None)
+            lambda s: say(screen=s.message, cells=dict(s.cells), menu=list(s.menu),
+                          index=s.menu_index))
 
         def buttons() -> None:
             for line in sys.stdin:

@@ -1,18 +1,24 @@
-"""The game journal: durable appends, torn last lines, versions, undo, resume (journal.py)."""
+"""The game journal: durable appends, checks, damage and torn last lines, versions, undo, and
+the daemon's resume from a damaged journal (journal.py, service.new_or_resumed_game)."""
 
 from __future__ import annotations
 
 import json
 import logging
+import zlib
 from pathlib import Path
 
 import pytest
 
 from companion import journal
-from companion.errors import JournalBusyError, JournalError
+from companion.config import Config, GameConfig, JournalConfig
+from companion.errors import JournalBusyError, JournalDamagedError, JournalError
 from companion.rules import load
+from companion.service import new_or_resumed_game
 
 MARS = load("mars").RULES
+ENCELADUS = load("enceladus").RULES
+SEED = 11
 
 
 def _header(state: object) -> dict[str, object]:
@@ -60,35 +66,10 @@ def test_an_undone_step_is_not_replayed(tmp_path: Path) -> None:
     assert len(journal.read(record.path).steps) == 1
 
 
-def test_a_torn_last_line_is_dropped_with_a_warning_and_cut_off(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    setup = MARS.new_game(2, 3, {})
-    record = journal.Journal.create(tmp_path, _header(setup))
-    ((before, step),) = _play(setup, 1)
-    record.step(1, 1, MARS.format_step(before, step))
-    record.close()
-    whole = record.path.read_bytes()
-    record.path.write_bytes(whole + b'{"n": 2, "player": 2, "st')  # the power went here
-
-    with caplog.at_level(logging.WARNING, logger="companion.journal"):
-        back = journal.read(record.path)
-    assert back.dropped_torn_line and len(back.steps) == 1
-    assert "cut off" in caplog.text
-    assert record.path.read_bytes() == whole  # appends go on from a clean line
-
-
 def test_a_journal_of_a_newer_version_is_refused_by_name(tmp_path: Path) -> None:
     path = tmp_path / "future.jsonl"
     path.write_text(json.dumps({"journal": journal.VERSION + 1, "game": "mars"}) + "\n")
     with pytest.raises(JournalError, match="newer companion"):
-        journal.read(path)
-
-
-def test_a_broken_line_in_the_middle_is_an_error_not_a_guess(tmp_path: Path) -> None:
-    path = tmp_path / "broken.jsonl"
-    path.write_text('{"journal": 1, "game": "mars"}\nnot json\n{"n": 1, "step": "x"}\n')
-    with pytest.raises(JournalError, match="line 2"):
         journal.read(path)
 
 
@@ -190,6 +171,217 @@ def test_a_file_where_the_journal_folder_should_be_is_named(tmp_path: Path) -> N
 def test_a_file_that_is_not_a_journal_is_named_and_left_as_it_is(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("hello")
-    with pytest.raises(JournalError, match="notes.txt is not a game journal"):
+    with pytest.raises(JournalDamagedError, match="notes.txt is not a game journal"):
         journal.read(path)
     assert path.read_text() == "hello"
+
+
+# --------------------------------------------------------------------------- checks and damage
+
+
+def test_every_line_carries_its_place_and_a_check_chained_to_the_line_before(
+    tmp_path: Path,
+) -> None:
+    path, _ = _enceladus_journal(tmp_path, 2)
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [e["seq"] for e in entries] == [1, 2, 3] and entries[0]["journal"] == 2
+    crc = 0
+    for entry in entries:
+        written = entry.pop("crc")
+        crc = zlib.crc32(json.dumps(entry, separators=(",", ":"), sort_keys=True).encode(), crc)
+        assert written == f"{crc:08x}"
+
+
+def _enceladus_journal(folder: Path, steps: int = 6, *,
+                       illegal_at: int = 0) -> tuple[Path, list[object]]:
+    """A journal of ``steps`` steps of a seeded game (step ``illegal_at`` written as a step the
+    rules refuse, with a good check: a journal of another rules version) and the states."""
+    import random
+
+    from companion.sim.players import choose_step
+
+    state = ENCELADUS.new_game(2, SEED, {})
+    record = journal.Journal.create(folder, {
+        "game": "enceladus", "layout": "enceladus", "players": 2, "seed": SEED, "options": {},
+        "setup": ENCELADUS.format_position(state)}, fsync=False)
+    rng, states = random.Random(SEED), [state]
+    for number in range(1, steps + 1):
+        step = choose_step(ENCELADUS, state, rng)
+        text = "a1/a2" if number == illegal_at else ENCELADUS.format_step(state, step)
+        record.step(number, ENCELADUS.to_move(state), text)
+        state = ENCELADUS.apply(state, step)
+        states.append(state)
+    record.close()
+    return record.path, states
+
+
+def _another_last_step(lines: list[str], states: list[object]) -> list[str]:
+    """The last step line rewritten as another legal step, its check left as it was."""
+    before, after = states[-2], states[-1]
+    other = next(s for s in ENCELADUS.legal_steps(before) if ENCELADUS.apply(before, s) != after)
+    entry = json.loads(lines[-1])
+    entry["step"] = ENCELADUS.format_step(before, other)
+    return [*lines[:-1], json.dumps(entry, separators=(",", ":"), sort_keys=True)]
+
+
+# kind: (how the lines of a six-step journal are damaged, the damaged line, why, resumed after)
+DAMAGE = {
+    "garbage": (lambda lines, _: [*lines[:4], "%$#@!", *lines[5:]],
+                5, "not a journal entry", 3),
+    "truncated line": (lambda lines, _: [*lines[:4], lines[4][:30], *lines[5:]],
+                       5, "not a journal entry", 3),
+    "deleted line": (lambda lines, _: [*lines[:4], *lines[5:]], 5, "out of sequence", 3),
+    "duplicated line": (lambda lines, _: [*lines[:5], lines[4], *lines[5:]],
+                        6, "out of sequence", 4),
+    "reordered lines": (lambda lines, _: [*lines[:4], lines[5], lines[4], *lines[6:]],
+                        5, "out of sequence", 3),
+    "a changed step": (lambda lines, _: [*lines[:4], lines[4].replace('"n":4', '"n":5'),
+                                         *lines[5:]], 5, "checksum", 3),
+    "the last step replaced by another legal one": (_another_last_step, 7, "checksum", 5),
+}
+
+
+def _resume(folder: Path) -> object:
+    config = Config(game=GameConfig(name="enceladus", seed=SEED),
+                    journal=JournalConfig(directory=str(folder), fsync=False))
+    start = new_or_resumed_game(config, ENCELADUS, folder, fsync=False)
+    return start
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+@pytest.mark.parametrize("kind", DAMAGE)
+def test_a_damaged_journal_resumes_after_its_last_good_line_and_is_kept(
+    kind: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    damage, line, reason, after = DAMAGE[kind]
+    path, states = _enceladus_journal(tmp_path)
+    lines = path.read_text().splitlines()
+    damaged = "\n".join(damage(lines, states)) + "\n"
+    path.write_text(damaged)
+
+    with caplog.at_level(logging.INFO, logger="companion"):
+        start = _resume(tmp_path)
+    assert start.resumed and len(start.history) == after and start.state == states[after]
+    kept = path.with_name(path.name + ".damaged")
+    assert _warnings(caplog) == [
+        f"journal {path.name} is damaged at line {line} ({reason}); the game resumes after "
+        f"step {after}; the damaged file is kept as {kept.name}"]
+    assert start.note == f"Journal damaged at line {line}: the game resumes after step {after}"
+    assert kept.read_text() == damaged  # kept whole, beside the journal
+    assert path.read_text() == "\n".join(damaged.splitlines()[:line - 1]) + "\n"
+    assert sorted(p.name for p in tmp_path.glob("*.jsonl")) == [path.name]  # no new game
+
+
+def test_a_step_the_rules_refuse_is_damage_even_with_a_good_check(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path, states = _enceladus_journal(tmp_path, illegal_at=4)
+    with caplog.at_level(logging.INFO, logger="companion"):
+        start = _resume(tmp_path)
+    assert start.resumed and len(start.history) == 3 and start.state == states[3]
+    assert _warnings(caplog) == [
+        f"journal {path.name} is damaged at line 5 (illegal step 'a1/a2'); the game resumes "
+        f"after step 3; the damaged file is kept as {path.name}.damaged"]
+
+
+def test_a_resumed_damaged_journal_goes_on_whole(tmp_path: Path) -> None:
+    path, states = _enceladus_journal(tmp_path)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([*lines[:4], *lines[5:]]) + "\n")  # line 5 (step 4) deleted
+    start = _resume(tmp_path)
+    assert start.journal is not None and len(start.history) == 3
+    before = states[3]
+    step = next(iter(ENCELADUS.legal_steps(before)))
+    start.journal.step(4, ENCELADUS.to_move(before), ENCELADUS.format_step(before, step))
+    start.journal.close()
+    back = journal.read(path).checked(ENCELADUS)
+    assert back.damage is None and [e["n"] for e in back.steps] == [1, 2, 3, 4]
+
+
+def test_a_damaged_header_is_kept_aside_and_a_new_game_starts(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path, _ = _enceladus_journal(tmp_path)
+    damaged = path.read_text().replace('"seed":11', '"seed":12', 1)
+    path.write_text(damaged)
+    with caplog.at_level(logging.INFO, logger="companion"):
+        start = _resume(tmp_path)
+    assert not start.resumed and start.history == [] and start.journal is not None
+    kept = path.with_name(path.name + ".damaged")
+    assert _warnings(caplog) == [
+        f"journal {path.name} is damaged at line 1 (checksum); kept as {kept.name}; "
+        "a new game starts"]
+    assert start.note == "Journal damaged at line 1: a new game starts"
+    assert kept.read_text() == damaged
+    assert len(journal.read(start.journal.path).lines) == 1  # the new game's header
+    start.journal.close()
+
+
+def test_a_torn_last_line_is_cut_off_and_said_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path, states = _enceladus_journal(tmp_path)
+    whole = path.read_bytes()
+    path.write_bytes(whole + b'{"n":7,"player":1,"st')  # the power went here
+    with caplog.at_level(logging.INFO, logger="companion"):
+        start = _resume(tmp_path)
+    assert start.resumed and len(start.history) == 6 and start.note == ""
+    assert _warnings(caplog) == [
+        f"{path.name}: the last line was cut off (power loss?) and is dropped"]
+    assert path.read_bytes() == whole  # appends go on from a clean line
+    assert not list(tmp_path.glob("*.damaged"))
+
+
+def test_reading_never_changes_a_damaged_file(tmp_path: Path) -> None:
+    path, _ = _enceladus_journal(tmp_path, 2)
+    text = path.read_text().replace('"n":2', '"n":3') + '{"n":3'
+    path.write_text(text)
+    record = journal.read(path)
+    assert record.damage == journal.Damage(3, "checksum") and len(record.steps) == 1
+    assert path.read_text() == text
+
+
+# --------------------------------------------------------------------------- version 1
+
+
+def _version_1(folder: Path, steps: int = 4) -> tuple[Path, list[object]]:
+    """A journal as companions before checks wrote it: no ``seq``, no ``crc``."""
+    path, states = _enceladus_journal(folder, steps)
+    old = []
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        del entry["seq"], entry["crc"]
+        if "journal" in entry:
+            entry["journal"] = 1
+        old.append(json.dumps(entry, separators=(",", ":"), sort_keys=True))
+    path.write_text("\n".join(old) + "\n")
+    return path, states
+
+
+def test_a_version_1_journal_resumes_and_goes_on_in_its_own_format(tmp_path: Path) -> None:
+    path, states = _version_1(tmp_path)
+    start = _resume(tmp_path)
+    assert start.resumed and len(start.history) == 4 and start.journal is not None
+    before = states[4]
+    step = next(iter(ENCELADUS.legal_steps(before)))
+    start.journal.step(5, ENCELADUS.to_move(before), ENCELADUS.format_step(before, step))
+    start.journal.close()
+    last = json.loads(path.read_text().splitlines()[-1])
+    assert "crc" not in last and last["n"] == 5
+    assert journal.read(path).checked(ENCELADUS).damage is None
+
+
+def test_a_version_1_journal_missing_a_step_line_resumes_before_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path, states = _version_1(tmp_path)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([*lines[:3], *lines[4:]]) + "\n")  # step 3 deleted
+    with caplog.at_level(logging.INFO, logger="companion"):
+        start = _resume(tmp_path)
+    assert start.resumed and len(start.history) == 2 and start.state == states[2]
+    assert "damaged at line 4 (out of sequence)" in _warnings(caplog)[0]
+

@@ -84,3 +84,33 @@ def test_replay_of_a_file_that_is_no_journal_says_so(
     path.write_text('{"journal": 1, "game": "chess"}\n')
     assert main(["replay", str(path), "--no-gif"]) == 1
     assert "names no game this companion knows ('chess')" in capsys.readouterr().err
+
+
+def test_replay_of_a_damaged_journal_shows_it_up_to_its_last_good_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _game(tmp_path, steps=5)
+    lines = path.read_text().splitlines()
+    damaged = "\n".join([*lines[:3], *lines[4:]]) + "\n"  # step 3 deleted
+    path.write_text(damaged)
+    assert main(["replay", str(path), "--no-gif"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "(damaged at line 4 (out of sequence): shown up to step 2, the rest is left out)" in out
+    assert out[-1] == "Unfinished after 2 steps"
+    assert path.read_text() == damaged
+
+
+def test_replay_reads_a_journal_written_before_lines_carried_checks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    path = _game(tmp_path, steps=4)
+    old = []
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        del entry["seq"], entry["crc"]
+        old.append(json.dumps({**entry, "journal": 1} if "journal" in entry else entry))
+    path.write_text("\n".join(old) + "\n")
+    assert main(["replay", str(path), "--no-gif"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "Unfinished after 4 steps"

@@ -185,10 +185,11 @@ def test_a_resumed_game_is_out_of_sync_until_the_board_matches(tmp_path: Path) -
         journal.step(number, ENCELADUS.to_move(before), ENCELADUS.format_step(before, step))
     journal.close()
 
-    state, history, resumed_journal, resumed = new_or_resumed_game(config, ENCELADUS, tmp_path)
-    assert resumed and resumed_journal is not None and resumed_journal.path == journal.path
-    assert history == played and state == ENCELADUS.apply(*played[-1])
-    resumed_journal.close()
+    start = new_or_resumed_game(config, ENCELADUS, tmp_path)
+    assert start.resumed and start.journal is not None and start.journal.path == journal.path
+    assert start.history == played and start.state == ENCELADUS.apply(*played[-1])
+    start.journal.close()
+    state, history = start.state, start.history
 
     clock = Clock()
     board_after_two = ENCELADUS.apply(*played[1])  # the last step was made but then undone

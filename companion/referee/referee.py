@@ -110,8 +110,13 @@ class Referee:
     ``layout_name`` the board layout the board controller must announce (``"enceladus"``...);
     ``history`` the ``(state_before, step)`` pairs already committed (resume after a restart).
     ``syncing`` starts the referee waiting for the board to match ``state`` before it recognises
-    any step (a fresh setup, a resumed game).  ``extensions`` take the inputs that are not
-    pieces on cells (dice, cards, a penalty to confirm), see :class:`Extension`.
+    any step (a fresh setup, a resumed game).  ``resumed``: the companion restarted in the
+    middle of this game, so while it syncs a board that a legal step explains is that step,
+    made (or still settling) while it was down, and goes on as if nothing had happened (a step
+    taken back is never that step, nor one a presence board cannot show whole: the pieces
+    swapped unseen while the companion was down are not known).  ``extensions`` take the
+    inputs that are not pieces on cells (dice, cards, a penalty to confirm), see
+    :class:`Extension`.
     """
 
     rules: GameRules[Any, Any]
@@ -120,6 +125,7 @@ class Referee:
     settings: RefereeSettings = field(default_factory=RefereeSettings)
     history: list[tuple[Any, Any]] = field(default_factory=list)
     syncing: bool = True
+    resumed: bool = False
     extensions: list[Extension] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -376,6 +382,7 @@ class Referee:
         number = len(self.history) + 1
         self._new_state(before)
         self.syncing = True
+        self.resumed = False  # the board may still show the step taken back
         return [
             Undone(number, text),
             Note("info", f"step {number} ({text}) taken back"),
@@ -391,6 +398,10 @@ class Referee:
             return [Show(self._screen(now))]
         diff = self._diff()
         over = self.outcome
+        if self.syncing and self.resumed and any(
+            not self.index.unseen(s) for s in self.index.explaining(diff, self.touched)[0]
+        ):
+            self.syncing = False  # a step made while the companion was down (and seen so)
         if not diff:
             self.syncing = False
             self.warned = False
