@@ -38,10 +38,13 @@ class BadLine(Event):
 
 @dataclass(frozen=True, slots=True)
 class LinkState(Event):
-    """The serial link came up (``up=True``) or was lost; ``detail`` says why or where."""
+    """The serial link came up (``up=True``) or was lost; ``detail`` says why or where;
+    ``notice``, when not empty, is what the players must do, for the matrix (``"/dev/ttyACM0
+    is in use by minicom (pid 1234); close it"``)."""
 
     up: bool = False
     detail: str = ""
+    notice: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -175,6 +175,7 @@ class Service:
         self.ready = False
         self.board = "waiting"
         """What the service knows of the board: ``waiting``, ``up``, ``down``, ``silent``."""
+        self._down_notice = ""  # what the link said to do about the outage, if anything
         self._ready_at: float | None = None
         self._ping_at: float | None = None
         self._retry_at = 0.0
@@ -261,6 +262,8 @@ class Service:
         elif isinstance(event, LinkState) and not event.up:
             self.board = "down"
             self._status_led("error")
+        if isinstance(event, LinkState):
+            self._down_notice = "" if event.up else event.notice
         try:
             effects = self.referee.handle(event)
         except Exception as error:  # a bug must not end the game: log it and go on
@@ -294,7 +297,9 @@ class Service:
             return
         where = f" on {self.port}" if self.port else ""
         log.warning("no board answered%s within %g s; still trying", where, self.ready_timeout_s)
-        self._effect(self.referee.notice(f"No board{where}: check the USB cable", now, urgent=True))
+        # A port another program holds is no cable fault: keep the link's notice naming it.
+        text = self._down_notice or f"No board{where}: check the USB cable"
+        self._effect(self.referee.notice(text, now, urgent=True))
         self.board = "down"
         self._ready_now()
 

@@ -45,8 +45,8 @@ from companion.config import (
 )
 from companion.rules import load
 from companion.sim.board import VirtualBoard
-from companion.sim.perform import Noise, Put, perform
-from companion.sim.players import choose_step
+from companion.sim.perform import Noise, Put, Signal, perform, tray_flowers
+from companion.sim.players import chance_ops, choose_step
 
 ENCELADUS = load("enceladus").RULES
 SEED = 11
@@ -82,9 +82,9 @@ def _board(state: Any, **options: Any) -> VirtualBoard:
     return VirtualBoard("enceladus", ENCELADUS.layout(state), ENCELADUS.board(state), **options)
 
 
-def _config(tmp_path: Path, port: Path) -> Config:
+def _config(tmp_path: Path, port: Path, game: str = "enceladus") -> Config:
     return Config(
-        game=GameConfig(name="enceladus", seed=SEED),
+        game=GameConfig(name=game, seed=SEED),
         board=BoardConfig(port=str(port), settle_ms=150, heartbeat_timeout_s=1.5,
                           ready_timeout_s=5),
         display=DisplayConfig(luma={"display": "dummy", "width": 16, "height": 16}),
@@ -415,6 +415,148 @@ def test_on_a_presence_board_a_step_with_unseen_changes_is_put_back_not_guessed(
     assert index.unseen(_step_between(states[2], states[3]))  # a flower lifted unseen
     said = _said(_first_dump(referee, states[3]))
     assert referee.steps_committed == 2 and said[-1] == "Put the board back as shown"
+
+
+# ------------------------------------------------------------------- fast hands, lost lines
+
+BACK_TO_BACK_S = 0.03
+"""Seconds between two operations of players in a hurry: well inside the settle time."""
+
+
+def _play(board: VirtualBoard, rules: Any, state: Any, steps: list[Any], *,
+          pace: float = BACK_TO_BACK_S) -> Any:
+    """Perform ``steps`` one after the other without waiting for the matrix, ``pace``
+    seconds between operations (the tray shows what each step pays); the state after them."""
+    tray = sorted(rules.tray_cells(state), key=lambda c: (len(c), c))
+    rng = random.Random(SEED)
+    for step in steps:
+        shown = tray_flowers(rules.choice_path(state, step)) if tray else []
+        ops = perform(board.board, rules.changes(state, step), rng, Noise.none(), tray=tray,
+                      tray_show=shown) + chance_ops(rules, state, step, rng)
+        for op in ops:
+            time.sleep(pace)
+            if isinstance(op, Put):
+                board.put(op.cell, op.piece)
+            elif isinstance(op, Signal):
+                board.send(op.message)
+        state = rules.apply(state, step)
+    return state
+
+
+def _steps(rules: Any, state: Any, count: int) -> list[Any]:
+    steps, rng = [], random.Random(SEED)
+    for _ in range(count):
+        steps.append(choose_step(rules, state, rng))
+        state = rules.apply(state, steps[-1])
+    return steps
+
+
+@pytest.mark.parametrize("game", ["enceladus", "mars"])
+def test_steps_made_back_to_back_within_the_settle_time_are_all_committed(
+    tmp_path: Path, stack: ExitStack, game: str
+) -> None:
+    # Enceladus: two placements, two moves; Mars: two placements, the roll, two moves.
+    rules = load(game).RULES
+    setup = rules.new_game(2, SEED, {})
+    board = stack.enter_context(
+        VirtualBoard(game, rules.layout(setup), rules.board(setup)))
+    daemon = Daemon(_config(tmp_path, Path(board.port), game), stack)
+    assert daemon.wait(lambda: daemon.screens[-1][1].message.startswith("P1: ")
+                       if daemon.screens else False)  # the board is seen set up: P1 to play
+    steps = _steps(rules, setup, 4 if game == "enceladus" else 5)
+    notations, state = [], setup
+    for step in steps:
+        notations.append(rules.format_step(state, step))
+        state = rules.apply(state, step)
+    final = _play(board, rules, setup, steps)
+    assert daemon.wait(lambda: len(daemon.commits) == len(steps)), daemon.commits
+    assert daemon.commits == notations and daemon.service.referee.state == final
+    assert not [s for _, s in daemon.screens if s.message.startswith("Not a legal move")]
+
+
+class LossyBoard(VirtualBoard):
+    """A board whose field updates for the ``lost`` cells never reach the wire (their
+    sequence numbers are spent, as when noise garbles a line), and whose answers to ``DUMP?``
+    wait while ``dumps_held`` is set."""
+
+    def __init__(self, *args: Any, **options: Any) -> None:
+        super().__init__(*args, **options)
+        self.lost: set[str] = set()
+        self.dumps_held = threading.Event()
+        self.dump_asked = threading.Event()
+
+    def write_raw(self, data: bytes) -> None:
+        (message,) = protocol.LineParser().feed(data) or (None,)
+        if isinstance(message, protocol.FieldUpdate) and message.cell in self.lost:
+            self.lost.discard(message.cell)
+            return
+        super().write_raw(data)
+
+    def send_dump(self) -> None:
+        if self.dumps_held.is_set():
+            self.dump_asked.set()
+            return
+        super().send_dump()
+
+
+def test_a_question_a_lost_tray_line_raised_closes_when_the_dump_repairs_the_tray(
+    tmp_path: Path, stack: ExitStack
+) -> None:
+    setup = ENCELADUS.new_game(2, SEED, {})
+    board = stack.enter_context(LossyBoard("enceladus", ENCELADUS.layout(setup),
+                                           ENCELADUS.board(setup)))
+    daemon = Daemon(_config(tmp_path, Path(board.port)), stack)
+    assert daemon.wait(daemon.in_sync)
+    state = setup
+    for step in _steps(ENCELADUS, setup, 14):  # to a position where a colour must be paid
+        labels = (*ENCELADUS.choice_path(state, step), ENCELADUS.format_step(state, step))
+        count = len(daemon.commits)
+        state = _play(board, ENCELADUS, state, [step])
+        while not daemon.wait(lambda count=count: len(daemon.commits) > count, 2):
+            daemon.answer(labels)
+    pay = ENCELADUS.parse_step(state, "diagonal:red:d2")  # diagonal:yellow:d2 looks the same
+    board.lost.add("T2")  # the second red flower shown on the tray: its line is lost
+    board.dumps_held.set()
+    asked = time.monotonic()
+    _play(board, ENCELADUS, state, [pay])
+    assert daemon.wait(lambda: daemon.shown_since(asked, "P2: which one?") is not None)
+    assert board.dump_asked.is_set()  # the gap in the sequence numbers was seen
+    time.sleep(0.7)
+    board.dumps_held.clear()
+    board.send_dump()  # the dump that repairs the tray arrives
+    assert daemon.wait(lambda: len(daemon.commits) == 15), "the question outlived the facts"
+    assert daemon.commits[-1] == "diagonal:red:d2" and not daemon.asking()
+
+
+def test_a_port_another_program_holds_is_named_on_the_matrix_until_it_lets_go(
+    tmp_path: Path, stack: ExitStack
+) -> None:
+    import fcntl
+
+    setup = ENCELADUS.new_game(2, SEED, {})
+    board = stack.enter_context(_board(setup))
+    holder = subprocess.Popen(  # a terminal left open on the port, with a lock on it
+        [sys.executable, "-c", "import fcntl, os, sys\n"
+         "fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('holding', flush=True)\nsys.stdin.read()\n",
+         board.port], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    stack.callback(holder.wait, 10)
+    stack.callback(lambda: holder.stdin and holder.stdin.close())
+    assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+    name = Path(f"/proc/{holder.pid}/comm").read_text().strip()
+    config = _config(tmp_path, Path(board.port))
+    config = replace(config, board=replace(config.board, ready_timeout_s=0.5))
+    daemon = Daemon(config, stack)
+    said = f"{board.port} is in use by {name} (pid {holder.pid}); close it"
+    assert daemon.wait(lambda: daemon.shown_since(0, said) is not None)
+    assert daemon.wait(lambda: daemon.service.ready)  # the wait for the board is over...
+    assert daemon.screens[-1][1].message == said  # ...and the cable is not blamed
+    assert daemon.service.board == "down"
+    assert holder.stdin is not None
+    holder.stdin.close()  # the terminal is closed
+    assert daemon.wait(daemon.in_sync)
+    with open(board.port, "rb") as port, pytest.raises(BlockingIOError):
+        fcntl.flock(port, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the daemon holds it now
 
 
 # ------------------------------------------------------------------------------ kill -9

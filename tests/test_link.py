@@ -8,9 +8,12 @@ import logging
 import os
 import random
 import select
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from queue import Empty, Queue
 from typing import Any, TypeVar
 
@@ -18,7 +21,7 @@ import pytest
 import serial
 
 from companion import events
-from companion.board.link import Backoff, BoardLink, BurstLog
+from companion.board.link import Backoff, BoardLink, BurstLog, port_users
 from companion.board.protocol import (
     LAYOUTS,
     Dump,
@@ -370,7 +373,7 @@ def test_reconnects_with_backoff_and_asks_the_new_board_for_hello_and_dump(
         "could not open port /dev/serial/by-id/usb-gardens-board: no such board",
     )
     assert next_event(queue, events.LinkState).up
-    assert opened[0] == {"baudrate": 115200, "timeout": 0.5}
+    assert opened[0] == {"baudrate": 115200, "timeout": 0.5, "exclusive": True}
     assert len(opened) == 3  # two failures reported as one outage
     first = ptys[-1]
     assert first.read_until(b"DUMP?*33\n") == CONNECT_REQUESTS
@@ -405,6 +408,122 @@ def test_an_unexpected_error_while_opening_becomes_a_fault_and_the_link_retries(
         fault.t, "the board link (connecting)", "driver bug", {"type": "RuntimeError"}
     )
     assert next_event(queue, events.LinkState).up
+
+
+# --- a port another program holds ------------------------------------------------------------
+
+HOLDER = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)
+if sys.argv[2] == "lock":
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as pyserial's exclusive=True, picocom and others do
+print("holding", flush=True)
+sys.stdin.read()  # until the test closes our standard input
+"""
+
+
+class Holder:
+    """Another program with the port open (a terminal left running), in its own process."""
+
+    def __init__(self, port: str, *, lock: bool) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", HOLDER, port, "lock" if lock else "open"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        assert self.process.stdout.readline() == "holding\n"
+        self.pid = self.process.pid
+        self.name = Path(f"/proc/{self.pid}/comm").read_text().strip()
+
+    def release(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=WAIT)
+
+
+@pytest.fixture
+def holders() -> Iterator[list[Holder]]:
+    made: list[Holder] = []
+    yield made
+    for holder in made:
+        if holder.process.poll() is None:
+            holder.release()
+
+
+def test_port_users_names_the_other_processes_by_the_ports_real_path(
+    pty: Pty, holders: list[Holder], tmp_path: Path
+) -> None:
+    holders.append(Holder(pty.path, lock=False))
+    by_id = tmp_path / "usb-Gardens_Companion_Board-if00"
+    by_id.symlink_to(pty.path)
+    assert port_users(str(by_id)) == [(holders[0].pid, holders[0].name)]
+    assert port_users("socket://localhost:1") == []
+    holders[0].release()
+    assert port_users(pty.path) == []
+
+
+def test_a_port_another_program_locks_is_named_and_opened_once_it_lets_go(
+    pty: Pty,
+    queue: Queue[events.Event],
+    make_link: Callable[..., BoardLink],
+    holders: list[Holder],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, "companion.board")
+    holder = Holder(pty.path, lock=True)
+    holders.append(holder)
+    make_link(pty.path, backoff=Backoff(0.05, 0.05))
+    down = next_event(queue, events.LinkState)
+    said = f"{pty.path} is in use by {holder.name} (pid {holder.pid}); close it"
+    assert (down.up, down.notice, down.detail) == (False, said, said)
+    assert f"board link down on {pty.path}: {said}" in caplog.messages
+    holder.release()  # the terminal closed: the next attempt opens the port
+    assert next_event(queue, events.LinkState).up
+    assert pty.read_until(b"DUMP?*33\n") == CONNECT_REQUESTS
+
+
+def test_a_program_that_locks_the_port_after_an_outage_is_reported_though_the_outage_was(
+    pty: Pty,
+    queue: Queue[events.Event],
+    make_link: Callable[..., BoardLink],
+    holders: list[Holder],
+) -> None:
+    failures = 2
+
+    def factory(url: str, **options: Any) -> serial.Serial:
+        nonlocal failures
+        if failures:
+            failures -= 1
+            if not failures:  # the board is back, but a terminal took the port first
+                holders.append(Holder(pty.path, lock=True))
+            raise serial.SerialException(errno.ENOENT, f"could not open port {url}")
+        return serial.serial_for_url(url, **options)
+
+    make_link(pty.path, serial_factory=factory, backoff=Backoff(0.02, 0.02))
+    assert next_event(queue, events.LinkState).notice == ""  # no board: the usual outage
+    busy = next_event(queue, events.LinkState)
+    assert not busy.up and f"(pid {holders[0].pid}); close it" in busy.notice
+    holders[0].release()
+    assert next_event(queue, events.LinkState).up
+
+
+def test_lines_lost_while_another_program_reads_the_port_name_it_on_the_log(
+    pty: Pty,
+    queue: Queue[events.Event],
+    make_link: Callable[..., BoardLink],
+    holders: list[Holder],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, "companion.board")
+    holder = Holder(pty.path, lock=False)  # reads without a lock: the open cannot tell
+    holders.append(holder)
+    make_link(pty.path)
+    assert next_event(queue, events.LinkState).up
+    pty.write(encode(Heartbeat(1, 1)) + encode(Heartbeat(4, 2)) + encode(Heartbeat(9, 3)))
+    for _ in range(3):
+        next_event(queue, events.BoardMessage)
+    named = [m for m in caplog.messages if f"(pid {holder.pid})" in m]
+    assert named == [f"lines from the board are lost and {holder.name} (pid {holder.pid}) "
+                     f"also has {pty.path} open, which may be reading them; close it"]
 
 
 # --- on loop:// (what the link sends comes back to it) ----------------------------------------

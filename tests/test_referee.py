@@ -342,3 +342,98 @@ def test_a_field_update_for_a_cell_the_layout_lacks_is_noted_once_and_ignored(ce
     assert table.referee.observed == before
     notes = [e for e in table.effects if type(e).__name__ == "Note" and cell in e.text]
     assert len(notes) == 1
+
+
+# ---- a question weighed again when the sensors say more -------------------------------------
+
+
+def observed_dump(table: Table, **cells: str) -> None:
+    """A board dump of what stands on the board now, with ``cells`` as they really are."""
+    board = {**table.referee.observed, **cells}
+    table.message(protocol.Dump(seq=0, pieces=tuple(board[c] for c in table.referee.layout)))
+
+
+def paying_blue_with_one_tray_line_lost() -> Table:
+    """Three blue flowers shown on the tray, but the line of the second never arrived: the
+    tray reads two blue, which is no payment, so the colour is asked."""
+    table = enceladus(PAY, reserves={"1": {"blue": 3, "red": 3}, "2": {}})
+    table.put("T1", "blue")
+    table.put("T3", "blue")  # T2's line lost to noise
+    table.put("A4", "D1")
+    table.put("f5", "")
+    assert sorted(table.screens()[-1].menu) == ["pay blue", "pay red"]
+    return table
+
+
+def test_a_question_the_repairing_dump_answers_closes_by_itself() -> None:
+    table = paying_blue_with_one_tray_line_lost()
+    table.wait(0.7)
+    observed_dump(table, T2="blue")  # asked for after the gap in the sequence numbers
+    table.wait(SETTINGS.settle_s + 0.01)
+    assert table.commits() == ["pick:blue:f5"]
+    assert table.referee.question is None and not table.screens()[-1].menu
+
+
+def test_a_question_the_tray_put_right_answers_closes_by_itself() -> None:
+    table = enceladus(PAY, reserves={"1": {"blue": 3, "red": 3}, "2": {}})
+    for cell, colour in (("T1", "blue"), ("T2", "blue"), ("T3", "red")):  # one wrong flower
+        table.put(cell, colour)
+    table.put("A4", "D1")
+    table.put("f5", "")
+    assert table.screens()[-1].menu
+    table.put("T3", "", after=1.0)
+    assert table.screens()[-1].menu  # the question stands while the tray is being changed
+    table.put("T3", "blue")
+    table.wait(SETTINGS.settle_s + 0.01)
+    assert table.commits() == ["pick:blue:f5"]
+
+
+def test_a_question_stays_with_its_cursor_while_the_sensors_say_nothing_new() -> None:
+    table = paying_blue_with_one_tray_line_lost()
+    table.press("select")
+    index = table.screens()[-1].menu_index
+    observed_dump(table)  # the same board again
+    table.put("T4", "yellow")  # a flower on the tray that is no payment either
+    table.wait(SETTINGS.settle_s + 0.01)
+    assert table.commits() == [] and table.referee.question is not None
+    assert table.referee.question.index == index
+    assert [e.pattern for e in table.effects if isinstance(e, Buzz)] == ["question"]
+
+
+# ---- two steps in one burst ------------------------------------------------------------------
+
+
+def test_the_next_players_step_begun_within_the_settle_time_commits_both() -> None:
+    table = enceladus(PICK)
+    for cell, piece in (("f2", ""), ("f5", ""), ("f6", ""), ("f5", "M1")):
+        table.put(cell, piece)
+    assert table.commits() == []  # the Martian may still be slid on...
+    table.put("L10", "", after=0.1)  # ...but player 2 already lifts theirs
+    assert table.commits() == ["f5/f6"]
+    for cell, piece in (("c10", ""), ("c10", "M2"), ("d10", "")):
+        table.put(cell, piece)
+    assert table.commits() == ["f5/f6", "c10/d10"]
+    assert not [e for e in table.effects if isinstance(e, Buzz)]
+
+
+def test_both_steps_changes_in_one_batch_of_field_updates_commit_both_in_order() -> None:
+    table = enceladus(PICK)
+    table.wait(0.2)
+    burst = (("f2", ""), ("f5", "M1"), ("f6", ""), ("L10", ""), ("c10", "M2"), ("d10", ""))
+    for cell, piece in burst:  # one read of the port: every line at the same time
+        table.seq += 1
+        table.message(protocol.FieldUpdate(seq=table.seq, cell=cell, piece=piece))
+    table.wait(SETTINGS.settle_s + 0.1)
+    assert table.commits() == ["f5/f6", "c10/d10"]
+    numbers = [e.number for e in table.effects if isinstance(e, Committed)]
+    assert numbers == [1, 2] and ENCELADUS.RULES.to_move(table.referee.state) == 1
+    assert not [e for e in table.effects if isinstance(e, Buzz)]
+
+
+def test_a_step_and_a_change_no_step_of_the_next_player_explains_is_flagged() -> None:
+    table = enceladus(PICK)
+    for cell, piece in (("f2", ""), ("f5", "M1"), ("f6", ""), ("a1", "red")):
+        table.put(cell, piece)
+    table.wait(SETTINGS.grace_s + 0.1)
+    assert table.commits() == []
+    assert [e.pattern for e in table.effects if isinstance(e, Buzz)] == ["illegal"]

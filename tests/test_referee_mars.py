@@ -141,13 +141,64 @@ def sense(t: VirtualTable, cell: str, piece: str) -> None:
     t.referee.handle(Timer(t.now, "debounce"))
 
 
-def test_tray_roll_made_while_a_piece_is_lifted_is_taken_with_ok() -> None:
+def test_tray_roll_made_while_the_board_is_wrong_is_taken_once_it_is_put_right() -> None:
     t = table(roll_state())
-    sense(t, "2,-1", "")  # a flower lifted: the board is not settled
+    sense(t, "0,3", "M2")  # a gardener of the other player set down: no step explains it
     assert committed(dice(t, 2, 1, 2)) == []
-    sense(t, "2,-1", "red")
-    assert committed(press(t, "ok")) == ["roll:1,2,2"]
+    sense(t, "0,3", "")
+    assert [step for _, step in t.referee.history] == [Roll((1, 2, 2))]
 
+
+def test_tray_roll_made_as_the_player_begins_to_move_is_taken_at_once() -> None:
+    t = table(roll_state())
+    sense(t, "1,-1", "")  # the gardener lifted already: a move once the dice are rolled
+    assert committed(dice(t, 2, 1, 2)) == ["roll:1,2,2"]
+
+
+
+def burst(t: VirtualTable, changes: dict[str, str], *extra: Any) -> list[Any]:
+    """The board reads ``changes`` (one read of the port), then ``extra`` board messages
+    arrive, all within the debounce time; then the settle time passes."""
+    effects: list[Any] = []
+    for cell, piece in changes.items():
+        effects += t.referee.handle(BoardMessage(t.now, protocol.FieldUpdate(seq=0, cell=cell,
+                                                                            piece=piece)))
+    effects += t.referee.handle(Timer(t.now + 0.05, "debounce"))
+    for message in extra:
+        effects += t.referee.handle(BoardMessage(t.now + 0.1, message))
+    t.now += 1.0
+    return effects + t.referee.handle(Timer(t.now, "settle"))
+
+
+def test_tray_roll_of_the_next_player_while_the_last_move_settles_is_taken_after_it() -> None:
+    # The last die moves 1,-1 to 1,2; player 2 rolls before the gardener has settled.
+    t = table(roll_state(pool=[3]))
+    rolled = protocol.Dice(seq=0, values=(6, 2, 2, 5, 1, 3))  # six empty hexes around M2
+    effects = burst(t, {"1,-1": "", "1,2": "M1+blue"}, rolled)
+    assert Buzz("illegal") not in effects
+    assert committed(effects) == ["3>1,2=blue", "roll:1,2,2,3,5,6"]
+    assert t.referee.state.to_move == 2 and t.referee.state.pool == (1, 2, 2, 3, 5, 6)
+
+
+def test_the_last_move_the_next_roll_and_the_next_move_in_one_burst_commit_all_three() -> None:
+    # Player 1 uses the last die; the tray reads player 2's six dice as the gardener comes
+    # down, and player 2 already lifts theirs.
+    t = table(roll_state(pool=[3]))
+    rolled = protocol.Dice(seq=0, values=(1, 1, 2, 4, 5, 6))
+    effects = burst(t, {"1,-1": "", "1,2": "M1+blue", "-2,3": ""}, rolled)
+    assert committed(effects) == ["3>1,2=blue", "roll:1,1,2,4,5,6"]  # the roll explains M2
+    effects += burst(t, {"-1,3": "M2+red"})
+    assert committed(effects) == ["3>1,2=blue", "roll:1,1,2,4,5,6", "1>-1,3=red"]
+    assert Buzz("illegal") not in effects
+
+
+def test_the_next_players_move_in_the_same_burst_commits_both_moves() -> None:
+    # 1,-1 to 1,2 with the 3; player 2 goes on with the 5 from -2,3 to -2,-2 at once.
+    t = table(roll_state(pool=[3, 5]))
+    both = {"1,-1": "", "1,2": "M1+blue", "-2,3": "", "-2,-2": "M2+red"}
+    effects = burst(t, both)
+    assert committed(effects) == ["3>1,2=blue", "5>-2,-2=red"]
+    assert Buzz("illegal") not in effects and t.referee.state.pool == ()
 
 def test_tray_readings_are_ignored_with_other_dice_sources() -> None:
     t = table(roll_state(), "buttons")

@@ -224,6 +224,35 @@ def test_a_card_shown_while_a_move_is_under_way_is_refused() -> None:
     assert Buzz("illegal") in effects and referee.steps_committed == 0
 
 
+
+def settling(referee: Referee, changes: dict[str, str], t: float) -> list[Any]:
+    """The board reads ``changes`` from ``t`` (one read of the port) past the debounce time;
+    the settle time has not passed yet."""
+    effects: list[Any] = []
+    for cell, piece in changes.items():
+        effects += referee.handle(BoardMessage(t, protocol.FieldUpdate(seq=1, cell=cell,
+                                                                        piece=piece)))
+    return effects + referee.handle(Timer(t + 0.05, "debounce"))
+
+
+def test_a_card_shown_by_the_next_player_while_the_last_move_settles_counts_after_it() -> None:
+    referee = table(position(SEATED, decks=[0, 0, 3, 0]))
+    settling(referee, {"-3,3": "", "-2,3": "M1+blue"}, 0.5)  # P1's gardener just set down
+    effects = show(referee, CARD["groups:red"], 0.6)
+    assert Buzz("illegal") not in effects and referee.steps_committed == 0
+    effects = referee.handle(Timer(1.0, "settle"))
+    assert committed(effects) == ["-2,3=blue", "score:groups:red/3"]
+    assert referee.history[-1][0].to_move == 2  # the card counted for player 2
+
+
+def test_the_next_players_move_in_the_same_burst_commits_both_moves() -> None:
+    referee = table(position(SEATED))
+    both = {"-3,3": "", "-2,3": "M1+blue", "0,-3": "", "1,-3": "M2+blue"}
+    effects = settling(referee, both, 0.5) + referee.handle(Timer(1.0, "settle"))
+    assert committed(effects) == ["-2,3=blue", "1,-3=blue"]
+    assert Buzz("illegal") not in effects
+
+
 # -- the preview: what a card would score now ----------------------------------------------
 
 

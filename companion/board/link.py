@@ -16,7 +16,16 @@
   error is logged with its traceback and the link goes on.
 
 A lost link (the USB cable pulled: pyserial's reader ends with the exception) is reopened
-by the link's own thread after :class:`Backoff` delays, 0.25 s doubling to 5 s.  On every
+by the link's own thread after :class:`Backoff` delays, 0.25 s doubling to 5 s.
+
+The port is opened exclusively (pyserial's ``exclusive=True``: an ``flock`` on POSIX), so
+that two programs never share the board's lines: a second reader steals bytes, and every
+stolen line looks like a bad cable.  When another program holds the port, the link names it
+(:func:`port_users`) on the log and, through :attr:`companion.events.LinkState.notice`, on the
+matrix (``"/dev/ttyACM0 is in use by minicom (pid 1234); close it"``), and tries again with
+the same backoff.  Programs that read without a lock (ModemManager probing a new USB modem,
+a terminal left open) cannot be kept out that way: lines lost on a connection name them on
+the log, and ``systemd/99-companion-board.rules`` shows how to keep ModemManager away.  On every
 connection the Pi asks for ``HELLO?`` and ``DUMP?``; a gap in the board's sequence numbers
 (a lost or garbled line) asks for a dump again, at most once per
 :data:`DUMP_REQUEST_INTERVAL` seconds until one arrives.  Commands echoed back to the Pi
@@ -29,7 +38,9 @@ Logging goes to the ``companion.board`` logger.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -75,12 +86,55 @@ DUMP_REQUEST_INTERVAL: Final = 1.0
 
 _PI_COMMANDS: Final = (RequestDump, RequestHello, SetLed, LedsOff)
 
+_BUSY: Final = frozenset({errno.EAGAIN, errno.EWOULDBLOCK, errno.EBUSY})
+"""Errors of an open that another program's hold on the port causes: its ``flock``
+(``EWOULDBLOCK``), or its ``TIOCEXCL`` (``EBUSY``)."""
+
 SerialFactory = Callable[..., Any]
-"""``serial.serial_for_url`` or anything called like it: ``(url, baudrate=, timeout=)``
-returning an open pyserial port."""
+"""``serial.serial_for_url`` or anything called like it: ``(url, baudrate=, timeout=,
+exclusive=)`` returning an open pyserial port."""
 
 Clock = Callable[[], float]
 """Seconds from an arbitrary start, like ``time.monotonic``."""
+
+
+def port_users(port: str, *, proc: str = "/proc") -> list[tuple[int, str]]:
+    """The other processes that have ``port`` open: ``[(pid, command name), ...]`` by pid.
+
+    Reads the links in ``/proc/<pid>/fd`` and compares them with the port's real path (a
+    ``/dev/serial/by-id`` name is a symlink).  Processes whose descriptors this user may not
+    read (another user's, without privileges) are left out; this process is never listed.
+    ``[]`` for a pyserial URL or where there is no ``/proc``.
+    """
+    if "://" in port:
+        return []
+    real = os.path.realpath(port)
+    users = []
+    try:
+        pids = [int(name) for name in os.listdir(proc) if name.isdigit()]
+    except OSError:
+        return []
+    for pid in sorted(pids):
+        if pid == os.getpid():
+            continue
+        folder = os.path.join(proc, str(pid), "fd")
+        try:
+            holds = any(os.readlink(os.path.join(folder, fd)) == real
+                        for fd in os.listdir(folder))
+            if holds:
+                with open(os.path.join(proc, str(pid), "comm"), encoding="utf-8") as comm:
+                    users.append((pid, comm.read().strip()))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return users
+
+
+def _users_text(users: list[tuple[int, str]]) -> str:
+    """``"minicom (pid 1234)"``, ``"a (pid 1) and b (pid 2)"``; ``"another program"``."""
+    names = [f"{name} (pid {pid})" for pid, name in users]
+    if not names:
+        return "another program"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 class Backoff:
@@ -170,6 +224,7 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
         self._bad_lines = BurstLog(LOG, "bad line from the board", link.clock, BURST_WINDOW)
         self._unknown: set[str] = set()
         self._transport: Any = None
+        self._users_named = False  # the other readers named once per connection
         self._dump_wanted = False
         self._dump_requested = 0.0
         self.spoke = False
@@ -230,6 +285,17 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
             if lost:
                 LOG.info("%d line(s) from the board lost before seq %d", lost, item.seq)
                 self._dump_wanted = True
+                self._name_other_readers()
+
+    def _name_other_readers(self) -> None:
+        """Lost lines may be another program reading the port without a lock: name it."""
+        if self._users_named:
+            return
+        self._users_named = True
+        users = port_users(self._link.port)
+        if users:
+            LOG.warning("lines from the board are lost and %s also has %s open, which may be "
+                        "reading them; close it", _users_text(users), self._link.port)
 
     def _ask_for_dump(self, now: float, *, force: bool = False) -> None:
         if force or now - self._dump_requested >= DUMP_REQUEST_INTERVAL:
@@ -256,8 +322,9 @@ class BoardLink:
     ``port``: a device path or pyserial URL.  ``queue``: the daemon's one event queue.
     ``clock``: timestamps of events, in seconds (default ``time.monotonic``).
     ``baudrate`` in baud; ``read_timeout`` in seconds.  ``serial_factory`` opens the port
-    (default ``serial.serial_for_url``; tests pass their own).  ``backoff``: delays between
-    reconnection attempts (default :class:`Backoff` ``(0.25, 5.0)``).
+    (default ``serial.serial_for_url``, asked for an exclusive port; tests pass their own).
+    ``backoff``: delays between reconnection attempts (default :class:`Backoff`
+    ``(0.25, 5.0)``).
 
     Nothing happens until :meth:`start`; :meth:`close` stops everything.  Also a context
     manager (start on enter, close on exit)::
@@ -292,7 +359,7 @@ class BoardLink:
         self._thread: threading.Thread | None = None
         self._reader: Any = None
         self._up = False
-        self._down_reported = False
+        self._down_reported: str | None = None  # the notice of the outage reported, if any
 
     @property
     def up(self) -> bool:
@@ -367,16 +434,18 @@ class BoardLink:
         """A port is open and its reader runs: post ``LinkState(up=True)``."""
         with self._lock:
             self._up = True
-            self._down_reported = False
+            self._down_reported = None
         LOG.info("board link up on %s", self.port)
         self._post(events.LinkState(self.clock(), True, f"connected to {self.port}"))
 
-    def _disconnected(self, detail: str) -> None:
-        """The link is down (``detail`` says why): post ``LinkState(up=False)`` once per outage."""
+    def _disconnected(self, detail: str, notice: str = "") -> None:
+        """The link is down (``detail`` says why, ``notice`` what to do, for the matrix): post
+        ``LinkState(up=False)`` once per outage, and again when the notice changes (the
+        board is back but another program holds the port)."""
         with self._lock:
-            report = self._up or not self._down_reported
+            report = self._up or self._down_reported != notice
             self._up = False
-            self._down_reported = True
+            self._down_reported = notice
         if not report:
             LOG.debug("board link still down: %s", detail)
             return
@@ -385,7 +454,7 @@ class BoardLink:
             LOG.info("board link closed on %s", self.port)
         else:
             LOG.warning("board link down on %s: %s", self.port, detail)
-        self._post(events.LinkState(self.clock(), False, detail))
+        self._post(events.LinkState(self.clock(), False, detail, notice))
 
     @contextlib.contextmanager
     def _guard(self, where: str) -> Iterator[None]:
@@ -410,10 +479,14 @@ class BoardLink:
         """Open the port, read until the reader ends (lost or closed), close the port."""
         try:
             port = self._serial_factory(
-                self.port, baudrate=self.baudrate, timeout=self.read_timeout
+                self.port, baudrate=self.baudrate, timeout=self.read_timeout, exclusive=True
             )
         except (OSError, ValueError) as error:
-            self._disconnected(f"cannot open {self.port}: {error}")
+            if getattr(error, "errno", None) in _BUSY:
+                busy = f"{self.port} is in use by {_users_text(port_users(self.port))}; close it"
+                self._disconnected(busy, busy)
+            else:
+                self._disconnected(f"cannot open {self.port}: {error}")
             return
         protocol = _BoardProtocol(self)
         reader = _ReaderThread(port, lambda: protocol)

@@ -10,7 +10,10 @@ onto a flower (the one-point penalty).  :class:`MarsTable` does the rest of a tu
   a reading of exactly :func:`~companion.rules.mars.dice_to_roll` dice, each 1 to 6, is the
   roll.  A reading with an impossible value (0, 7...), more dice than the game has (6), or a count
   that is not the dice to roll is refused with a log line and a notice; nothing changes.  While
-  dice are in the pool the tray may only lose dice (a used die goes back into the case).
+  dice are in the pool the tray may only lose dice (a used die goes back into the case).  A
+  reading that arrives while the board is not settled (the last step still settling, asked
+  about, or a piece lifted) is held and weighed once the board is, or as soon as the board
+  shows the roller's move under way: the next player may roll while the last step settles.
   ``"buttons"``: no tray; the matrix shows a menu 1-6 for each die: Select cycles, OK confirms
   the die; the roll is committed with the last die.  ``"virtual"``: the companion rolls with its
   own ``random.Random`` on the Roll button (``[buttons] roll``) or OK; the roll is committed (so
@@ -114,6 +117,7 @@ class MarsTable:
         self.roll_button = roll_button
         self._entry = _Entry()
         self._tray: tuple[int, ...] = ()
+        self._held: int | None = None  # steps committed when an unweighed reading came
 
     # ------------------------------------------------------------------ events
     def handle(self, referee: Referee, event: Event) -> Effects | None:
@@ -185,8 +189,15 @@ class MarsTable:
         state: State = referee.state
         player = state.to_move
         previous, self._tray = self._tray, values
+        self._held = None
         if not values or state.phase is Phase.OVER:
             return []
+        if not _ready(referee):
+            # Rolled while the last step settles or is asked about: it may be the next
+            # player's roll, which only the state after that step can tell.
+            self._held = len(referee.history)
+            return [Note("info", f"the dice tray shows {shown}; weighed once the board is "
+                                 "settled"), *referee.weigh(now)]
         if state.phase is Phase.PLACEMENT:
             return self._refuse(referee, now, f"the dice tray shows {shown} before every "
                                 "gardener is placed; ignored",
@@ -199,10 +210,6 @@ class MarsTable:
                     f"player {player} must roll {_dice(count)} (hexes without a flower next "
                     f"to the gardener), the dice tray shows {len(values)} ({shown}); ignored",
                     f"P{player}: roll {_dice(count)}, not {len(values)}")
-            if not _ready(referee):
-                # Rolled before the last step settled: OK takes this reading once it has.
-                return [Note("info", f"the dice tray shows {shown}; OK takes it as the roll "
-                                     "once the board is settled")]
             return self._commit(referee, Roll(values), now)
         pool = Counter(state.pool)
         if not Counter(values) - pool:
@@ -212,6 +219,39 @@ class MarsTable:
         return self._refuse(referee, now, f"the dice tray shows {shown} but the pool is "
                             f"{pool_text}; ignored",
                             f"The pool is {pool_text}: put the dice back")
+
+    def settled(self, referee: Referee, now: float) -> Effects:
+        """The board has come to show the expected position: a tray reading held back
+        meanwhile is weighed now, as if it had just arrived (the roll committed, or refused)."""
+        if not self._still_held(referee):
+            return []
+        self._held = None
+        return self._reading(referee, self._tray, now)
+
+    def held(self, referee: Referee, state: State) -> Roll | None:
+        """The roll a reading held back gives in ``state`` (a roll of the player to move with
+        the dice it counts), for the referee to commit when a step under way on the board
+        needs it first (the next player rolled and began to move while the last step
+        settled); ``None`` otherwise."""
+        if not self._still_held(referee) or state.phase is not Phase.ROLL:
+            return None
+        values = self._tray
+        if len(values) != dice_to_roll(state) or not all(v in DIE_VALUES for v in values):
+            return None
+        return Roll(values)
+
+    def _still_held(self, referee: Referee) -> bool:
+        """A reading is held back and still unused: no roll committed since it came, and no
+        step it came after taken back."""
+        at = self._held
+        if at is None:
+            return False
+        if len(referee.history) < at or any(
+                isinstance(step, Roll) for _, step in referee.history[at:]):
+            self._held = None
+            self._tray = ()  # used: a later OK must not roll the same dice again
+            return False
+        return True
 
     def _refuse(self, referee: Referee, now: float, log_text: str, notice: str) -> Effects:
         return [Note("warning", log_text), Buzz("illegal"),

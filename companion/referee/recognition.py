@@ -109,7 +109,9 @@ class StepIndex:
             if cell not in changes and not _stacked(self.expected.get(cell, EMPTY), piece)
         }
 
-    def _candidates(self, touched: frozenset[Cell]) -> list[Hashable]:
+    def candidates(self, touched: frozenset[Cell]) -> list[Hashable]:
+        """The rules core's candidates for ``touched`` (the legal steps that may change all
+        of those cells), kept per set of cells."""
         found = self._by_cells.get(touched)
         if found is None:
             found = self._by_cells[touched] = list(self.rules.candidates(self.state, touched))
@@ -128,7 +130,7 @@ class StepIndex:
             return [], []
         explaining: list[Hashable] = []
         completing: list[Hashable] = []
-        for step in self._candidates(frozenset(diff)):
+        for step in self.candidates(frozenset(diff)):
             changes = self.changes_of(step)
             unseen = self.unseen(step) if self.presence else set()
             if all(

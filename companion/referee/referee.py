@@ -11,7 +11,11 @@ the last change took a piece away and no other step could still be under way.  A
 no legal step explains is shown cell by cell, with the buzzer, after the grace period; nothing is
 committed until it is put right.  Undo takes the last step back and shows what to restore.
 What the sensors cannot tell (a payment colour without a tray, the flowers drawn from the tube)
-is asked with Select/OK.
+is asked with Select/OK; a question stands while nothing observed changes, and any new
+observation (the tray, a dump that repairs a lost line) is weighed again, so a question whose
+answer the sensors now give closes by itself.  A board that no single step explains but a
+step followed by the next player's step does (a fast reply, both steps in one read) commits
+the first step, then the second as usual.
 """
 
 from __future__ import annotations
@@ -40,7 +44,15 @@ from companion.referee.recognition import (
     on_the_way,
     sensed_board,
 )
-from companion.rules.base import EMPTY, Board, Cell, GameRules, Piece, tray_counts
+from companion.rules.base import (
+    EMPTY,
+    Board,
+    Cell,
+    GameRules,
+    Piece,
+    parse_piece,
+    tray_counts,
+)
 
 Effects = list[Any]
 
@@ -72,12 +84,18 @@ DEFAULT_SETTINGS = RefereeSettings()
 
 @dataclass
 class Question:
-    """A choice the sensors cannot make: ``steps`` still possible, asked level by level."""
+    """A choice the sensors cannot make: ``steps`` still possible, asked level by level.
+
+    ``seen``: the observed board (every cell, the tray too) when it was last weighed.
+    ``origin``: the steps it was weighed from, before the tray and the handled cells narrowed
+    them; a new observation narrows them again.
+    """
 
     steps: list[Hashable]
     level: int
     options: list[str]
-    diff: dict[Cell, Piece]
+    seen: dict[Cell, Piece]
+    origin: list[Hashable]
     index: int = 0
 
 
@@ -87,11 +105,21 @@ class Extension(Protocol):
 
     ``handle`` sees board messages the referee does not use itself (``Dice``, ``Card``) and
     button presses while no question is open; it returns the effects, or ``None`` when the
-    event is not its business.  It commits through :meth:`Referee.commit`.  ``decorate``
+    event is not its business.  It commits through :meth:`Referee.commit`.  ``settled`` is
+    called whenever the board comes to show the expected position (a step committed, a board
+    put right): the extension weighs what it held back meanwhile (dice rolled while the last
+    step settled) and returns the effects, ``[]`` for nothing.  ``held`` names the step such
+    a held input gives in a state (``None`` for none), without committing it: the referee
+    commits it when the board shows a step under way that only the state after it explains
+    (the next player rolled and began to move before the last step settled).  ``decorate``
     adds its part to every screen (a prompt to roll, the dice pool).
     """
 
     def handle(self, referee: Referee, event: Event) -> Effects | None: ...
+
+    def settled(self, referee: Referee, now: float) -> Effects: ...
+
+    def held(self, referee: Referee, state: Any) -> Hashable | None: ...
 
     def decorate(self, referee: Referee, screen: Screen) -> Screen: ...
 
@@ -154,6 +182,7 @@ class Referee:
         )
         self.index = StepIndex(self.rules, state, self.expected, self.settings.presence)
         self.touched: set[Cell] = set()
+        self._bursts: dict[frozenset[tuple[Cell, Piece]], list[Hashable]] = {}
         self.outcome = self.rules.outcome(state)
         self.scores = tuple(self.rules.status(state))
         self.to_move = 0 if self.outcome is not None else self.rules.to_move(state)
@@ -340,7 +369,7 @@ class Referee:
             if event.name == "ok":
                 chosen = question.options[question.index]
                 steps = [s for s in question.steps if self._label(s, question.level) == chosen]
-                return self._resolve(steps, now, level=question.level + 1)
+                return self._decide(steps, now, level=question.level + 1, origin=question.origin)
         elif event.name == "ok" and self.outcome is not None:
             return [NewGame()]
         elif event.name == "ok" and self.settings.presence and self.have_board and not self._diff():
@@ -352,7 +381,7 @@ class Referee:
                 if self.index.piece_changes(s) and not self.index.changes_of(s)
             ]
             if hidden:
-                return self._resolve(hidden, now, level=0)
+                return self._resolve(hidden, now)
         return []
 
     def _link(self, event: LinkState) -> Effects:
@@ -365,7 +394,7 @@ class Referee:
         return [
             Note("warning", f"board disconnected: {event.detail}"),
             SetTimer("heartbeat", None),
-            Show(self._notice("Board disconnected", event.t, urgent=True)),
+            Show(self._notice(event.notice or "Board disconnected", event.t, urgent=True)),
         ]
 
     # ------------------------------------------------------------------ undo
@@ -402,15 +431,23 @@ class Referee:
             not self.index.unseen(s) for s in self.index.explaining(diff, self.touched)[0]
         ):
             self.syncing = False  # a step made while the companion was down (and seen so)
+        question = self.question
+        if question is not None and diff == board_diff(self.sensed_expected, question.seen,
+                                                       self.tray):
+            return self._reweigh(question, now)
         if not diff:
             self.syncing = False
             self.warned = False
             self.question = None
-            return [SetTimer("grace", None), SetTimer("settle", None), Show(self._screen(now))]
+            cancel: Effects = [SetTimer("grace", None), SetTimer("settle", None)]
+            if over is None:
+                for extension in self.extensions:
+                    held = extension.settled(self, now)
+                    if held:
+                        return cancel + held
+            return cancel + [Show(self._screen(now))]
         if self.syncing or over is not None:
             return [Show(self._screen(now, diff=diff))]
-        if self.question is not None and self.question.diff == diff:
-            return []  # the board still shows what the open question is about
         explaining, completing = self.index.explaining(diff, self.touched)
         if explaining:
             self.warned = False
@@ -420,11 +457,21 @@ class Referee:
                 settled = now - self.last_change_t >= self.settings.settle_s - 1e-9
                 at_once = self.last_change_removed and len(explaining) == len(completing)
                 if settled or at_once:
-                    return effects + self._resolve(completing, now, level=0)
+                    return effects + self._resolve(completing, now)
                 effects.append(SetTimer("settle", self.last_change_t + self.settings.settle_s))
             self.question = None
             return effects + [Show(self._screen(now, diff=diff, explaining=explaining))]
         self.question = None
+        chance = self._held_step(self.state)
+        if chance is not None:
+            after = self.rules.apply(self.state, chance)
+            if StepIndex(self.rules, after, self.expected, self.settings.presence).explaining(
+                    diff)[0]:
+                return self._commit(chance, now)
+        firsts = self._first_of_two(diff)
+        if firsts:
+            self.warned = False
+            return [SetTimer("grace", None), *self._resolve(firsts, now)]
         if grace_over or self.warned:
             first = not self.warned
             self.warned = True
@@ -434,6 +481,83 @@ class Referee:
             self.grace_set = True
             return [SetTimer("grace", now + self.settings.grace_s)]
         return []
+
+    def _reweigh(self, question: Question, now: float) -> Effects:
+        """The open question, on an evaluation that finds the garden's diff unchanged.
+
+        It stands while nothing observed changed.  A new observation elsewhere (the tray, a
+        dump that repairs a lost line) is weighed once it has lasted the settle time: the
+        question's steps narrowed again by the tray; the step is committed, or asked among
+        fewer, when that tells more than the players have answered (the cursor is kept when
+        it does not).
+        """
+        if question.seen == self.observed:
+            return []
+        if now - self.last_change_t < self.settings.settle_s - 1e-9:
+            return [SetTimer("settle", self.last_change_t + self.settings.settle_s)]
+        question.seen = dict(self.observed)
+        narrowed = self._narrow(question.origin)
+        if narrowed is None:
+            return []  # the tray was cleared: it tells nothing, the question stands
+        still = set(narrowed)
+        kept = [s for s in question.steps if s in still]
+        if len(kept) == len(question.steps):
+            return []
+        self.question = None
+        if kept:
+            return self._decide(kept, now, level=question.level, origin=question.origin)
+        return self._decide(narrowed, now, level=0, origin=question.origin)
+
+    def _first_of_two(self, diff: dict[Cell, Piece]) -> list[Hashable]:
+        """The legal steps after which the next player's step explains what is left of
+        ``diff``: two steps in one burst (the next player began within the settle time of the
+        last, or both steps' changes came in one read).
+
+        The next player's step may need a step the board cannot show first, one an extension
+        holds (:meth:`Extension.held`: dice rolled into the tray meanwhile).  Only for a diff
+        no single step explains, and cheap: the first step must change a cell where a piece
+        of the player to move stood or stands now (its Martian's square, a landing, an action
+        slot), which narrows the candidates to that piece's steps, and it may change only
+        cells of the diff.  What is left must touch a piece of the next player (their Martian
+        lifted or set down, their disc on a slot): flowers taken while a Martian slides over
+        other cells are one step under way, not two.  Worked out once per diff and state (and
+        again after :meth:`weigh`).
+        """
+        key = frozenset(diff.items())
+        found = self._bursts.get(key)
+        if found is not None:
+            return found
+        found = self._bursts[key] = []
+        own = _owned(self.to_move, diff, self.expected)
+        if not own:
+            return found
+        presence = self.settings.presence
+        for step in self.index.candidates(own):
+            if not self.index.changes_of(step).keys() <= diff.keys():
+                continue
+            after = self.rules.apply(self.state, step)
+            if self.rules.outcome(after) is not None:
+                continue
+            expected = {**self.expected, **self.index.piece_changes(step)}
+            sensed_after = sensed_board(expected) if presence else expected
+            rest = board_diff(sensed_after, self.observed, self.tray)
+            chance = self._held_step(after)
+            if chance is not None:  # a roll the next player made before moving
+                after = self.rules.apply(after, chance)
+            if not _owned(self.rules.to_move(after), rest, expected):
+                continue
+            if StepIndex(self.rules, after, expected, presence).explaining(rest)[0]:
+                found.append(step)
+        return found
+
+    def _held_step(self, state: Any) -> Hashable | None:
+        """The step an extension holds back for ``state`` (a roll in the dice tray), if
+        the board cannot show it (it changes no cell)."""
+        for extension in self.extensions:
+            step = extension.held(self, state)
+            if step is not None and not self.rules.changes(state, step):
+                return step
+        return None
 
     def _wrong_cells(self, diff: dict[Cell, Piece]) -> set[Cell]:
         """The differing cells that no legal step explains on its own (all of them when each
@@ -450,29 +574,46 @@ class Referee:
         path = self.rules.choice_path(self.state, step)
         return path[level] if level < len(path) else self.rules.format_step(self.state, step)
 
-    def _resolve(self, steps: Sequence[Hashable], now: float, *, level: int) -> Effects:
+    def _resolve(self, steps: Sequence[Hashable], now: float) -> Effects:
         """Commit the step among ``steps`` (all leaving the observed board), asking the players
         when they lead to different states and neither the tray nor the sensors can tell.
 
-        The tray narrows the steps first; only then do steps that lead to the same state count
-        as one (paying blue and drawing three blue leaves what paying purple and drawing three
-        purple leaves, but the journal records what the players did).
+        The tray narrows the steps first (:meth:`_narrow`); only then do steps that lead to the
+        same state count as one (paying blue and drawing three blue leaves what paying purple
+        and drawing three purple leaves, but the journal records what the players did).
         """
+        narrowed = self._narrow(steps)
+        if narrowed is None:
+            self.question = None
+            return [Show(self._notice("Show on the tray the flowers you paid or drew", now))]
+        return self._decide(narrowed, now, level=0, origin=list(steps))
+
+    def _narrow(self, steps: Sequence[Hashable]) -> list[Hashable] | None:
+        """``steps`` narrowed by what the sensors show outside the garden's diff: the flowers
+        on the tray, then (presence board) the cells the players handled.  ``None`` when the
+        tray shows nothing and the steps lead to different states (the players must show the
+        flowers)."""
         candidates = list(steps)
-        if self.settings.tray and level == 0:
+        if self.settings.tray:
             shown = tray_counts(self.observed, self.tray)
             filtered = self.rules.tray_filter(self.state, candidates, shown)
             if filtered:
                 candidates = filtered
             elif not shown and len({self.rules.apply(self.state, s) for s in candidates}) > 1:
-                self.question = None
-                return [Show(self._notice("Show on the tray the flowers you paid or drew", now))]
-        if self.settings.presence and level == 0:
+                return None
+        if self.settings.presence:
             # The players handled these cells: the step that accounts for most of them is the
             # one they made (a swap of b3 and d5, not of two flowers nobody touched).
             reach = {s: len(self.touched & self.index.piece_changes(s).keys()) for s in candidates}
             best = max(reach.values())
             candidates = [s for s in candidates if reach[s] == best]
+        return candidates
+
+    def _decide(
+        self, candidates: list[Hashable], now: float, *, level: int, origin: list[Hashable]
+    ) -> Effects:
+        """Commit the one state ``candidates`` lead to, or ask among them from ``level`` on
+        (skipping levels with one option); ``origin`` is kept with the question."""
         if len({self.rules.apply(self.state, s) for s in candidates}) == 1:
             return self._commit(candidates[0], now)
         options: list[str] = []
@@ -481,8 +622,8 @@ class Referee:
             if label not in options:
                 options.append(label)
         if len(options) == 1:  # this level tells nothing: ask the next one
-            return self._resolve(candidates, now, level=level + 1)
-        self.question = Question(candidates, level, options, self._diff())
+            return self._decide(candidates, now, level=level + 1, origin=origin)
+        self.question = Question(candidates, level, options, dict(self.observed), origin)
         return [Buzz("question"), Show(self._screen(now))]
 
     def commit(self, step: Hashable, now: float) -> Effects:
@@ -493,6 +634,12 @@ class Referee:
         """
         self.rules.apply(self.state, step)  # raises before anything changes
         return self._commit(step, now)
+
+    def weigh(self, now: float) -> Effects:
+        """Evaluate the board again because an extension holds a new input (dice read while
+        the last step settles) that may explain what it shows."""
+        self._bursts.clear()
+        return self._evaluate(now)
 
     def screen(self, now: float) -> Screen:
         """The screen for the situation now (what an extension shows after its own notice)."""
@@ -585,6 +732,14 @@ class Referee:
                 message=f"P{to_move}: go on",
             )
         return replace(base, message=f"P{to_move}: your turn")
+
+
+def _owned(player: int, diff: dict[Cell, Piece], expected: Board) -> frozenset[Cell]:
+    """The cells of ``diff`` where a piece of ``player`` stood (``expected``) or stands."""
+    return frozenset(
+        cell for cell, piece in diff.items()
+        if player in (parse_piece(piece).player, parse_piece(expected.get(cell, EMPTY)).player)
+    )
 
 
 def _restore_roles(expected: Board, diff: dict[Cell, Piece]) -> dict[Cell, str]:

@@ -17,7 +17,9 @@ cell shows: the secret mission cards (the text, Your turn 2, Mission cards, End 
   the decks), with one the step is committed at once.  The next prompt says what was scored:
   ``"P1 scored 6 (triangle yellow). P2: move or show a card"``.  An unknown card id, a card
   scored already (shown twice), a card another player is known to hold, are refused with a
-  notice and the buzzer; nothing changes.
+  notice and the buzzer; nothing changes.  A card shown while the last step is made but not yet
+  committed (settling, or asked about) is held and counts, for the next player, once that step
+  is; shown while a step is under way or on a board no step explains, it is refused.
 * **Preview** ("what would it score?"): with a reader, Select arms *ask* mode (the prompt says
   so) and the next card shown is only valued, ``"triangle:yellow would score 6 now"``; a card
   shown before the turns begin or after the end is valued the same way.  Without a reader the
@@ -122,6 +124,7 @@ class CardTable:
         self.cards = cards
         self._ask_in: State | None = None  # ask mode holds only in the state it was armed in
         self._facts: tuple[State | None, frozenset[str], bool] = (None, frozenset(), False)
+        self._held: str | None = None  # a card shown while the last step settled
 
     # ------------------------------------------------------------------ events
     def handle(self, referee: Referee, event: Event) -> Effects | None:
@@ -144,6 +147,11 @@ class CardTable:
             text = f"{mission} would score {mission_value(state, mission)} now"
             return [Note("info", f"card {card_id} shown to ask: {text}"), referee.notice(text, now)]
         if not _settled(referee):
+            if referee.have_board and (referee.question is not None or _settling(referee)):
+                # Shown by the next player while the last step settles or is asked about.
+                self._held = card_id
+                return [Note("info", f"card {card_id} shown while the last step settles; it "
+                                     "counts once the step is committed")]
             return [referee.notice(f"P{state.to_move}: put the board right, then show the card",
                                    now, urgent=True), Buzz("illegal")]
         player = state.to_move
@@ -162,6 +170,16 @@ class CardTable:
                            f"P{player}: {refusal}")
         steps = [Score(mission, deck) for deck, left in enumerate(state.decks, 1) if left]
         return self._offer(referee, steps, now, level=0)
+
+    def settled(self, referee: Referee, now: float) -> Effects:
+        """The board has come to show the expected position: a card shown while the last step
+        settled counts now, for the player to move."""
+        card_id, self._held = self._held, None
+        return [] if card_id is None else self._card(referee, card_id, now)
+
+    def held(self, referee: Referee, state: State) -> None:
+        """Nothing: a card held back waits for the board to settle (:meth:`settled`)."""
+        return None
 
     def _press(self, referee: Referee, name: str, now: float) -> Effects | None:
         """Select arms ask mode with a reader; without one, Select or OK opens the card menu."""
@@ -189,8 +207,8 @@ class CardTable:
             if len(options) > 1:
                 break
             level += 1
-        diff = board_diff(referee.sensed_expected, referee.observed, referee.tray)
-        referee.question = Question(list(steps), level, options, diff)
+        referee.question = Question(list(steps), level, options, dict(referee.observed),
+                                    list(steps))
         return [Buzz("question"), Show(referee.screen(now))]
 
     def _commit(self, referee: Referee, step: Hashable, now: float) -> Effects:
@@ -273,6 +291,12 @@ def _settled(referee: Referee) -> bool:
     occupancy only on a presence board)."""
     diff = board_diff(referee.sensed_expected, referee.observed, referee.tray)
     return referee.have_board and not diff
+
+
+def _settling(referee: Referee) -> bool:
+    """The board shows a legal step made, waiting for the settle time to be committed."""
+    diff = board_diff(referee.sensed_expected, referee.observed, referee.tray)
+    return bool(referee.index.explaining(diff, referee.touched)[1])
 
 
 def _hexagon_open(state: State) -> bool:
