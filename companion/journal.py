@@ -32,7 +32,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from companion.errors import CompanionError, JournalBusyError, JournalError
+from companion.errors import (
+    CompanionError,
+    JournalBusyError,
+    JournalError,
+    UnreadableJournalError,
+)
 from companion.rules.base import GameRules
 
 VERSION = 1
@@ -224,7 +229,7 @@ def read(path: Path, *, repair: bool = True) -> GameRecord:
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise JournalError(f"cannot read the journal {path}: {error.strerror}") from error
+        raise UnreadableJournalError(f"cannot read the journal {path}: {error.strerror}") from error
     lines = data.split(b"\n")
     good_end = 0
     entries: list[dict[str, Any]] = []

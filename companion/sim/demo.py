@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.config import BoardConfig, Config, DisplayConfig, GameConfig, JournalConfig
+from companion.files import output_error
 from companion.sim.table import seat
 
 MATRIX: dict[str, str | int] = {"width": 16, "height": 16, "mode": "RGB"}
@@ -54,7 +55,8 @@ def run_demo(
     speed: float,
     sensing: str = "identity",
 ) -> int:
-    """Play one game; returns the exit status (0 when the game reached its end)."""
+    """Play one game; returns the exit status (0 when the game reached its end).  Raises
+    :class:`companion.errors.OutputFileError` when the folder ``out`` cannot be made."""
     from companion.display import Display, make_device
 
     name = "-".join((f"demo-{game}", *([board] if game == "uranus" else []),
@@ -62,7 +64,10 @@ def run_demo(
     # The demo's own journal folder, emptied first: a demo never resumes an older demo.
     journal_dir = out / "journals" / name
     shutil.rmtree(journal_dir, ignore_errors=True)
-    journal_dir.mkdir(parents=True)
+    try:
+        journal_dir.mkdir(parents=True)
+    except OSError as error:
+        raise output_error(journal_dir, "journal folder", error) from None
     config = demo_config(game, players, seed, board, journal_dir, sensing)
     gif = out / f"{name}.gif"
     device_options: dict[str, Any] = {"display": display, **MATRIX}
