@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,24 @@ def test_replay_of_a_file_that_is_no_journal_says_so(
     path.write_text('{"journal": 1, "game": "chess"}\n')
     assert main(["replay", str(path), "--no-gif"]) == 1
     assert "names no game this companion knows ('chess')" in capsys.readouterr().err
+
+
+def test_a_gif_that_cannot_be_written_leaves_the_last_one_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _game(tmp_path, steps=3)
+    gif = tmp_path / "game.gif"
+    assert main(["replay", str(path), "--gif", str(gif)]) == 0
+    good = gif.read_bytes()
+
+    def full_disk(*args: object, **options: object) -> None:
+        target = Path(str(args[0]))
+        target.write_bytes(b"GIF89a half")  # what a full card leaves of a frame or two
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Image.Image, "save", full_disk)
+    capsys.readouterr()
+    assert main(["replay", str(path), "--gif", str(gif)]) == 73
+    assert capsys.readouterr().err == f"companion: cannot write the GIF {gif}: the disk is full\n"
+    assert gif.read_bytes() == good
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, gif.name])
