@@ -95,9 +95,8 @@ def test_a_gif_that_cannot_be_written_leaves_the_last_one_whole(
     assert main(["replay", str(path), "--gif", str(gif)]) == 0
     good = gif.read_bytes()
 
-    def full_disk(*args: object, **options: object) -> None:
-        target = Path(str(args[0]))
-        target.write_bytes(b"GIF89a half")  # what a full card leaves of a frame or two
+    def full_disk(image: Image.Image, target: Path, **options: object) -> None:
+        Path(target).write_bytes(b"GIF89a half")  # what a full card leaves of a frame or two
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(Image.Image, "save", full_disk)
