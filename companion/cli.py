@@ -4,30 +4,78 @@
 against the simulated board), ``rules check FILE...`` (rule case files), ``check-config FILE``,
 ``replay FILE`` (a journaled game, printed and drawn as a GIF); for makers of boards,
 ``monitor PORT`` (a live view with per-cell health), ``record PORT TRACE`` and ``sim`` (the
-simulated board alone, or a trace replayed).  Errors reach the user as a
-sentence and an exit status (78, EX_CONFIG, for a configuration problem), never a traceback.
+simulated board alone, or a trace replayed).  Errors reach the user as one sentence on
+stderr and an exit status (:data:`EXIT_STATUSES`, listed by ``companion --help``), never a
+traceback; output is written line by line, and a reader that stops reading (``| head``) ends
+the command quietly.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import signal
 import sys
-from collections.abc import Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from types import FrameType
 
 from companion import __version__
-from companion.errors import CompanionError, ConfigError
+from companion.errors import (
+    CompanionError,
+    ConfigError,
+    InputFileError,
+    LinkError,
+    OutputFileError,
+    UsageError,
+)
+
+EX_USAGE = 2
+"""A wrong command line (argparse's own status)."""
+
+EX_NOINPUT = 66
+"""sysexits.h: an input file is missing or cannot be read."""
+
+EX_SOFTWARE = 70
+"""sysexits.h: an internal error."""
+
+EX_UNAVAILABLE = 69
+"""sysexits.h: the board's port cannot be opened, or the board was lost."""
+
+EX_CANTCREAT = 73
+"""sysexits.h: an output file cannot be written."""
 
 EX_CONFIG = 78
 """sysexits.h: a configuration error."""
 
-EX_SOFTWARE = 70
-"""sysexits.h: an internal error."""
+EX_INTERRUPTED = 130
+"""Ctrl-C (128 + SIGINT, as the shell reports it)."""
+
+EX_PIPE = 141
+"""The reader of the output went away (128 + SIGPIPE, as the shell reports it)."""
+
+EXIT_STATUSES = (
+    (1, "a check failed (a rule case, a config, a cell of the board) or another error"),
+    (EX_USAGE, "a wrong command line"),
+    (EX_NOINPUT, "an input file is missing or unreadable"),
+    (EX_UNAVAILABLE, "the board's port cannot be opened, or the board was lost"),
+    (EX_CANTCREAT, "an output file cannot be written"),
+    (EX_CONFIG, "a configuration problem"),
+    (EX_INTERRUPTED, "Ctrl-C"),
+    (EX_PIPE, "the reader of the output stopped reading (| head)"),
+)
+"""``companion``'s exit statuses besides 0 and what each means."""
+
+_ERROR_STATUS: tuple[tuple[type[CompanionError], int], ...] = (
+    (UsageError, EX_USAGE),
+    (InputFileError, EX_NOINPUT),
+    (LinkError, EX_UNAVAILABLE),
+    (OutputFileError, EX_CANTCREAT),
+    (ConfigError, EX_CONFIG),
+)
 
 log = logging.getLogger("companion")
 
@@ -135,9 +183,8 @@ def _record(args: argparse.Namespace) -> int:
     from companion.trace import record
 
     _setup_logging(args.log_level or "warning")
-    with open(args.trace, "w", encoding="ascii") as out:
-        chunks = record(args.port, out, seconds=args.seconds)
-    print(f"{chunks} chunks recorded in {args.trace}", file=sys.stderr)
+    chunks = record(args.port, args.trace, seconds=args.seconds)
+    print(f"{chunks} chunk{'' if chunks == 1 else 's'} recorded in {args.trace}", file=sys.stderr)
     return 0
 
 
@@ -152,12 +199,40 @@ def _sim(args: argparse.Namespace) -> int:
                    interactive=args.interactive, pace=args.pace)
 
 
+def _positive(text: str) -> float:
+    """A number above 0 (seconds, a speed), for the argument parser."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number above 0")
+    return value
+
+
+def _whole(low: int, high: int) -> Callable[[str], int]:
+    """A whole number from ``low`` to ``high``, for the argument parser."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number {low}-{high}")
+        return value
+
+    return whole
+
+
 def make_parser() -> argparse.ArgumentParser:
     """The ``companion`` argument parser (all subcommands)."""
     parser = argparse.ArgumentParser(
         prog="companion",
         description="Gardens Companion: a referee and score keeper beside a physical board of "
         "Gardens of Enceladus, Mars or Uranus.",
+        epilog="Exit status: 0 done; "
+        + "; ".join(f"{status} {meaning}" for status, meaning in EXIT_STATUSES) + ".",
     )
     parser.add_argument("--version", action="version", version=f"companion {__version__}")
     parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
@@ -177,7 +252,8 @@ def make_parser() -> argparse.ArgumentParser:
     demo.add_argument("--display", default="gifanim",
                       help="luma device: gifanim (saves a GIF), capture (PNG frames), dummy")
     demo.add_argument("--out", default="out", help="folder for the GIF and the journal")
-    demo.add_argument("--speed", type=float, default=4.0, help="how much faster than people play")
+    demo.add_argument("--speed", type=_positive, default=4.0,
+                      help="how much faster than people play")
     demo.add_argument("--sensing", choices=("identity", "presence"), default="identity",
                       help="what the board's sensors tell: which piece, or only occupied")
     demo.set_defaults(func=_demo)
@@ -201,26 +277,31 @@ def make_parser() -> argparse.ArgumentParser:
     replay.add_argument("file", metavar="FILE", help="a game journal (*.jsonl)")
     replay.add_argument("--gif", help="where the GIF goes (default: FILE's name, .gif, here)")
     replay.add_argument("--no-gif", action="store_true", help="print the game only")
-    replay.add_argument("--width", type=int, default=16, help="matrix width in pixels")
-    replay.add_argument("--height", type=int, default=16, help="matrix height in pixels")
+    replay.add_argument("--width", type=_whole(1, 1024), default=16,
+                        help="matrix width in pixels")
+    replay.add_argument("--height", type=_whole(1, 1024), default=16,
+                        help="matrix height in pixels")
     replay.add_argument("--mode", choices=("1", "RGB"), default="RGB", help="matrix colours")
-    replay.add_argument("--scale", type=int, default=8, help="GIF pixels per matrix pixel")
+    replay.add_argument("--scale", type=_whole(1, 64), default=8,
+                        help="GIF pixels per matrix pixel")
     replay.set_defaults(func=_replay)
 
     monitor = sub.add_parser("monitor", help="watch what a board reports, with per-cell health")
     monitor.add_argument("port", metavar="PORT", help="device path or pyserial URL")
-    monitor.add_argument("--seconds", type=float, help="stop after this long (default: Ctrl-C)")
+    monitor.add_argument("--seconds", type=_positive,
+                         help="stop after this long (default: Ctrl-C)")
     monitor.add_argument("--config", help="show the sensor test on this config's LED matrix")
-    monitor.add_argument("--stuck-after", type=float, default=5.0, metavar="S",
+    monitor.add_argument("--stuck-after", type=_positive, default=5.0, metavar="S",
                          help="seconds a cell may read a piece on the cleared board")
-    monitor.add_argument("--flicker-ms", type=float, default=250.0, metavar="MS",
+    monitor.add_argument("--flicker-ms", type=_positive, default=250.0, metavar="MS",
                          help="a change undone within this long is a flicker")
     monitor.set_defaults(func=_monitor)
 
     record = sub.add_parser("record", help="save a board's raw serial stream with timestamps")
     record.add_argument("port", metavar="PORT", help="device path or pyserial URL")
     record.add_argument("trace", metavar="TRACE", help="the trace file to write")
-    record.add_argument("--seconds", type=float, help="stop after this long (default: Ctrl-C)")
+    record.add_argument("--seconds", type=_positive,
+                        help="stop after this long (default: Ctrl-C)")
     record.set_defaults(func=_record)
 
     sim = sub.add_parser(
@@ -235,7 +316,7 @@ def make_parser() -> argparse.ArgumentParser:
         "off a Pi play Enceladus or Uranus on an identity board, where no button is needed.")
     sim.add_argument("--serve", metavar="URL", help="pty (default) or socket://127.0.0.1:PORT")
     sim.add_argument("--replay", metavar="TRACE", help="play a recorded trace instead")
-    sim.add_argument("--speed", type=float, default=1.0,
+    sim.add_argument("--speed", type=_positive, default=1.0,
                      help="times faster: the recorded pace, or the players' hands")
     sim.add_argument("--scenario", metavar="FILE", help="a scenario file to play once connected")
     sim.add_argument("--game", choices=("enceladus", "mars", "uranus"), default="enceladus")
@@ -244,7 +325,7 @@ def make_parser() -> argparse.ArgumentParser:
                      "play once the daemon has connected (with --interactive, you play)")
     sim.add_argument("--interactive", action="store_true",
                      help="type the steps on this terminal (help lists the commands)")
-    sim.add_argument("--pace", type=float, default=2.0, metavar="S",
+    sim.add_argument("--pace", type=_positive, default=2.0, metavar="S",
                      help="seconds the virtual players wait between two steps, for the "
                      "daemon to commit the last one")
     sim.add_argument("--seed", type=int, default=1, help="the setup's seed")
@@ -264,19 +345,38 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _status_of(error: CompanionError) -> int:
+    return next((status for kind, status in _ERROR_STATUS if isinstance(error, kind)), 1)
+
+
+def _message(error: CompanionError) -> str:
+    if isinstance(error, ConfigError) and len(error.problems) > 1:
+        return "configuration problems:\n" + "\n".join(error.problems)
+    return f"configuration problem: {error}" if isinstance(error, ConfigError) else str(error)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``companion`` script; returns the exit status."""
-    args = make_parser().parse_args(argv)
+    """Entry point of the ``companion`` script; returns the exit status (see
+    :data:`EXIT_STATUSES`)."""
+    with_lines = getattr(sys.stdout, "reconfigure", None)
+    if with_lines is not None:
+        with_lines(line_buffering=True)  # a monitor piped into tee or grep shows each line now
     try:
-        status: int = args.func(args)
-    except ConfigError as error:
-        print(f"companion: configuration problem:\n{error}", file=sys.stderr)
-        return EX_CONFIG
-    except CompanionError as error:
-        print(f"companion: {error}", file=sys.stderr)
-        return 1
+        args = make_parser().parse_args(argv)
+        try:
+            status: int = args.func(args)
+        except CompanionError as error:
+            print(f"companion: {_message(error)}", file=sys.stderr)
+            status = _status_of(error)
+        sys.stdout.flush()
     except KeyboardInterrupt:
-        return 130
+        return EX_INTERRUPTED
+    except BrokenPipeError:
+        # As the Python documentation advises: stdout goes to /dev/null, so that the
+        # interpreter's last flush at exit does not fail again.
+        with suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EX_PIPE
     return status
 
 

@@ -30,7 +30,23 @@ class ProtocolError(CompanionError, ValueError):
 
 
 class LinkError(CompanionError, OSError):
-    """The serial link to the board controller failed or was lost."""
+    """The serial link to the board controller failed or was lost, or its port cannot be
+    opened (``companion`` exits 69, EX_UNAVAILABLE)."""
+
+
+class UsageError(CompanionError, ValueError):
+    """A command-line argument is wrong in a way only the command can tell (a cell that is
+    not on the chosen board, a port number out of range); ``companion`` exits 2, as for the
+    errors its argument parser finds."""
+
+
+class InputFileError(CompanionError, OSError):
+    """A file given to read cannot be read: missing, a folder, not readable, not text
+    (``companion`` exits 66, EX_NOINPUT)."""
+
+
+class OutputFileError(CompanionError, OSError):
+    """A file to write cannot be created or written (``companion`` exits 73, EX_CANTCREAT)."""
 
 
 class RulesError(CompanionError, ValueError):
@@ -70,6 +86,10 @@ class AmbiguousStepError(RulesError):
 
 class JournalError(CompanionError):
     """A game journal cannot be read or written."""
+
+
+class UnreadableJournalError(JournalError, InputFileError):
+    """A game journal cannot be read at all: missing, a folder, no permission."""
 
 
 class JournalBusyError(JournalError):

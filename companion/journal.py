@@ -47,7 +47,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from companion.errors import CompanionError, JournalBusyError, JournalDamagedError, JournalError
+from companion.errors import (
+    CompanionError,
+    JournalBusyError,
+    JournalDamagedError,
+    JournalError,
+    UnreadableJournalError,
+)
 from companion.rules.base import GameRules
 
 VERSION = 2
@@ -359,7 +365,7 @@ def read(path: Path) -> GameRecord:
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise JournalError(f"cannot read the journal {path}: {error.strerror}") from error
+        raise UnreadableJournalError(f"cannot read the journal {path}: {error.strerror}") from error
     if not data.strip():
         raise JournalError(f"{path.name} is empty: no game header")
     raws = data.split(b"\n")

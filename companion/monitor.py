@@ -33,6 +33,7 @@ from typing import Any, Final
 from companion import events
 from companion.board import protocol
 from companion.display.screen import Screen
+from companion.errors import LinkError
 from companion.rules.base import EMPTY, Cell, Piece
 
 LIT_S: Final = 2.0
@@ -261,20 +262,30 @@ def run_monitor(port: str, *, seconds: float | None = None, display: Any = None,
     """Watch the board on ``port`` (a device path or pyserial URL) for ``seconds`` (default:
     until Ctrl-C), printing each message with ``out``, each new problem as it appears and a
     summary at the end; ``display`` (a :class:`companion.display.Display`) gets the
-    sensor-test view.  Returns the problems found, one sentence per cell, first seen first."""
+    sensor-test view.  Returns the problems found, one sentence per cell, first seen first.
+
+    Raises :class:`companion.errors.LinkError` when the port cannot be opened at the start
+    (a board lost later is waited for, and shown as the link going down and up).
+    """
     from companion.board.link import BoardLink
 
     monitor = Monitor(**thresholds)
     inbox: queue.Queue[events.Event] = queue.Queue()
     reported: dict[Cell, str] = {}
     end = None if seconds is None else clock() + seconds
-    with BoardLink(port, inbox, clock=clock):
+    with BoardLink(port, inbox, clock=clock, setting="the port name") as link:
         try:
+            first = True
             while end is None or clock() < end:
                 try:
                     event = inbox.get(timeout=0.2)
                 except queue.Empty:
                     event = None
+                if first and isinstance(event, events.LinkState):
+                    first = False
+                    if not event.up and link.open_problem is not None:
+                        what, remedy = link.open_problem
+                        raise LinkError(f"{what} ({remedy})")
                 for line in monitor.handle(event) if event else []:
                     out(line)
                 now = clock()

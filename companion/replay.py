@@ -21,7 +21,8 @@ from PIL import Image
 
 from companion import journal
 from companion.display import Screen, render
-from companion.errors import JournalError
+from companion.errors import CompanionError, JournalError, UsageError
+from companion.files import replaced
 from companion.rules import GAMES
 from companion.rules import load as load_rules
 from companion.rules.base import GameRules
@@ -31,6 +32,9 @@ STEP_MS = 800
 
 END_MS = 4000
 """How long the last position stays on screen in the GIF, in milliseconds."""
+
+MAX_GIF_SIDE = 1024
+"""The widest and tallest GIF drawn, in image pixels (every frame is held in memory)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +52,11 @@ class Moment:
 
 def replay_game(record: journal.GameRecord, rules: GameRules[Any, Any]) -> Iterator[Moment]:
     """Every position of ``record`` from the setup on.  Raises
-    :class:`companion.errors.JournalError` when a step cannot be replayed."""
-    state = rules.parse_position(record.header["setup"])
+    :class:`companion.errors.JournalError` when the setup or a step cannot be replayed."""
+    try:
+        state = rules.parse_position(record.header["setup"])
+    except CompanionError as error:
+        raise JournalError(f"{record.path.name}: its setup cannot be read: {error}") from None
     yield Moment(0, 0, "", state, tuple(rules.status(state)))
     for number, (before, step, after) in enumerate(record.replay(rules), 1):
         yield Moment(number, rules.to_move(before), rules.format_step(before, step), after,
@@ -114,23 +121,29 @@ def write_gif(shown: Sequence[Screen], path: Path, *, width: int, height: int, m
     ``height`` matrix in ``mode`` (see :func:`companion.display.render`), each pixel
     ``scale`` x ``scale`` image pixels, :data:`STEP_MS` per frame and :data:`END_MS` on the last.
 
-    Raises ``ValueError`` for an empty ``shown``, a bad size or mode; ``OSError`` when the
-    file cannot be written.
+    Raises ``ValueError`` for an empty ``shown``, a bad mode or size
+    (:class:`companion.errors.UsageError` for a GIF over :data:`MAX_GIF_SIDE` pixels a side);
+    ``OSError`` when the file cannot be written.
     """
     if not shown:
         raise ValueError("a GIF needs at least one screen")
+    if max(width, height) * scale > MAX_GIF_SIDE:
+        raise UsageError(f"a {width} x {height} matrix at scale {scale} makes a GIF wider than "
+                         f"{MAX_GIF_SIDE} pixels: choose a smaller --scale")
     frames = [render(screen, width=width, height=height, mode=mode).convert("RGB")
               .resize((width * scale, height * scale), Image.Resampling.NEAREST)
               for screen in shown]
     durations = [STEP_MS] * (len(frames) - 1) + [END_MS]
-    frames[0].save(path, save_all=True, append_images=frames[1:], duration=durations, loop=0)
+    frames[0].save(path, format="GIF", save_all=True, append_images=frames[1:],
+                   duration=durations, loop=0)
 
 
 def replay(path: Path, *, gif: Path | None, width: int = 16, height: int = 16, mode: str = "RGB",
            scale: int = 8) -> list[str]:
     """Read the journal at ``path``, return the lines to print and write the GIF to ``gif``
-    (unless ``None``).  Raises :class:`companion.errors.JournalError` for a journal that cannot
-    be read or replayed."""
+    (unless ``None``; written whole or not at all).  Raises
+    :class:`companion.errors.JournalError` for a journal that cannot be read or replayed,
+    :class:`companion.errors.OutputFileError` when the GIF cannot be written."""
     record = journal.read(path)
     game = record.header.get("game")
     if game not in GAMES or "setup" not in record.header:
@@ -141,7 +154,8 @@ def replay(path: Path, *, gif: Path | None, width: int = 16, height: int = 16, m
     moments = list(replay_game(record, rules))
     lines = format_game(record, moments)
     if gif is not None:
-        write_gif(screens(record, rules, moments), gif, width=width, height=height, mode=mode,
-                  scale=scale)
+        with replaced(gif, "GIF") as temp:
+            write_gif(screens(record, rules, moments), temp, width=width, height=height,
+                      mode=mode, scale=scale)
         lines.append(f"Matrix animation: {gif}")
     return lines

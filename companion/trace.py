@@ -24,12 +24,13 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable
+from contextlib import ExitStack
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final, TextIO
 
 import serial
 
+from companion.board.link import OPEN_ERRORS, open_problem
 from companion.board.protocol import (
     LedsOff,
     LineParser,
@@ -39,8 +40,9 @@ from companion.board.protocol import (
     SetLed,
     encode,
 )
-from companion.errors import ProtocolError
+from companion.errors import LinkError, ProtocolError
 from companion.events import BadLine, BoardMessage, Event
+from companion.files import open_output, output_error, read_text
 
 HEADER: Final = "# companion trace 1"
 """The first line of every trace file (format version 1)."""
@@ -141,13 +143,14 @@ def parse_trace(text: str, source: str = "<trace>") -> Trace:
 
 
 def read_trace(path: str | os.PathLike[str]) -> Trace:
-    """The trace file at ``path``; raises ``OSError`` or :class:`ProtocolError`."""
-    return parse_trace(Path(path).read_text(encoding="ascii"), os.fspath(path))
+    """The trace file at ``path``.  Raises :class:`companion.errors.InputFileError` when it
+    cannot be read or is not text, :class:`ProtocolError` when it is not a trace."""
+    return parse_trace(read_text(path, "trace file", encoding="ascii"), os.fspath(path))
 
 
 def record(
     port: str,
-    out: TextIO,
+    out: TextIO | str | os.PathLike[str],
     *,
     seconds: float | None = None,
     stop: threading.Event | None = None,
@@ -155,25 +158,57 @@ def record(
     serial_factory: Callable[..., Any] = serial.serial_for_url,
     clock: Callable[[], float] = time.monotonic,
 ) -> int:
-    """Record the board on ``port`` (a device path or pyserial URL) into ``out``, one chunk a
-    line as it arrives, until ``seconds`` have passed, ``stop`` is set or Ctrl-C.
+    """Record the board on ``port`` (a device path or pyserial URL) into ``out`` (an open
+    text file, or a path: the file is made only once the port is open), one chunk a line as
+    it arrives, until ``seconds`` have passed, ``stop`` is set or Ctrl-C.  What was recorded
+    stays in ``out`` however the recording ends.
 
     With ``ask`` the board is first sent ``HELLO?`` and ``DUMP?``, so the trace begins with
     the whole board (and replays from a known state).  Returns the number of chunks.
-    Raises ``serial.SerialException`` (an ``OSError``) when the port cannot be opened.
+    Raises :class:`companion.errors.LinkError` when the port cannot be opened or is lost
+    (saying how many chunks were kept), :class:`companion.errors.OutputFileError` when the
+    trace cannot be written.
     """
+    try:
+        link = serial_factory(port, baudrate=115200, timeout=0.05)
+    except OPEN_ERRORS as error:
+        what, remedy = open_problem(port, error, setting="the port name")
+        raise LinkError(f"{what} ({remedy})") from None
     chunks = 0
-    with serial_factory(port, baudrate=115200, timeout=0.05) as link:
-        start = clock()
-        out.write(f"{HEADER} port={port}\n")
-        if ask:
-            link.write(b"\n" + encode(RequestHello()) + encode(RequestDump()))
+    with ExitStack() as stack:
+        stack.callback(link.close)
+        name = "the trace"
+        if isinstance(out, str | os.PathLike):
+            name = os.fspath(out)
+            out = stack.enter_context(open_output(name, "trace file", encoding="ascii"))
+        file = out
+
+        def save(line: str) -> None:
+            try:
+                file.write(line)
+                file.flush()
+            except OSError as error:
+                raise output_error(name, "trace file", error) from None
+
+        def lost(error: OSError) -> LinkError:  # serial.SerialException too: unplugged
+            return LinkError(f"lost the board on {port} after {chunks} chunks ({error}); "
+                             f"what came before is in {name}")
+
         try:
+            start = clock()
+            save(f"{HEADER} port={port}\n")
+            try:
+                if ask:
+                    link.write(b"\n" + encode(RequestHello()) + encode(RequestDump()))
+            except OSError as error:
+                raise lost(error) from None
             while (seconds is None or clock() - start < seconds) and not (stop and stop.is_set()):
-                data = link.read(max(1, link.in_waiting))
+                try:
+                    data = link.read(max(1, link.in_waiting))
+                except OSError as error:
+                    raise lost(error) from None
                 if data:
-                    out.write(f"{clock() - start:.6f} {escape(data)}\n")
-                    out.flush()
+                    save(f"{clock() - start:.6f} {escape(data)}\n")
                     chunks += 1
         except KeyboardInterrupt:
             pass

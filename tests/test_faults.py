@@ -529,7 +529,7 @@ def test_a_question_a_lost_tray_line_raised_closes_when_the_dump_repairs_the_tra
 
 
 def test_a_port_another_program_holds_is_named_on_the_matrix_until_it_lets_go(
-    tmp_path: Path, stack: ExitStack
+    tmp_path: Path, stack: ExitStack, caplog: pytest.LogCaptureFixture
 ) -> None:
     import fcntl
 
@@ -551,6 +551,7 @@ def test_a_port_another_program_holds_is_named_on_the_matrix_until_it_lets_go(
     assert daemon.wait(lambda: daemon.shown_since(0, said) is not None)
     assert daemon.wait(lambda: daemon.service.ready)  # the wait for the board is over...
     assert daemon.screens[-1][1].message == said  # ...and the cable is not blamed
+    assert f"board disconnected: {said}" in caplog.messages  # and the log names it too
     assert daemon.service.board == "down"
     assert holder.stdin is not None
     holder.stdin.close()  # the terminal is closed

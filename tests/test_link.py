@@ -21,7 +21,7 @@ import pytest
 import serial
 
 from companion import events
-from companion.board.link import Backoff, BoardLink, BurstLog, port_users
+from companion.board.link import Backoff, BoardLink, BurstLog, open_problem, port_users
 from companion.board.protocol import (
     LAYOUTS,
     Dump,
@@ -348,6 +348,49 @@ class RecordingBackoff(Backoff):
         super().reset()
 
 
+def test_a_missing_port_is_said_once_in_words_and_not_logged_by_the_link(
+    queue: Queue[events.Event], make_link: Callable[..., BoardLink], tmp_path: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    port = str(tmp_path / "ttyUSB9")
+    caplog.set_level(logging.DEBUG, logger="companion.board")
+    link = make_link(port)
+    down = next_event(queue, events.LinkState)
+    assert down.detail == (f"port {port} not found; trying again "
+                           "(plug the board in, or check [board] port)")
+    assert link.open_problem == (f"port {port} not found",
+                                 "plug the board in, or check [board] port")
+    # the event's reader reports it (the referee's log line, the monitor's): the link does not
+    assert not [r for r in caplog.records if r.levelno >= logging.INFO]
+
+
+BY_ID = "/dev/serial/by-id/usb-gardens"
+
+
+@pytest.mark.parametrize(
+    ("error", "problem"),
+    [
+        (serial.SerialException(errno.EACCES, f"could not open port {BY_ID}: [Errno 13] "
+                                f"Permission denied: '{BY_ID}'"),
+         (f"no permission to open port {BY_ID}", "add the user to the dialout group")),
+        (serial.SerialException(errno.EBUSY, f"could not open port {BY_ID}: busy"),
+         (f"port {BY_ID} is busy", "another program has it open")),
+        (serial.SerialException(f"could not open port {BY_ID}: no such board"),
+         (f"cannot open port {BY_ID}: no such board", "check [board] port")),
+        (ValueError("invalid URL, protocol 'bogus' not known"),
+         (f"{BY_ID} is not a port pyserial knows",
+          "give a device such as /dev/ttyACM0 or a URL such as socket://127.0.0.1:7777")),
+    ],
+    ids=["permission", "busy", "other", "not-a-url"],
+)
+def test_why_a_port_cannot_be_opened_names_the_port_once(
+    error: Exception, problem: tuple[str, str]
+) -> None:
+    found = open_problem(BY_ID, error)
+    assert found == problem
+    assert " ".join(found).count(BY_ID) == 1
+
+
 def test_reconnects_with_backoff_and_asks_the_new_board_for_hello_and_dump(
     ptys: list[Pty], queue: Queue[events.Event], make_link: Callable[..., BoardLink]
 ) -> None:
@@ -369,8 +412,8 @@ def test_reconnects_with_backoff_and_asks_the_new_board_for_hello_and_dump(
     assert down == events.LinkState(
         down.t,
         False,
-        "cannot open /dev/serial/by-id/usb-gardens-board: "
-        "could not open port /dev/serial/by-id/usb-gardens-board: no such board",
+        "cannot open port /dev/serial/by-id/usb-gardens-board: no such board; "
+        "trying again (check [board] port)",
     )
     assert next_event(queue, events.LinkState).up
     assert opened[0] == {"baudrate": 115200, "timeout": 0.5, "exclusive": True}
@@ -466,16 +509,13 @@ def test_a_port_another_program_locks_is_named_and_opened_once_it_lets_go(
     queue: Queue[events.Event],
     make_link: Callable[..., BoardLink],
     holders: list[Holder],
-    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, "companion.board")
     holder = Holder(pty.path, lock=True)
     holders.append(holder)
     make_link(pty.path, backoff=Backoff(0.05, 0.05))
     down = next_event(queue, events.LinkState)
     said = f"{pty.path} is in use by {holder.name} (pid {holder.pid}); close it"
     assert (down.up, down.notice, down.detail) == (False, said, said)
-    assert f"board link down on {pty.path}: {said}" in caplog.messages
     holder.release()  # the terminal closed: the next attempt opens the port
     assert next_event(queue, events.LinkState).up
     assert pty.read_until(b"DUMP?*33\n") == CONNECT_REQUESTS

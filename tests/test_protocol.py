@@ -191,7 +191,7 @@ def test_unknown_message_type_of_a_newer_minor_version_is_decoded_not_refused() 
         (b"HB 1 100*3*39", "is not two hex digits after a single \\*"),
         (b"DUMP?*34", "checksum 33 expected, line says 34"),
         (b"HB 1 1\x0700*39", "byte 0x07 at position 6 is not printable ASCII"),
-        ("F 1 e6 b\u00e9*00", "byte 0xc3 at position 8 is not printable ASCII"),
+        ("F 1 e6 b\u00e9*00", "character 'é' at position 8 is not printable ASCII"),
         (line("hello 0 1 mars identity a b"), "'hello' is not a message type"),
         (line("HB 1"), "HB takes 2 field\\(s\\) \\(HB <seq> <uptime-ms>\\), the line has 1"),
         (line("HB 10000 5"), "sequence number '10000' is not a whole number 0..9999"),

@@ -1,10 +1,13 @@
 """Wire protocol v1 under hypothesis: round trips of every message, and garbage of every kind
 (random bytes, bit flips, truncated and spliced lines) never raises and never yields a message
-from a line whose checksum is wrong."""
+from a line whose checksum is wrong; whatever text or object the decoder, the checksum and the
+encoder are given (any Unicode, lone surrogates, a message with fields of the wrong type), they
+raise nothing but ProtocolError."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import string
 
 from hypothesis import given
@@ -30,6 +33,7 @@ from companion.board.protocol import (
     RequestHello,
     SetLed,
     Unknown,
+    checksum,
     decode_line,
     encode,
 )
@@ -165,3 +169,54 @@ def test_spliced_half_lines_never_raise_and_pass_only_right_checksums(
 def test_decode_line_raises_only_protocol_errors(text: str) -> None:
     with contextlib.suppress(ProtocolError):
         decode_line(text)
+
+
+any_text = st.text(st.characters(exclude_categories=()) | st.characters(categories=["Cs"]))
+"""Any code point, lone surrogates (which hypothesis leaves out unless asked) too."""
+anything = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.just(10**5000), st.floats(), any_text,
+    st.binary(), st.lists(st.integers(), max_size=3), st.tuples(any_text),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2), st.builds(object),
+)
+"""Values of every type a wrongly built message might hold."""
+
+MESSAGE_TYPES = (Hello, Dump, FieldUpdate, Heartbeat, BoardErrorMessage, Dice, Card, SetLed,
+                 Unknown)
+
+
+@given(any_text)
+def test_decode_line_raises_only_protocol_errors_for_any_text(text: str) -> None:
+    with contextlib.suppress(ProtocolError):
+        decode_line(text)
+
+
+@given(any_text | st.binary())
+def test_checksum_of_any_text_is_two_hex_digits_or_a_protocol_error(body: str | bytes) -> None:
+    try:
+        value = checksum(body)
+    except ProtocolError:
+        assert isinstance(body, str) and not body.isascii()
+    else:
+        assert len(value) == 2 and int(value, 16) >= 0
+
+
+@given(anything, anything)
+def test_decode_line_and_checksum_raise_only_protocol_errors_for_any_object(
+    line: object, layout: object
+) -> None:
+    with contextlib.suppress(ProtocolError):
+        decode_line(line, layout)  # type: ignore[arg-type]
+    with contextlib.suppress(ProtocolError):
+        decode_line(line)  # type: ignore[arg-type]
+    with contextlib.suppress(ProtocolError):
+        checksum(line)  # type: ignore[arg-type]
+
+
+@given(st.sampled_from(MESSAGE_TYPES).flatmap(
+    lambda kind: st.tuples(*[anything] * len(dataclasses.fields(kind))).map(lambda f: kind(*f))))
+def test_encode_of_wrongly_typed_fields_raises_only_protocol_errors(message: Message) -> None:
+    try:
+        line = encode(message)
+    except ProtocolError:
+        return
+    assert decode_line(line) == message

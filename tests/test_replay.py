@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,23 @@ def test_replay_reads_a_journal_written_before_lines_carried_checks(
     path.write_text("\n".join(old) + "\n")
     assert main(["replay", str(path), "--no-gif"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "Unfinished after 4 steps"
+
+
+def test_a_gif_that_cannot_be_written_leaves_the_last_one_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _game(tmp_path, steps=3)
+    gif = tmp_path / "game.gif"
+    assert main(["replay", str(path), "--gif", str(gif)]) == 0
+    good = gif.read_bytes()
+
+    def full_disk(image: Image.Image, target: Path, **options: object) -> None:
+        Path(target).write_bytes(b"GIF89a half")  # what a full card leaves of a frame or two
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Image.Image, "save", full_disk)
+    capsys.readouterr()
+    assert main(["replay", str(path), "--gif", str(gif)]) == 73
+    assert capsys.readouterr().err == f"companion: cannot write the GIF {gif}: the disk is full\n"
+    assert gif.read_bytes() == good
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, gif.name])

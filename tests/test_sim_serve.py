@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from companion.display import make_device
-from companion.errors import ConfigError
+from companion.errors import UsageError
 from companion.referee.recognition import sensed
 from companion.rules.base import EMPTY
 from companion.rules.mars import Move, Roll, dice_to_roll
@@ -235,13 +235,22 @@ def test_players_ask_a_person_for_what_a_presence_board_cannot_show(tmp_path: Pa
 def test_options_that_do_not_go_with_the_players_are_refused_in_one_sentence() -> None:
     common: dict[str, Any] = dict(serve="pty", speed=1.0, game="enceladus", seed=1,
                                   board="hexagonal", sensing="identity", faults=Faults())
-    with pytest.raises(ConfigError, match="do not go with --empty"):
+    with pytest.raises(UsageError, match="do not go with --empty"):
         run_sim(replay_file=None, players=2, scenario_file=None, empty=True, **common)
-    with pytest.raises(ConfigError, match="do not go with --scenario"):
+    with pytest.raises(UsageError, match="do not go with --scenario"):
         run_sim(replay_file=None, players=None, scenario_file="x", empty=False,
                 interactive=True, **common)
-    with pytest.raises(ConfigError, match="--pace takes a number of more than 0, not 0"):
-        run_sim(replay_file=None, players=2, scenario_file=None, empty=False, pace=0, **common)
+
+
+@pytest.mark.parametrize("option", ["--pace", "--speed"])
+def test_a_pace_or_speed_of_zero_is_a_usage_error(option: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from companion.cli import make_parser
+
+    with pytest.raises(SystemExit) as exit_status:
+        make_parser().parse_args(["sim", option, "0"])
+    assert exit_status.value.code == 2
+    assert "'0' is not a number above 0" in capsys.readouterr().err
 
 
 # --- a person typing the steps -------------------------------------------------------------

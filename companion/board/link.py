@@ -41,6 +41,7 @@ import contextlib
 import errno
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -135,6 +136,56 @@ def _users_text(users: list[tuple[int, str]]) -> str:
     if not names:
         return "another program"
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+OPEN_ERRORS: Final = (OSError, ValueError, KeyError)
+"""What pyserial raises for a port it cannot open (``serial.SerialException`` is an
+``OSError``; a URL it cannot parse gives ``ValueError``, a bad URL option ``KeyError``)."""
+
+_MISSING: Final = frozenset({errno.ENOENT, errno.ENODEV, errno.ENXIO})
+_NOT_A_PORT: Final = frozenset({errno.EISDIR, errno.ENOTTY, errno.EINVAL})
+
+
+def _errno(error: BaseException) -> int | None:
+    """The errno under pyserial's wrapping: its own, its cause's or its context's (a termios
+    error, not an ``OSError``, carries it as its first argument)."""
+    for link in (error, error.__cause__, error.__context__):
+        code = getattr(link, "errno", None)
+        if code is None and link is not None and link.args and isinstance(link.args[0], int):
+            code = link.args[0]
+        if code is not None:
+            return int(code)
+    return None
+
+
+def open_problem(port: str, error: BaseException, *,
+                 setting: str = "[board] port") -> tuple[str, str]:
+    """Why ``port`` cannot be opened (``error``, one of :data:`OPEN_ERRORS`), and what to do,
+    in words: ``("port /dev/ttyUSB9 not found", "plug the board in, or check [board] port")``.
+    ``setting`` names where the port was given."""
+    code = _errno(error)
+    if not port:
+        return "no port given", f"set {setting}"
+    if code in _MISSING:
+        return f"port {port} not found", f"plug the board in, or check {setting}"
+    if code in (errno.EACCES, errno.EPERM):
+        return f"no permission to open port {port}", "add the user to the dialout group"
+    if code == errno.EBUSY:
+        return f"port {port} is busy", "another program has it open"
+    if code in _NOT_A_PORT:
+        return f"{port} is not a serial port", f"check {setting}"
+    if code == errno.ECONNREFUSED:
+        return f"nothing answers at {port}", "start the board's server or the simulator first"
+    malformed = isinstance(error.__context__, TypeError | ValueError)  # socket://x, no port
+    if malformed or (isinstance(error, ValueError | KeyError) and not isinstance(error, OSError)):
+        return (f"{port} is not a port pyserial knows",
+                "give a device such as /dev/ttyACM0 or a URL such as socket://127.0.0.1:7777")
+    inner = error.__context__
+    reason = getattr(inner, "strerror", None) if isinstance(inner, OSError) else None
+    if not reason:  # pyserial's own text, without the port it names again
+        reason = re.sub(rf"^(\[Errno -?\d+\] )?could not open port {re.escape(port)}: ", "",
+                        str(error), flags=re.IGNORECASE)
+    return f"cannot open port {port}: {reason}", f"check {setting}"
 
 
 class Backoff:
@@ -324,7 +375,11 @@ class BoardLink:
     ``baudrate`` in baud; ``read_timeout`` in seconds.  ``serial_factory`` opens the port
     (default ``serial.serial_for_url``, asked for an exclusive port; tests pass their own).
     ``backoff``: delays between reconnection attempts (default :class:`Backoff`
-    ``(0.25, 5.0)``).
+    ``(0.25, 5.0)``).  ``setting`` names where the port was given, for the advice when it
+    cannot be opened (:func:`open_problem`).
+
+    The link does not log its ups and downs: its ``LinkState`` events carry them, in
+    words, to whoever reports them (the referee, the monitor).
 
     Nothing happens until :meth:`start`; :meth:`close` stops everything.  Also a context
     manager (start on enter, close on exit)::
@@ -343,8 +398,13 @@ class BoardLink:
         read_timeout: float = READ_TIMEOUT,
         serial_factory: SerialFactory = serial.serial_for_url,
         backoff: Backoff | None = None,
+        setting: str = "[board] port",
     ) -> None:
         self.port = port
+        self.setting = setting
+        self.open_problem: tuple[str, str] | None = None
+        """Why the last attempt to open the port failed and what to do (see
+        :func:`open_problem`); ``None`` once it opened."""
         self.clock = clock
         self.baudrate = baudrate
         self.read_timeout = read_timeout
@@ -435,7 +495,8 @@ class BoardLink:
         with self._lock:
             self._up = True
             self._down_reported = None
-        LOG.info("board link up on %s", self.port)
+            self.open_problem = None
+        LOG.debug("board link up on %s", self.port)
         self._post(events.LinkState(self.clock(), True, f"connected to {self.port}"))
 
     def _disconnected(self, detail: str, notice: str = "") -> None:
@@ -451,9 +512,7 @@ class BoardLink:
             return
         if self._stopping.is_set():  # we closed it: nothing is wrong
             detail = "closed"
-            LOG.info("board link closed on %s", self.port)
-        else:
-            LOG.warning("board link down on %s: %s", self.port, detail)
+        LOG.debug("board link down on %s: %s", self.port, detail)
         self._post(events.LinkState(self.clock(), False, detail, notice))
 
     @contextlib.contextmanager
@@ -481,12 +540,14 @@ class BoardLink:
             port = self._serial_factory(
                 self.port, baudrate=self.baudrate, timeout=self.read_timeout, exclusive=True
             )
-        except (OSError, ValueError) as error:
-            if getattr(error, "errno", None) in _BUSY:
+        except OPEN_ERRORS as error:
+            if _errno(error) in _BUSY:
                 busy = f"{self.port} is in use by {_users_text(port_users(self.port))}; close it"
                 self._disconnected(busy, busy)
-            else:
-                self._disconnected(f"cannot open {self.port}: {error}")
+                return
+            self.open_problem = open_problem(self.port, error, setting=self.setting)
+            what, remedy = self.open_problem
+            self._disconnected(f"{what}; trying again ({remedy})")
             return
         protocol = _BoardProtocol(self)
         reader = _ReaderThread(port, lambda: protocol)

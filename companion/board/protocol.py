@@ -286,8 +286,11 @@ def checksum(body: str | bytes) -> str:
 
     >>> checksum("DUMP?")
     '33'
+
+    Raises :class:`ProtocolError` for a ``str`` that is not ASCII, or a body that is neither
+    text nor bytes.
     """
-    data = body.encode("ascii") if isinstance(body, str) else body
+    data = _ascii(body) if isinstance(body, str) else _bytes(body)
     value = 0
     for byte in data:
         value ^= byte
@@ -298,8 +301,10 @@ def frame(body: str) -> bytes:
     """``body`` framed as a line: ``<body>*HH\\n``.
 
     Raises :class:`ProtocolError` when the body is not printable ASCII, contains ``*`` or
-    the line would exceed :data:`MAX_LINE` bytes.
+    the line would exceed :data:`MAX_LINE` bytes, or is not text at all.
     """
+    if not isinstance(body, str):
+        raise ProtocolError(f"a line body is text, not {type(body).__name__}")
     problem = _body_problem(body)
     if problem:
         raise ProtocolError(f"cannot send {_excerpt(body.encode('utf-8', 'replace'))!r}: {problem}")
@@ -307,6 +312,33 @@ def frame(body: str) -> bytes:
     if len(line) > MAX_LINE:
         raise ProtocolError(f"a line of {len(line)} bytes is longer than {MAX_LINE}")
     return line.encode("ascii") + b"\n"
+
+
+def _ascii(text: str) -> bytes:
+    """``text`` as ASCII bytes; raises :class:`ProtocolError` naming the first other character."""
+    try:
+        return text.encode("ascii")
+    except UnicodeEncodeError as error:
+        raise ProtocolError(
+            f"character {text[error.start]!r} at position {error.start} is not ASCII"
+        ) from None
+
+
+def _bytes(data: object) -> bytes:
+    """``data`` (bytes, a bytearray or a memoryview) as bytes; raises :class:`ProtocolError`
+    for anything else."""
+    if isinstance(data, bytes | bytearray | memoryview):
+        return bytes(data)
+    raise ProtocolError(f"a line is text or bytes, not {type(data).__name__}")
+
+
+def _shown(message: object, limit: int = 120) -> str:
+    """``repr(message)`` cut to ``limit`` characters, for an error (whatever its fields)."""
+    try:
+        text = repr(message)
+    except Exception:  # a field whose repr fails (an int too long to print...)
+        return f"a {type(message).__name__}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _body_problem(body: str) -> str:
@@ -334,11 +366,19 @@ def decode_line(line: str | bytes, layout: str | None = None) -> Message:
     count and a cell must belong to it; without, any cell of any layout is accepted.
 
     Raises :class:`ProtocolError` whose text says what is wrong, e.g.
-    ``"checksum 3A expected, line says 4B"`` or ``"'z' is not a piece code (cell 5)"``.
+    ``"checksum 3A expected, line says 4B"`` or ``"'z' is not a piece code (cell 5)"``,
+    whatever ``line`` and ``layout`` are (a ``str`` that is not ASCII, not a line at all).
     """
     if layout is not None:
         _layout_cells(layout)
-    data = line.encode("utf-8") if isinstance(line, str) else line
+    if isinstance(line, str):
+        for index, char in enumerate(line.removesuffix("\n").removesuffix("\r")):
+            if not " " <= char <= "~":
+                raise ProtocolError(f"character {char!r} at position {index} is not printable "
+                                    "ASCII")
+        data = line.encode("ascii")
+    else:
+        data = _bytes(line)
     data = data.removesuffix(b"\n").removesuffix(b"\r")
     if len(data) > MAX_LINE:
         raise ProtocolError(f"line of {len(data)} bytes is longer than {MAX_LINE}")
@@ -398,9 +438,9 @@ def _piece(code: str, where: str) -> Piece:
 
 
 def _layout_cells(layout: str) -> tuple[Cell, ...]:
-    cells = LAYOUTS.get(layout)
+    cells = LAYOUTS.get(layout) if isinstance(layout, str) else None
     if cells is None:
-        raise ProtocolError(f"unknown layout {layout!r}; one of {', '.join(LAYOUTS)}")
+        raise ProtocolError(f"unknown layout {_shown(layout)}; one of {', '.join(LAYOUTS)}")
     return cells
 
 
@@ -537,7 +577,7 @@ _DECODERS: Final[Mapping[str, Callable[[tuple[str, ...], str | None], Message]]]
 def _code(piece: Piece) -> str:
     code = CODES.get(piece)
     if code is None:
-        raise ProtocolError(f"piece {piece!r} has no wire code")
+        raise ProtocolError(f"piece {_shown(piece)} has no wire code")
     return code
 
 
@@ -574,17 +614,24 @@ def encode(message: Message) -> bytes:
     """The framed line for ``message``: ASCII bytes ending ``*HH\\n``.
 
     Raises :class:`ProtocolError` when the message cannot be sent as is (a piece with no
-    wire code, a sequence number out of range, a text with ``*``...); the message is checked
-    by decoding the line again, so whatever ``encode`` returns ``decode_line`` reads back
-    equal.
+    wire code, a sequence number out of range, a text with ``*``, a field of the wrong
+    type...); the message is checked by decoding the line again, so whatever ``encode``
+    returns ``decode_line`` reads back equal.
     """
-    line = frame(_body(message))
+    try:
+        line = frame(_body(message))
+    except (TypeError, ValueError, AttributeError) as error:
+        if isinstance(error, ProtocolError):
+            raise
+        raise ProtocolError(f"cannot send {_shown(message)}: a field has the wrong type "
+                            f"({error})") from None
     try:
         decoded = decode_line(line)
     except ProtocolError as error:
-        raise ProtocolError(f"cannot send {message!r}: {error}") from None
+        raise ProtocolError(f"cannot send {_shown(message)}: {error}") from None
     if decoded != message:
-        raise ProtocolError(f"cannot send {message!r}: it would be read back as {decoded!r}")
+        raise ProtocolError(f"cannot send {_shown(message)}: it would be read back as "
+                            f"{_shown(decoded)}")
     return line
 
 

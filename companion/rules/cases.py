@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from companion import rules as rules_pkg
 from companion.errors import CompanionError, IllegalMoveError, InvalidStepError, RulesError
+from companion.files import read_text
 
 
 class CaseAdapter(Protocol):
@@ -160,12 +161,14 @@ def default_adapter_for(game: str) -> CaseAdapter | None:
 
 
 def load_cases(path: Path) -> list[dict[str, Any]]:
-    """Read a case file: a JSON list of case objects.  Raises :class:`CompanionError` when the
-    file is missing or is not such a list."""
+    """Read a case file: a JSON list of case objects.  Raises
+    :class:`companion.errors.InputFileError` when the file cannot be read or is not text,
+    :class:`CompanionError` when it is not such a list."""
+    text = read_text(path, "case file")
+    if not text.strip():
+        raise CompanionError(f"{path} is empty: a case file holds a JSON list of case objects")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise CompanionError(f"cannot read the case file {path}: {error.strerror}") from error
+        data = json.loads(text)
     except json.JSONDecodeError as error:
         raise CompanionError(
             f"{path}, line {error.lineno}: not valid JSON ({error.msg})"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.config import BoardConfig, Config, DisplayConfig, GameConfig, JournalConfig
+from companion.files import output_error
 from companion.sim.table import seat
 
 MATRIX: dict[str, str | int] = {"width": 16, "height": 16, "mode": "RGB"}
@@ -55,7 +56,8 @@ def run_demo(
     speed: float,
     sensing: str = "identity",
 ) -> int:
-    """Play one game; returns the exit status (0 when the game reached its end).
+    """Play one game; returns the exit status (0 when the game reached its end).  Raises
+    :class:`companion.errors.OutputFileError` when the folder ``out`` cannot be made.
 
     An emulator ``display`` (the GIF) without luma.emulator installed falls back to luma's
     ``dummy`` device, and a note says which extra gives the GIF; the terminal drawing is left
@@ -69,7 +71,10 @@ def run_demo(
     # The demo's own journal folder, emptied first: a demo never resumes an older demo.
     journal_dir = out / "journals" / name
     shutil.rmtree(journal_dir, ignore_errors=True)
-    journal_dir.mkdir(parents=True)
+    try:
+        journal_dir.mkdir(parents=True)
+    except OSError as error:
+        raise output_error(journal_dir, "journal folder", error) from None
     config = demo_config(game, players, seed, board, journal_dir, sensing)
     gif = out / f"{name}.gif"
     if needs_emulator(display):

@@ -39,12 +39,12 @@ import random
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Final
 
 from companion.board import protocol
 from companion.errors import InvalidStepError
 from companion.events import BoardMessage, Button, Event, Timer
+from companion.files import read_text
 from companion.referee.effects import Committed, SetTimer, Show
 from companion.referee.referee import Referee, RefereeSettings
 from companion.rules import load
@@ -216,8 +216,9 @@ def _cell(name: str, cells: frozenset[Cell]) -> Cell:
 
 
 def read_scenario(path: str | os.PathLike[str]) -> Scenario:
-    """The scenario file at ``path``; raises ``OSError`` or :class:`InvalidStepError`."""
-    return parse_scenario(Path(path).read_text(encoding="utf-8"), os.fspath(path))
+    """The scenario file at ``path``.  Raises :class:`companion.errors.InputFileError` when it
+    cannot be read or is not text, :class:`InvalidStepError` when it is not a scenario."""
+    return parse_scenario(read_text(path, "scenario file"), os.fspath(path))
 
 
 def _duration(seconds: float) -> str:

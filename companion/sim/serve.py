@@ -18,6 +18,7 @@ test tool, not a network service.  Ctrl-C stops it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import random
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from companion.board import protocol
-from companion.errors import ConfigError
+from companion.errors import LinkError, UsageError
 from companion.rules.base import EMPTY, Cell, Piece
 from companion.sim.board import VirtualBoard
 from companion.sim.harness import Rehearsal
@@ -96,8 +97,14 @@ class SocketEndpoint:
     def __init__(self, host: str, port: int, on_receive: Receive | None = None) -> None:
         if host not in LOCAL_HOSTS:
             hosts = ", ".join(LOCAL_HOSTS)
-            raise ConfigError(f"the simulator listens on this machine only ({hosts}), not {host}")
-        self._server = socket.create_server((host, port))
+            raise UsageError(f"the simulator listens on this machine only ({hosts}), not {host}")
+        try:
+            self._server = socket.create_server((host, port))
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise LinkError(f"port {port} on {host} is in use (another simulator?): choose "
+                                "another, or 0 for any free one") from None
+            raise LinkError(f"cannot listen on {host} port {port}: {error.strerror}") from None
         self.port = f"socket://{host}:{self._server.getsockname()[1]}"
         self._on_receive = on_receive
         self._client: socket.socket | None = None
@@ -152,15 +159,15 @@ Endpoint = PtyEndpoint | SocketEndpoint
 def open_endpoint(url: str, on_receive: Receive | None = None) -> Endpoint:
     """``"pty"`` or ``"socket://host:port"`` (port 0: any free one) as an endpoint.
 
-    Raises :class:`companion.errors.ConfigError` for anything else or a host not on this
-    machine.
+    Raises :class:`companion.errors.UsageError` for anything else or a host not on this
+    machine, :class:`companion.errors.LinkError` when the port cannot be listened on (in use).
     """
     if url == "pty":
         return PtyEndpoint(on_receive)
     scheme, _, rest = url.partition("://")
     host, _, port = rest.rpartition(":")
-    if scheme != "socket" or not port.isdigit():
-        raise ConfigError(f"--serve takes pty or socket://host:port, not {url!r}")
+    if scheme != "socket" or not port.isdigit() or int(port) > 65535:
+        raise UsageError(f"--serve takes pty or socket://host:port (a port 0-65535), not {url!r}")
     return SocketEndpoint(host.strip("[]"), int(port), on_receive)
 
 
@@ -234,7 +241,12 @@ class ServedBoard:
         return _wait(lambda: bool(self.board.requests), self._stop, timeout)
 
     def plant(self, faults: Faults) -> None:
-        """Make ``faults`` real: stuck cells now, flaky ones from a thread until closed."""
+        """Make ``faults`` real: stuck cells now, flaky ones from a thread until closed.
+        Raises :class:`companion.errors.UsageError` for a cell not on the board."""
+        unknown = [cell for cell in (*faults.stuck, *faults.flaky) if cell not in self.board.board]
+        if unknown:
+            raise UsageError(f"{', '.join(unknown)}: not a cell of the {self.board.layout} board "
+                             "(--stuck and --flaky take cells of the served board)")
         piece = "occupied" if self.board.sensing == "presence" else "M1"
         for cell in faults.stuck:
             self.board.put(cell, piece)
@@ -329,20 +341,18 @@ def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: s
     seconds, their hands ``speed`` times as fast as people's; a button only a person at the
     companion can press is asked for on this terminal); with ``interactive`` a person types
     the steps on standard input (:mod:`companion.sim.console`) until ``quit`` or its end.
-    Returns the exit status.  Raises :class:`ConfigError` for a bad address or options that
-    do not go together, ``OSError`` / :class:`companion.errors.CompanionError` for an
-    unreadable file.
+    Returns the exit status.  Raises :class:`companion.errors.UsageError` for a bad address,
+    a fault cell or options that do not go together,
+    :class:`companion.errors.InputFileError` for a file that cannot be read, another
+    :class:`companion.errors.CompanionError` for one that is not a trace or scenario.
     """
     from companion.sim.scenario import read_scenario
     from companion.trace import read_trace
 
-    for name, value in (("--speed", speed), ("--pace", pace)):
-        if not value > 0:
-            raise ConfigError(f"{name} takes a number of more than 0, not {value:g}")
     playing = players is not None or interactive
     if playing and (replay_file or scenario_file or empty):
         other = "--replay" if replay_file else "--scenario" if scenario_file else "--empty"
-        raise ConfigError(f"--players and --interactive play the game's setup, so they do not "
+        raise UsageError(f"--players and --interactive play the game's setup, so they do not "
                           f"go with {other}")
     stop = stop or threading.Event()
     if replay_file is not None:

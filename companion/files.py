@@ -1,0 +1,102 @@
+"""Files the commands read and write, every problem said as one sentence.
+
+:func:`read_text` reads a whole input file (a trace, a scenario, a case file);
+:func:`open_output` opens a file that is written as it goes (a trace being recorded: what is
+written stays, even after Ctrl-C or a power cut); :func:`replaced` writes a file that is only
+worth having whole (a GIF): into a temporary file beside it, renamed over it at the end.
+
+Errors are :class:`~companion.errors.InputFileError` and
+:class:`~companion.errors.OutputFileError`, whose text names the file and what is wrong
+(``"cannot read the trace file t.txt: there is no such file"``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
+
+from companion.errors import InputFileError, OutputFileError
+
+_REASONS = {
+    errno.ENOENT: "there is no such file",
+    errno.EISDIR: "it is a folder",
+    errno.ENOTDIR: "a part of its path is a file, not a folder",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EROFS: "the file system is read-only",
+    errno.ENOSPC: "the disk is full",
+    errno.ENAMETOOLONG: "the name is too long",
+}
+
+
+def _reason(error: OSError) -> str:
+    return _REASONS.get(error.errno or 0) or (error.strerror or str(error)).lower()
+
+
+def read_text(path: str | os.PathLike[str], what: str, *, encoding: str = "utf-8") -> str:
+    """The text of the file at ``path``, the ``what`` (``"trace file"``) in messages.
+
+    Raises :class:`InputFileError` when it cannot be read (missing, a folder, no permission)
+    or is not text in ``encoding``.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        reason = _reason(error)
+        raise InputFileError(f"cannot read the {what} {os.fspath(path)}: {reason}") from None
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise InputFileError(
+            f"{os.fspath(path)} is not a {what}: it is not text (byte 0x{data[error.start]:02x} "
+            f"at position {error.start})"
+        ) from None
+
+
+def output_error(path: str | os.PathLike[str], what: str, error: OSError) -> OutputFileError:
+    """The sentence for ``error``, met while writing the ``what`` at ``path``."""
+    reason = _reason(error)
+    if error.errno == errno.ENOENT:
+        reason = f"there is no folder {Path(path).parent}"
+    return OutputFileError(f"cannot write the {what} {os.fspath(path)}: {reason}")
+
+
+def open_output(path: str | os.PathLike[str], what: str, *,
+                encoding: str = "utf-8") -> TextIO:
+    """``path`` opened for writing text (emptied first).  Raises :class:`OutputFileError`."""
+    try:
+        return open(path, "w", encoding=encoding)  # noqa: SIM115 - the caller closes it
+    except OSError as error:
+        raise output_error(path, what, error) from None
+
+
+@contextlib.contextmanager
+def replaced(path: str | os.PathLike[str], what: str) -> Iterator[Path]:
+    """A temporary path beside ``path`` for the block to write the ``what`` to; renamed over
+    ``path`` when the block ends, removed when it raises, so that ``path`` is the whole new
+    file or what it was before (never half of one).
+
+    Raises :class:`OutputFileError` when the file cannot be created or written (an
+    ``OSError`` of the block included).
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise OutputFileError(f"cannot write the {what} {target}: it is a folder")
+    temp = target.with_name(f".{target.name}.{os.getpid()}.part")
+    try:
+        os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError as error:
+        raise output_error(target, what, error) from None
+    try:
+        yield temp
+        os.replace(temp, target)
+    except OSError as error:
+        temp.unlink(missing_ok=True)
+        raise output_error(target, what, error) from None
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,319 @@
+"""Every command, given what a person gets wrong (a missing file, a folder, a binary file, an
+empty one, a port that is not there, a number out of range), answers in one sentence on
+stderr with the documented exit status, never a traceback, and leaves nothing half-written;
+a reader that stops reading the output (``| head``) ends the command quietly.
+
+Each command runs as the ``companion`` script does, in its own process, from an empty
+working folder that must stay empty (``companion replay`` writes its GIF there by default).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from companion import journal
+from companion.cli import EX_PIPE, EXIT_STATUSES
+from companion.rules import load
+from companion.sim.serve import ServedBoard
+from companion.trace import HEADER, parse_trace
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPANION = [sys.executable, "-c", "import sys; from companion.cli import main; sys.exit(main())"]
+TIMEOUT_S = 60
+"""Bound on any one command; they all answer at once, this only keeps a fault from hanging."""
+
+
+def companion(*args: str, cwd: Path, stdout: int = subprocess.PIPE
+              ) -> subprocess.CompletedProcess[str]:
+    """Run ``companion args`` in ``cwd``; its stdout goes to ``stdout`` (default: kept)."""
+    return subprocess.run([*COMPANION, *args], cwd=cwd, stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, timeout=TIMEOUT_S, check=False)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Iterator[Path]:
+    """A folder of what people pass by mistake, and a few good files."""
+    (tmp_path / "a-folder").mkdir()
+    (tmp_path / "binary.dat").write_bytes(bytes(range(256)) * 4)
+    (tmp_path / "empty.txt").write_text("")
+    rules = load("enceladus").RULES
+    state = rules.new_game(2, 1, {})
+    game = journal.Journal.create(tmp_path / "journals", {
+        "game": "enceladus", "layout": "enceladus", "players": 2, "seed": 1, "options": {},
+        "setup": rules.format_position(state)}, fsync=False)
+    game.close()
+    game.path.rename(tmp_path / "game.jsonl")
+    busy = socket.create_server(("127.0.0.1", 0))  # a port another program listens on
+    (tmp_path / "busy-port").write_text(str(busy.getsockname()[1]))
+    with busy:
+        yield tmp_path
+
+
+def _expand(args: tuple[str, ...], folder: Path) -> list[str]:
+    port = (folder / "busy-port").read_text()
+    return [arg.format(dir=folder, busy=port, root=ROOT) for arg in args]
+
+
+SENTENCE, USAGE, REPORT = "sentence", "usage", "report"
+"""How a command says what is wrong: one ``companion: ...`` line on stderr; argparse's usage
+and one ``error:`` line; or its report on stdout (``FAIL ...``, the config's problems)."""
+
+CASES = {
+    # id: (arguments, exit status, how it is said, files that must not exist afterwards)
+    "record-missing-port": (("record", "{dir}/ttyUSB9", "{dir}/t.txt"), 69, SENTENCE, ["t.txt"]),
+    "record-folder-as-port": (("record", "{dir}/a-folder", "{dir}/t.txt"), 69, SENTENCE,
+                              ["t.txt"]),
+    "record-file-as-port": (("record", "{dir}/binary.dat", "{dir}/t.txt"), 69, SENTENCE,
+                            ["t.txt"]),
+    "record-unknown-url": (("record", "bogus://x", "{dir}/t.txt"), 69, SENTENCE, ["t.txt"]),
+    "record-no-such-folder": (("record", "loop://", "{dir}/nonexistent/dir/t.txt"), 73,
+                              SENTENCE, ["nonexistent"]),
+    "record-into-a-folder": (("record", "loop://", "{dir}/a-folder"), 73, SENTENCE, []),
+    "record-seconds-not-a-number": (("record", "loop://", "{dir}/t.txt", "--seconds", "x"), 2,
+                                    USAGE, ["t.txt"]),
+    "record-seconds-negative": (("record", "loop://", "{dir}/t.txt", "--seconds", "-1"), 2,
+                                USAGE, ["t.txt"]),
+    "monitor-missing-port": (("monitor", "{dir}/ttyUSB9", "--seconds", "30"), 69, SENTENCE, []),
+    "monitor-unknown-url": (("monitor", "bogus://x", "--seconds", "30"), 69, SENTENCE, []),
+    "monitor-file-as-port": (("monitor", "{dir}/binary.dat", "--seconds", "30"), 69, SENTENCE,
+                             []),
+    "monitor-seconds-zero": (("monitor", "loop://", "--seconds", "0"), 2, USAGE, []),
+    "monitor-stuck-after-not-a-number": (("monitor", "loop://", "--stuck-after", "x"), 2, USAGE,
+                                         []),
+    "monitor-missing-config": (("monitor", "loop://", "--config", "{dir}/missing.toml"), 78,
+                               SENTENCE, []),
+    "sim-replay-missing": (("sim", "--replay", "{dir}/missing.trace"), 66, SENTENCE, []),
+    "sim-replay-folder": (("sim", "--replay", "{dir}/a-folder"), 66, SENTENCE, []),
+    "sim-replay-binary": (("sim", "--replay", "{dir}/binary.dat"), 66, SENTENCE, []),
+    "sim-replay-under-a-file": (("sim", "--replay", "{dir}/binary.dat/t.trace"), 66, SENTENCE,
+                                []),
+    "sim-replay-empty": (("sim", "--replay", "{dir}/empty.txt"), 1, SENTENCE, []),
+    "sim-replay-speed-zero": (("sim", "--replay", "{root}/tests/traces/enceladus-4-steps.trace",
+                               "--speed", "0"), 2, USAGE, []),
+    "sim-scenario-missing": (("sim", "--scenario", "{dir}/missing.scenario"), 66, SENTENCE, []),
+    "sim-scenario-folder": (("sim", "--scenario", "{dir}/a-folder"), 66, SENTENCE, []),
+    "sim-scenario-binary": (("sim", "--scenario", "{dir}/binary.dat"), 66, SENTENCE, []),
+    "sim-scenario-empty": (("sim", "--scenario", "{dir}/empty.txt"), 1, SENTENCE, []),
+    "sim-serve-not-a-url": (("sim", "--serve", "bogus"), 2, SENTENCE, []),
+    "sim-serve-port-out-of-range": (("sim", "--serve", "socket://127.0.0.1:99999"), 2, SENTENCE,
+                                    []),
+    "sim-serve-other-machine": (("sim", "--serve", "socket://192.0.2.1:7777"), 2, SENTENCE, []),
+    "sim-serve-port-in-use": (("sim", "--serve", "socket://127.0.0.1:{busy}"), 69, SENTENCE, []),
+    "sim-stuck-not-a-cell": (("sim", "--stuck", "zz"), 2, SENTENCE, []),
+    "sim-players-9": (("sim", "--players", "9"), 2, USAGE, []),
+    "sim-seed-not-a-number": (("sim", "--seed", "x"), 2, USAGE, []),
+    "replay-missing": (("replay", "{dir}/missing.jsonl"), 66, SENTENCE, []),
+    "replay-folder": (("replay", "{dir}/a-folder"), 66, SENTENCE, []),
+    "replay-binary": (("replay", "{dir}/binary.dat"), 1, SENTENCE, []),
+    "replay-empty": (("replay", "{dir}/empty.txt"), 1, SENTENCE, []),
+    "replay-gif-no-such-folder": (("replay", "{dir}/game.jsonl", "--gif",
+                                   "{dir}/nonexistent/game.gif"), 73, SENTENCE, ["nonexistent"]),
+    "replay-gif-into-a-folder": (("replay", "{dir}/game.jsonl", "--gif", "{dir}/a-folder"), 73,
+                                 SENTENCE, []),
+    "replay-gif-too-large": (("replay", "{dir}/game.jsonl", "--gif", "{dir}/game.gif",
+                              "--width", "1024", "--scale", "8"), 2, SENTENCE, ["game.gif"]),
+    "replay-width-zero": (("replay", "{dir}/game.jsonl", "--width", "0"), 2, USAGE, []),
+    "replay-scale-not-a-number": (("replay", "{dir}/game.jsonl", "--scale", "x"), 2, USAGE, []),
+    "demo-players-9": (("demo", "--players", "9"), 2, USAGE, []),
+    "demo-seed-not-a-number": (("demo", "--seed", "x"), 2, USAGE, []),
+    "demo-speed-zero": (("demo", "--speed", "0"), 2, USAGE, []),
+    "demo-out-is-a-file": (("demo", "--display", "dummy", "--out", "{dir}/binary.dat"), 73,
+                           SENTENCE, []),
+    "run-missing-config": (("run", "--config", "{dir}/missing.toml"), 78, SENTENCE, []),
+    "run-folder-as-config": (("run", "--config", "{dir}/a-folder"), 78, SENTENCE, []),
+    "run-binary-config": (("run", "--config", "{dir}/binary.dat"), 78, SENTENCE, []),
+    "check-config-missing": (("check-config", "{dir}/missing.toml"), 78, REPORT, []),
+    "check-config-folder": (("check-config", "{dir}/a-folder"), 78, REPORT, []),
+    "check-config-binary": (("check-config", "{dir}/binary.dat"), 78, REPORT, []),
+    "rules-check-missing": (("rules", "check", "{dir}/missing.json"), 1, REPORT, []),
+    "rules-check-folder": (("rules", "check", "{dir}/a-folder"), 1, REPORT, []),
+    "rules-check-binary": (("rules", "check", "{dir}/binary.dat"), 1, REPORT, []),
+    "rules-check-empty": (("rules", "check", "{dir}/empty.txt"), 1, REPORT, []),
+    "no-command": ((), 2, USAGE, []),
+    "unknown-command": (("bogus",), 2, USAGE, []),
+}
+
+
+@pytest.mark.parametrize(("args", "status", "said", "absent"), CASES.values(), ids=CASES.keys())
+def test_a_wrong_input_gets_one_sentence_and_its_exit_status(
+    files: Path, args: tuple[str, ...], status: int, said: str, absent: list[str]
+) -> None:
+    work = files / "work"
+    work.mkdir()
+    before = sorted(files.iterdir())
+    done = companion(*_expand(args, files), cwd=work)
+    err = done.stderr.splitlines()
+    assert done.returncode == status, done.stderr
+    assert "Traceback" not in done.stderr
+    if said == SENTENCE:
+        assert len(err) == 1 and err[0].startswith("companion: "), done.stderr
+        assert len(err[0]) > len("companion: ") + 10
+    elif said == USAGE:
+        assert err[0].startswith("usage: companion"), done.stderr
+        assert ": error: " in err[-1] and not any(": error: " in line for line in err[:-1])
+    else:
+        assert done.stderr == "" and done.stdout.strip()
+        assert "Traceback" not in done.stdout
+    assert not list(work.iterdir()), "nothing is left in the working folder"
+    assert sorted(files.iterdir()) == before
+    for name in absent:
+        assert not (files / name).exists()
+
+
+def test_every_documented_exit_status_is_in_the_help() -> None:
+    done = companion("--help", cwd=ROOT)
+    text = " ".join(done.stdout.split())
+    for status, meaning in EXIT_STATUSES:
+        assert f"{status} {' '.join(meaning.split())}" in text
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file of mode 000")
+def test_a_file_without_read_permission_is_named(files: Path) -> None:
+    secret = files / "secret.trace"
+    secret.write_text(HEADER + "\n")
+    secret.chmod(0)
+    done = companion("sim", "--replay", str(secret), cwd=files)
+    assert done.returncode == 66
+    assert done.stderr == f"companion: cannot read the trace file {secret}: permission denied\n"
+
+
+# ---------------------------------------------------------------- a reader that stops reading
+
+
+PIPED = {
+    # argparse drops what it cannot print itself: --help ends as usual
+    "help": (("--help",), 0),
+    "rules-check": (("rules", "check", "{root}/tests/cases/enceladus.json"), EX_PIPE),
+    "check-config": (("check-config", "{root}/config/companion.toml"), EX_PIPE),
+    "replay": (("replay", "{dir}/game.jsonl", "--no-gif"), EX_PIPE),
+    "monitor": (("monitor", "loop://", "--seconds", "30"), EX_PIPE),
+    "sim": (("sim", "--serve", "socket://127.0.0.1:0"), EX_PIPE),
+}
+
+
+@pytest.mark.parametrize(("args", "status"), PIPED.values(), ids=PIPED.keys())
+def test_output_into_a_closed_pipe_ends_quietly(files: Path, args: tuple[str, ...],
+                                                status: int) -> None:
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader has gone before the first line: every write fails
+    try:
+        done = companion(*_expand(args, files), cwd=files, stdout=writer)
+    finally:
+        os.close(writer)
+    assert (done.returncode, done.stderr) == (status, "")
+
+
+def _line_within(stream: int, seconds: float) -> bytes:
+    """The next line from the pipe ``stream``, waiting at most ``seconds`` for each byte."""
+    line = b""
+    while not line.endswith(b"\n"):
+        ready, _, _ = select.select([stream], [], [], seconds)
+        assert ready, f"no line within {seconds} s (so far {line!r})"
+        byte = os.read(stream, 1)
+        assert byte, f"the output ended (so far {line!r})"
+        line += byte
+    return line
+
+
+def test_monitor_piped_into_head_ends_quietly_when_head_has_its_lines(tmp_path: Path) -> None:
+    with ServedBoard("socket://127.0.0.1:0", "enceladus", {}) as board:
+        monitor = subprocess.Popen([*COMPANION, "monitor", board.port, "--seconds", "60"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+        try:
+            assert monitor.stdout is not None
+            first = _line_within(monitor.stdout.fileno(), 20)  # shown at once, not at exit
+            assert b"link up" in first
+            monitor.stdout.close()  # what head does after its lines
+            board.board.put("e6", "M1")  # one more line for the monitor to write
+            _, err = monitor.communicate(timeout=TIMEOUT_S)
+        finally:
+            if monitor.poll() is None:
+                monitor.kill()
+                monitor.wait()
+    assert (monitor.returncode, err) == (EX_PIPE, b"")
+
+
+# ---------------------------------------------------------------- record: what was recorded stays
+
+
+def test_record_stopped_with_ctrl_c_keeps_the_trace(tmp_path: Path) -> None:
+    trace = tmp_path / "t.trace"
+    with ServedBoard("pty", "enceladus", {"e6": "M1"}) as board:
+        recorder = subprocess.Popen([*COMPANION, "record", board.port, str(trace)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert board.wait_for_host(20), "the recorder asks for the board on connecting"
+            recorder.send_signal(signal.SIGINT)
+            out, err = recorder.communicate(timeout=TIMEOUT_S)
+        finally:
+            if recorder.poll() is None:
+                recorder.kill()
+                recorder.wait()
+    assert recorder.returncode == 0, err
+    recorded = parse_trace(trace.read_text(encoding="ascii"), str(trace))
+    chunks = len(recorded.chunks)
+    assert err == f"{chunks} chunk{'' if chunks == 1 else 's'} recorded in {trace}\n"
+    assert out == ""
+
+
+def test_record_of_a_board_that_goes_away_keeps_the_trace_and_says_so(tmp_path: Path) -> None:
+    trace = tmp_path / "t.trace"
+    with ServedBoard("pty", "enceladus", {}) as board:
+        recorder = subprocess.Popen([*COMPANION, "record", board.port, str(trace)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert board.wait_for_host(20)
+        finally:
+            board.close()  # the pseudo-terminal goes, as a board unplugged
+        try:
+            _, err = recorder.communicate(timeout=TIMEOUT_S)
+        finally:
+            if recorder.poll() is None:
+                recorder.kill()
+                recorder.wait()
+    assert recorder.returncode == 69
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert err.startswith(f"companion: lost the board on {board.port} after ")
+    assert err.endswith(f"what came before is in {trace}\n")
+    assert trace.read_text(encoding="ascii").startswith(HEADER)
+
+
+# ---------------------------------------------------------------- the daemon without its board
+
+
+def test_the_daemon_says_once_that_its_board_port_is_missing(tmp_path: Path) -> None:
+    port = tmp_path / "ttyUSB9"
+    config = tmp_path / "companion.toml"
+    config.write_text(f'[board]\nport = "{port}"\n[display]\ndisplay = "dummy"\n'
+                      f'[journal]\ndirectory = "{tmp_path / "journals"}"\n')
+    env = {**os.environ, "GPIOZERO_PIN_FACTORY": "mock"}
+    env.pop("JOURNAL_STREAM", None)
+    daemon = subprocess.Popen([*COMPANION, "run", "--config", str(config)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert daemon.stderr is not None
+        line = b""
+        while b"not found" not in line:
+            line = _line_within(daemon.stderr.fileno(), 20)
+        daemon.send_signal(signal.SIGTERM)
+        rest = daemon.communicate(timeout=TIMEOUT_S)[1]
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+    text = line.decode()
+    assert text.count(str(port)) == 1, text
+    assert text.rstrip().endswith(
+        f"board disconnected: port {port} not found; trying again "
+        "(plug the board in, or check [board] port)")
+    assert str(port) not in rest.decode(), "said once, not again in another line"
+    assert daemon.returncode == 0
