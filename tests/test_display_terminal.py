@@ -100,13 +100,13 @@ def test_the_picture_fits_the_terminal_and_never_scrolls_it(pty: Pty) -> None:
                               frame=frame))
     matrix.cleanup()
     settle(pty, matrix)
-    width, height = fit(16, 16, pty.columns, pty.rows - 4)
+    width, height = fit(16, 16, pty.columns, pty.rows - 4 - 1)
     rows = picture_rows(pty)
     assert not pty.screen.history.top  # nothing ever scrolled off the top
     assert rows[: height // 2] == [UPPER_HALF * width] * (height // 2)
     assert all(not row for row in rows[height // 2:])
     assert (pty.screen.cursor.y, pty.screen.cursor.x) == (height // 2, 0)  # under the picture
-    assert width <= pty.columns and height // 2 <= pty.rows - 4
+    assert width <= pty.columns and height // 2 + 1 <= pty.rows - 4  # and the cursor's row
 
 
 def test_a_frame_with_nothing_new_writes_nothing_and_a_ticker_frame_little(pty: Pty) -> None:

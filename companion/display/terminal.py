@@ -65,9 +65,10 @@ class TerminalMatrix:
 
     ``width`` x ``height``: the matrix (``mode`` is ``"RGB"``).  ``stream``: where to write,
     a terminal (default ``sys.stdout``).  ``reserve``: rows to leave free under the picture
-    (for what is printed after it).  ``size``: the terminal's ``(columns, rows)``, asked on
-    every frame so a resized terminal gets a fitted picture (default
-    ``shutil.get_terminal_size``).  ``bytes_written`` counts the characters written.
+    for what is printed after it, besides the row the cursor waits on.  ``size``: the
+    terminal's ``(columns, rows)``, asked on every frame so a resized terminal gets a fitted
+    picture (default ``shutil.get_terminal_size``).  ``bytes_written`` counts the bytes
+    written.
     """
 
     mode = "RGB"
@@ -92,7 +93,7 @@ class TerminalMatrix:
     def display(self, image: Image.Image) -> None:
         """Draw ``image`` (``width`` x ``height``), writing only the cells that changed."""
         columns, rows = self._size()
-        picture = fit(self.width, self.height, columns, max(1, rows - self._reserve))
+        picture = fit(self.width, self.height, columns, max(1, rows - self._reserve - 1))
         out: list[str] = []
         if self._fitted != (columns, rows, *picture):
             out.append("\x1b[0m\x1b[2J")  # a new size: start from a clear screen

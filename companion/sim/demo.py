@@ -94,10 +94,10 @@ def run_demo(
         seated = seat(config, stack, device=make_device(device_options), speed=speed)
         service, table = seated.service, seated.players
         if sys.stdout.isatty():
-            # the rows printed at the end (two of summary, a player each, the winner, the GIF,
-            # the journal) and the shell's prompt stay free under the picture
+            # the rows printed at the end stay free under the picture: two of summary, a
+            # player each, the winner, the GIF, the journal
             picture = TerminalMatrix(int(MATRIX["width"]), int(MATRIX["height"]),
-                                     reserve=players + 6)
+                                     reserve=players + 5)
             terminal = Display(picture, frame_interval=interval)
             stack.callback(terminal.close)
             service.screen_listeners.append(terminal.show)
