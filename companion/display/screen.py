@@ -38,7 +38,9 @@ class Screen:
     ``cells``: cell name -> canonical piece (``companion.rules.base``), every cell of the layout
     (the rules core's ``board(state)``; empty cells as ``""``) so the board's outline is drawn.
     ``highlights``: cell -> role (:data:`ROLES`).  ``message``: a prompt, question, warning or
-    ``"Player 2 wins"``.  ``scores``: per player ``(1, "3-4-5-5-6")`` or ``(2, "14 pts")``.
+    ``"Player 2 wins"``; one for the player to move starts ``"P2: "`` (the turn badge then says
+    who, and under a map it does not interrupt the scores going by).  ``scores``: per player
+    ``(1, "3-4-5-5-6")`` or ``(2, "14 pts")``.
     ``to_move``: the player whose turn it is, 0 for nobody (setup, game over).  ``urgent``: the
     message is a warning: drawn at once, interrupting a scroll, in the alarm colour, without
     the scores.  ``menu``/``menu_index``: the choices Select cycles through and the current one.
