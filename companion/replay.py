@@ -4,10 +4,11 @@ The journal (:mod:`companion.journal`) holds the setup and every committed step 
 notation, chance outcomes included, so the whole game replays through the rules core alone:
 :func:`replay_game` yields one :class:`Moment` per position, :func:`format_game` prints the
 steps with the scores after each, and :func:`write_gif` draws every position as the matrix
-showed it (:func:`companion.display.render`), one frame per step.  Reading never changes the
-file: a torn last line is skipped, not cut off, and a damaged journal is shown up to its last
-good line, with a line saying where and why it stops.  Journals of every version this
-companion reads are replayed, those written before lines carried checks (version 1) too.
+shows it (:func:`companion.display.render_frame`), in real time: a frame every
+:data:`FRAME_MS`, the tickers running on from step to step as on the matrix.  Reading never
+changes the file: a torn last line is skipped, not cut off, and a damaged journal is shown up
+to its last good line, with a line saying where and why it stops.  Journals of every version
+this companion reads are replayed, those written before lines carried checks (version 1) too.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 from PIL import Image
 
 from companion import journal
-from companion.display import Screen, render
+from companion.display import Screen, render_frame
+from companion.display.text import Ticker
 from companion.errors import CompanionError, JournalError, UsageError
 from companion.files import replaced
 from companion.rules import GAMES
@@ -31,7 +33,11 @@ STEP_MS = 800
 """How long each step stays on screen in the GIF, in milliseconds."""
 
 END_MS = 4000
-"""How long the last position stays on screen in the GIF, in milliseconds."""
+"""How long the last position stays on screen in the GIF at least, in milliseconds (longer
+when its ranking takes longer to go by)."""
+
+FRAME_MS = 50
+"""Time between two frames of the GIF, in milliseconds: the matrix's default frame interval."""
 
 MAX_GIF_SIDE = 1024
 """The widest and tallest GIF drawn, in image pixels (every frame is held in memory)."""
@@ -100,26 +106,31 @@ def format_game(record: journal.GameRecord, moments: Sequence[Moment]) -> list[s
 
 def screens(record: journal.GameRecord, rules: GameRules[Any, Any],
             moments: Sequence[Moment]) -> list[Screen]:
-    """The matrix's screen at every position: the board, the scores and the step made."""
+    """The matrix's screen at every position: the board, the scores and the step made, after
+    the badge of the player who made it; at the end the ranking."""
     layout = str(record.header.get("layout", rules.name))
     out = []
     for moment in moments:
         over = rules.outcome(moment.state)
-        message = (f"{moment.number}. P{moment.player} {moment.step}" if moment.number
-                   else "Setup")
+        message = f"P{moment.player}: {moment.number}. {moment.step}" if moment.number else "Setup"
+        ranking: tuple[tuple[int, str], ...] = ()
         if over is not None:
-            message += "  Game over: " + " ".join(f"P{p} {r}" for p, r, _ in over.ranking)
+            winners = " and ".join(f"Player {p}" for p in over.winners)
+            message = f"{moment.number}. P{moment.player} {moment.step}. {winners} won " \
+                      f"({over.termination})"
+            ranking = tuple((p, r) for p, r, _ in over.ranking)
         out.append(Screen(game=rules.name, layout=layout, cells=rules.board(moment.state),
-                          scores=moment.scores, message=message,
-                          to_move=0 if over is not None else rules.to_move(moment.state)))
+                          scores=moment.scores, message=message, ranking=ranking,
+                          to_move=moment.player if over is None else 0))
     return out
 
 
 def write_gif(shown: Sequence[Screen], path: Path, *, width: int, height: int, mode: str = "RGB",
               scale: int = 8) -> None:
-    """Draw ``shown`` as an animated GIF at ``path``: one frame per screen on a ``width`` x
-    ``height`` matrix in ``mode`` (see :func:`companion.display.render`), each pixel
-    ``scale`` x ``scale`` image pixels, :data:`STEP_MS` per frame and :data:`END_MS` on the last.
+    """Draw ``shown`` as an animated GIF at ``path`` on a ``width`` x ``height`` matrix in
+    ``mode`` (see :func:`companion.display.render_frame`), each pixel ``scale`` x ``scale``
+    image pixels: every screen for :data:`STEP_MS`, the last one for :data:`END_MS` or until
+    its tickers have gone by once, a frame every :data:`FRAME_MS`.
 
     Raises ``ValueError`` for an empty ``shown``, a bad mode or size
     (:class:`companion.errors.UsageError` for a GIF over :data:`MAX_GIF_SIDE` pixels a side);
@@ -130,12 +141,27 @@ def write_gif(shown: Sequence[Screen], path: Path, *, width: int, height: int, m
     if max(width, height) * scale > MAX_GIF_SIDE:
         raise UsageError(f"a {width} x {height} matrix at scale {scale} makes a GIF wider than "
                          f"{MAX_GIF_SIDE} pixels: choose a smaller --scale")
-    frames = [render(screen, width=width, height=height, mode=mode).convert("RGB")
-              .resize((width * scale, height * scale), Image.Resampling.NEAREST)
-              for screen in shown]
-    durations = [STEP_MS] * (len(frames) - 1) + [END_MS]
-    frames[0].save(path, format="GIF", save_all=True, append_images=frames[1:],
-                   duration=durations, loop=0)
+    ticker = Ticker()
+    frames: list[Image.Image] = []
+    durations: list[int] = []
+    tick = 0
+    for number, screen in enumerate(shown, 1):
+        count, frame = STEP_MS // FRAME_MS, 0
+        while frame < count:
+            rendered = render_frame(screen, width=width, height=height, mode=mode, frame=frame,
+                                    ticker=ticker, tick=tick)
+            if frame == 0 and number == len(shown):  # the end: until its ranking went by
+                count = max(END_MS // FRAME_MS, rendered.cycle)
+            image = rendered.image.convert("RGB")
+            if frames and image.tobytes() == frames[-1].tobytes():
+                durations[-1] += FRAME_MS  # nothing moved: the last GIF frame stays longer
+            else:
+                frames.append(image)
+                durations.append(FRAME_MS)
+            frame, tick = frame + 1, tick + 1
+    big = [f.resize((width * scale, height * scale), Image.Resampling.NEAREST) for f in frames]
+    big[0].save(path, format="GIF", save_all=True, append_images=big[1:], duration=durations,
+                loop=0)
 
 
 def replay(path: Path, *, gif: Path | None, width: int = 16, height: int = 16, mode: str = "RGB",

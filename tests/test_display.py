@@ -3,7 +3,7 @@
 Each case renders a :class:`Screen` through ``render`` onto a ``luma.core.device.dummy`` and
 compares the device's image with ``tests/golden/<name>.png`` pixel for pixel
 (``ImageChops.difference(a, b).getbbox() is None``).  After a deliberate change of the drawing,
-regenerate the references and look at them before committing:
+regenerate the references and look at them (scaled up, nearest neighbour) before committing:
 
     COMPANION_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/test_display.py
 
@@ -24,8 +24,17 @@ from PIL import Image, ImageChops
 
 from companion.display import Screen, render, render_frame
 from companion.display.geometry import COLUMNS, board_grid, enceladus_grid
-from companion.display.palette import BLACK, FLOWERS, GUIDE, MARTIAN, WHITE, blink, piece_colour
-from companion.display.text import HOLD, plain
+from companion.display.palette import (
+    BLACK,
+    FLOWERS,
+    GUIDE,
+    WHITE,
+    blink,
+    piece_colour,
+    player_colour,
+)
+from companion.display.render import DIE_FACE, FLASH
+from companion.display.text import HOLD, Ticker, plain
 from companion.rules.hexes import DIRECTIONS, HexGrid, add, hex_name, hexagon
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -167,13 +176,24 @@ def screens() -> dict[str, Screen]:
         "enceladus-menu": Screen(
             "enceladus", "enceladus", mid, message="Pay with which colour?",
             menu=("blue", "red", "yellow"), menu_index=1, scores=HANDS, to_move=1),
+        "enceladus-turn": Screen(
+            "enceladus", "enceladus", mid, message="P2: your turn", scores=HANDS, to_move=2),
         "enceladus-over": Screen(
-            "enceladus", "enceladus", mid, message="Player 1 wins: 3-4-5-5-6",
-            scores=((1, "3-4-5-5-6 1pt"), (2, "0-4-5-5-6 0pt"))),
+            "enceladus", "enceladus", mid,
+            message="Player 1 wins (player 2 cannot reach any flower). OK: new game",
+            scores=HANDS, ranking=HANDS),
         "mars-move": Screen(
             "mars", "mars", mars_cells, highlights=mars_dest, message="Move 3 or 5",
             scores=((1, "14 pts"), (2, "9 pts"), (3, "21 pts")), to_move=1,
             extra={"pool": "3 5", "track": "P1 14 (lap 1)"}),
+        "mars-pool": Screen(
+            "mars", "mars", mars_cells, message="P3: move 1, 2, 3, 4, 5 or 6",
+            scores=((1, "14 pts"), (2, "9 pts"), (3, "21 pts")), to_move=3,
+            extra={"pool": "1 2 3 4 5 6", "track": "P1 14 P2 9 P3 21"}),
+        "mars-over": Screen(
+            "mars", "mars", mars_cells, message="Player 3 wins (no moves left). OK: new game",
+            scores=((1, "14 pts"), (2, "9 pts"), (3, "21 pts")),
+            ranking=((3, "21 pts"), (1, "14 pts"), (2, "9 pts"))),
     }
     for board in URANUS_BOARDS:
         cells, dest = uranus_position(board)
@@ -209,7 +229,8 @@ def cases() -> list[tuple[str, Screen, tuple[int, int], str, int]]:
         for size in MONO_SIZES:
             out.append((name, screen, size, "1", 0))
         out.append((name, screen, (16, 16), "RGB", 0))
-    for name, frame in (("enceladus-move", 8), ("enceladus-wrong", 4), ("mars-move", 40)):
+    for name, frame in (("enceladus-move", 8), ("enceladus-wrong", 4), ("mars-move", 40),
+                        ("enceladus-turn", 10), ("enceladus-over", 40)):
         out.append((name, screens()[name], (16, 16), "RGB", frame))
     for name, frame in (("text-message", 40), ("text-urgent", 30), ("text-menu", 60)):
         out.append((name, text_screens()[name], (32, 8), "1", frame))
@@ -283,14 +304,15 @@ def test_an_empty_destination_lights_up_and_a_flower_destination_goes_dark() -> 
     assert blink(FLOWERS["yellow"], "dest", 0) == BLACK
 
 
-def test_a_gardener_on_a_flower_is_drawn_as_the_gardener() -> None:
-    assert piece_colour("M2+red") == MARTIAN
+def test_a_gardener_on_a_flower_is_drawn_in_its_players_colour() -> None:
+    assert piece_colour("M2+red") == player_colour(2) == piece_colour("D2")
     assert piece_colour("D1") != piece_colour("D2")
 
 
 def test_highlights_blink_so_the_screen_is_animated() -> None:
     screen = screens()["mars-move"]
-    still = Screen(screen.game, screen.layout, screen.cells, message="Go")
+    flowers = {c: p for c, p in screen.cells.items() if not p.startswith("M")}  # no flashing
+    still = Screen(screen.game, screen.layout, flowers, message="Go")
     assert render_frame(screen, width=16, height=16, mode="RGB").animated
     assert not render_frame(still, width=16, height=16, mode="RGB").animated
 
@@ -304,13 +326,14 @@ def test_a_long_message_rests_at_its_start_then_scrolls_one_pixel_a_frame() -> N
     screen = text_screens()["text-message"]
     frames = [render(screen, width=32, height=8, mode="1", frame=f) for f in (0, HOLD, HOLD + 1)]
     assert pixels(frames[0]) == pixels(frames[1])
-    shifted = frames[2].crop((0, 0, 31, 8))
-    assert pixels(shifted) == pixels(frames[1].crop((1, 0, 32, 8)))
+    shifted = frames[2].crop((9, 0, 31, 8))  # the text, right of the turn badge
+    assert pixels(shifted) == pixels(frames[1].crop((10, 0, 32, 8)))
 
 
 def test_an_urgent_message_replaces_the_scores_on_one_line() -> None:
     urgent = text_screens()["text-urgent"]
-    alone = Screen(urgent.game, urgent.layout, urgent.cells, message=urgent.message, urgent=True)
+    alone = Screen(urgent.game, urgent.layout, urgent.cells, message=urgent.message, urgent=True,
+                   to_move=urgent.to_move)
     for frame in (0, 50, 100):
         a = render(urgent, width=32, height=8, mode="1", frame=frame)
         b = render(alone, width=32, height=8, mode="1", frame=frame)
@@ -359,3 +382,196 @@ def test_a_screen_keeps_its_own_copy_of_the_cells() -> None:
 def test_a_screen_refuses_an_unknown_highlight_role() -> None:
     with pytest.raises(ValueError, match="role"):
         Screen("mars", "mars", {}, highlights={"0,1": "maybe"})
+
+
+# ---- whose turn, dice, gardeners, the end -------------------------------------------------
+
+
+def colours(image: Image.Image, box: tuple[int, int, int, int]) -> set[tuple[int, int, int]]:
+    crop = image.convert("RGB").crop(box)
+    return {crop.getpixel((x, y)) for x in range(crop.width) for y in range(crop.height)}
+
+
+@pytest.mark.parametrize(("size", "mode", "badge"), [
+    ((16, 16), "RGB", (0, 11, 5, 16)), ((32, 32), "RGB", (0, 23, 8, 31)),
+    ((64, 32), "RGB", (0, 23, 8, 31)),
+])
+def test_the_badge_shows_whose_turn_in_their_colour(size: tuple[int, int], mode: str,
+                                                    badge: tuple[int, int, int, int]) -> None:
+    for player in (1, 2):
+        screen = Screen("enceladus", "enceladus", enceladus_midgame(), message="P1: go on",
+                        scores=HANDS, to_move=player)
+        shown = colours(render(screen, width=size[0], height=size[1], mode=mode), badge)
+        assert player_colour(player) in shown and player_colour(3 - player) not in shown
+
+
+def test_the_mono_badge_is_an_inverted_digit_in_the_first_module() -> None:
+    screen = Screen("enceladus", "enceladus", {}, message="P2: go on", scores=HANDS, to_move=2)
+    image = render(screen, width=32, height=8, mode="1").convert("L")
+    lit = sum(image.getpixel((x, y)) > 0 for x in range(8) for y in range(8))
+    assert 30 < lit < 64  # a lit block with a dark digit in it...
+    assert not any(image.getpixel((8, y)) for y in range(8))  # ...then a dark column
+    assert pixels(render(screen, width=32, height=8, mode="1")) != pixels(render(
+        Screen("enceladus", "enceladus", {}, message="P2: go on", scores=HANDS, to_move=1),
+        width=32, height=8, mode="1"))
+
+
+@pytest.mark.parametrize(("size", "mode"), [((16, 16), "RGB"), ((32, 8), "1"), ((64, 32), "RGB")])
+def test_a_prompt_for_the_player_to_move_leaves_the_player_to_the_badge(
+        size: tuple[int, int], mode: str) -> None:
+    cells = enceladus_midgame()
+    prompt = Screen("enceladus", "enceladus", cells, message="P2: go on", scores=HANDS, to_move=2)
+    bare = Screen("enceladus", "enceladus", cells, message="go on", scores=HANDS, to_move=2)
+    assert pixels(render(prompt, width=size[0], height=size[1], mode=mode)) == pixels(
+        render(bare, width=size[0], height=size[1], mode=mode))
+
+
+def die_digit(image: Image.Image, left: int, top: int) -> str:
+    """The digit on the die whose face starts at ``left``, ``top``: its white pixels."""
+    return "".join("#" if image.getpixel((x, y)) == WHITE else "."
+                   for y in range(top, top + 7) for x in range(left, left + 5))
+
+
+def test_mars_dice_show_their_values_as_digits() -> None:
+    screen = screens()["mars-pool"]
+    image = render(screen, width=64, height=32, mode="RGB").convert("RGB")
+    faces = [die_digit(image, 23 + 6 * i, 0) for i in range(6)]
+    assert len(set(faces)) == 6  # six values, six different faces
+    assert image.getpixel((23, 0)) == DIE_FACE
+    one = Screen("mars", "mars", screen.cells, extra={"pool": "1"})
+    assert die_digit(render(one, width=64, height=32, mode="RGB").convert("RGB"), 23, 0) == \
+        faces[0]
+
+
+def test_a_16x16_matrix_shows_two_dice_and_the_rest_of_the_pool_in_words() -> None:
+    screen = screens()["mars-pool"]
+    image = render(screen, width=16, height=16, mode="RGB").convert("RGB")
+    assert image.getpixel((11, 0)) == DIE_FACE and image.getpixel((11, 6)) == DIE_FACE
+    two = Screen("mars", "mars", screen.cells, extra={"pool": "1 2"})
+    assert pixels(render(two, width=16, height=16, mode="RGB").crop((11, 0, 16, 11))) == \
+        pixels(image.crop((11, 0, 16, 11)))
+    long = render_frame(screen, width=16, height=16, mode="RGB")
+    short = render_frame(Screen("mars", "mars", screen.cells, message=screen.message,
+                                scores=screen.scores, to_move=3,
+                                extra={"track": screen.extra["track"]}),
+                         width=16, height=16, mode="RGB")
+    assert long.cycle > short.cycle  # "Pool 1 2 3 4 5 6" goes by on the ticker
+
+
+def test_where_not_every_die_fits_each_value_shows_once() -> None:
+    cells = screens()["mars-pool"].cells
+    pool = render(Screen("mars", "mars", cells, extra={"pool": "2 2 5 5"}), width=16,
+                  height=16, mode="RGB")
+    values = render(Screen("mars", "mars", cells, extra={"pool": "2 5"}), width=16, height=16,
+                    mode="RGB")
+    assert pixels(pool.crop((11, 0, 16, 11))) == pixels(values.crop((11, 0, 16, 11)))
+
+
+def test_each_players_gardener_has_their_colour_and_a_white_mark() -> None:
+    cells = {name: "" for name in enceladus_midgame()} | {"e5": "M1", "g5": "M2+red"}
+    image = render(Screen("enceladus", "enceladus", cells), width=32, height=32,
+                   mode="RGB").convert("RGB")
+    grid = enceladus_grid()
+    for square, player in (("e5", 1), ("g5", 2)):
+        x2, y = grid.positions[square]
+        cell = colours(image, (x2, 2 * y, x2 + 2, 2 * y + 2))
+        assert player_colour(player) in cell and WHITE in cell
+    x2, y = grid.positions["g5"]
+    assert image.getpixel((x2 + 1, 2 * y + 1)) == FLOWERS["red"]  # the flower it stands on
+
+
+def test_at_one_pixel_a_cell_a_gardener_flashes_between_its_colour_and_white() -> None:
+    cells = {name: "" for name in enceladus_midgame()} | {"e5": "M2"}
+    screen = Screen("enceladus", "enceladus", cells)
+    x2, y = enceladus_grid().positions["e5"]
+    seen = [render_frame(screen, width=16, height=16, mode="RGB", frame=f) for f in (0, FLASH)]
+    assert [f.image.getpixel((x2 // 2, y)) for f in seen] == [player_colour(2), WHITE]
+    assert seen[0].animated
+
+
+def test_the_end_screen_ranks_the_players_by_their_badges() -> None:
+    screen = screens()["mars-over"]
+    image = render(screen, width=32, height=32, mode="RGB")
+    badges = [colours(image, (0, y, 5, y + 5)) for y in (1, 7, 13)]
+    assert [player_colour(p) in b for p, b in zip((3, 1, 2), badges, strict=True)] == [True] * 3
+
+
+def test_the_end_screen_waits_for_the_board_to_be_put_right() -> None:
+    over = screens()["enceladus-over"]
+    restoring = Screen(over.game, over.layout, over.cells, highlights={"e4": "place"},
+                       message="Put the board back as shown", ranking=over.ranking)
+    shown = render(restoring, width=16, height=16, mode="RGB")
+    assert pixels(shown) != pixels(render(over, width=16, height=16, mode="RGB"))
+    x2, y = enceladus_grid().positions["e4"]
+    assert shown.getpixel((x2 // 2, y)) == GUIDE  # the map, with the empty square to fill
+
+
+# ---- the ticker -------------------------------------------------------------------------
+
+
+def ticked(ticker: Ticker, screen: Screen, tick: int, size: tuple[int, int] = (16, 16),
+           mode: str = "RGB") -> Image.Image:
+    return render_frame(screen, width=size[0], height=size[1], mode=mode, ticker=ticker,
+                        tick=tick).image
+
+
+def test_under_a_map_the_scores_go_on_scrolling_while_the_turns_go_by() -> None:
+    cells = enceladus_midgame()
+    ticker = Ticker()
+    mine = Screen("enceladus", "enceladus", cells, message="P1: go on", scores=HANDS, to_move=1)
+    ticked(ticker, mine, 0)
+    before = ticked(ticker, mine, 60)  # the scores are in view by now
+    yours = Screen("enceladus", "enceladus", cells, message="P2: your turn", scores=HANDS,
+                   to_move=2)
+    after = ticked(ticker, yours, 60)
+    text = (6, 11, 16, 16)  # the ticker, right of the badge
+    assert pixels(after.crop(text)) == pixels(before.crop(text))
+    fresh = render(yours, width=16, height=16, mode="RGB")
+    assert pixels(after.crop(text)) != pixels(fresh.crop(text))
+
+
+def test_news_under_a_map_starts_the_line_over_once_it_has_gone_round() -> None:
+    cells = enceladus_midgame()
+    ticker = Ticker()
+    first = Screen("enceladus", "enceladus", cells, message="Set up the board", scores=HANDS)
+    start = render_frame(first, width=16, height=16, mode="RGB", ticker=ticker, tick=0)
+    news = Screen("enceladus", "enceladus", cells, message="Show the tray", scores=HANDS)
+    soon = ticked(ticker, news, start.cycle // 2)  # mid-way: the news takes its place
+    assert pixels(soon) != pixels(render(news, width=16, height=16, mode="RGB"))
+    later = Screen("enceladus", "enceladus", cells, message="Show the tray again", scores=HANDS)
+    round_ = ticked(ticker, later, start.cycle + 1)
+    assert pixels(round_) == pixels(render(later, width=16, height=16, mode="RGB"))
+
+
+@pytest.mark.parametrize("size", [(32, 8), (64, 8)])
+def test_on_a_text_matrix_a_new_message_starts_the_line_over(size: tuple[int, int]) -> None:
+    ticker = Ticker()
+    first = Screen("enceladus", "enceladus", {}, message="P1: your turn", scores=HANDS,
+                   to_move=1)
+    ticked(ticker, first, 0, size, "1")
+    ticked(ticker, first, 50, size, "1")
+    new = Screen("enceladus", "enceladus", {}, message="P1: go on", scores=HANDS, to_move=1)
+    assert pixels(ticked(ticker, new, 51, size, "1")) == pixels(
+        render(new, width=size[0], height=size[1], mode="1"))
+
+
+def test_a_warning_starts_the_line_over_at_once() -> None:
+    ticker = Ticker()
+    cells = enceladus_midgame()
+    calm = Screen("enceladus", "enceladus", cells, message="P1: go on", scores=HANDS, to_move=1)
+    ticked(ticker, calm, 0)
+    ticked(ticker, calm, 50)
+    warning = Screen("enceladus", "enceladus", cells, message="Not a legal move: put it right",
+                     urgent=True, scores=HANDS, to_move=1)
+    assert pixels(ticked(ticker, warning, 51)) == pixels(
+        render(warning, width=16, height=16, mode="RGB"))
+
+
+def test_a_line_keeps_its_place_when_only_a_highlight_changes() -> None:
+    ticker = Ticker()
+    screen = text_screens()["text-message"]
+    ticked(ticker, screen, 0, (32, 8), "1")
+    lit = Screen(screen.game, screen.layout, screen.cells, message=screen.message,
+                 scores=screen.scores, to_move=screen.to_move, highlights={"e5": "dest"})
+    assert pixels(ticked(ticker, lit, HOLD + 5, (32, 8), "1")) == pixels(
+        render(screen, width=32, height=8, mode="1", frame=HOLD + 5))

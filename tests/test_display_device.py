@@ -18,6 +18,21 @@ from companion.errors import ConfigError
 SCREEN = Screen("mars", "mars", {}, message="Roll", scores=((1, "3 pts"),), to_move=1)
 
 
+class Clock:
+    """A clock the test moves on."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def solid(index: int) -> Image.Image:
+    """An 8 x 8 frame of its own colour (no two alike, so the GIF keeps each)."""
+    return Image.new("RGB", (8, 8), (40 * index % 256, 255 - 30 * index % 256, 90))
+
+
 def test_dummy_keeps_the_last_image() -> None:
     device = make_device({"display": "dummy", "width": 16, "height": 16, "mode": "RGB"})
     image = render(SCREEN, width=16, height=16, mode="RGB")
@@ -49,11 +64,14 @@ def test_capture_writes_one_png_per_frame(tmp_path: Path) -> None:
 
 
 def test_gifanim_stops_recording_at_max_frames_instead_of_exiting(tmp_path: Path) -> None:
+    from companion.display.recorder import GifRecorder
+
+    clock = Clock()
     path = tmp_path / "anim.gif"
-    device = make_device({"display": "gifanim", "width": 8, "height": 8, "max_frames": 2,
-                          "filename": str(path)})
+    device = GifRecorder(clock=clock, width=8, height=8, max_frames=2, filename=str(path))
     for frame in range(4):
-        device.display(render(SCREEN, width=8, height=8, mode="RGB", frame=frame * 30))
+        clock.now += 0.05
+        device.display(solid(frame))
     device.cleanup()
     with Image.open(path) as gif:
         assert getattr(gif, "n_frames", 1) == 2
@@ -132,3 +150,45 @@ def test_a_display_closed_for_a_reload_leaves_its_matrix_lit() -> None:
         display.close(switch_off=switch_off)
         lit = device.image.getbbox() is not None
         assert lit is not switch_off  # luma's cleanup clears the matrix unless it persists
+
+
+@pytest.mark.parametrize("contrast", [64, 255])
+def test_emulators_draw_at_full_brightness_whatever_the_contrast(tmp_path: Path,
+                                                                 contrast: int) -> None:
+    template = str(tmp_path / "frame_{0:03}.png")
+    device = make_device({"display": "capture", "width": 16, "height": 16, "scale": 1,
+                          "transform": "none", "file_template": template, "contrast": contrast})
+    image = render(SCREEN, width=16, height=16, mode="RGB")
+    device.display(image)
+    with Image.open(tmp_path / "frame_001.png") as png:
+        assert png.convert("RGB").tobytes() == image.tobytes()
+
+
+def test_a_gif_frame_lasts_as_long_as_it_stood_on_the_matrix(tmp_path: Path) -> None:
+    from companion.display.recorder import GifRecorder
+
+    clock = Clock()
+    path = tmp_path / "real-time.gif"
+    recorder = GifRecorder(clock=clock, width=8, height=8, transform="none", scale=1,
+                           filename=str(path), duration=0.01)
+    for frame, at in enumerate([0.0, 0.05, 0.10, 2.6, 2.605]):  # seconds from the first
+        clock.now = 100.0 + at
+        recorder.display(solid(frame))
+    clock.now = 100.0 + 3.605
+    recorder.cleanup()
+    with Image.open(path) as gif:
+        durations = []
+        for index in range(getattr(gif, "n_frames", 1)):
+            gif.seek(index)
+            durations.append(gif.info["duration"])
+    # 50 ms frames at the display's frame interval, a still screen for its 2.5 s; a frame
+    # replaced within 5 ms (too short for a GIF) gives its time to the next
+    assert sum(durations) == 3610 and durations[:2] == [50, 50] and 2500 in durations
+    assert len(durations) == 4
+
+
+def test_durations_are_measured_in_the_gifs_hundredths() -> None:
+    from companion.display.recorder import durations_ms
+
+    assert durations_ms([0.0, 0.05, 0.1], 0.3) == [50, 50, 200]
+    assert durations_ms([0.0, 0.004, 0.05], 0.1) == [0, 50, 50]

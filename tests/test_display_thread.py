@@ -1,6 +1,8 @@
-"""The display thread: draws at once, animates only while something moves, survives a failing
-device, stops cleanly.  No test measures time: a frozen clock with an hour-long frame interval
-makes every frame come from a ``show``, and waits have generous timeouts only as a safety net."""
+"""The display thread: draws at once, animates by its clock only while something moves, keeps
+the tickers' places from screen to screen, survives a failing device, stops cleanly.  No test
+measures time: a clock the test sets, with an hour-long frame interval, makes every frame come
+from a ``show`` at the tick the test chose, and waits have generous timeouts only as a safety
+net."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ import pytest
 from luma.core.device import dummy
 from PIL import Image
 
-from companion.display import Display, Screen, make_device, render
+from companion.display import Display, Screen, make_device, render, render_frame
+from companion.display.text import HOLD, Ticker
+from tests.test_display import HANDS, enceladus_midgame
 
 WAIT = 10.0  # seconds; a safety net, never reached when the code works
 LONG = "Player 2: move your Martian to a flower in its row or column"
@@ -46,6 +50,32 @@ def stepped(device: Any) -> Iterator[Display]:
     display.close()
 
 
+class SetClock:
+    """A clock that stands still until the test moves it on, by whole frames of an hour."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def at_tick(self, tick: int) -> None:
+        self.now = tick * 3600.0 + 1.0  # inside the tick, clear of rounding
+
+
+@pytest.fixture
+def clock() -> SetClock:
+    return SetClock()
+
+
+@pytest.fixture
+def ticking(device: Any, clock: SetClock) -> Iterator[Display]:
+    """A display on the test's clock: each ``show`` draws the tick the clock is at."""
+    display = Display(device, clock=clock, frame_interval=3600.0)
+    yield display
+    display.close()
+
+
 def test_a_screen_is_drawn_as_soon_as_it_is_shown(stepped: Display, device: Any) -> None:
     stepped.show(screen("Hello"))
     assert stepped.wait_frames(1, WAIT)
@@ -61,13 +91,45 @@ def test_an_urgent_warning_never_waits_for_a_long_scroll(stepped: Display) -> No
     assert same(stepped.last_image, render(warning, width=32, height=8, mode="1", frame=0))
 
 
-def test_a_new_highlight_keeps_the_scroll_position(stepped: Display) -> None:
-    stepped.show(screen(LONG))
-    assert stepped.wait_frames(1, WAIT)
+def test_a_new_highlight_keeps_the_scroll_position(ticking: Display, clock: SetClock) -> None:
+    ticking.show(screen(LONG))
+    assert ticking.wait_frames(1, WAIT)
+    clock.at_tick(HOLD + 7)
     moved = screen(LONG, highlights={"e5": "dest"})
-    stepped.show(moved)
-    assert stepped.wait_frames(2, WAIT)
-    assert same(stepped.last_image, render(moved, width=32, height=8, mode="1", frame=1))
+    ticking.show(moved)
+    assert ticking.wait_frames(2, WAIT)
+    assert same(ticking.last_image, render(moved, width=32, height=8, mode="1", frame=HOLD + 7))
+
+
+def test_the_ticker_runs_by_the_clock_not_by_the_frames_drawn(ticking: Display,
+                                                             clock: SetClock) -> None:
+    ticking.show(screen(LONG))
+    assert ticking.wait_frames(1, WAIT)
+    clock.at_tick(HOLD + 30)  # thirty frames' time later, however few were drawn
+    ticking.show(screen(LONG, highlights={"e5": "dest"}))
+    assert ticking.wait_frames(2, WAIT)
+    assert same(ticking.last_image, render(screen(LONG), width=32, height=8, mode="1",
+                                           frame=HOLD + 30))
+
+
+def test_under_a_map_the_scores_scroll_on_across_turns(clock: SetClock) -> None:
+    device = dummy(width=16, height=16, mode="RGB")
+    display = Display(device, clock=clock, frame_interval=3600.0)
+    cells = enceladus_midgame()
+    turns = [Screen("enceladus", "enceladus", cells, message=f"P{p}: {m}", scores=HANDS,
+                    to_move=p) for p in (1, 2) for m in ("your turn", "go on")]
+    mirror = Ticker()  # what the matrix should show: the same screens on one ticker
+    try:
+        for tick, shown in enumerate(turns * 5, start=0):
+            clock.at_tick(tick * 9)
+            display.show(shown)
+            assert display.wait_frames(tick + 1, WAIT)
+            expected = render_frame(shown, width=16, height=16, mode="RGB", ticker=mirror,
+                                    tick=tick * 9).image
+            assert same(display.last_image, expected)
+        assert not same(display.last_image, render(turns[-1], width=16, height=16, mode="RGB"))
+    finally:
+        display.close()
 
 
 def test_a_new_message_starts_from_its_beginning(stepped: Display) -> None:
@@ -151,7 +213,7 @@ def test_close_stops_the_thread_and_cleans_the_device_up() -> None:
 
 def test_closing_a_gifanim_display_writes_the_gif(tmp_path: Path) -> None:
     path = tmp_path / "matrix.gif"
-    device = make_device({"display": "gifanim", "width": 16, "height": 16,
+    device = make_device({"display": "gifanim", "width": 16, "height": 16, "transform": "none",
                           "filename": str(path)})
     display = Display(device, clock=frozen_clock, frame_interval=3600.0)
     display.show(screen("One"))
@@ -161,7 +223,10 @@ def test_closing_a_gifanim_display_writes_the_gif(tmp_path: Path) -> None:
     assert not path.exists()
     display.close()
     with Image.open(path) as gif:
-        assert gif.format == "GIF" and getattr(gif, "n_frames", 1) == 2
+        assert gif.format == "GIF"
+        gif.seek(getattr(gif, "n_frames", 1) - 1)
+        last = gif.convert("RGB")
+    assert same(last, render(screen("Two"), width=16, height=16, mode="RGB"))
 
 
 def test_an_idle_scroll_comes_to_rest_at_its_start_and_the_next_screen_scrolls(

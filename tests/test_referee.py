@@ -282,6 +282,8 @@ def test_the_end_of_the_game_is_recognised_and_ranked() -> None:
     over = [e for e in table.effects if isinstance(e, GameOver)]
     assert len(over) == 1 and over[0].outcome.winners == (1,)
     assert "Player 1 wins" in table.screens()[-1].message
+    ranking = over[0].outcome.ranking
+    assert table.screens()[-1].ranking == tuple((p, r) for p, r, _ in ranking)  # the end screen
 
 
 def test_scenario_a_piece_slid_over_legal_stops_is_committed_only_at_its_final_cell() -> None:

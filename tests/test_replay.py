@@ -10,6 +10,7 @@ from PIL import Image
 
 from companion import journal
 from companion.cli import main
+from companion.replay import END_MS, FRAME_MS, STEP_MS
 from companion.rules import load
 from companion.sim.players import choose_step
 
@@ -55,15 +56,22 @@ def test_replay_prints_every_step_with_the_scores_and_the_end(
     assert lines[-1].startswith("Game over (") and record.over is not None
 
 
-def test_replay_draws_one_gif_frame_per_position(
+def test_replay_draws_the_game_in_real_time_with_its_ticker_running(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _game(tmp_path, steps=6)
     gif = tmp_path / "game.gif"
     assert main(["replay", str(path), "--gif", str(gif), "--scale", "2"]) == 0
     assert capsys.readouterr().out.splitlines()[-2] == "Unfinished after 6 steps"
+    durations = []
     with Image.open(gif) as image:
-        assert image.n_frames == 7 and image.size == (32, 32)
+        assert image.size == (32, 32)
+        for index in range(image.n_frames):
+            image.seek(index)
+            durations.append(image.info["duration"])
+    assert len(durations) > 7 * 2  # seven positions, and the text moving on each
+    assert all(ms % FRAME_MS == 0 for ms in durations)
+    assert sum(durations) >= 6 * STEP_MS + END_MS
 
 
 def test_replay_skips_a_torn_last_line_without_touching_the_file(

@@ -159,7 +159,7 @@ def test_check_config_and_every_games_demo_run_from_the_wheel(installed: Venv) -
     for game, demo in demos.items():
         out, err = demo.communicate(timeout=WAIT_S)
         assert demo.returncode == 0, err
-        assert f"Gardens of {game.capitalize()}" in out and "Game over:" in out
+        assert f"Gardens of {game.capitalize()}" in out and "Winner: " in out
         assert out.count(NO_GIF) == 1 and "Matrix animation" not in out
     assert not list((installed.cwd / "out").glob("*.gif"))
 

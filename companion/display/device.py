@@ -7,10 +7,14 @@ The options are those of luma's command line, written with underscores (``displa
 luma.emulator devices are all set up the way luma users know.  Besides them:
 
 * ``display = "dummy"``: ``luma.core.device.dummy`` (keeps the last image; tests, benchmarks);
-* ``contrast`` (0-255): the brightness set on the device once built;
+* ``contrast`` (0-255): the brightness of the LEDs, set on the device once built; the
+  luma.emulator devices always draw at full brightness, so their pictures show the colours
+  the matrix is drawn in (luma dims them by blending with black);
 * the options luma.emulator's devices take that luma's command line has not: ``filename``
   (``gifanim``: where the GIF goes), ``file_template`` (``capture``: the PNG names, e.g.
   ``"frame_{0:06}.png"``) and ``frame_rate`` (``pygame``: most frames a second);
+* ``gifanim`` keeps each frame for as long as it was on the matrix
+  (:class:`~companion.display.recorder.GifRecorder`), so luma's ``duration`` is not used;
 * ``frame_interval_ms`` is read by whoever builds the :class:`~companion.display.Display` and
   ignored here.
 
@@ -235,6 +239,6 @@ def make_device(options: Mapping[str, object]) -> Any:
                           f"({error}).") from error
     if device is None:
         raise ConfigError(f"Display option display={display!r}: luma has no such display.")
-    if contrast is not None:
+    if contrast is not None and display not in EMULATORS:
         device.contrast(contrast)
     return device

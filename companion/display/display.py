@@ -1,13 +1,17 @@
 """The display thread: the one place that draws on the LED matrix (an output edge).
 
 :meth:`Display.show` hands over a new :class:`Screen` and returns at once; the thread draws it
-straight away, then redraws every ``frame_interval`` seconds only while something scrolls or
-blinks.  A static screen is drawn once and the thread sleeps on a condition variable until the
-next ``show`` or ``close`` (no polling).  Because every ``show`` wakes the thread, an urgent
-warning is on the matrix one frame after it is shown, however long the scrolling message before
-it.  A new screen whose text is the same as the old one's (say, only a highlight changed) keeps
-the scroll position, so the line does not jump back; any other new screen, and every urgent one,
-starts from frame 0.
+straight away, then redraws on every tick of its clock (``frame_interval`` seconds apart) only
+while something scrolls, blinks or flashes.  A static screen is drawn once and the thread sleeps
+on a condition variable until the next ``show`` or ``close`` (no polling).  Because every
+``show`` wakes the thread, an urgent warning is on the matrix one frame after it is shown,
+however long the scrolling message before it.
+
+Animation is driven by the clock, not by the count of frames drawn: a slow frame is followed by
+the one due then, so a ticker runs at one pixel per ``frame_interval`` however long drawing
+takes.  The tickers keep their place from one screen to the next
+(:class:`companion.display.text.Ticker`); highlights blink from the moment a screen with new
+text arrives, and keep their rhythm while only the highlights change.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from PIL import Image
 
 from companion.display.render import render_frame
 from companion.display.screen import Screen
+from companion.display.text import Ticker
 
 log = logging.getLogger("companion.display")
 
@@ -32,7 +37,8 @@ def _same_text(a: Screen, b: Screen) -> bool:
 
 
 def _only_scrolls(screen: Screen) -> bool:
-    """Whether nothing on ``screen`` asks for attention: its only motion is scrolling text."""
+    """Whether nothing on ``screen`` asks for attention: its only motion is scrolling text and
+    flashing gardeners."""
     return not (screen.highlights or screen.menu or screen.urgent)
 
 
@@ -42,11 +48,11 @@ class Display:
     ``device``: any luma device (``width``, ``height``, ``mode``, ``display(image)``,
     ``cleanup()``), e.g. from :func:`companion.display.make_device`.  ``clock``: seconds, monotonic
     (injected for tests).  ``frame_interval``: seconds between animation frames (one pixel of
-    scrolling each).  ``calm_after``: seconds after which a screen that only scrolls text (no
-    highlight blinking, no question, no warning) comes to rest at the start of its text, so an
-    idle companion draws nothing (idle CPU near zero on a Pi Zero, where a scrolling marquee
-    costs a fifth of a core); the next screen scrolls again.  The thread starts at once; call
-    :meth:`close` to stop it.
+    scrolling each).  ``calm_after``: seconds after which a screen that only scrolls text and
+    flashes gardeners (no highlight blinking, no question, no warning) comes to rest at the
+    start of its text, so an idle companion draws nothing (idle CPU near zero on a Pi Zero,
+    where a scrolling marquee costs a fifth of a core); the next screen scrolls again.  The
+    thread starts at once; call :meth:`close` to stop it.
 
     ``frames_drawn`` counts the frames the device accepted; ``last_image`` is the last of them.
     An exception while drawing is logged on ``companion.display`` (once per run of failures) and
@@ -111,7 +117,9 @@ class Display:
 
     def _run(self) -> None:
         screen: Screen | None = None
-        frame = 0
+        epoch = self._clock()
+        ticker = Ticker()
+        shown = 0  # the tick at which the screen's text arrived: highlights blink from it
         animated = False
         due = 0.0
         shown_at = 0.0
@@ -127,27 +135,31 @@ class Display:
                     self._cond.wait(left)
                 if self._closing:
                     return
+                now = self._clock()
+                tick = int((now - epoch) / self._interval)
                 if self._fresh:
                     new = self._screen
-                    frame = frame + 1 if screen and new and _same_text(screen, new) else 0
+                    if not (screen and new and _same_text(screen, new)):
+                        shown = tick
                     screen, self._fresh = new, False
-                    shown_at = self._clock()
-                else:
-                    frame += 1
+                    shown_at = now
             if screen is None:
                 continue
-            calm = _only_scrolls(screen) and self._clock() - shown_at >= self._calm_after
-            animated = self._draw(screen, 0 if calm else frame) and not calm
-            due = self._clock() + self._interval
+            if _only_scrolls(screen) and now - shown_at >= self._calm_after:
+                ticker.reset()  # at rest at the start; the next screen starts over
+                self._draw(screen, 0, None, 0)
+                animated = False
+            else:
+                animated = self._draw(screen, tick - shown, ticker, tick)
+            due = epoch + (tick + 1) * self._interval
 
-    def _draw(self, screen: Screen, frame: int) -> bool:
+    def _draw(self, screen: Screen, frame: int, ticker: Ticker | None, tick: int) -> bool:
         """Draw one frame; returns whether to draw the next one after ``frame_interval``: the
         screen is animated, or drawing failed (a passing fault heals by itself)."""
         device = self._device
         try:
-            rendered = render_frame(
-                screen, width=device.width, height=device.height, mode=device.mode, frame=frame
-            )
+            rendered = render_frame(screen, width=device.width, height=device.height,
+                                    mode=device.mode, frame=frame, ticker=ticker, tick=tick)
             device.display(rendered.image)
         except Exception:
             if not self._failing:

@@ -1,8 +1,8 @@
 """Colours of pieces, highlights, players and text on an RGB matrix (8-bit RGB tuples).
 
-Chosen for LEDs, not screens: saturated primaries that stay apart at one pixel.  Martians and
-gardeners are full white, so the Mars ``white`` flower is drawn a lighter grey and ``gray`` a
-darker one; players are told apart by their disc and score-label colours.
+Chosen for LEDs, not screens: saturated primaries that stay apart at one pixel.  A Martian or
+gardener is its player's colour (as are the player's discs, badge and score label) with a white
+mark, so the Mars ``white`` flower is drawn a lighter grey and ``gray`` a darker one.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ UNKNOWN_FLOWER: Colour = (255, 120, 180)  # a colour named in config but not lis
 WILD: Colour = (100, 100, 100)  # the grey wildflower (Gardens of Enceladus, action 10)
 PEAK: Colour = (150, 220, 255)  # ice
 TREE: Colour = (120, 60, 0)
-MARTIAN: Colour = WHITE
+MARK: Colour = WHITE  # what tells a gardener or Martian from a flower of its player's colour
 OCCUPIED: Colour = (200, 200, 200)  # a presence sensor's "something is here"
 NEUTRAL_DISC: Colour = (50, 50, 50)  # D0: the cover of an action that is off in this game
 
@@ -74,18 +74,29 @@ def player_colour(player: int) -> Colour:
     return PLAYERS[player - 1] if 1 <= player <= len(PLAYERS) else WHITE
 
 
+def dark(colour: Colour) -> Colour:
+    """A dark shade of ``colour``: the block behind a small badge's digit."""
+    return (colour[0] * 3 // 10, colour[1] * 3 // 10, colour[2] * 3 // 10)
+
+
+def gardener_mark(player: int) -> Colour:
+    """The mark drawn on player ``player``'s gardener: white, black on a white player."""
+    return BLACK if player_colour(player) == MARK else MARK
+
+
 @lru_cache(maxsize=512)
 def piece_colour(piece: str) -> Colour:
     """The colour of a canonical piece (``companion.rules.base``) at one pixel.
 
-    A Martian on a flower is drawn as the Martian.  Raises
+    A Martian or gardener is its player's colour, on a flower too (see :func:`gardener_mark`
+    for what tells it from a flower).  Raises
     :class:`companion.errors.InvalidStepError` for a name that is not a piece.
     """
     info = parse_piece(piece)
     if info.kind == "flower":
         return FLOWERS.get(info.colour, UNKNOWN_FLOWER)
     if info.kind == "martian":
-        return MARTIAN
+        return player_colour(info.player)
     if info.kind == "disc":
         return player_colour(info.player) if info.player else NEUTRAL_DISC
     return {"wild": WILD, "peak": PEAK, "tree": TREE, "occupied": OCCUPIED}.get(info.kind, BLACK)

@@ -1,33 +1,65 @@
 """A GIF-recording emulator that fits a long-running daemon (imports ``luma.emulator``).
 
-luma.emulator's ``gifanim`` writes its GIF only from an ``atexit`` hook and calls
-``sys.exit`` from ``display()`` once ``max_frames`` are recorded, which inside a display thread
-would end only that thread.  :class:`GifRecorder` writes on ``cleanup()`` (what
-``Display.close`` calls) and stops recording at ``max_frames`` instead.
+luma.emulator's ``gifanim`` writes its GIF only from an ``atexit`` hook, shows every frame for
+the same ``duration`` and calls ``sys.exit`` from ``display()`` once ``max_frames`` are
+recorded, which inside a display thread would end only that thread.  :class:`GifRecorder`
+writes on ``cleanup()`` (what ``Display.close`` calls), stops recording at ``max_frames``
+instead, and keeps every frame in the GIF for as long as it stood on the matrix, so the GIF
+plays in real time: a ticker at the display's frame interval, a still screen for as long as it
+stayed.
 """
 
 from __future__ import annotations
 
 import atexit
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from luma.emulator.device import gifanim
 from PIL import Image
 
+SHORTEST_MS = 20
+"""The shortest frame a GIF keeps, in milliseconds: browsers show anything shorter for 100 ms,
+so a frame replaced sooner is left out (its time goes to the next)."""
+
+
+def durations_ms(stamps: Sequence[float], end: float) -> list[int]:
+    """How long each frame stamped at ``stamps`` (seconds, ascending) stood, up to ``end``, in
+    the GIF's hundredths of a second as milliseconds; 0 for a frame shorter than
+    :data:`SHORTEST_MS`, whose time goes to the next."""
+    out = []
+    carried = 0.0
+    for i, start in enumerate(stamps):
+        stop = stamps[i + 1] if i + 1 < len(stamps) else max(end, start)
+        shown = stop - start + carried
+        ms = round(shown * 100) * 10
+        if ms < SHORTEST_MS and i + 1 < len(stamps):
+            out.append(0)
+            carried = shown
+        else:
+            out.append(max(ms, SHORTEST_MS))
+            carried = 0.0
+    return out
+
 
 class GifRecorder(gifanim):  # type: ignore[misc]
-    """``gifanim`` with the same arguments (``filename``, ``duration`` in seconds, ``loop``,
-    ``max_frames``...), writing the GIF on :meth:`cleanup`."""
+    """``gifanim`` with the same arguments (``filename``, ``loop``, ``max_frames``...), writing
+    the GIF on :meth:`cleanup` with each frame as long as it was shown; ``clock`` (seconds,
+    monotonic) stamps the frames.  luma's ``duration`` is not used: the matrix's own timing is."""
 
     _max_frames: int | None
     _count: int
+    _images: list[Image.Image]
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         atexit.unregister(self.write_animation)
+        self._clock = clock
+        self._stamps: list[float] = []
 
     def display(self, image: Image.Image) -> None:
-        """Record a frame; frames past ``max_frames`` are dropped."""
+        """Record a frame, stamped now; frames past ``max_frames`` are dropped."""
         if self._max_frames and self._count >= self._max_frames:
             return
         limit, self._max_frames = self._max_frames, None  # luma would sys.exit() at the limit
@@ -35,8 +67,21 @@ class GifRecorder(gifanim):  # type: ignore[misc]
             super().display(image)
         finally:
             self._max_frames = limit
+        self._stamps.append(self._clock())
+
+    def write_animation(self) -> None:
+        """Write the GIF of the frames recorded so far, the last one shown until now."""
+        durations = durations_ms(self._stamps, self._clock())
+        frames = [(im, ms) for im, ms in zip(self._images, durations, strict=True) if ms]
+        if not frames:
+            return
+        first, *rest = frames
+        first[0].save(self._filename, save_all=True, loop=self._loop, format="GIF",
+                      append_images=[im for im, _ in rest], duration=[ms for _, ms in frames],
+                      optimize=True)
 
     def cleanup(self) -> None:
         """Write the GIF of the frames recorded so far (once), then forget them."""
         self.write_animation()
         self._images.clear()
+        self._stamps.clear()

@@ -1,30 +1,43 @@
-"""Screens to pixels: :func:`render` is pure, the same screen and frame give the same image.
+"""Screens to pixels: :func:`render` draws a :class:`Screen` for a matrix size and colour mode.
 
-How a screen is laid out depends on the matrix:
+Every layout shows at a glance whose turn it is, the prompt and the scores (or hands):
 
+* **Turn badge**: the player to move as a digit in a block of their colour (inverted on a mono
+  matrix) at the left of the text; a message addressed to them (``"P2: your turn"``) loses its
+  ``P2:``, which the badge says.
 * **Mini-map** (RGB matrices where the board fits at one pixel a cell above a 5-pixel text
   line, i.e. 16 x 16 and up): the board at the largest whole cell size that fits (1 pixel on a
-  16 x 16, 2 on a 32 x 32 or 64 x 32), flower colours, Martians white, highlights blinking;
-  under it a text line (the message, or the menu's current choice, then the scores and the
-  per-game extras).  Where the board leaves room on its right the Mars dice pool is drawn as
-  dice faces and, from 16 free columns, the scores and extras each get a line of their own.
+  16 x 16, 2 on a 32 x 32 or 64 x 32), flower colours, highlights blinking.  A gardener or
+  Martian is its player's colour with a white mark: one white pixel of its cell, or, at one
+  pixel a cell, a slow flash to white.  Right of the map, where there is room, the Mars dice
+  pool as digits on dice (where not all fit, each value once, and the pool on the ticker)
+  and, from 16 free columns, a line per player's score (a filled badge for the player to
+  move) and per extra.  Under the map the text lines: the badge, the message
+  and what the side had no room for, as a ticker.
 * **Text** (every mono matrix, such as MAX7219 chains of 32 x 8, 64 x 8 or 32 x 16, since one
   colour cannot tell the flowers apart, so the message must name the cells; and RGB matrices
-  too small for a map): lines of CP437 text, 8 pixels high; highlights are not drawn.  One
-  line carries the message first, then the scores (``P1 3-4-5-5-6  P2 0-4-5-5-6``) and
-  extras; with two lines the scores get the second.  An urgent message stands alone on the
+  too small for a map): lines of CP437 text, 8 pixels high, after the badge; highlights are not
+  drawn.  One line carries the message first, then the scores (``P1 3-4-5-5-6  P2 0-4-5-5-6``)
+  and extras; with two lines the scores get the second.  An urgent message stands alone on the
   first line; a menu shows its current choice first, after an arrow, then the question.
+* **End** (the game is over and the board is as it should be): the ranking, one line per
+  player from the winner down, each after its player's badge, then the message; on a single
+  line the winner's badge and the ranking as a ticker.
 
-Every line too long for its box scrolls one pixel per ``frame`` (see
-:mod:`companion.display.text`); highlights blink with ``frame`` (see
-:func:`companion.display.palette.blink`).  :func:`render_frame` also says whether anything
-moves, so the display thread sleeps while nothing does.
+Every line too long for its box is a ticker (:mod:`companion.display.text`).  Drawn from
+``frame`` alone every ticker starts at its beginning on frame 0; given a
+:class:`~companion.display.text.Ticker` and the display's ``tick``, lines keep their place from
+screen to screen.  On a text-only matrix the message is the players' guidance, so a new message
+starts its line over; under a map, which shows what to do, a new prompt for the player to move
+does not interrupt the scores going by (any other new message does).  Highlights blink and
+gardeners flash with ``frame`` (see :func:`companion.display.palette.blink`).
+:func:`render_frame` also says whether anything moves, so the display thread sleeps while
+nothing does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PIL import Image
 
@@ -32,72 +45,130 @@ from companion.display import palette
 from companion.display.geometry import BoardGrid, board_grid
 from companion.display.palette import Colour
 from companion.display.screen import Screen
-from companion.display.text import LARGE, SMALL, Font, Segment, draw_line, plain
+from companion.display.text import (
+    LARGE,
+    SMALL,
+    Box,
+    Font,
+    Segment,
+    Tape,
+    Ticker,
+    draw_tape,
+    plain,
+)
+from companion.display.text import width as text_width
 from companion.rules.base import parse_piece
 
 MODES = ("1", "RGB", "RGBA")
 """Image modes of luma devices this module draws for: ``"1"`` mono, ``"RGB"``/``"RGBA"`` colour."""
 
-DIE_FACE: Colour = (110, 0, 0)
-DIE_PIP: Colour = palette.WHITE
-_PIPS: dict[int, tuple[tuple[int, int], ...]] = {
-    1: ((1, 1),),
-    2: ((0, 0), (2, 2)),
-    3: ((0, 0), (1, 1), (2, 2)),
-    4: ((0, 0), (2, 0), (0, 2), (2, 2)),
-    5: ((0, 0), (2, 0), (1, 1), (0, 2), (2, 2)),
-    6: ((0, 0), (0, 1), (0, 2), (2, 0), (2, 1), (2, 2)),
-}
+DIE_FACE: Colour = (150, 0, 0)
+DIE_DIGIT: Colour = palette.WHITE
+FLASH = 10
+"""Frames per phase of a gardener's flash at one pixel a cell (half a second at 50 ms)."""
+
 Item = list[Segment]
 """One status item: a player's score or one extra."""
 
 _SEPARATOR = "   "
+_END = "the end"  # the end screen's tickers' key: they start over when it comes
 _SIDE_TEXT_MIN = 16  # free columns right of the map before scores get lines of their own
 
 
 @dataclass(frozen=True)
 class Frame:
     """A rendered frame: ``image`` (``width`` x ``height``, the requested mode) and whether
-    anything in it scrolls or blinks (``animated``), i.e. whether the next frame differs."""
+    anything in it scrolls, blinks or flashes (``animated``), i.e. whether the next frame
+    differs."""
 
     image: Image.Image
     animated: bool
+    cycle: int = 0
+    """Frames until every ticker on it has come round to its start once (0: none scrolls)."""
+
+
+@dataclass
+class _Pen:
+    """What every drawing step needs: the image, the animation's clocks, what moved."""
+
+    image: Image.Image
+    mono: bool
+    frame: int
+    ticker: Ticker | None
+    tick: int
+    animated: bool = field(default=False)
+    cycle: int = field(default=0)
+
+    def line(self, box: Box, tape: Tape, font: Font, *, centre: bool = True) -> None:
+        phase = self.frame if self.ticker is None else self.ticker.phase(box, tape, font,
+                                                                          self.tick)
+        frames = draw_tape(self.image, box, tape, font, phase, centre=centre, mono=self.mono)
+        self.animated |= bool(frames)
+        self.cycle = max(self.cycle, frames)
 
 
 def render(screen: Screen, *, width: int, height: int, mode: str, frame: int = 0) -> Image.Image:
     """The image of ``screen`` on a ``width`` x ``height`` matrix in ``mode`` (:data:`MODES`) at
-    animation step ``frame`` (one pixel of scrolling per frame).  Pure.
+    animation step ``frame`` (frames since the screen was shown).  Pure.
 
     Raises ``ValueError`` for a mode not in :data:`MODES` or a size below 1 x 1.
     """
     return render_frame(screen, width=width, height=height, mode=mode, frame=frame).image
 
 
-def render_frame(screen: Screen, *, width: int, height: int, mode: str, frame: int = 0) -> Frame:
-    """Like :func:`render`, with whether the screen is animated (see :class:`Frame`)."""
+def render_frame(
+    screen: Screen,
+    *,
+    width: int,
+    height: int,
+    mode: str,
+    frame: int = 0,
+    ticker: Ticker | None = None,
+    tick: int = 0,
+) -> Frame:
+    """Like :func:`render`, with whether the screen is animated (see :class:`Frame`).  With a
+    ``ticker``, the tickers' places come from it at ``tick`` (frames of the display's clock)
+    and it remembers them for the next screen; without, they come from ``frame``."""
     if mode not in MODES:
         raise ValueError(f"cannot draw in image mode {mode!r}; expected one of {MODES}")
     if width < 1 or height < 1:
         raise ValueError(f"cannot draw on a {width} x {height} matrix")
     mono = mode == "1"
-    image = Image.new("RGB", (width, height))
+    pen = _Pen(Image.new("RGB", (width, height)), mono, frame, ticker, tick)
     grid = None if mono else board_grid(screen.layout, screen.cells)
     cell = _cell_size(grid, width, height) if grid is not None else 0
-    if grid is not None and cell:
-        animated = _draw_map_layout(image, screen, grid, cell, frame)
+    if screen.ranking and not screen.highlights:
+        _draw_end(pen, screen)
+    elif grid is not None and cell:
+        _draw_map_layout(pen, screen, grid, cell)
     else:
-        animated = _draw_text_layout(image, screen, frame, mono)
+        _draw_text_area(pen, (0, 0, width, height), screen, _status(screen, frozenset()),
+                        guiding=True)
+    image = pen.image
     if mono:
-        return Frame(image.convert("1", dither=Image.Dither.NONE), animated)
-    return Frame(image if mode == "RGB" else image.convert(mode), animated)
+        image = image.convert("1", dither=Image.Dither.NONE)
+    elif mode != "RGB":
+        image = image.convert(mode)
+    return Frame(image, pen.animated, pen.cycle)
 
 
 # ---- text content ---------------------------------------------------------------------------
 
 
+def _addressed(screen: Screen) -> bool:
+    """Whether the message is a prompt for the player to move (``"P2: ..."``)."""
+    return bool(screen.to_move) and screen.message.startswith(f"P{screen.to_move}: ")
+
+
+def _message(screen: Screen) -> str:
+    """The message without the ``P2:`` that the turn badge says."""
+    text = screen.message
+    return text[len(f"P{screen.to_move}: "):] if _addressed(screen) else text
+
+
 def _head(screen: Screen, font: Font) -> list[Segment]:
     """The message line: the urgent warning, or the menu's choice then the question."""
-    message = plain(screen.message)
+    message = plain(_message(screen))
     if screen.urgent:
         return [(message, palette.URGENT_TEXT)]
     if screen.menu:
@@ -108,68 +179,118 @@ def _head(screen: Screen, font: Font) -> list[Segment]:
     return [(message, palette.TEXT)] if message else []
 
 
-def _score(screen: Screen, player: int, result: str) -> list[Segment]:
-    mark = ">" if player == screen.to_move else ""
-    return [(mark, palette.TEXT), (f"P{player}", palette.player_colour(player)),
-            (" " + plain(result), palette.TEXT)]
+def _said(screen: Screen) -> str:
+    """What the message line says, as a ticker's key: a change starts it over."""
+    return repr((screen.message, screen.urgent, screen.menu, screen.menu_index))
 
 
-def _extra(key: str, value: str) -> list[Segment]:
+def _one_line_keys(screen: Screen, guiding: bool) -> tuple[str, str]:
+    """``key`` and ``news`` (see :class:`~companion.display.text.Tape`) of a line that carries
+    the message and the status together: a warning, a question, or any new message where the
+    text is the guidance (``guiding``) starts it over at once; under a map a new message is
+    news, and a new prompt for the player to move (what the badge says) neither."""
+    if screen.urgent or screen.menu or guiding:
+        return _said(screen), ""
+    return "", "" if _addressed(screen) else _said(screen)
+
+
+def _score(player: int, result: str) -> Item:
+    return [(f"P{player}", palette.player_colour(player)), (" " + plain(result), palette.TEXT)]
+
+
+def _extra(key: str, value: str) -> Item:
     return [(key.capitalize(), palette.LABEL_TEXT), (" " + plain(value), palette.TEXT)]
 
 
-def _status(screen: Screen, skip: frozenset[str]) -> tuple[list[Item], list[Item]]:
+def _status(screen: Screen, skip: frozenset[str]) -> list[Item]:
     """The status items: one per player's score, one per extra (but the keys in ``skip``)."""
-    scores = [_score(screen, p, result) for p, result in screen.scores]
-    return scores, [_extra(k, v) for k, v in screen.extra.items() if k not in skip]
+    scores = [_score(p, result) for p, result in screen.scores]
+    return scores + [_extra(k, v) for k, v in screen.extra.items() if k not in skip]
 
 
-def _joined(items: Sequence[Sequence[Segment]], separator: str) -> list[Segment]:
-    out: list[Segment] = []
-    for item in items:
-        if out:
-            out.append((separator, palette.TEXT))
-        out.extend(item)
-    return out
+# ---- the turn badge -------------------------------------------------------------------------
 
 
-def _status_lines(scores: list[Item], extras: list[Item]) -> list[list[Segment]]:
-    return [line for line in (_joined(scores, "  "), _joined(extras, "  ")) if line]
+def _badge_width(font: Font) -> int:
+    """A badge is square, as high as the font: the first 8 x 8 module of a MAX7219 chain."""
+    return font.height
 
 
-def _lines(
-    screen: Screen, font: Font, count: int, status: list[list[Segment]]
-) -> list[list[Segment]]:
-    """``count`` lines: the message line first, then the ``status`` lines, the overflow folded
-    into the last line.  An urgent message alone on one line drops the status."""
+def _glyph_width(ch: str, font: Font) -> int:
+    columns = font.glyphs[ord(ch)]
+    return len(columns) - (1 if columns and columns[-1] == 0 else 0)
+
+
+def _draw_badge(pen: _Pen, box: Box, player: int, font: Font, *, filled: bool = True) -> None:
+    """Player ``player``'s badge in ``box``: their digit in their colour, marked (``filled``)
+    by a block behind it: of the colour behind a dark digit in the large font, of a dark shade
+    of it behind the coloured digit in the small one (whose digits fill their whole height and
+    would not read inverted)."""
+    left, top, box_w, box_h = box
+    colour = palette.WHITE if pen.mono else palette.player_colour(player)
+    digit = str(player % 10)
+    ink = colour
+    if filled:
+        shade = palette.dark(colour) if font is SMALL and not pen.mono else colour
+        pen.image.paste(shade, (left, top, left + box_w, top + box_h))
+        ink = colour if shade != colour else palette.BLACK
+    x = left + (box_w - _glyph_width(digit, font) + 1) // 2
+    y = top + (box_h - font.height + 1) // 2
+    for dx, column in enumerate(font.glyphs[ord(digit)]):
+        for row in range(font.height):
+            if column >> (font.top + row) & 1 and 0 <= y + row < top + box_h:
+                pen.image.putpixel((x + dx, y + row), ink)
+
+
+# ---- text areas -----------------------------------------------------------------------------
+
+
+def _rows(font: Font, box_h: int) -> tuple[int, int]:
+    """Line pitch and line count of ``font`` in ``box_h`` pixels (CP437 glyphs keep their own
+    blank bottom row, the small font gets one)."""
+    if font is LARGE:
+        return LARGE.height, max(1, box_h // LARGE.height)
+    return SMALL.height + 1, max(1, (box_h + 1) // (SMALL.height + 1))
+
+
+def _area_font(box_w: int, box_h: int) -> tuple[Font, int, int]:
+    """Font, line pitch and line count for a ``box_w`` x ``box_h`` text area: the large font
+    from 8 rows and 32 columns (narrower, the small one shows more of a line)."""
+    font = LARGE if box_h >= LARGE.height and box_w >= 32 else SMALL
+    return (font, *_rows(font, box_h))
+
+
+def _draw_text_area(
+    pen: _Pen, box: Box, screen: Screen, status: list[Item], *, guiding: bool
+) -> None:
+    """The badge of the player to move, then the message and ``status`` in lines: the
+    message alone on the first of several lines (or, urgent, alone on the only one), the
+    status items one line each, the overflow folded into the last line as a ticker."""
+    left, top, box_w, box_h = box
+    font, pitch, count = _area_font(box_w, box_h)
+    used = count * pitch - (pitch - font.height)
+    top += max(0, (box_h - used) // 2)
+    if screen.to_move:
+        badge_w = _badge_width(font)
+        _draw_badge(pen, (left, top, badge_w, used), screen.to_move, font)
+        left, box_w = left + badge_w + 1, box_w - badge_w - 1
     head = _head(screen, font)
     if count == 1:
         items = [head] if screen.urgent else [head, *status]
-        return [_joined([i for i in items if i], _SEPARATOR)]
-    lines = ([head] if head else []) + status
-    lines = lines[: count - 1] + [_joined(lines[count - 1:], _SEPARATOR)]
-    return lines + [[] for _ in range(count - len(lines))]
+        key, news = _one_line_keys(screen, guiding)
+        lines = [Tape.of(items, separator=_SEPARATOR, key=key, news=news)]
+    else:
+        rest = status[count - 2:] if head else status[count - 1:]
+        singles = status[: len(status) - len(rest)]
+        lines = [Tape.of([head], key=_said(screen))] if head else []
+        lines += [Tape.of([i]) for i in singles]
+        if rest:
+            lines.append(Tape.of(rest, separator=_SEPARATOR))
+    for i, tape in enumerate(lines):
+        pen.line((left, top + i * pitch, box_w, font.height), tape, font)
 
 
-# ---- layouts --------------------------------------------------------------------------------
-
-
-def _text_layout_font(height: int) -> tuple[Font, int, int]:
-    """Font, line pitch and line count for a text-only matrix ``height`` pixels high."""
-    if height >= LARGE.height:
-        return LARGE, LARGE.height, height // LARGE.height
-    return SMALL, SMALL.height + 1, max(1, (height + 1) // (SMALL.height + 1))
-
-
-def _draw_text_layout(image: Image.Image, screen: Screen, frame: int, mono: bool) -> bool:
-    font, pitch, count = _text_layout_font(image.height)
-    top = max(0, (image.height - count * pitch) // 2)
-    animated = False
-    status = _status_lines(*_status(screen, frozenset()))
-    for i, line in enumerate(_lines(screen, font, count, status)):
-        box = (0, top + i * pitch, image.width, min(pitch, font.height))
-        animated |= draw_line(image, box, line, font, frame, mono=mono)
-    return animated
+# ---- the mini-map ---------------------------------------------------------------------------
 
 
 def _cell_size(grid: BoardGrid, width: int, height: int) -> int:
@@ -188,61 +309,94 @@ def _fits(grid: BoardGrid, cell: int, width: int, height: int) -> bool:
 
 def _pool(screen: Screen) -> list[int]:
     values = screen.extra.get("pool", "").split()
-    return [int(v) for v in values if v.isdigit() and int(v) in _PIPS]
+    return [int(v) for v in values if v.isdigit() and 1 <= int(v) <= 9]
 
 
 @dataclass(frozen=True)
-class _Side:
-    """What goes right of the map: dice faces (``per_row`` to a row, ``rows`` rows), one text
-    line per status item that fits (``lines``); ``rest`` are the status lines left for the
-    ticker."""
+class _Dice:
+    """Dice faces on the side: ``size`` (width, height) each, ``per_row`` to a row."""
 
-    dice: list[int]
+    values: list[int]
+    size: tuple[int, int]
     per_row: int
-    rows: int
-    lines: list[list[Segment]]
-    rest: list[list[Segment]]
+
+    @property
+    def height(self) -> int:
+        rows = -(-len(self.values) // self.per_row) if self.values else 0
+        return rows * (self.size[1] + 1)
 
 
-def _plan_side(screen: Screen, width: int, height: int, cell: int) -> _Side:
-    """Fill a ``width`` x ``height`` pixel box right of the map: dice first, then status."""
+def _plan_dice(screen: Screen, box_w: int, box_h: int) -> _Dice:
+    """The pool's dice that fit a ``box_w`` x ``box_h`` side: digits on faces with a pixel of
+    margin around, or, where that leaves too few, margins only left and right.  Where not
+    every die fits, each value once (the distances a gardener may go), or as many as fit;
+    the whole pool then goes by on the ticker."""
     dice = _pool(screen)
-    face = 3 * cell
-    per_row = (width + 1) // (face + 1) if dice else 0
-    rows = min(-(-len(dice) // per_row), (height + 1) // (face + 1)) if per_row else 0
-    shown = dice[: rows * per_row]
-    scores, extras = _status(screen, frozenset({"pool"}) if shown == dice else frozenset())
-    free = height - rows * (face + 1)
-    count = (free + 1) // (SMALL.height + 1) if width >= _SIDE_TEXT_MIN else 0
-    rest = _status_lines(scores[count:], extras[max(0, count - len(scores)):])
-    return _Side(shown, per_row, rows, (scores + extras)[:count], rest)
+    values = list(dict.fromkeys(dice))
+    face_w = _glyph_width("8", SMALL) + 2
+    best = _Dice([], (face_w, SMALL.height), 1)
+    for face_h in (SMALL.height + 2, SMALL.height):
+        per_row = (box_w + 1) // (face_w + 1)
+        room = per_row * ((box_h + 1) // (face_h + 1))
+        shown = dice if len(dice) <= room else values if len(values) <= room else dice[:room]
+        if room and (len(shown) > len(best.values) or shown == dice != best.values):
+            best = _Dice(shown, (face_w, face_h), per_row)
+    return best
 
 
-def _draw_map_layout(
-    image: Image.Image, screen: Screen, grid: BoardGrid, cell: int, frame: int
-) -> bool:
+def _draw_dice(pen: _Pen, dice: _Dice, origin: tuple[int, int]) -> None:
+    """Each die as its value, a white digit on a red face."""
+    left, top = origin
+    face_w, face_h = dice.size
+    for i, value in enumerate(dice.values):
+        x = left + (i % dice.per_row) * (face_w + 1)
+        y = top + (i // dice.per_row) * (face_h + 1)
+        pen.image.paste(DIE_FACE, (x, y, x + face_w, y + face_h))
+        digit = Tape.of([[(str(value), DIE_DIGIT)]])
+        pen.line((x + 1, y + (face_h - SMALL.height) // 2, face_w - 1, SMALL.height), digit,
+                 SMALL, centre=False)
+
+
+def _draw_side(pen: _Pen, screen: Screen, box: Box, dice: _Dice) -> list[Item]:
+    """Dice, then a line per score (after the player's badge, filled for the player to move)
+    and per extra, in ``box`` right of the map; returns the status items left for the ticker
+    under the map."""
+    left, top, box_w, box_h = box
+    _draw_dice(pen, dice, (left, top))
+    skip = frozenset({"pool"}) if dice.values == _pool(screen) else frozenset()
+    items = _status(screen, skip)
+    lines_top = top + dice.height
+    count = (top + box_h - lines_top + 1) // (SMALL.height + 1) if box_w >= _SIDE_TEXT_MIN else 0
+    lines: list[tuple[int, Item]] = [(p, [(plain(r), palette.TEXT)]) for p, r in screen.scores]
+    lines += [(0, item) for item in items[len(screen.scores):]]
+    badge_w = _badge_width(SMALL)
+    for i, (player, item) in enumerate(lines[:count]):
+        y, x = lines_top + i * (SMALL.height + 1), left
+        if player:
+            _draw_badge(pen, (x, y, badge_w, SMALL.height), player, SMALL,
+                        filled=player == screen.to_move)
+            x += badge_w + 1
+        pen.line((x, y, left + box_w - x, SMALL.height), Tape.of([item]), SMALL, centre=False)
+    return items[count:]
+
+
+def _draw_map_layout(pen: _Pen, screen: Screen, grid: BoardGrid, cell: int) -> None:
+    image = pen.image
     board_w, board_h = grid.pixel_size(cell)
-    below = image.height - board_h
-    font = LARGE if below > LARGE.height else SMALL
-    pitch = font.height + 1
-    count = max(1, (below + 1) // pitch)
-    ticker_top = image.height - (count * pitch - 1)
-    map_top = (ticker_top - board_h) // 2
     side_left = board_w + 1
-    side = _plan_side(screen, image.width - side_left, board_h, cell)
-
-    used = side.rows or side.lines
-    map_left = 0 if used else (image.width - board_w) // 2
-    animated = _draw_board(image, screen, grid, cell, (map_left, map_top), frame)
-    _draw_dice(image, side.dice, (side_left, map_top), cell, side.per_row)
-    lines_top = map_top + side.rows * (3 * cell + 1)
-    for i, item in enumerate(side.lines):
-        box = (side_left, lines_top + i * (SMALL.height + 1), image.width - side_left, SMALL.height)
-        animated |= draw_line(image, box, item, SMALL, frame, centre=False)
-    for i, line in enumerate(_lines(screen, font, count, side.rest)):
-        box = (0, ticker_top + i * pitch, image.width, font.height)
-        animated |= draw_line(image, box, line, font, frame)
-    return animated
+    dice = _plan_dice(screen, image.width - side_left, board_h)
+    if _pool(screen) and not dice.values:  # a die needs the seam's column too
+        side_left = board_w
+        dice = _plan_dice(screen, image.width - side_left, board_h)
+    side_w = image.width - side_left
+    side_text = side_w >= _SIDE_TEXT_MIN
+    map_left = 0 if dice.values or side_text else (image.width - board_w) // 2
+    _draw_board(pen, screen, grid, cell, (map_left, 0))
+    rest = _draw_side(pen, screen, (side_left, 0, side_w, board_h), dice)
+    below = (0, board_h + 1, image.width, image.height - board_h - 1)
+    if below[3] < SMALL.height:
+        below = (0, board_h, image.width, image.height - board_h)
+    _draw_text_area(pen, below, screen, rest, guiding=False)
 
 
 def _background(layout: str, name: str) -> Colour:
@@ -259,14 +413,10 @@ def _background(layout: str, name: str) -> Colour:
 
 
 def _draw_board(
-    image: Image.Image,
-    screen: Screen,
-    grid: BoardGrid,
-    cell: int,
-    origin: tuple[int, int],
-    frame: int,
-) -> bool:
-    """Draw every cell of ``grid``; returns whether a highlight blinks."""
+    pen: _Pen, screen: Screen, grid: BoardGrid, cell: int, origin: tuple[int, int]
+) -> None:
+    """Draw every cell of ``grid``: pieces, gardeners with their marks, highlights."""
+    image, frame = pen.image, pen.frame
     left, top = origin
     block = cell - 1 if cell >= 3 else cell  # a dark seam between big cells
     quarter = max(1, block // 2)
@@ -275,33 +425,70 @@ def _draw_board(
         piece = screen.cells.get(name, "")
         info = parse_piece(piece)
         main = palette.piece_colour(piece) if piece else _background(screen.layout, name)
-        flower_under = info.kind == "martian" and info.colour
-        under = palette.piece_colour(info.colour) if flower_under else None
+        mark = palette.gardener_mark(info.player) if info.kind == "martian" else None
+        under = palette.piece_colour(info.colour) if mark and info.colour else None
+        if mark and pixels is not None:
+            pen.animated = True
+            main = mark if (frame // FLASH) % 2 else main
         role = screen.highlights.get(name)
         if role:
             main = palette.blink(main, role, frame)
             under = palette.blink(under, role, frame) if under else None
+            mark = palette.blink(mark, role, frame) if mark else None
+            pen.animated = True
         x, y_px = left + x2 * cell // 2, top + y * cell
         if pixels is not None:
             pixels[x, y_px] = main
+            continue
+        image.paste(main, (x, y_px, x + block, y_px + block))
+        if under:  # the flower under a gardener peeks out at the lower right
+            image.paste(under, (x + block - quarter, y_px + block - quarter, x + block,
+                                y_px + block))
+        if mark:
+            image.paste(mark, (x, y_px, x + max(1, block // 3), y_px + max(1, block // 3)))
+
+
+# ---- the end of the game --------------------------------------------------------------------
+
+
+def _end_font(screen: Screen, width: int, height: int) -> tuple[Font, int, int]:
+    """The large font where every result fits on a line of its own after its badge, else the
+    small one where they do, else the one that shows more of them (large from 32 columns)."""
+    for font in (LARGE, SMALL):
+        pitch, count = _rows(font, height)
+        room = width - _badge_width(font) - 1
+        if font.height <= height and count >= len(screen.ranking) and all(
+                text_width([(plain(r), palette.TEXT)], font) <= room for _, r in screen.ranking):
+            return font, pitch, count
+    return _area_font(width, height)
+
+
+def _draw_end(pen: _Pen, screen: Screen) -> None:
+    """The ranking, a line per player after their badge, best first, then the message (every
+    line starting at its beginning when the end screen comes)."""
+    image = pen.image
+    ranking = list(screen.ranking)
+    message = [(plain(screen.message), palette.TEXT)] if screen.message else []
+    font, pitch, count = _end_font(screen, image.width, image.height)
+    badge_w = _badge_width(font)
+    if count == 1:
+        _draw_badge(pen, (0, 0, badge_w, image.height), ranking[0][0], font)
+        items = [_score(p, r) for p, r in ranking] + [message]
+        pen.line((badge_w + 1, 0, image.width - badge_w - 1, font.height),
+                 Tape.of(items, separator=_SEPARATOR, key=_END), font)
+        return
+    lines = min(count, len(ranking) + (1 if message else 0))
+    top = (image.height - (lines * pitch - (pitch - font.height))) // 2
+    for i in range(lines):
+        y = top + i * pitch
+        if i >= len(ranking):
+            pen.line((0, y, image.width, font.height), Tape.of([message], key=_END), font)
+        elif i == lines - 1 and len(ranking) > lines:  # no room: the rest as a ticker
+            rest = [_score(p, r) for p, r in ranking[i:]] + [message]
+            pen.line((0, y, image.width, font.height),
+                     Tape.of(rest, separator=_SEPARATOR, key=_END), font)
         else:
-            image.paste(main, (x, y_px, x + block, y_px + block))
-        if under and cell >= 2:  # the flower under a gardener peeks out at the lower right
-            corner = (x + block - quarter, y_px + block - quarter, x + block, y_px + block)
-            image.paste(under, corner)
-    return bool(screen.highlights.keys() & grid.positions.keys())
-
-
-def _draw_dice(
-    image: Image.Image, dice: list[int], origin: tuple[int, int], cell: int, per_row: int
-) -> None:
-    """Dice faces, 3 x 3 pips of ``cell`` pixels each, ``per_row`` to a row."""
-    left, top = origin
-    face = 3 * cell
-    for i, value in enumerate(dice):
-        fx = left + (i % per_row) * (face + 1)
-        fy = top + (i // per_row) * (face + 1)
-        image.paste(DIE_FACE, (fx, fy, fx + face, fy + face))
-        for px, py in _PIPS[value]:
-            x, y = fx + px * cell, fy + py * cell
-            image.paste(DIE_PIP, (x, y, x + cell, y + cell))
+            player, result = ranking[i]
+            _draw_badge(pen, (0, y, badge_w, font.height), player, font)
+            pen.line((badge_w + 1, y, image.width - badge_w - 1, font.height),
+                     Tape.of([[(plain(result), palette.TEXT)]], key=_END), font, centre=False)

@@ -38,12 +38,16 @@ class Screen:
     ``cells``: cell name -> canonical piece (``companion.rules.base``), every cell of the layout
     (the rules core's ``board(state)``; empty cells as ``""``) so the board's outline is drawn.
     ``highlights``: cell -> role (:data:`ROLES`).  ``message``: a prompt, question, warning or
-    ``"Player 2 wins"``.  ``scores``: per player ``(1, "3-4-5-5-6")`` or ``(2, "14 pts")``.
+    ``"Player 2 wins"``; one for the player to move starts ``"P2: "`` (the turn badge then says
+    who, and under a map it does not interrupt the scores going by).  ``scores``: per player
+    ``(1, "3-4-5-5-6")`` or ``(2, "14 pts")``.
     ``to_move``: the player whose turn it is, 0 for nobody (setup, game over).  ``urgent``: the
     message is a warning: drawn at once, interrupting a scroll, in the alarm colour, without
     the scores.  ``menu``/``menu_index``: the choices Select cycles through and the current one.
     ``extra``: per-game extras, key -> text: ``"pool": "3 5"`` (Mars dice, also drawn as dice
-    faces where room), ``"tube": "b3 r2"``, ``"track": "P1 12 (lap 1)"``...
+    where room), ``"tube": "b3 r2"``, ``"track": "P1 12 (lap 1)"``...  ``ranking``: once the
+    game is over, every player's result, best first: ``((2, "6-6-6-8-10"), (1, "5-5-5-6-13"))``
+    (drawn as the end screen once the board is as it should be, i.e. nothing is highlighted).
 
     Raises ``ValueError`` for an unknown game, layout or highlight role, or a ``menu_index``
     outside ``menu``: these are programming errors of the caller, not player errors.
@@ -60,6 +64,7 @@ class Screen:
     menu: tuple[str, ...] = ()
     menu_index: int = 0
     extra: Mapping[str, str] = field(default_factory=_no_map)
+    ranking: tuple[tuple[int, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.game not in GAMES:
@@ -78,3 +83,4 @@ class Screen:
         object.__setattr__(self, "extra", _frozen(self.extra))
         object.__setattr__(self, "scores", tuple(self.scores))
         object.__setattr__(self, "menu", tuple(self.menu))
+        object.__setattr__(self, "ranking", tuple(self.ranking))

@@ -1,10 +1,15 @@
-"""Lines of text on the matrix: luma's legacy bitmap fonts, coloured segments, scrolling.
+"""Lines of text on the matrix: luma's legacy bitmap fonts, coloured segments, the ticker.
 
 Glyphs come from ``luma.core.legacy`` (``text``/``textsize``, the fonts of
 ``luma.core.legacy.font`` made proportional), as in luma's own ``show_message``; this module only
-chooses the font, clips to a box and scrolls.  A line wider than its box scrolls one pixel per
-frame as a marquee: it holds still for :data:`HOLD` frames with its start readable (a new
-message shows at once, never from off screen), then runs left and comes round again after a gap.
+chooses the font, clips to a box and scrolls.
+
+A line is a :class:`Tape` of items (a prompt, a player's score, an extra).  A tape wider than
+its box is a ticker: it rests :data:`HOLD` frames with its start readable, runs left one pixel a
+frame and comes round again after a :data:`GAP`.  Drawn from a frame number alone
+(:func:`offset_at`) a tape always starts over; a :class:`Ticker` instead keeps every line's
+place from one screen to the next, so a score keeps scrolling while the turns go by, and starts
+a line over only when its ``key`` changes (a new question, a warning, a new kind of message).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from luma.core.legacy import textsize
 from luma.core.legacy.font import CP437_FONT, TINY_FONT, proportional
 from PIL import Image, ImageDraw
 
-from companion.display.palette import WHITE, Colour
+from companion.display.palette import TEXT, WHITE, Colour
 
 HOLD = 20
 """Frames a scrolling line rests at its start (1 s at the default 50 ms a frame)."""
@@ -28,6 +33,9 @@ GAP = 12
 
 Segment = tuple[str, Colour]
 """A run of text in one colour."""
+
+Box = tuple[int, int, int, int]
+"""``(left, top, width, height)`` in pixels."""
 
 
 @dataclass(frozen=True)
@@ -64,36 +72,149 @@ def width(segments: Sequence[Segment], font: Font) -> int:
     return sum(textsize(chunk, font.glyphs)[0] for chunk, _ in segments if chunk)
 
 
-def draw_line(
+@dataclass(frozen=True)
+class Tape:
+    """One line: ``items`` (each a run of segments) set one after the other, ``separator``
+    between two.  For a :class:`Ticker`: when ``key`` changes the line starts over at once;
+    when ``news`` changes it starts over once it has gone round since it last started (at once
+    if it has), so news in quick succession cannot keep the rest of the line from being read;
+    any other change keeps the line's place."""
+
+    items: tuple[tuple[Segment, ...], ...]
+    separator: str = "  "
+    key: str = ""
+    news: str = ""
+
+    @classmethod
+    def of(cls, items: Sequence[Sequence[Segment]], *, separator: str = "  ", key: str = "",
+           news: str = "") -> Tape:
+        """A tape of the non-empty ``items``."""
+        kept = tuple(tuple(i) for i in items if any(chunk for chunk, _ in i))
+        return cls(kept, separator, key, news)
+
+    def segments(self) -> list[Segment]:
+        """The whole line as segments, separators included."""
+        out: list[Segment] = []
+        for item in self.items:
+            if out:
+                out.append((self.separator, TEXT))
+            out.extend(item)
+        return out
+
+    def spans(self, font: Font) -> list[tuple[int, int]]:
+        """Each item's ``(start, end)`` pixel column along the line set in ``font``."""
+        out, x, sep = [], 0, width([(self.separator, TEXT)], font)
+        for item in self.items:
+            end = x + width(item, font)
+            out.append((x, end))
+            x = end + sep
+        return out
+
+
+def offset_at(total: int, phase: int) -> int:
+    """How far (pixels) a scrolling line of ``total`` pixels has run at ``phase`` frames after
+    its start: still for :data:`HOLD` frames, then one pixel a frame, round after :data:`GAP`."""
+    return max(0, phase % cycle(total) - HOLD)
+
+
+@dataclass
+class _Place:
+    tape: Tape
+    font: Font
+    start: int  # the tick at which the line was (or would have been) at phase 0
+    started: int  # the tick at which it last started over
+
+
+class Ticker:
+    """Where every line on the matrix is along its tape, kept from one screen to the next
+    (the display thread's; lines are known by their box).
+
+    :meth:`phase` gives a line's phase at ``tick`` (frames, counted by the caller's clock).
+    A line starts over at its beginning when it is new, when its tape's ``key`` changes, or
+    when its ``news`` changes and it has gone round once since it last started (see
+    :class:`Tape`).  Otherwise it keeps its place: the item in view stays in view at the same
+    distance into it (cut to its new length), the gap stays the gap.
+    """
+
+    def __init__(self) -> None:
+        self._places: dict[Box, _Place] = {}
+
+    def reset(self) -> None:
+        """Forget every line: each starts over at its beginning."""
+        self._places.clear()
+
+    def phase(self, box: Box, tape: Tape, font: Font, tick: int) -> int:
+        """The phase (frames since the line was at its start) of ``tape`` drawn in ``box``."""
+        old = self._places.get(box)
+        if old is None or old.tape.key != tape.key or old.font != font or (
+                old.tape.news != tape.news and self._went_round(old, box, tick)):
+            self._places[box] = _Place(tape, font, tick, tick)
+            return 0
+        if old.tape != tape:
+            old.start = tick - _same_place(old, tape, font, tick - old.start)
+            old.tape = tape
+        return tick - old.start
+
+    @staticmethod
+    def _went_round(place: _Place, box: Box, tick: int) -> bool:
+        total = width(place.tape.segments(), place.font)
+        return total <= box[2] or tick - place.started >= cycle(total)
+
+
+def _same_place(old: _Place, tape: Tape, font: Font, phase: int) -> int:
+    """The phase of ``tape`` that shows what ``old`` shows at ``phase``."""
+    old_total = width(old.tape.segments(), old.font)
+    period = cycle(old_total)
+    phase %= period
+    x = phase - HOLD
+    if x <= 0:
+        return phase  # resting at the start: rest on
+    total = width(tape.segments(), font)
+    if x >= old_total:  # in the gap after the end: as far from the next start
+        return max(HOLD, cycle(total) - (period - phase))
+    new_spans = tape.spans(font)
+    for i, (start, end) in enumerate(old.tape.spans(old.font)):
+        if x < end + width([(old.tape.separator, TEXT)], old.font) and i < len(new_spans):
+            new_start, new_end = new_spans[i]
+            return HOLD + new_start + min(x - start, max(0, new_end - new_start))
+    return 0
+
+
+def cycle(total: int) -> int:
+    """Frames a scrolling line of ``total`` pixels takes to come round to its start."""
+    return total + GAP + HOLD
+
+
+def draw_tape(
     image: Image.Image,
-    box: tuple[int, int, int, int],
-    segments: Sequence[Segment],
+    box: Box,
+    tape: Tape,
     font: Font,
-    frame: int,
+    phase: int,
     *,
     centre: bool = True,
     mono: bool = False,
-) -> bool:
-    """Draw one line in ``box`` = ``(left, top, width, height)`` pixels of ``image``.
+) -> int:
+    """Draw ``tape`` in ``box`` of ``image`` at ``phase`` (see :func:`offset_at`), over what is
+    drawn there already.
 
-    A line that fits is drawn still (centred, or left-aligned with ``centre=False``); a longer one
-    scrolls with ``frame``.  ``mono`` draws every segment white.  Returns whether the line scrolls.
+    A tape that fits is drawn still (centred, or left-aligned with ``centre=False``); a longer
+    one scrolls.  ``mono`` draws every segment white.  Returns the frames the tape takes to
+    come round (:func:`cycle`), 0 when it stands still.
     """
     left, top, box_w, box_h = box
+    segments = tape.segments()
     total = width(segments, font)
     if total == 0 or box_w <= 0:
-        return False
-    strip = Image.new("RGB", (box_w, box_h))
+        return 0
+    strip = image.crop((left, top, left + box_w, top + box_h))
     draw = ImageDraw.Draw(strip)
     y = -font.top
     if total <= box_w:
         starts = [(box_w - total) // 2 if centre else 0]
-        scrolls = False
     else:
-        cycle = total + GAP
-        offset = max(0, frame % (cycle + HOLD) - HOLD)
-        starts = [-offset, cycle - offset]
-        scrolls = True
+        offset = offset_at(total, phase)
+        starts = [-offset, total + GAP - offset]
     for x in starts:
         for chunk, colour in segments:
             for ch in chunk:
@@ -102,4 +223,4 @@ def draw_line(
                     legacy_text(draw, (x, y), ch, fill=WHITE if mono else colour, font=font.glyphs)
                 x += advance
     image.paste(strip, (left, top))
-    return scrolls
+    return cycle(total) if total > box_w else 0

@@ -698,6 +698,7 @@ class Referee:
             cells=dict(self.expected),
             scores=scores,
             to_move=to_move,
+            ranking=tuple((p, r) for p, r, _ in outcome.ranking) if outcome is not None else (),
         )
         if not self.have_board:
             return replace(base, message="Waiting for the board...")
