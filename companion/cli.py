@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack, suppress
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from companion import __version__
 from companion.errors import (
@@ -32,6 +33,9 @@ from companion.errors import (
     OutputFileError,
     UsageError,
 )
+
+if TYPE_CHECKING:
+    from companion.service import Service
 
 EX_USAGE = 2
 """A wrong command line (argparse's own status)."""
@@ -121,25 +125,63 @@ def _check_config(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Signals:
+    """The daemon's signal handlers, installed before anything else so that a SIGTERM during
+    start-up (systemd stopping a unit that is still starting) is a clean stop, not a death by
+    the signal: a stop asked for before the service exists is kept and carried out as soon
+    as it does (:meth:`attach`), or at once by :meth:`stopped_early`."""
+
+    def __init__(self, config_path: str) -> None:
+        self.config_path = config_path
+        self.service: Service | None = None
+        self.early_stop: str | None = None
+        signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGINT, self._stop)
+        signal.signal(signal.SIGHUP, self._reload)
+
+    def _stop(self, signum: int, frame: FrameType | None) -> None:
+        name = signal.Signals(signum).name
+        if self.service is None:
+            self.early_stop = self.early_stop or name
+        else:
+            self.service.stop(name)
+
+    def _reload(self, signum: int, frame: FrameType | None) -> None:
+        if self.service is not None:  # before start the configuration is read afresh anyway
+            self.service.reload(self.config_path)  # only queues an event: the loop reloads
+
+    def stopped_early(self) -> bool:
+        """Whether a stop came before the service was built; if so, tells systemd
+        ``STOPPING=1`` and logs it."""
+        if self.early_stop is None:
+            return False
+        from companion.notify import Notifier
+
+        notifier = Notifier.from_environment()
+        notifier.stopping()
+        notifier.close()
+        logging.getLogger("companion").info("stopping: %s during start-up", self.early_stop)
+        return True
+
+    def attach(self, service: Service) -> Service:
+        """From now on signals go to ``service``; a stop that came before is passed on."""
+        self.service = service
+        if self.early_stop is not None:
+            service.stop(self.early_stop)
+        return service
+
+
 def _run(args: argparse.Namespace) -> int:
+    signals = _Signals(str(args.config))
     from companion.config import load_config
     from companion.service import build
 
     config = load_config(args.config)
     _setup_logging(args.log_level or config.log.level)
+    if signals.stopped_early():
+        return 0
     with ExitStack() as stack:
-        service = build(config, stack)
-
-        def _stop(signum: int, frame: FrameType | None) -> None:
-            service.stop(signal.Signals(signum).name)
-
-        def _reload(signum: int, frame: FrameType | None) -> None:
-            service.reload(str(args.config))  # only queues an event: the loop reloads
-
-        signal.signal(signal.SIGTERM, _stop)
-        signal.signal(signal.SIGINT, _stop)
-        signal.signal(signal.SIGHUP, _reload)
-        service.run()
+        signals.attach(build(config, stack)).run()
     return 0
 
 
