@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -150,8 +151,28 @@ class TablePlayers:
             else:
                 self._press(op.name)
 
+    def _wait_for_turn(self) -> bool:
+        """Wait, as a person does, until the matrix prompts a player ("P1: ..."): the daemon
+        has the board and sees it set up.  ``False`` on a stop or after ``step_timeout``."""
+        deadline = time.monotonic() + self.step_timeout
+        with self._changed:
+            while not self._stop.is_set():
+                screen = self._screen
+                if screen is not None and re.match(r"P\d", screen.message):
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+        return False
+
     def _play(self) -> None:
         try:
+            if not self._wait_for_turn():
+                if not self._stop.is_set():
+                    self.error = "the companion never showed that the board is set up"
+                    log.error("%s", self.error)
+                return
             while not self._stop.is_set() and self.rules.outcome(self.state) is None:
                 step = choose_step(self.rules, self.state, self.rng)
                 after = self.rules.apply(self.state, step)
