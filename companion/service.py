@@ -111,6 +111,13 @@ def _sentence(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
+def _wrong_cells(screen: Any) -> list[str]:
+    """The cells ``screen`` (a :class:`companion.display.screen.Screen` or ``None``) shows as
+    wrong, sorted."""
+    highlights = screen.highlights if screen is not None else {}
+    return sorted(cell for cell, role in highlights.items() if role == "wrong")
+
+
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
@@ -465,7 +472,12 @@ class Service:
 
     def _show(self, screen: Any) -> None:
         """Show ``screen``, marked while the journal is behind (players must know that a power
-        cut now would lose steps); the first screen after a failed write says so in words."""
+        cut now would lose steps); the first screen after a failed write says so in words.
+        A board refused (cells shown as wrong) is logged once, and again when other cells
+        become wrong, so that a daemon whose matrix nobody sees tells what it refuses."""
+        wrong = _wrong_cells(screen)
+        if wrong and wrong != _wrong_cells(self._plain_screen):
+            log.info("no legal step explains the board: %s shown as wrong", ", ".join(wrong))
         self._plain_screen = screen
         if self.note and not self.referee.syncing:
             self.note = ""  # the board matches: the players have seen where the game stands

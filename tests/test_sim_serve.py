@@ -10,6 +10,7 @@ commits and screens), never on the machine's speed.
 
 from __future__ import annotations
 
+import logging
 import queue
 import re
 import subprocess
@@ -361,3 +362,134 @@ def test_dice_an_illegal_move_and_a_question_on_a_presence_board(tmp_path: Path,
         board.process.stdin.close()  # the end of input ends the simulator
         assert board.process.wait(10) == 0
     assert len(daemon.commits) == 4
+
+
+def test_forbidden_steps_are_carried_out_and_the_daemon_logs_what_it_refuses(
+        tmp_path: Path, stack: ExitStack, caplog: pytest.LogCaptureFixture) -> None:
+    """Gardens of Enceladus steps the rules forbid, carried out as their notation says: the
+    daemon shows their cells as wrong and logs that once per board refused; every restore
+    answers in one line; a step whose pieces the notation does not place is one sentence."""
+    board = sim(stack, "--interactive", "--speed", "4")
+    board.line()
+    with caplog.at_level(logging.INFO, logger="companion"), \
+            Daemon(tmp_path, board.port) as daemon:
+        observed = daemon.service.referee.observed
+        for place in ("@L4", "@L7"):
+            board.says(place, "should commit")
+        assert daemon.wait(lambda: daemon.commits == ["@L4", "@L7"])
+        for step, physical, put_back in (
+                # P1's Martian from L4 onto e5 (taking its flower), then the flower of e6
+                ("e5/e6", {"L4": EMPTY, "e5": "M1", "e6": EMPTY}, "L4, e5, e6"),
+                # three blue flowers on the tray, P1's disc on the pick slot, f5 picked
+                ("pick:blue:f5", {"T1": "blue", "T2": "blue", "T3": "blue", "A4": "D1",
+                                  "f5": EMPTY}, "A4, T1, T2, T3, f5")):
+            before = len(caplog.records)
+            said = board.says(step, "as wrong")
+            assert said[0].startswith(f"{step} is not legal here (") and \
+                said[0].endswith("carried out all the same, so the companion should refuse it.")
+            assert daemon.wait(lambda: bool(daemon.wrong()) and all(  # noqa: B023
+                observed.get(c) == p for c, p in physical.items()))  # noqa: B023
+            wrong = ", ".join(sorted(daemon.wrong()))
+            assert f"the companion shows {wrong} as wrong" in said[-1]
+            refusals = [r.getMessage() for r in caplog.records[before:]
+                        if r.name == "companion" and "no legal step" in r.getMessage()]
+            assert refusals == [f"no legal step explains the board: {wrong} shown as wrong"]
+            assert board.says("restore", "Put back") == [f"Put back as the game stands: "
+                                                         f"{put_back}."]
+            assert board.says("restore", "already") == [
+                "The board already shows the game as it stands."]
+            assert daemon.wait(lambda: not daemon.wrong())
+        said = board.says("jump:blue", "lift and put")
+        assert said == ["jump:blue is not legal here (a special action costs 3 flowers of one "
+                        "colour; you have 0 blue), and the simulator cannot carry it out: say "
+                        "where the jump lands, e.g. jump:blue:g6; make it cell by cell with "
+                        "lift and put."]
+        board.type("quit")
+        assert board.process.wait(10) == 0
+    assert daemon.commits == ["@L4", "@L7"]
+    assert not [line for line in board.log if "Traceback" in line]
+
+
+def test_a_forbidden_uranus_move_is_carried_out_and_one_off_the_board_is_a_sentence(
+        tmp_path: Path, stack: ExitStack) -> None:
+    from companion.rules.uranus import RULES
+
+    board = sim(stack, "--interactive", "--game", "uranus", "--speed", "4")
+    board.line()
+    state = RULES.new_game(2, SEED, {})
+    with Daemon(tmp_path, board.port, game="uranus") as daemon:
+        # a gardener moved before the gardeners are placed: the notation names no start
+        said = board.says("0,3=red", "lift and put")
+        assert said == ["0,3=red is not legal here (every gardener must be placed on the "
+                        "garden first), and the simulator cannot carry it out: P1 has no "
+                        "gardener on the board to move; make it cell by cell with lift and put."]
+        for placed in (1, 2):
+            place = RULES.format_step(state, next(RULES.legal_steps(state)))
+            board.says(place, "should commit")
+            state = RULES.apply(state, RULES.parse_step(state, place))
+            assert daemon.wait(lambda: len(daemon.commits) == placed)  # noqa: B023
+        pieces = RULES.board(state)
+        reachable = {RULES.format_step(state, s).split("=")[0] for s in RULES.legal_steps(state)}
+        target = next(c for c in pieces if pieces[c] == EMPTY and c not in reachable)
+        start = next(c for c in pieces if pieces[c].startswith("M1"))
+        said = board.says(f"{target}=red", "as wrong")
+        assert "carried out all the same" in said[0], said
+        observed = daemon.service.referee.observed
+        assert daemon.wait(lambda: observed.get(target) == "M1+red" and
+                           observed.get(start) == pieces[start].partition("+")[2])
+        assert daemon.wait(lambda: target in daemon.wrong())
+        said = board.says("9,9=red", "lift and put")
+        assert len(said) == 1 and "cannot carry it out: 9,9 is not a cell of this board" in \
+            said[0], said
+        board.type("quit")
+        assert board.process.wait(10) == 0
+    assert len(daemon.commits) == 2
+    assert not [line for line in board.log if "Traceback" in line]
+
+
+@pytest.mark.parametrize(("game", "pieces", "step", "changes"), [
+    ("enceladus", {"e5": "M1", "f5": "red", "f6": "blue"}, "f5/f6",
+     {"e5": EMPTY, "f5": "M1", "f6": EMPTY}),
+    ("enceladus", {"e5": "M1+red", "c3": "M2"}, "swap_martian:blue:c3",
+     {"e5": "M2+red", "c3": "M1", "A5": "D1"}),
+    ("enceladus", {"c3": "red", "c9": EMPTY, "A8": "D2"}, "move_flower:red:c3>c9",
+     {"c3": EMPTY, "c9": "red"}),
+    ("mars", {"1,-1": "M1+blue", "0,1": EMPTY}, "3>0,1=red", {"1,-1": "blue", "0,1": "M1+red"}),
+    ("mars", {"1,-1": "M1", "2,0": "green"}, "3>2,0", {"1,-1": EMPTY, "2,0": "M1+green"}),
+    ("uranus", {"0,0": "M1", "0,3": EMPTY}, "0,3=red", {"0,0": EMPTY, "0,3": "M1+red"}),
+    ("uranus", {"0,0": EMPTY}, "@0,0", {"0,0": "M1"}),
+])
+def test_a_forbidden_step_changes_the_cells_its_notation_names(
+        game: str, pieces: dict[str, str], step: str, changes: dict[str, str]) -> None:
+    from companion.sim.forbidden import forbidden_changes
+
+    setup = Scenario(game, 2, SEED)
+    rules = setup.rules()
+    state = setup.setup()
+    board = dict.fromkeys(rules.layout(state), EMPTY) | pieces
+    assert forbidden_changes(game, board, 1, rules.parse_step(state, step)) == changes
+
+
+@pytest.mark.parametrize(("game", "pieces", "step", "sentence"), [
+    ("enceladus", {"e5": "M1", "d5": "M1"}, "f5",
+     "P1 has more than one Martian on the board: name the one that moves, e.g. e5-f5/f6"),
+    ("enceladus", {"e5": "M1", "f6": EMPTY}, "f5/f6", "f6 holds no flower to pick"),
+    ("enceladus", {"e5": "peak"}, "@e5", "e5 holds a peak, and nothing can stand on it"),
+    ("mars", {"1,-1": "M1", "0,1": "red"}, "3>0,1=blue",
+     "0,1 is not empty, so no blue flower can be planted there"),
+    ("mars", {}, "roll:0", "the dice tray reads up to 6 dice of 1 to 6"),
+    ("uranus", {"0,0": "M1", "0,3": "tree"}, "0,3", "0,3 holds a tree, and nothing can stand "
+     "on it"),
+])
+def test_a_forbidden_step_the_notation_does_not_place_is_one_sentence(
+        game: str, pieces: dict[str, str], step: str, sentence: str) -> None:
+    from companion.errors import InvalidStepError
+    from companion.sim.forbidden import forbidden_changes
+
+    setup = Scenario(game, 2, SEED)
+    rules = setup.rules()
+    state = setup.setup()
+    board = dict.fromkeys(rules.layout(state), EMPTY) | pieces
+    with pytest.raises(InvalidStepError) as error:
+        forbidden_changes(game, board, 1, rules.parse_step(state, step))
+    assert str(error.value) == sentence

@@ -10,8 +10,9 @@ The console follows the game as the daemon will: after every line it rehearses w
 board has shown since the last committed step against the real referee
 (:meth:`companion.sim.standalone.SimGame.rehearse`) and says what the companion should do:
 commit a step, ask a question (answered at the companion, and here with ``answer``), or show
-cells as wrong.  A step in notation that the rules forbid is still carried out when the rules
-core can say where its pieces would go, so a maker can watch the companion refuse it.
+cells as wrong.  A step in notation that the rules forbid is still carried out as its notation
+says (:func:`companion.sim.forbidden.forbidden_changes`), so a maker can watch the companion
+refuse it.
 ``help`` lists the commands; ``quit`` or end of input ends.
 """
 
@@ -27,6 +28,7 @@ from companion.board import protocol
 from companion.errors import CompanionError, IllegalMoveError, InvalidStepError, ProtocolError
 from companion.rules.base import EMPTY, Cell, Piece
 from companion.rules.hexes import parse_hex
+from companion.sim.forbidden import forbidden_changes
 from companion.sim.harness import Answer
 from companion.sim.perform import Noise, Op, Put, Signal
 from companion.sim.scenario import read_piece
@@ -201,17 +203,17 @@ class BoardConsole(cmd.Cmd):
         self._carry_out(game.script(step, self.rng, HANDS), game.step_answer(step))
 
     def _wrong_step(self, text: str, step: Any, error: IllegalMoveError) -> None:
+        game = self.game
         try:
-            ops = self.game.script(step, self.rng, HANDS)
-        except (CompanionError, AssertionError, LookupError):
-            # changes() is defined for legal steps; for this one it cannot say where the
-            # pieces would go, so only the person's hands can make it.
+            changes = forbidden_changes(game.rules.name, game.board.board,
+                                        game.rules.to_move(game.state), step)
+        except InvalidStepError as unclear:
             self.say(f"{text} is not legal here ({error.reason}), and the simulator cannot "
-                     "tell where its pieces would go: make it cell by cell with lift and put.")
+                     f"carry it out: {unclear}; make it cell by cell with lift and put.")
             return
         self.say(f"{text} is not legal here ({error.reason}); carried out all the same, so "
                  "the companion should refuse it.")
-        self._carry_out(ops)
+        self._carry_out(game.script(step, self.rng, HANDS, changes))
 
     def do_lift(self, arg: str) -> bool:
         """lift CELL: take the piece off CELL."""
@@ -297,6 +299,7 @@ class BoardConsole(cmd.Cmd):
             self.say("The board already shows the game as it stands.")
             return False
         self._carry_out(self.game.hands(changes, self.rng, HANDS))
+        self.say(f"Put back as the game stands: {', '.join(sorted(changes))}.")
         return False
 
     # ------------------------------------------------------------------ looking

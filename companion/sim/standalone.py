@@ -99,15 +99,18 @@ class SimGame:
         """The board as the game stands (tray cells empty)."""
         return self.rules.board(self.state)
 
-    def script(self, step: Any, rng: random.Random, noise: Noise) -> list[Op]:
+    def script(self, step: Any, rng: random.Random, noise: Noise,
+               changes: Mapping[Cell, Piece] | None = None) -> list[Op]:
         """How a person carries ``step`` out from the board as it stands: the pieces one at a
         time, the flowers shown on the tray, the dice rolled or the card held to the reader,
         and OK where a presence board cannot see the step.  Waits are divided by ``speed``.
 
-        Raises :class:`companion.errors.IllegalMoveError` when the rules core cannot say
-        what an illegal ``step`` would change.
+        ``changes`` (cell -> piece): what the step does to the board; by default what the
+        rules core says a legal ``step`` does (a forbidden one's come from
+        :func:`companion.sim.forbidden.forbidden_changes`).
         """
-        changes = self.rules.changes(self.state, step)
+        if changes is None:
+            changes = self.rules.changes(self.state, step)
         path = self.rules.choice_path(self.state, step)
         ops = perform(self.board.board, changes, rng, noise, tray=self.tray,
                       tray_show=tray_flowers(path) if self.tray else ())
