@@ -7,9 +7,11 @@ without asking whether it is legal: a move takes the piece on its from-cell to i
 (the flower it stood on stays; an Enceladus Martian picks the flower it lands on, a gardener
 stands on it), a pick takes the flower off its cell, a plant puts a flower under the
 gardener, a swap exchanges two pieces, an Enceladus special action puts the player's disc on
-its slot.  What the notation does not say (which of two Martians moves, where a jump lands)
-or what no hand can do (two pieces on one cell) is an
-:class:`companion.errors.InvalidStepError` with a sentence saying so.
+its slot (the wildflower action takes the wildflower off it).  What the notation does not
+say (which of two Martians moves, where a jump lands) or what no hand can do (two pieces on
+one cell) is an :class:`companion.errors.InvalidStepError` with a sentence saying so.  For a
+legal step it agrees with the rules core, but for what follows by itself (an Enceladus
+soliflower).
 """
 
 from __future__ import annotations
@@ -133,20 +135,20 @@ def _enceladus(hands: _Hands, step: Any) -> Changes:
         hands.move(mover(), cells[0], picks=True)
     elif step.name == "pick":
         hands.take(cells[0])
-    elif step.name == "swap_martian":
+    elif step.name == "swap_martian":  # the Martian and a flower or peak change places
         here, other = mover(), cells[0]
-        if parse_piece(hands.at(other)).kind != "martian":
-            raise InvalidStepError(f"{other} holds no Martian to swap with")
-        (mine, _, below), (theirs, _, under) = (hands.at(here).partition("+"),
-                                                hands.at(other).partition("+"))
-        hands.changes[here] = f"{theirs}+{below}" if below else theirs
-        hands.changes[other] = f"{mine}+{under}" if under else mine
+        if parse_piece(hands.at(other)).kind not in ("flower", "peak"):
+            raise InvalidStepError(f"{other} holds no flower or peak to swap with")
+        hands.changes[here], hands.changes[other] = (hands.at(other),
+                                                     hands.at(here).partition("+")[0])
     elif step.name in ("swap_flowers", "swap_peak_flower"):
         hands.exchange(*cells)
     elif step.name in ("move_flower", "move_peak"):
         hands.carry(*cells)
     slot = f"A{ACTIONS.index(step.name) + 1}"
-    if parse_piece(hands.at(slot)).kind != "disc":  # a used action keeps the disc it has
+    if step.name == "wildflower":  # the wildflower is taken off its slot
+        hands.take(slot)
+    elif parse_piece(hands.at(slot)).kind != "disc":  # a used action keeps the disc it has
         hands.changes[slot] = disc(hands.player)
     return hands.changes
 
