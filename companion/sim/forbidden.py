@@ -119,6 +119,7 @@ def _enceladus(hands: _Hands, step: Any) -> Changes:
     if isinstance(step, Place):
         hands.land(step.cell, martian(hands.player))
         return hands.changes
+
     def mover() -> Cell:
         return hands.mover(step.martian, "Martian", "e5-f5/f6")
 
