@@ -99,6 +99,8 @@ def test_a_malformed_file_is_one_failure_in_words(tmp_path: Path, text: str, sai
          "position.cells: 'z99' is not a garden or start square"),
         (changed("enceladus", cells={"e5": "M3"}), "position.cells.e5: 'M3' is the Martian of no"),
         (changed("enceladus", tube={"blue": 30}), "position: 33 blue flowers"),
+        (changed("enceladus", cells={"L3": "peak"}),
+         "position.cells.L3: flowers and peaks stand only in the garden"),
         (changed("mars", reserves={"1": {"blue": 31}}),
          "position.reserves.1 holds 31 flowers; each of 2 players is dealt 30"),
         (changed("mars", to_move=0), "position.to_move is 0; expected a player from 1 to 2"),

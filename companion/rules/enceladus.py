@@ -1517,8 +1517,9 @@ class EnceladusCases:
                 problems.append(f"position.cells.{name}: {piece!r} cannot stand in this garden")
                 continue
             colour = info.colour if info.kind != "peak" else ""
-            if colour and cell >= _STARTS_FROM:
-                problems.append(f"position.cells.{name}: flowers grow only in the garden")
+            if (colour or info.kind == "peak") and cell >= _STARTS_FROM:
+                problems.append(f"position.cells.{name}: flowers and peaks stand only in the "
+                                "garden")
             elif colour and colour not in options.colours:
                 problems.append(f"position.cells.{name}: {colour!r} is not a colour of this game")
             elif cell < _STARTS_FROM:
