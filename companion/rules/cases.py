@@ -93,7 +93,7 @@ def _text(field: str, value: Any, players: int) -> Iterator[str]:
 
 
 def _list_of(
-    item: Callable[[str, Any, int], Iterator[str]], word: str = "item"
+    item: Callable[[str, Any, int], Iterator[str]], word: str = "entry"
 ) -> Callable[[str, Any, int], Iterator[str]]:
     def check(field: str, value: Any, players: int) -> Iterator[str]:
         if not isinstance(value, list):
