@@ -188,15 +188,15 @@ def test_the_same_file_twice_fails_every_repeated_id(tmp_path: Path) -> None:
     assert check_files([path, path], lines.append) == 1
     assert lines[:2] == [f"PASS {FIRST['mars']['id']}", f"PASS {FIRST['uranus']['id']}"]
     assert lines[2] == (
-        f"FAIL {FIRST['mars']['id']}: id {FIRST['mars']['id']!r} is the id of a case earlier "
-        "in this file too; ids are unique across the files given"
+        f"FAIL {FIRST['mars']['id']}: id {FIRST['mars']['id']!r} is the id of an earlier case, "
+        f"in {path}; ids are unique across the files given"
     )
     assert lines[-1] == "2 passed, 2 failed"
     other = tmp_path / "other.json"
     other.write_text(json.dumps([FIRST["mars"]]))
     lines.clear()
     check_files([path, other], lines.append)
-    assert f"is the id of a case in {path} too" in lines[2]
+    assert f"is the id of an earlier case, in {path};" in lines[2]
 
 
 JSON = st.recursive(

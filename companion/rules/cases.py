@@ -443,10 +443,9 @@ def check_files(paths: Iterable[Path], out: Callable[[str], None] = print) -> in
         for case in cases:
             case_id = case.get("id")
             if isinstance(case_id, str) and case_id in seen:
-                where = "earlier in this file" if seen[case_id] == path else f"in {seen[case_id]}"
                 result = CaseResult(case_id, "FAIL", (
-                    f"id {case_id!r} is the id of a case {where} too; ids are unique across "
-                    "the files given"))
+                    f"id {case_id!r} is the id of an earlier case, in {seen[case_id]}; ids are "
+                    "unique across the files given"))
             else:
                 if isinstance(case_id, str):
                     seen[case_id] = path
