@@ -140,7 +140,7 @@ def test_a_malformed_position_fails_in_words_not_in_class_names(tmp_path: Path) 
     path = tmp_path / "bad.json"
     path.write_text(json.dumps([case]))
     first = check(path).stdout.splitlines()[0]
-    assert first.startswith(f"FAIL {case['id']}: the case could not be run:")
+    assert first.startswith(f"FAIL {case['id']}: the case is malformed: position.players")
     assert "Error" not in first
 
 

@@ -6,16 +6,19 @@ position and steps into rules objects and answers queries in the case format.
 
 Output: one ``PASS id`` / ``FAIL id: expected ..., got ...`` (or ``SKIP id: ...`` for a game
 whose rules core is not built) line per case, then ``N passed, M failed`` alone on the last
-line.
+line.  A malformed file is one ``FAIL file: ...`` line; a case of the wrong shape, of an
+impossible position or with an id an earlier case has fails naming every problem, each by its
+field (``position.to_move``, ``query.apply step 2``) and what is expected, in words.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from companion import rules as rules_pkg
 from companion.errors import CompanionError, IllegalMoveError, InvalidStepError, RulesError
@@ -52,6 +55,210 @@ class CaseResult:
 
     def line(self) -> str:
         return f"{self.status} {self.case_id}" + (f": {self.detail}" if self.detail else "")
+
+
+MAX_DEPTH = 32
+"""How deep a case file may nest lists and objects; the format itself needs fewer than ten."""
+
+_CASE_KEYS = ("id", "game", "rule", "source", "options", "position", "query", "expect")
+_REQUIRED = ("id", "game", "position", "query", "expect")
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _anything(field: str, value: Any, players: int) -> Iterator[str]:
+    return iter(())
+
+
+def _count(field: str, value: Any, players: int) -> Iterator[str]:
+    if not _is_int(value) or value < 0:
+        yield f"{field} is {_shown(value)}; expected a whole number, 0 or more"
+
+
+def _player(field: str, value: Any, players: int) -> Iterator[str]:
+    if not _is_int(value) or not 1 <= value <= max(players, 1):
+        yield f"{field} is {_shown(value)}; expected a player from 1 to {players}"
+
+
+def _text(field: str, value: Any, players: int) -> Iterator[str]:
+    if not isinstance(value, str):
+        yield f"{field} is {_shown(value)}; expected a text in quotes"
+
+
+def _list_of(
+    item: Callable[[str, Any, int], Iterator[str]], word: str = "entry"
+) -> Callable[[str, Any, int], Iterator[str]]:
+    def check(field: str, value: Any, players: int) -> Iterator[str]:
+        if not isinstance(value, list):
+            yield f"{field} is {_shown(value)}; expected a list"
+            return
+        for i, v in enumerate(value, 1):
+            yield from item(f"{field} {word} {i}", v, players)
+    return check
+
+
+def _object_of(
+    item: Callable[[str, Any, int], Iterator[str]], *, by_player: bool = False
+) -> Callable[[str, Any, int], Iterator[str]]:
+    def check(field: str, value: Any, players: int) -> Iterator[str]:
+        if not isinstance(value, dict):
+            yield f"{field} is {_shown(value)}; expected an object {{...}}"
+            return
+        for key, v in value.items():
+            if by_player and key not in {str(p) for p in range(1, players + 1)}:
+                yield f"{field} names player {key!r}; expected a player from \"1\" to \"{players}\""
+            else:
+                yield from item(f"{field}.{key}", v, players)
+    return check
+
+
+def _hand(field: str, value: Any, players: int) -> Iterator[str]:
+    """An expected hand: Enceladus a text (``"3-4-5-5-6"``), Uranus a list of cards."""
+    return _list_of(_text)(field, value, players) if isinstance(value, list) else _text(
+        field, value, players)
+
+
+_COUNTS = _object_of(_count)
+_POSITION: dict[str, tuple[tuple[str, ...], Callable[[str, Any, int], Iterator[str]]]] = {
+    "cells": (rules_pkg.GAMES, _object_of(_text)),
+    "reserves": (rules_pkg.GAMES, _object_of(_COUNTS, by_player=True)),
+    "tube": (("enceladus",), _COUNTS),
+    "used_actions": (("enceladus",), _list_of(_text)),
+    "pool": (("mars",), _list_of(_count)),
+    "scores": (("mars", "uranus"), _object_of(_count, by_player=True)),
+    "planted": (("mars",), _object_of(_count, by_player=True)),
+    "board": (("uranus",), _text),
+    "hands": (("uranus",), _object_of(_list_of(_text), by_player=True)),
+    "decks": (("uranus",), _list_of(_count)),
+    "no_plant_run": (("uranus",), _count),
+}
+"""The position keys of docs/CASES.md beside ``players`` and ``to_move``: the games that
+have each, and the check of its value.  Every key of the case's game is required."""
+
+_TEXT_STEP_KEYS = {
+    "enceladus": ("place", "move", "pick", "action", "pay", "to", "cell", "with", "from",
+                  "martian"),
+    "mars": ("place", "to", "plant"),
+    "uranus": ("place", "to", "plant", "score", "drawn"),
+}
+_STEP: dict[str, dict[str, Callable[[str, Any, int], Iterator[str]]]] = {
+    game: dict.fromkeys(keys, _text) for game, keys in _TEXT_STEP_KEYS.items()
+}
+_STEP["enceladus"].update(cells=_list_of(_text), drawn=_COUNTS)
+_STEP["mars"].update(roll=_list_of(_count), die=_count, discard=_count)
+_STEP["uranus"].update(draw=_count)
+"""The keys of the steps of each game (docs/CASES.md, Steps) and the check of each value."""
+
+_EXPECT: dict[str, Callable[[str, Any, int], Iterator[str]]] = {
+    "destinations": _list_of(_text),
+    "actions": _list_of(_text),
+    "cells": _object_of(_text),
+    "empty": _list_of(_text),
+    "reserves": _object_of(_object_of(_anything)),
+    "tube": _object_of(_anything),
+    "scores": _object_of(_anything),
+    "hands": _object_of(_hand),
+}
+"""The ``expect`` keys compared as more than a plain value, and the shape each must have."""
+
+
+def case_problems(case: Mapping[str, Any]) -> list[str]:
+    """Every way ``case`` departs from the shape of docs/CASES.md, each naming the field and
+    what is expected, in words; ``[]`` for a well-formed case.  The game's own limits (cells
+    that exist, colours, the supply) are its adapter's to check."""
+    problems = [f"{key} is not a field of a case; the fields are {', '.join(_CASE_KEYS)}"
+                for key in case if key not in _CASE_KEYS]
+    problems += [f"{key} is missing" for key in _REQUIRED if key not in case]
+    if case.get("id") == "":
+        problems.append("id is empty; expected the case's name")
+    for key in ("id", "rule", "source"):
+        if key in case and not isinstance(case[key], str):
+            problems.append(f"{key} is {_shown(case[key])}; expected a text in quotes")
+    for key in ("options", "position", "expect"):
+        if key in case and not isinstance(case[key], dict):
+            problems.append(f"{key} is {_shown(case[key])}; expected an object {{...}}")
+    game = case.get("game")
+    position = case.get("position")
+    if isinstance(position, dict) and game in rules_pkg.GAMES:
+        problems += _position_problems(str(game), position)
+    query = case.get("query")
+    if "query" in case and (not isinstance(query, dict) or len(query) != 1):
+        problems.append(f"query is {_shown(query)}; expected one question, such as "
+                        "{\"legal_moves\": {}}")
+    elif isinstance(query, dict):
+        ((name, arg),) = query.items()
+        if name == "apply":
+            problems += _list_of(_object_of(_anything), "step")("query.apply", arg, 0)
+            if isinstance(arg, list) and game in _STEP:
+                problems += _steps_problems(str(game), arg)
+        elif name == "mission_value":
+            problems += _text("query.mission_value", arg, 0)
+        elif not isinstance(arg, dict):
+            problems.append(f"query.{name} is {_shown(arg)}; expected an object {{...}}")
+    expect = case.get("expect")
+    if isinstance(expect, dict):
+        for key, value in expect.items():
+            if key in _EXPECT:
+                problems += _EXPECT[key](f"expect.{key}", value, 0)
+    return problems
+
+
+def _position_problems(game: str, position: Mapping[str, Any]) -> list[str]:
+    problems = [
+        f"position.{key} is not a key of a {game} position"
+        for key in position
+        if key not in ("players", "to_move")
+        and (key not in _POSITION or game not in _POSITION[key][0])
+    ]
+    problems += [
+        f"position.{key} is missing"
+        for key in ("players", "to_move", *_POSITION)
+        if key not in position and (key in ("players", "to_move") or game in _POSITION[key][0])
+    ]
+    given = position.get("players")
+    players: int = given if _is_int(given) and 2 <= given <= 5 else 5
+    if "players" in position and players != given:  # then check the rest against 5 players
+        problems.append(f"position.players is {_shown(given)}; expected 2 to 5 players")
+    if "to_move" in position:
+        problems += _player("position.to_move", position["to_move"], players)
+    for key, value in position.items():
+        if key in _POSITION and game in _POSITION[key][0]:
+            problems += _POSITION[key][1](f"position.{key}", value, players)
+    return problems
+
+
+def _steps_problems(game: str, steps: list[Any]) -> list[str]:
+    problems = []
+    for number, step in enumerate(steps, 1):
+        for key, value in step.items() if isinstance(step, dict) else ():
+            field = f"query.apply step {number}"
+            if key not in _STEP[game]:
+                problems.append(f"{field}: {key!r} is not a key of a {game} step; they are "
+                                f"{', '.join(_STEP[game])}")
+            else:
+                problems += _STEP[game][key](f"{field} {key}", value, 0)
+    return problems
+
+
+def _depth_exceeds(data: Any, limit: int) -> bool:
+    """Whether ``data`` nests lists and objects more than ``limit`` deep (walked without
+    recursion, since the point is to refuse what would overflow the stack)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, list | dict):
+            if depth > limit:
+                return True
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((v, depth + 1) for v in items)
+    return False
 
 
 def _nonzero(counts: Mapping[str, int] | None) -> dict[str, int]:
@@ -113,35 +320,52 @@ def _mismatches(
 def run_case(
     case: Mapping[str, Any], adapter_for: Callable[[str], CaseAdapter | None]
 ) -> CaseResult:
-    """Run one case.  ``adapter_for(game)`` gives the game's adapter or ``None`` if not built."""
-    case_id = str(case.get("id", "?"))
-    game = str(case.get("game"))
+    """Run one case.  ``adapter_for(game)`` gives the game's adapter or ``None`` if not built.
+
+    A case of the wrong shape (:func:`case_problems`), or whose position the game cannot have,
+    fails with every problem named; so does a step of no form the game knows.
+    """
+    raw_id = case.get("id")
+    case_id = raw_id if isinstance(raw_id, str) and raw_id else "?"
+    game = case.get("game")
     if game not in rules_pkg.GAMES:
         known = ", ".join(rules_pkg.GAMES)
         return CaseResult(case_id, "FAIL", f"unknown game {game!r}; a case is of {known}")
+    problems = case_problems(case)
+    if problems:
+        return CaseResult(case_id, "FAIL", "the case is malformed: " + "; ".join(problems))
     adapter = adapter_for(game)
     if adapter is None:
         return CaseResult(case_id, "SKIP", f"the rules of {game!r} are not built yet")
+    ((name, arg),) = case["query"].items()
     try:
-        query = case["query"]
-        expect = case["expect"]
-        ((name, arg),) = query.items()
         state = adapter.position(case)
+    except CompanionError as error:
+        what = "; ".join(str(error).splitlines())
+        return CaseResult(case_id, "FAIL", f"the position cannot be played: {what}")
+    try:
         if name == "apply":
-            rules = rules_pkg.load(case["game"]).RULES
+            rules = rules_pkg.load(game).RULES
             try:
-                for step_json in arg:
-                    state = rules.apply(state, adapter.step(state, step_json))
+                for number, step_json in enumerate(arg, 1):
+                    try:
+                        step = adapter.step(state, step_json)
+                    except (KeyError, ValueError, TypeError) as error:
+                        if isinstance(error, RulesError):
+                            raise
+                        return CaseResult(case_id, "FAIL", (
+                            f"query.apply step {number} is {_shown(step_json)}; expected a step "
+                            f"of {game} as docs/CASES.md (Steps) gives it"))
+                    state = rules.apply(state, step)
             except (IllegalMoveError, InvalidStepError) as error:
                 got: dict[str, Any] = {"legal": False, "reason": str(error)}
             else:
                 got = {"legal": True, **adapter.snapshot(state)}
         else:
             got = adapter.query(state, name, arg)
-    except (RulesError, CompanionError, KeyError, ValueError, TypeError) as error:
-        what = str(error) if isinstance(error, CompanionError) else f"a malformed case ({error})"
-        return CaseResult(case_id, "FAIL", f"the case could not be run: {what}")
-    want, have = _mismatches(expect, got)
+    except CompanionError as error:
+        return CaseResult(case_id, "FAIL", f"query.{name} cannot be answered: {error}")
+    want, have = _mismatches(case["expect"], got)
     if not want:
         return CaseResult(case_id, "PASS")
     detail = f"expected {json.dumps(want, sort_keys=True)}, got {json.dumps(have, sort_keys=True)}"
@@ -160,6 +384,14 @@ def default_adapter_for(game: str) -> CaseAdapter | None:
     return adapter
 
 
+class _NotJsonError(ValueError):
+    """A constant Python's reader accepts but JSON has not (``NaN``, ``Infinity``)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJsonError(f"{name} is not a JSON number")
+
+
 def load_cases(path: Path) -> list[dict[str, Any]]:
     """Read a case file: a JSON list of case objects.  Raises
     :class:`companion.errors.InputFileError` when the file cannot be read or is not text,
@@ -168,11 +400,27 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
     if not text.strip():
         raise CompanionError(f"{path} is empty: a case file holds a JSON list of case objects")
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
         raise CompanionError(
             f"{path}, line {error.lineno}: not valid JSON ({error.msg})"
         ) from error
+    except _NotJsonError as error:
+        raise CompanionError(f"{path}: not valid JSON ({error})") from error
+    except ValueError as error:  # an integer beyond the digits Python converts
+        raise CompanionError(
+            f"{path}: a number has more than {sys.get_int_max_str_digits()} digits"
+        ) from error
+    except RecursionError as error:
+        raise CompanionError(
+            f"{path}: lists and objects nest too deeply; a case file needs fewer than "
+            f"{MAX_DEPTH} levels"
+        ) from error
+    if _depth_exceeds(data, MAX_DEPTH):
+        raise CompanionError(
+            f"{path}: lists and objects nest more than {MAX_DEPTH} deep; a case file needs "
+            "fewer than ten levels"
+        )
     if not isinstance(data, list) or not all(isinstance(c, dict) for c in data):
         raise CompanionError(f"{path}: a case file must hold a JSON list of case objects")
     return data
@@ -184,6 +432,7 @@ def check_files(paths: Iterable[Path], out: Callable[[str], None] = print) -> in
     Returns the exit status: 0 when nothing failed, 1 otherwise.
     """
     passed = failed = skipped = 0
+    seen: dict[str, Path] = {}
     for path in paths:
         try:
             cases = load_cases(path)
@@ -192,7 +441,15 @@ def check_files(paths: Iterable[Path], out: Callable[[str], None] = print) -> in
             failed += 1
             continue
         for case in cases:
-            result = run_case(case, default_adapter_for)
+            case_id = case.get("id")
+            if isinstance(case_id, str) and case_id in seen:
+                result = CaseResult(case_id, "FAIL", (
+                    f"id {case_id!r} is the id of an earlier case, in {seen[case_id]}; ids are "
+                    "unique across the files given"))
+            else:
+                if isinstance(case_id, str):
+                    seen[case_id] = path
+                result = run_case(case, default_adapter_for)
             out(result.line())
             if result.status == "PASS":
                 passed += 1

@@ -1486,39 +1486,82 @@ class EnceladusCases:
     """
 
     def position(self, case: Mapping[str, Any]) -> State:
-        """The state of ``case["position"]`` under ``case["options"]``.  Raises
-        :class:`InvalidPositionError` for a piece or count the game cannot have."""
+        """The state of ``case["position"]`` (of the shape docs/CASES.md gives) under
+        ``case["options"]``.  Raises :class:`InvalidPositionError` naming every piece, cell,
+        colour and count the game cannot have: at most 19 flowers of a colour in the garden,
+        the reserves and the tube together, 5 peaks, one wildflower."""
         options = read_options(case.get("options", {}))
         pos = case["position"]
         players = int(pos["players"])
         _check_players(players, options)
+        problems: list[str] = []
         garden = [EMPTY_SQUARE] * len(SQUARES)
         martians: list[list[int]] = [[] for _ in range(players)]
         for name, piece in pos.get("cells", {}).items():
             cell = _CELL.get(name)
-            info = base.parse_piece(piece)
+            try:
+                info = base.parse_piece(piece)
+            except InvalidStepError:
+                problems.append(f"position.cells.{name}: {piece!r} is not a piece")
+                continue
             if cell is None or cell >= _SLOTS_FROM:
-                raise InvalidPositionError(f"{name!r} is not a garden or start square")
-            if info.kind == "martian" and 1 <= info.player <= players:
+                problems.append(f"position.cells: {name!r} is not a garden or start square")
+                continue
+            if info.kind == "martian":
+                if not 1 <= info.player <= players:
+                    problems.append(f"position.cells.{name}: {piece!r} is the Martian of no "
+                                    f"player; the players are 1 to {players}")
+                    continue
                 martians[info.player - 1].append(cell)
             elif info.kind not in ("flower", "peak"):
-                raise InvalidPositionError(f"{name}: {piece!r} cannot stand in this garden")
+                problems.append(f"position.cells.{name}: {piece!r} cannot stand in this garden")
+                continue
             colour = info.colour if info.kind != "peak" else ""
-            if colour and cell >= _STARTS_FROM:
-                raise InvalidPositionError(f"{name}: flowers grow only in the garden")
-            if colour and colour not in options.colours:
-                raise InvalidPositionError(f"{name}: {colour!r} is not a colour of this game")
-            if cell < _STARTS_FROM:
+            if (colour or info.kind == "peak") and cell >= _STARTS_FROM:
+                problems.append(f"position.cells.{name}: flowers and peaks stand only in the "
+                                "garden")
+            elif colour and colour not in options.colours:
+                problems.append(f"position.cells.{name}: {colour!r} is not a colour of this game")
+            elif cell < _STARTS_FROM:
                 garden[cell] = PEAK_SQUARE if info.kind == "peak" else (
                     options.colours.index(colour) if colour else EMPTY_SQUARE
                 )
-        if any(len(m) > options.martians_per_player for m in martians):
-            raise InvalidPositionError("a player has more Martians than the game allows")
+        problems += [
+            f"position.cells: player {p} has {len(m)} Martians; the game gives each "
+            f"{options.martians_per_player}"
+            for p, m in enumerate(martians, 1)
+            if len(m) > options.martians_per_player
+        ]
         colours = (*options.colours, base.WILD)
         reserves = pos.get("reserves", {})
+        tube = pos.get("tube", {})
+        problems += [
+            f"position.reserves.{p}: {c!r} is not a colour of this game ({', '.join(colours)})"
+            for p, counts in reserves.items() for c in counts if c not in colours
+        ]
+        problems += [
+            f"position.tube: {c!r} is not a colour of this game ({', '.join(options.colours)})"
+            for c in tube if c not in options.colours
+        ]
+        for index, c in enumerate(options.colours):
+            total = garden.count(index) + int(tube.get(c, 0)) + sum(
+                int(r.get(c, 0)) for r in reserves.values())
+            if total > FLOWERS_PER_COLOUR:
+                problems.append(
+                    f"position: {total} {c} flowers in the garden, reserves and tube; the game "
+                    f"has {FLOWERS_PER_COLOUR} of each colour")
+        wild = sum(int(r.get(base.WILD, 0)) for r in reserves.values())
+        if wild > 1:
+            problems.append(f"position.reserves: {wild} wildflowers; the game has one")
+        if garden.count(PEAK_SQUARE) > PEAKS:
+            problems.append(f"position.cells: {garden.count(PEAK_SQUARE)} peaks; the game has "
+                            f"{PEAKS}")
         used = set(pos.get("used_actions", []))
         if used - set(ACTIONS):
-            raise InvalidPositionError(f"unknown actions in used_actions: {sorted(used)}")
+            problems.append(f"position.used_actions: {sorted(used - set(ACTIONS))} are not "
+                            f"special actions; they are {', '.join(ACTIONS)}")
+        if problems:
+            raise InvalidPositionError("; ".join(problems))
         discs = tuple(
             0 if name in used or (name == "tube" and not options.tube) else None
             for name in ACTIONS
@@ -1532,7 +1575,7 @@ class EnceladusCases:
                 tuple(int(reserves.get(str(p), {}).get(c, 0)) for c in colours)
                 for p in range(1, players + 1)
             ),
-            tube=tuple(int(pos.get("tube", {}).get(c, 0)) for c in options.colours),
+            tube=tuple(int(tube.get(c, 0)) for c in options.colours),
             discs=discs,
             to_move=int(pos["to_move"]),
             phase=Phase.TURN if placed else Phase.PLACEMENT,
@@ -1561,6 +1604,8 @@ class EnceladusCases:
         unknown = set(drawn) - set(order)
         if unknown:
             raise InvalidStepError(f"drawn names colours not in this game: {sorted(unknown)}")
+        if not all(type(n) is int and n >= 0 for n in drawn.values()) or drawn.total() > 3:
+            raise InvalidStepError(f"drawn is {dict(drawn)}; a tube action draws three flowers")
         flat = tuple(c for c in order for _ in range(int(drawn[c])))
         return Action(name, str(step.get("pay", "")), cells, flat, step.get("martian"))
 

@@ -1050,15 +1050,37 @@ class MarsCases:
     """The case-file adapter (``companion.rules.cases.CaseAdapter``) for Gardens of Mars."""
 
     def position(self, case: Mapping[str, Any]) -> State:
-        """The state of ``case["position"]`` with ``case["options"]``.  Raises
-        :class:`InvalidPositionError` or :class:`ConfigError`."""
+        """The state of ``case["position"]`` (of the shape docs/CASES.md gives) with
+        ``case["options"]``.  Raises :class:`InvalidPositionError` naming every problem (see
+        :func:`position`; also a reserve beyond the deal, more than 60 flowers in all) or
+        :class:`ConfigError`."""
         pos = case["position"]
 
         def per_player(key: str) -> dict[int, Any]:
             return {int(p): v for p, v in pos.get(key, {}).items()}
 
+        # The supply: reserves need not be a whole deal, but no player holds more than
+        # they were dealt, and board and reserves together hold at most the 60 flowers.
+        players = int(pos["players"])
+        _check_players(players)
+        held = {p: sum(r.values()) for p, r in pos.get("reserves", {}).items()}
+        problems = [
+            f"position.reserves.{p} holds {n} flowers; each of {players} players is dealt "
+            f"{DEAL[players]}"
+            for p, n in held.items()
+            if n > DEAL[players]
+        ]
+        cells = pos.get("cells", {}).values()
+        planted = sum(1 for piece in cells if piece.split("+")[-1] in COLOURS)
+        if planted + sum(held.values()) > FLOWERS_PER_COLOUR * len(COLOURS):
+            problems.append(
+                f"position: {planted + sum(held.values())} flowers on the board and in the "
+                f"reserves; the game has {FLOWERS_PER_COLOUR * len(COLOURS)}")
+        if problems:
+            raise InvalidPositionError("; ".join(problems))
+
         return position(
-            int(pos["players"]),
+            players,
             pos.get("cells", {}),
             to_move=int(pos.get("to_move", 1)),
             pool=pos.get("pool", []),

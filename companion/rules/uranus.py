@@ -1132,7 +1132,9 @@ class UranusCases:
         pos = case["position"]
         options = read_options({**case.get("options", {}), "board": pos["board"]})
         players = int(pos["players"])
+        _check_players(players)
         shape = BOARDS[options.board]
+        _check_supply(pos, shape)
         flowers = [""] * len(shape.grid)
         gardeners: list[Hex | None] = [None] * players
         trees = set()
@@ -1228,6 +1230,37 @@ class UranusCases:
                 "decks": shape.decks,
             }
         raise InvalidStepError(f"Gardens of Uranus cases do not ask {name!r}")
+
+
+def _check_supply(pos: Mapping[str, Any], shape: BoardShape) -> None:
+    """Raise :class:`InvalidPositionError` naming every count of a case position (of the
+    shape docs/CASES.md gives) beyond the game's supply: a reserve beyond the deal (2 players
+    30, 3: 20, 4: 15, 5: 12), more than 12 flowers of a colour on the board and in the
+    reserves, more trees than the board has, more than 5 cards in a hand."""
+    players = int(pos["players"])
+    reserves = pos.get("reserves", {})
+    problems = [
+        f"position.reserves.{p} holds {sum(r.values())} flowers; each of {players} players "
+        f"is dealt {FLOWERS_EACH[players]}"
+        for p, r in reserves.items()
+        if sum(r.values()) > FLOWERS_EACH[players]
+    ]
+    pieces = [piece.split("+")[-1] for piece in pos.get("cells", {}).values()]
+    for colour in COLOURS:
+        total = pieces.count(colour) + sum(int(r.get(colour, 0)) for r in reserves.values())
+        if total > FLOWERS_PER_COLOUR:
+            problems.append(f"position: {total} {colour} flowers on the board and in the "
+                            f"reserves; the game has {FLOWERS_PER_COLOUR} of each colour")
+    if pieces.count(TREE) > shape.trees:
+        problems.append(f"position.cells: {pieces.count(TREE)} trees; the {shape.name} board "
+                        f"has {shape.trees}")
+    problems += [
+        f"position.hands.{p} holds {len(hand)} cards; a hand holds at most {HAND_SIZE}"
+        for p, hand in pos.get("hands", {}).items()
+        if len(hand) > HAND_SIZE
+    ]
+    if problems:
+        raise InvalidPositionError("; ".join(problems))
 
 
 def _reserve_of(counts: Mapping[str, int]) -> tuple[int, ...]:
