@@ -114,14 +114,16 @@ def run_demo(
     shutil.rmtree(staging, ignore_errors=True)  # left by a demo that was killed
     try:
         staging.mkdir(parents=True)
-        if display == "capture":
+    except OSError as error:
+        raise output_error(journal_dir, "journal folder", error) from None
+    if display == "capture":
+        try:
             frames.mkdir(exist_ok=True)
             for old in frames.glob("luma_*.png"):  # an earlier run's, not to mix with these
                 old.unlink()
-    except OSError as error:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise output_error(staging if display != "capture" else frames, "folder",
-                           error) from None
+        except OSError as error:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise output_error(frames, "frames folder", error) from None
     config = demo_config(game, players, seed, board, staging, sensing)
     interval = config.display.frame_interval_ms / 1000
     started = time.monotonic()
