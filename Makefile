@@ -29,4 +29,4 @@ lint: $(STAMP)
 	$(BIN)/mypy companion
 
 clean:
-	rm -rf $(VENV) out .pytest_cache
+	rm -rf $(VENV) out .pytest_cache .hypothesis .mypy_cache .ruff_cache

@@ -201,7 +201,17 @@ def _demo(args: argparse.Namespace) -> int:
 
     _setup_logging(args.log_level or "warning")
     return run_demo(game=args.game, players=args.players, seed=args.seed, display=args.display,
-                    board=args.board, out=Path(args.out), speed=args.speed, sensing=args.sensing)
+                    board=_board(args), out=Path(args.out), speed=args.speed,
+                    sensing=args.sensing)
+
+
+def _board(args: argparse.Namespace) -> str:
+    """``--board``, which only Uranus has (default hexagonal).  Raises :class:`UsageError`
+    when it is given for another game."""
+    if args.board is not None and args.game != "uranus":
+        raise UsageError(f"--board is the Uranus board: Gardens of {args.game.capitalize()} has "
+                         "one board only, leave --board out or play --game uranus")
+    return str(args.board or "hexagonal")
 
 
 def _monitor(args: argparse.Namespace) -> int:
@@ -235,7 +245,7 @@ def _sim(args: argparse.Namespace) -> int:
 
     _setup_logging(args.log_level or "info")
     return run_sim(serve=args.serve, replay_file=args.replay, speed=args.speed, game=args.game,
-                   players=args.players, seed=args.seed, board=args.board,
+                   players=args.players, seed=args.seed, board=_board(args),
                    scenario_file=args.scenario, empty=args.empty, sensing=args.sensing,
                    faults=Faults(tuple(args.stuck), tuple(args.flaky)),
                    interactive=args.interactive, pace=args.pace)
@@ -269,6 +279,8 @@ def _whole(low: int, high: int) -> Callable[[str], int]:
 
 def make_parser() -> argparse.ArgumentParser:
     """The ``companion`` argument parser (all subcommands)."""
+    from companion.config import MAX_SEED, URANUS_BOARDS
+
     parser = argparse.ArgumentParser(
         prog="companion",
         description="Gardens Companion: a referee and score keeper beside a physical board of "
@@ -288,9 +300,10 @@ def make_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="a whole game against the simulated board, no hardware")
     demo.add_argument("--game", choices=("enceladus", "mars", "uranus"), default="enceladus")
     demo.add_argument("--players", type=int, default=2, choices=range(2, 6), metavar="2-5")
-    demo.add_argument("--seed", type=int, default=1, help="the game's seed (reproducible)")
-    demo.add_argument("--board", choices=("hexagonal", "trapezoid", "rhombus"), default="hexagonal",
-                      help="the Uranus board")
+    demo.add_argument("--seed", type=_whole(1, MAX_SEED), default=1,
+                      help="the game's seed (reproducible)")
+    demo.add_argument("--board", choices=URANUS_BOARDS, help="the Uranus board (default "
+                      "hexagonal; only with --game uranus)")
     demo.add_argument("--display", default="gifanim",
                       help="luma device: gifanim (saves a GIF), capture (PNG frames), dummy")
     demo.add_argument("--out", default="out", help="folder for the GIF and the journal")
@@ -370,9 +383,10 @@ def make_parser() -> argparse.ArgumentParser:
     sim.add_argument("--pace", type=_positive, default=2.0, metavar="S",
                      help="seconds the virtual players wait between two steps, for the "
                      "daemon to commit the last one")
-    sim.add_argument("--seed", type=int, default=1, help="the setup's seed")
-    sim.add_argument("--board", choices=("hexagonal", "trapezoid", "rhombus"),
-                     default="hexagonal", help="the Uranus board")
+    sim.add_argument("--seed", type=_whole(1, MAX_SEED), default=1,
+                     help="the setup's seed, as [game] seed in the daemon's config")
+    sim.add_argument("--board", choices=URANUS_BOARDS, help="the Uranus board (default "
+                     "hexagonal; only with --game uranus)")
     sim.add_argument("--sensing", choices=("identity", "presence"), default="identity")
     sim.add_argument("--empty", action="store_true", help="start with nothing on the board")
     sim.add_argument("--stuck", action="append", default=[], metavar="CELL",

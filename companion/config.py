@@ -50,6 +50,9 @@ LumaValue = str | int | float | bool | None
 URANUS_BOARDS = ("hexagonal", "trapezoid", "rhombus")
 """The Gardens of Uranus boards (docs/RULINGS.md Uranus #2)."""
 
+MAX_SEED = 2**63 - 1
+"""The largest ``[game] seed`` (and ``--seed`` of ``companion demo`` and ``sim``)."""
+
 DISPLAYS = (
     "max7219", "ws2812", "neopixel", "neosegment", "apa102", "unicornhathd",
     "capture", "gifanim", "pygame", "asciiart", "asciiblock",
@@ -497,7 +500,7 @@ _CHECKS: Mapping[str, Mapping[str, Check]] = MappingProxyType({
     "game": {
         "name": _choice(*GAMES),
         "players": _whole(2, 5, "players"),
-        "seed": _whole(0, 2**63 - 1),
+        "seed": _whole(0, MAX_SEED),
         "board": _choice(*URANUS_BOARDS),
     },
     "board": {

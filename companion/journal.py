@@ -353,10 +353,11 @@ class FolderLock:
 def read(path: Path) -> GameRecord:
     """Read a journal without changing it: its good lines up to the first damaged one.
 
-    A torn last line (no newline, or not JSON, with nothing after it) is left out
-    (``dropped_torn_line``).  A line that is not a journal entry, fails its check, is out of
-    sequence (a line deleted, repeated or moved; in version 1, a step number out of order) or
-    takes back a step that is not the last ends the good lines (``damage``).
+    A torn last line (no newline after it) is left out (``dropped_torn_line``): a write cut
+    short keeps the start of its line, so a line with its newline was written whole.  A line
+    that is not a journal entry (junk at the end too), fails its check, is out of sequence (a
+    line deleted, repeated or moved; in version 1, a step number out of order) or takes back
+    a step that is not the last ends the good lines (``damage``).
 
     Raises :class:`JournalDamagedError` when the header itself is damaged (or the file is not
     a journal at all) and :class:`JournalError` for a missing or empty file or a journal of a
@@ -369,7 +370,6 @@ def read(path: Path) -> GameRecord:
     if not data.strip():
         raise JournalError(f"{path.name} is empty: no game header")
     raws = data.split(b"\n")
-    last_text = max(i for i, raw in enumerate(raws) if raw.strip())
     lines: list[Line] = []
     in_force: list[int] = []  # the step numbers in force, to check each next one
     damage: Damage | None = None
@@ -382,7 +382,7 @@ def read(path: Path) -> GameRecord:
         if not raw.strip():
             continue
         entry = _parse(raw) if index < len(raws) - 1 else None  # a whole line ends with \n
-        if entry is None and index == last_text:
+        if entry is None and index == len(raws) - 1:
             torn = True
             if not lines:
                 raise JournalDamagedError(f"{path.name} is not a game journal: its first line "

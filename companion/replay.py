@@ -13,6 +13,7 @@ this companion reads are replayed, those written before lines carried checks (ve
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,8 @@ from companion.files import replaced
 from companion.rules import GAMES
 from companion.rules import load as load_rules
 from companion.rules.base import GameRules
+
+log = logging.getLogger(__name__)
 
 STEP_MS = 800
 """How long each step stays on screen in the GIF, in milliseconds."""
@@ -83,8 +86,7 @@ def format_game(record: journal.GameRecord, moments: Sequence[Moment]) -> list[s
     if options:
         lines.append("options: " + ", ".join(f"{k}={v}" for k, v in sorted(options.items())))
     if record.damage is not None:
-        lines.append(f"(damaged at line {record.damage.line} ({record.damage.reason}): shown up "
-                     f"to step {len(moments) - 1}, the rest is left out)")
+        lines.append(f"({damage_note(record, moments)})")
     elif record.dropped_torn_line:
         lines.append("(the last line was cut off by a power loss and is left out)")
     width = max((len(m.step) for m in moments), default=0)
@@ -101,7 +103,18 @@ def format_game(record: journal.GameRecord, moments: Sequence[Moment]) -> list[s
         lines.append(f"Game over ({over['termination']}): {winners} won; {ranking}")
     else:
         lines.append(f"Unfinished after {len(moments) - 1} steps")
+    if record.damage is not None:  # said again at the end, where the reader stops
+        lines.append(f"({damage_note(record, moments)})")
     return lines
+
+
+def damage_note(record: journal.GameRecord, moments: Sequence[Moment]) -> str:
+    """What ``companion replay`` says of a damaged journal (first and last in the output, and
+    on stderr): the line and why, and how far the game is shown (``moments``, the setup
+    first)."""
+    assert record.damage is not None
+    return (f"damaged at line {record.damage.line} ({record.damage.reason}): shown up to step "
+            f"{len(moments) - 1}, the rest is left out")
 
 
 def screens(record: journal.GameRecord, rules: GameRules[Any, Any],
@@ -164,13 +177,25 @@ def write_gif(shown: Sequence[Screen], path: Path, *, width: int, height: int, m
                 loop=0)
 
 
+def _same_file(one: Path, other: Path) -> bool:
+    """Whether ``one`` and ``other`` name the same file (a link to it included)."""
+    try:
+        return one.samefile(other)
+    except OSError:  # one of them is not there: not the same file
+        return False
+
+
 def replay(path: Path, *, gif: Path | None, width: int = 16, height: int = 16, mode: str = "RGB",
            scale: int = 8) -> list[str]:
     """Read the journal at ``path``, return the lines to print and write the GIF to ``gif``
     (unless ``None``; written whole or not at all).  Raises
     :class:`companion.errors.JournalError` for a journal that cannot be read or replayed,
+    :class:`companion.errors.UsageError` when ``gif`` is the journal itself,
     :class:`companion.errors.OutputFileError` when the GIF cannot be written."""
     record = journal.read(path)
+    if gif is not None and _same_file(gif, path):
+        raise UsageError(f"the GIF would overwrite the journal {path} it is drawn from: give "
+                         "--gif another file name")
     game = record.header.get("game")
     if game not in GAMES or "setup" not in record.header:
         raise JournalError(f"{path.name} names no game this companion knows ({game!r}) or has "
@@ -178,6 +203,8 @@ def replay(path: Path, *, gif: Path | None, width: int = 16, height: int = 16, m
     rules = load_rules(str(game)).RULES
     record = record.checked(rules)
     moments = list(replay_game(record, rules))
+    if record.damage is not None:
+        log.warning("%s is %s", path.name, damage_note(record, moments))
     lines = format_game(record, moments)
     if gif is not None:
         with replaced(gif, "GIF") as temp:

@@ -112,6 +112,9 @@ CASES = {
     "sim-stuck-not-a-cell": (("sim", "--stuck", "zz"), 2, SENTENCE, []),
     "sim-players-9": (("sim", "--players", "9"), 2, USAGE, []),
     "sim-seed-not-a-number": (("sim", "--seed", "x"), 2, USAGE, []),
+    "sim-seed-negative": (("sim", "--seed", "-1"), 2, USAGE, []),
+    "sim-seed-above-the-configs": (("sim", "--seed", str(2**63)), 2, USAGE, []),
+    "sim-board-outside-uranus": (("sim", "--board", "rhombus"), 2, SENTENCE, []),
     "replay-missing": (("replay", "{dir}/missing.jsonl"), 66, SENTENCE, []),
     "replay-folder": (("replay", "{dir}/a-folder"), 66, SENTENCE, []),
     "replay-binary": (("replay", "{dir}/binary.dat"), 1, SENTENCE, []),
@@ -122,10 +125,19 @@ CASES = {
                                  SENTENCE, []),
     "replay-gif-too-large": (("replay", "{dir}/game.jsonl", "--gif", "{dir}/game.gif",
                               "--width", "1024", "--scale", "8"), 2, SENTENCE, ["game.gif"]),
+    "replay-gif-is-the-journal": (("replay", "{dir}/game.jsonl", "--gif", "{dir}/game.jsonl"),
+                                  2, SENTENCE, []),
     "replay-width-zero": (("replay", "{dir}/game.jsonl", "--width", "0"), 2, USAGE, []),
     "replay-scale-not-a-number": (("replay", "{dir}/game.jsonl", "--scale", "x"), 2, USAGE, []),
     "demo-players-9": (("demo", "--players", "9"), 2, USAGE, []),
     "demo-seed-not-a-number": (("demo", "--seed", "x"), 2, USAGE, []),
+    "demo-seed-negative": (("demo", "--seed", "-1"), 2, USAGE, []),
+    "demo-seed-zero": (("demo", "--seed", "0"), 2, USAGE, []),
+    "demo-seed-above-the-configs": (("demo", "--seed", str(2**63)), 2, USAGE, []),
+    "demo-board-outside-uranus": (("demo", "--game", "mars", "--board", "rhombus"), 2,
+                                  SENTENCE, []),
+    "demo-unknown-display": (("demo", "--display", "banana", "--out", "{dir}/out"), 78,
+                             SENTENCE, ["out"]),
     "demo-speed-zero": (("demo", "--speed", "0"), 2, USAGE, []),
     "demo-out-is-a-file": (("demo", "--display", "dummy", "--out", "{dir}/binary.dat"), 73,
                            SENTENCE, []),
@@ -168,6 +180,28 @@ def test_a_wrong_input_gets_one_sentence_and_its_exit_status(
     assert sorted(files.iterdir()) == before
     for name in absent:
         assert not (files / name).exists()
+
+
+def test_a_wrong_demo_option_leaves_the_earlier_demos_journal(files: Path) -> None:
+    earlier = files / "out" / "journals" / "demo-enceladus-2p-1" / "earlier.jsonl"
+    earlier.parent.mkdir(parents=True)
+    earlier.write_text("{}\n")
+    done = companion("demo", "--display", "banana", "--out", str(files / "out"), cwd=files)
+    assert done.returncode == 78 and "banana" in done.stderr
+    assert [p.name for p in earlier.parent.parent.iterdir()] == [earlier.parent.name]
+    assert earlier.read_text() == "{}\n"
+
+
+def test_replay_never_writes_its_gif_over_the_journal(files: Path) -> None:
+    journal_file = files / "game.jsonl"
+    before = journal_file.read_bytes()
+    (files / "link.jsonl").symlink_to(journal_file)
+    for gif in ("game.jsonl", "./game.jsonl", "link.jsonl"):
+        done = companion("replay", "game.jsonl", "--gif", gif, cwd=files)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == "companion: the GIF would overwrite the journal game.jsonl it " \
+                              "is drawn from: give --gif another file name\n"
+    assert journal_file.read_bytes() == before
 
 
 def test_every_documented_exit_status_is_in_the_help() -> None:

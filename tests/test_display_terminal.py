@@ -7,10 +7,13 @@ from __future__ import annotations
 import fcntl
 import os
 import struct
+import subprocess
+import sys
 import termios
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyte
 import pytest
@@ -21,6 +24,7 @@ from companion.display.terminal import UPPER_HALF, TerminalMatrix, fit, xterm_co
 from tests.test_display import HANDS, enceladus_midgame
 
 WAIT = 10.0  # seconds; a safety net, never reached when the code works
+DEMO_S = 300.0  # seconds; a bound on a whole demo game, only to keep a fault from hanging
 
 
 @dataclass
@@ -169,3 +173,35 @@ def test_grey_marks_of_the_board_keep_a_grey_of_their_own() -> None:
 def test_a_terminal_smaller_than_the_matrix_gets_it_scaled_down() -> None:
     assert fit(16, 16, 80, 16) == (32, 32)
     assert fit(64, 32, 40, 40) == (40, 20)
+
+
+@pytest.mark.parametrize("pty", [(80, 24), (120, 40)], indirect=True, ids=["80x24", "120x40"])
+def test_the_demo_leaves_its_last_picture_and_its_result_on_screen(
+    pty: Pty, tmp_path: Path
+) -> None:
+    attrs = termios.tcgetattr(pty.slave)
+    attrs[1] |= termios.OPOST | termios.ONLCR  # a terminal as a shell has it, for print()
+    termios.tcsetattr(pty.slave, termios.TCSANOW, attrs)
+    earlier = tmp_path / "out" / "journals" / "demo-enceladus-2p-1"
+    earlier.mkdir(parents=True)
+    (earlier / "earlier-game.jsonl").write_text("{}\n")
+    demo = subprocess.run(
+        [sys.executable, "-c", "import sys; from companion.cli import main; sys.exit(main())",
+         "demo", "--display", "capture", "--out", "out", "--speed", "20"],
+        cwd=tmp_path, stdin=pty.slave, stdout=pty.slave, stderr=pty.slave, timeout=DEMO_S,
+        check=False)
+    with pty.arrived:
+        assert pty.arrived.wait_for(lambda: b"Journal: " in pty.received, WAIT)
+        rows = [row.rstrip() for row in pty.screen.display]
+    assert demo.returncode == 0, "\n".join(rows)
+    frames = tmp_path / "out" / "demo-enceladus-2p-1-frames"
+    summary = ["Gardens of Enceladus, 2 players, seed 1, identity board:",
+               f"Matrix frames: {Path('out') / frames.name}",
+               f"Journal: {Path('out') / earlier.relative_to(tmp_path / 'out')}"]
+    assert all(line in rows for line in summary), "\n".join(rows)
+    assert any(row.startswith("Winner: Player ") for row in rows)
+    assert rows[0].startswith(UPPER_HALF)  # the last picture, above the result
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no frame in the folder
+    assert len(list(frames.glob("luma_*.png"))) > 100
+    assert [p.name for p in earlier.iterdir()] != ["earlier-game.jsonl"]  # the new game's
+    assert sorted(p.name for p in earlier.parent.iterdir()) == [earlier.name]

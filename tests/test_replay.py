@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import errno
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,7 +107,7 @@ def test_replay_of_a_damaged_journal_shows_it_up_to_its_last_good_line(
     assert main(["replay", str(path), "--no-gif"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert "(damaged at line 4 (out of sequence): shown up to step 2, the rest is left out)" in out
-    assert out[-1] == "Unfinished after 2 steps"
+    assert out[-2] == "Unfinished after 2 steps" and out[-1] == out[1]
     assert path.read_text() == damaged
 
 
@@ -143,3 +145,27 @@ def test_a_gif_that_cannot_be_written_leaves_the_last_one_whole(
     assert capsys.readouterr().err == f"companion: cannot write the GIF {gif}: the disk is full\n"
     assert gif.read_bytes() == good
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, gif.name])
+
+
+@pytest.mark.parametrize(("damage", "line", "reason", "shown"), [
+    (lambda lines: [*lines[:4], lines[4].replace('"seq":5', '"seq":9'), *lines[5:]], 5,
+     "out of sequence", 3),
+    (lambda lines: [*lines[:4], lines[4].replace('"step":"', '"step":"x'), *lines[5:]], 5,
+     "checksum", 3),
+    (lambda lines: [*lines, "junk"], 8, "not a journal entry", 6),
+    (lambda lines: [*lines, "junk", "more junk"], 8, "not a journal entry", 6),
+], ids=["seq-changed", "step-changed", "a-junk-line-at-the-end", "junk-lines-at-the-end"])
+def test_replay_says_where_a_journal_is_damaged_first_last_and_on_stderr(
+    tmp_path: Path, damage: object, line: int, reason: str, shown: int
+) -> None:
+    path = _game(tmp_path, steps=6)
+    path.write_text("\n".join(damage(path.read_text().splitlines())) + "\n")  # type: ignore[operator]
+    done = subprocess.run([sys.executable, "-c", "import sys; from companion.cli import main; "
+                           "sys.exit(main())", "replay", str(path), "--no-gif"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    note = f"damaged at line {line} ({reason}): shown up to step {shown}, the rest is left out"
+    out = done.stdout.splitlines()
+    assert done.returncode == 0
+    assert out[1] == out[-1] == f"({note})" and out[-2] == f"Unfinished after {shown} steps"
+    assert done.stderr.endswith(f"WARNING companion.replay: {path.name} is {note}\n")
+    assert len(done.stderr.splitlines()) == 1

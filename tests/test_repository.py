@@ -113,3 +113,11 @@ def test_every_ruling_cited_has_its_heading() -> None:
     cited = {f"{m[1]} #{m[2]}" for text in texts().values() for m in RULING.finditer(text)}
     assert cited, "nothing cites a ruling: the pattern is out of date"
     assert cited <= headings, sorted(cited - headings)
+
+
+def test_make_clean_removes_what_the_tools_leave_in_the_tree() -> None:
+    done = subprocess.run(["make", "-n", "clean"], cwd=ROOT, capture_output=True, text=True,
+                          check=True)
+    removed = done.stdout.split()
+    for left in (".venv", "out", ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache"):
+        assert left in removed, done.stdout

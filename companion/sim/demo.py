@@ -9,6 +9,14 @@ terminal, also drawn there, fitted to the terminal and redrawn in place
 (:class:`companion.display.terminal.TerminalMatrix`); without a terminal nothing is drawn
 there.  The end screen stays until its ranking has gone by once; then the final hands and rank
 points are printed under the picture, which stays on screen.
+
+Each game of the demo has its journal folder, named after the game, the players and the seed
+(``out/journals/demo-enceladus-2p-1``), beside its GIF of the same name (or its folder of PNG
+frames, ``--display capture``): run again, the demo plays the same game again, and its journal
+and GIF take the earlier ones' places, as a rerun is expected to.  The earlier journal stays
+until the new game has begun: every option is checked and the device made first, and the new
+journal is kept aside (``.<name>.new``) until the game ends, so a wrong option or a game that
+cannot start leaves the earlier one whole.
 """
 
 from __future__ import annotations
@@ -76,7 +84,10 @@ def run_demo(
     sensing: str = "identity",
 ) -> int:
     """Play one game; returns the exit status (0 when the game reached its end).  Raises
-    :class:`companion.errors.OutputFileError` when the folder ``out`` cannot be made.
+    :class:`companion.errors.ConfigError` for a display the device cannot be made from and
+    :class:`companion.errors.OutputFileError` when the folders in ``out`` cannot be made,
+    both before any file is touched.  The GIF, or with ``display="capture"`` the folder of
+    PNG frames, and the journal folder go into ``out`` (see the module docstring).
 
     An emulator ``display`` (the GIF) without luma.emulator installed falls back to luma's
     ``dummy`` device, and a note says which extra gives the GIF.
@@ -87,15 +98,7 @@ def run_demo(
 
     name = "-".join((f"demo-{game}", *([board] if game == "uranus" else []),
                      *([sensing] if sensing != "identity" else []), f"{players}p-{seed}"))
-    # The demo's own journal folder, emptied first: a demo never resumes an older demo.
-    journal_dir = out / "journals" / name
-    shutil.rmtree(journal_dir, ignore_errors=True)
-    try:
-        journal_dir.mkdir(parents=True)
-    except OSError as error:
-        raise output_error(journal_dir, "journal folder", error) from None
-    config = demo_config(game, players, seed, board, journal_dir, sensing)
-    gif = out / f"{name}.gif"
+    gif, frames = out / f"{name}.gif", out / f"{name}-frames"
     if needs_emulator(display):
         print(f"The matrix is not drawn: display {display} needs luma.emulator, which is not "
               f"installed ({EMULATOR_INSTALL}).")
@@ -103,25 +106,53 @@ def run_demo(
     device_options: dict[str, Any] = {"display": display, **MATRIX}
     if display == "gifanim":
         device_options |= {"filename": str(gif), **GIF}
+    elif display == "capture":
+        device_options |= {"file_template": str(frames / "luma_{0:06}.png"), **GIF}
+    device = make_device(device_options)  # a wrong display option is said before any file
+    journal_dir = out / "journals" / name
+    staging = journal_dir.with_name(f".{name}.new")
+    shutil.rmtree(staging, ignore_errors=True)  # left by a demo that was killed
+    try:
+        staging.mkdir(parents=True)
+    except OSError as error:
+        raise output_error(journal_dir, "journal folder", error) from None
+    if display == "capture":
+        try:
+            frames.mkdir(exist_ok=True)
+            for old in frames.glob("luma_*.png"):  # an earlier run's, not to mix with these
+                old.unlink()
+        except OSError as error:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise output_error(frames, "frames folder", error) from None
+    config = demo_config(game, players, seed, board, staging, sensing)
     interval = config.display.frame_interval_ms / 1000
     started = time.monotonic()
-    with ExitStack() as stack:
-        seated = seat(config, stack, device=make_device(device_options), speed=speed)
-        service, table = seated.service, seated.players
-        if sys.stdout.isatty():
-            # the rows printed at the end stay free under the picture: two of summary, a
-            # player each, the winner, the GIF, the journal
-            picture = TerminalMatrix(int(MATRIX["width"]), int(MATRIX["height"]),
-                                     reserve=players + 5)
-            terminal = Display(picture, frame_interval=interval)
-            stack.callback(terminal.close)
-            service.screen_listeners.append(terminal.show)
-        service.stop_when_over = True
-        table.start()
-        outcome = service.run()
-        seconds = time.monotonic() - started
-        if outcome is not None and service.last_screen is not None:
-            time.sleep(_end_hold(service.last_screen, interval))
+    began = False
+    try:
+        with ExitStack() as stack:
+            seated = seat(config, stack, device=device, speed=speed)
+            service, table = seated.service, seated.players
+            if sys.stdout.isatty():
+                # the rows printed at the end stay free under the picture: two of summary, a
+                # player each, the winner, the GIF, the journal
+                picture = TerminalMatrix(int(MATRIX["width"]), int(MATRIX["height"]),
+                                         reserve=players + 5)
+                terminal = Display(picture, frame_interval=interval)
+                stack.callback(terminal.close)
+                service.screen_listeners.append(terminal.show)
+            service.stop_when_over = True
+            began = True
+            table.start()
+            outcome = service.run()
+            seconds = time.monotonic() - started
+            if outcome is not None and service.last_screen is not None:
+                time.sleep(_end_hold(service.last_screen, interval))
+    finally:
+        if began:  # the new game's journal, closed now, takes the earlier one's place
+            shutil.rmtree(journal_dir, ignore_errors=True)
+            staging.rename(journal_dir)
+        else:
+            shutil.rmtree(staging, ignore_errors=True)
     print(f"Gardens of {game.capitalize()}, {players} players, seed {seed}, {sensing} board:")
     print(f"{table.steps} steps refereed in {seconds:.1f} s, {table.questions} "
           f"question{'' if table.questions == 1 else 's'} asked")
@@ -135,5 +166,7 @@ def run_demo(
     print(f"Winner: {winners} ({outcome.termination})")
     if display == "gifanim":
         print(f"Matrix animation: {gif}")
+    elif display == "capture":
+        print(f"Matrix frames: {frames}")
     print(f"Journal: {journal_dir}")
     return 0
