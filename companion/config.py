@@ -442,7 +442,7 @@ _LUMA_OPTIONS: tuple[tuple[str, LumaValue, Check], ...] = (
     ("spi_mode", None, _whole(0, 3)),
     ("spi_cs_high", False, _flag),
     ("ftdi_device", "ftdi://::/1", _text("an FTDI device URL")),
-    ("framebuffer_device", "/dev/fd0", _text("a device path")),
+    ("framebuffer_device", "/dev/fb0", _text("a device path")),
     ("gpio", None, _text('a Python module name such as "OPi.GPIO"')),
     ("gpio_mode", None, _text('a Python name such as "OPi.GPIO.BOARD"')),
     ("gpio_data_command", 24, _whole(0, 53, "BCM")),

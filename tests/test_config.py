@@ -118,7 +118,8 @@ def test_luma_options_are_those_of_luma_cmdline_with_its_defaults() -> None:
     parser = cmdline.create_parser("test", autocomplete=False)
     luma = {a.dest: a for a in parser._actions if a.dest not in ("help", "config")}
     assert set(luma) <= set(LUMA_DEFAULTS)
-    ours = {"display", "width", "height", "interface", "block_orientation"}
+    # framebuffer_device: luma's "/dev/fd0" is the floppy drive; ours is the first framebuffer
+    ours = {"display", "width", "height", "interface", "block_orientation", "framebuffer_device"}
     for name, action in luma.items():
         if name not in ours:
             assert LUMA_DEFAULTS[name] == action.default, name

@@ -53,7 +53,7 @@ EMULATOR_INSTALL = "pip install 'gardens-companion[emulator]'"
 
 def needs_emulator(display: str) -> bool:
     """Whether ``display`` is one of :data:`EMULATORS` and luma.emulator is not installed."""
-    return display in EMULATORS and importlib.util.find_spec("luma.emulator") is None
+    return display in EMULATORS and not _installed("luma.emulator")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -141,7 +141,8 @@ def missing(options: Mapping[str, object]) -> list[tuple[str, str]]:
     what is missing, empty when nothing is known to be.
 
     Looked at: the Python package a driver needs (spidev for SPI, rpi_ws281x for the WS2812
-    family, pygame for luma.emulator), the SPI device node (``/dev/spidev<port>.<device>``,
+    family, luma.emulator and its pygame for the emulators, with the command that installs
+    them, :data:`EMULATOR_INSTALL`), the SPI device node (``/dev/spidev<port>.<device>``,
     there once SPI is enabled), the framebuffer, a desktop for ``pygame``, and that
     ``asciiart``/``asciiblock`` draw in a terminal, which a service has not.
     """
@@ -159,9 +160,12 @@ def missing(options: Mapping[str, object]) -> list[tuple[str, str]]:
     elif display in _NO_BUS and not _installed("rpi_ws281x"):
         found.append(("display", f'display = "{display}" needs the Python package rpi_ws281x, '
                       "which is not installed"))
+    elif isinstance(display, str) and needs_emulator(display):
+        found.append(("display", f'display = "{display}" is a luma.emulator device, which is '
+                      f"not installed: {EMULATOR_INSTALL}"))
     elif display in EMULATORS and not _installed("pygame"):
         found.append(("display", f'display = "{display}" needs the Python package pygame, '
-                      "which is not installed"))
+                      f"which is not installed: {EMULATOR_INSTALL}"))
     elif display == "pygame" and not any(
             os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")):
         found.append(("display", 'display = "pygame" opens a window, but there is no desktop '
