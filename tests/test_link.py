@@ -310,6 +310,36 @@ def test_a_hello_restarts_the_sequence(
     assert pty.read_available() == b""
 
 
+def test_a_repeated_or_backward_seq_is_logged_once_per_burst_and_not_as_lost_lines(
+    pty: Pty,
+    queue: Queue[events.Event],
+    make_link: Callable[..., BoardLink],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, "companion.board")
+    clock = Clock(0.0)
+    link = make_link(pty.path, clock=clock)
+    next_event(queue, events.LinkState)
+    pty.write(b"".join(encode(Heartbeat(2, n)) for n in range(50)))  # a board stuck on seq 2
+    for _ in range(50):
+        next_event(queue, events.BoardMessage)
+    clock.now = 10.0  # a new burst
+    pty.write(encode(Heartbeat(500, 0)) + encode(Heartbeat(100, 0)))
+    for _ in range(2):
+        next_event(queue, events.BoardMessage)
+    link.close()
+    breaks = [m for m in caplog.messages if m.startswith("sequence numbers from the board")]
+    assert breaks == [
+        "sequence numbers from the board: seq 2 twice in a row: the board sent a line again "
+        "or restarted without a HELLO",
+        "sequence numbers from the board: 48 more in 10.0 s, the last: seq 2 twice in a row: "
+        "the board sent a line again or restarted without a HELLO",
+        "sequence numbers from the board: 497 line(s) lost between seq 2 and seq 500",
+        "sequence numbers from the board: 1 more in 0.0 s, the last: seq 100 after seq 500: "
+        "the count went back, so the board restarted without a HELLO or sent lines again",
+    ]
+
+
 def test_pulling_the_pty_away_reports_the_link_down(
     pty: Pty, queue: Queue[events.Event], make_link: Callable[..., BoardLink]
 ) -> None:

@@ -26,9 +26,11 @@ matrix (``"/dev/ttyACM0 is in use by minicom (pid 1234); close it"``), and tries
 the same backoff.  Programs that read without a lock (ModemManager probing a new USB modem,
 a terminal left open) cannot be kept out that way: lines lost on a connection name them on
 the log, and ``systemd/99-companion-board.rules`` shows how to keep ModemManager away.  On every
-connection the Pi asks for ``HELLO?`` and ``DUMP?``; a gap in the board's sequence numbers
-(a lost or garbled line) asks for a dump again, at most once per
-:data:`DUMP_REQUEST_INTERVAL` seconds until one arrives.  Commands echoed back to the Pi
+connection the Pi asks for ``HELLO?`` and ``DUMP?``; a break in the board's sequence numbers
+(a gap: a lost or garbled line; a number repeated or going back: a board that restarted
+without a ``HELLO`` or sent lines again) asks for a dump again, at most once per
+:data:`DUMP_REQUEST_INTERVAL` seconds until one arrives, and is logged once per burst as bad
+lines are.  Commands echoed back to the Pi
 (``loop://``) are ignored; message types from a newer minor protocol version are logged
 once per type and otherwise ignored.
 
@@ -54,6 +56,7 @@ import serial.threaded
 
 from companion import events
 from companion.board.protocol import (
+    SEQ_MODULO,
     VERSION,
     BoardToPi,
     Dump,
@@ -80,7 +83,8 @@ READ_TIMEOUT: Final = 0.5
 on ports that cannot cancel a read."""
 
 BURST_WINDOW: Final = 5.0
-"""Seconds during which repeated bad lines are counted instead of logged one by one."""
+"""Seconds during which repeated bad lines, or repeated breaks in the board's sequence
+numbers, are counted instead of logged one by one."""
 
 DUMP_REQUEST_INTERVAL: Final = 1.0
 """Seconds between two ``DUMP?`` requests while a dump is wanted and none has arrived."""
@@ -273,6 +277,7 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
         self._parser = LineParser()
         self._sequence = SequenceCheck()
         self._bad_lines = BurstLog(LOG, "bad line from the board", link.clock, BURST_WINDOW)
+        self._breaks = BurstLog(LOG, "sequence numbers from the board", link.clock, BURST_WINDOW)
         self._unknown: set[str] = set()
         self._transport: Any = None
         self._users_named = False  # the other readers named once per connection
@@ -301,6 +306,7 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
     def connection_lost(self, exc: BaseException | None) -> None:
         with self._link._guard("the board link (disconnecting)"):
             self._bad_lines.flush()
+            self._breaks.flush()
             self._link._disconnected(f"lost: {exc}" if exc else "port closed")
 
     def _handle(self, item: Message | LineRefused) -> None:
@@ -328,15 +334,31 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
         self._link._post(events.BoardMessage(now, item))
 
     def _check_sequence(self, item: BoardToPi | Unknown) -> None:
-        """A gap in the sequence numbers means lost lines: a dump is wanted."""
+        """A break in the sequence numbers wants a dump, and is logged once per burst.
+
+        A gap of less than half the count's range (5000) is lines lost on the way; a number
+        repeated, or one that went back, is a board that restarted without a ``HELLO`` or sent
+        lines again: nothing was lost, but what the Pi knows of the board may be stale.
+        """
         if isinstance(item, Hello):
             self._sequence.restart()
-        if item.seq is not None:
-            lost = self._sequence.observe(item.seq)
-            if lost:
-                LOG.info("%d line(s) from the board lost before seq %d", lost, item.seq)
-                self._dump_wanted = True
-                self._name_other_readers()
+        if item.seq is None:
+            return
+        lost = self._sequence.observe(item.seq)
+        if not lost:
+            self._breaks.quiet()
+            return
+        self._dump_wanted = True
+        last = (item.seq - lost - 1) % SEQ_MODULO
+        if lost < SEQ_MODULO // 2:
+            self._breaks.report(f"{lost} line(s) lost between seq {last} and seq {item.seq}")
+            self._name_other_readers()
+        elif last == item.seq:
+            self._breaks.report(f"seq {item.seq} twice in a row: the board sent a line again "
+                                "or restarted without a HELLO")
+        else:
+            self._breaks.report(f"seq {item.seq} after seq {last}: the count went back, so "
+                                "the board restarted without a HELLO or sent lines again")
 
     def _name_other_readers(self) -> None:
         """Lost lines may be another program reading the port without a lock: name it."""
