@@ -38,7 +38,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from companion.errors import ConfigError
+from companion.errors import ConfigError, UnreadableConfigError
 from companion.rules import GAMES
 
 Scalar = str | int | float | bool
@@ -858,32 +858,38 @@ def _check_game(config: Config, problems: _Problems) -> None:
 def load_config(path: str | os.PathLike[str]) -> Config:
     """The configuration in the TOML file at ``path``.
 
-    Raises :class:`companion.errors.ConfigError` for a missing or unreadable file, a file
-    that is not UTF-8 or not TOML, and every problem :func:`parse_config` finds.
+    Raises :class:`companion.errors.UnreadableConfigError` for a file that cannot be read
+    (missing, a folder, no permission, not UTF-8 text), :class:`companion.errors.ConfigError`
+    for one that is not TOML and every problem :func:`parse_config` finds.
     """
     source = os.fspath(path)
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
-        raise ConfigError(f"{source}: there is no configuration file here") from None
+        raise UnreadableConfigError(f"{source}: there is no configuration file here") from None
     except IsADirectoryError:
-        raise ConfigError(f"{source}: this is a directory, not a configuration file") from None
+        raise UnreadableConfigError(
+            f"{source}: this is a directory, not a configuration file") from None
     except OSError as error:
-        raise ConfigError(f"{source}: the file cannot be read ({error.strerror})") from None
+        raise UnreadableConfigError(
+            f"{source}: the file cannot be read ({error.strerror})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
-        raise ConfigError(f"{source}, line {line}: this is not UTF-8 text") from None
+        raise UnreadableConfigError(f"{source}, line {line}: this is not UTF-8 text") from None
     return parse_config(text, source)
 
 
 def check_config(path: str | os.PathLike[str]) -> list[str]:
     """Every problem of the configuration file at ``path`` (see :func:`load_config`), as
     sentences; empty when the file is fine.  ``companion check-config FILE`` prints them and
-    exits with 78 (EX_CONFIG) when there are any."""
+    exits with 78 (EX_CONFIG) when there are any.  Raises
+    :class:`companion.errors.UnreadableConfigError` for a file that cannot be read (66)."""
     try:
         load_config(path)
+    except UnreadableConfigError:
+        raise
     except ConfigError as error:
         return error.problems
     return []

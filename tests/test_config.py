@@ -32,7 +32,7 @@ from companion.config import (
     parse_config,
     pin_uses,
 )
-from companion.errors import ConfigError
+from companion.errors import ConfigError, UnreadableConfigError
 
 SAMPLE = Path(__file__).resolve().parent.parent / "config" / "companion.toml"
 
@@ -548,13 +548,17 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_directory_instead_of_a_file(tmp_path: Path) -> None:
-    assert check_config(tmp_path) == [f"{tmp_path}: this is a directory, not a configuration file"]
+    with pytest.raises(UnreadableConfigError) as caught:
+        check_config(tmp_path)
+    assert str(caught.value) == f"{tmp_path}: this is a directory, not a configuration file"
 
 
 def test_file_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "latin1.toml"
     path.write_bytes(b'[log]\nlevel = "info"\n# caf\xe9\n')
-    assert check_config(path) == [f"{path}, line 3: this is not UTF-8 text"]
+    with pytest.raises(UnreadableConfigError) as caught:
+        check_config(path)
+    assert str(caught.value) == f"{path}, line 3: this is not UTF-8 text"
 
 
 def test_check_config_lists_problems_with_the_file_name(tmp_path: Path) -> None:
