@@ -35,6 +35,7 @@ from companion.config import (
 from companion.errors import ConfigError, UnreadableConfigError
 
 SAMPLE = Path(__file__).resolve().parent.parent / "config" / "companion.toml"
+CATALOGUE = SAMPLE.parents[1] / "companion" / "data" / "missions.toml"
 
 
 def problems_of(text: str, source: str = "test.toml") -> list[str]:
@@ -604,8 +605,46 @@ def test_check_config_warns_of_what_this_machine_lacks(
         "referee without the matrix and try it again",
     ]
     monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
-    path.write_text('[display]\ndisplay = "dummy"\n')
+    path.write_text('[display]\ndisplay = "dummy"\n[journal]\ndirectory = "journals"\n')
     assert config_warnings(path) == []
+
+
+@pytest.mark.parametrize(("directory", "warning"), [
+    ("{file}", "the journal folder {file} is a file, not a folder"),
+    ("{file}/games", "the journal folder {file}/games cannot be made: {file} is a file"),
+    ("/proc/1", "the journal folder /proc/1 takes no new file (it is not a folder for files)"),
+])
+def test_check_config_warns_of_a_journal_folder_run_could_not_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, directory: str, warning: str,
+) -> None:
+    if directory == "/proc/1" and not Path("/proc/1").is_dir():
+        pytest.skip("needs Linux's /proc")
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
+    file = tmp_path / "a-file"
+    file.write_text("")
+    path = tmp_path / "companion.toml"
+    path.write_text(f'[display]\ndisplay = "dummy"\n[journal]\n'
+                    f'directory = "{directory.format(file=file)}"\n')
+    assert config_warnings(path) == [
+        f"{path}, line 4: warning: [journal] {warning.format(file=file)}; run would referee "
+        "without saving the games"]
+
+
+def test_relative_journal_folder_and_catalogue_are_from_the_config_files_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)  # not the config's folder
+    folder = tmp_path / "etc"
+    folder.mkdir()
+    (folder / "cards.toml").write_bytes(CATALOGUE.read_bytes())
+    path = folder / "companion.toml"
+    path.write_text('[game]\nname = "uranus"\n[board]\nmissions = "cards.toml"\n'
+                    '[journal]\ndirectory = "games"\n')
+    config = load_config(Path("etc") / "companion.toml")
+    assert config.board.missions == str(folder / "cards.toml")
+    assert config.journal.directory == str(folder / "games")
+    path.write_text('[board]\nmissions = "/etc/companion/missions.toml"\n')
+    assert load_config(path).board.missions == "/etc/companion/missions.toml"
 
 
 def test_check_config_warns_of_a_matrix_on_spi_without_spidev(
