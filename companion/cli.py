@@ -280,6 +280,14 @@ def _positive(text: str) -> float:
     return value
 
 
+def _port(text: str) -> str:
+    """A board's port, for the argument parser: not empty."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the port is empty; give a device such as "
+                                         "/dev/ttyACM0 or a URL such as socket://127.0.0.1:7777")
+    return text
+
+
 def _whole(low: int, high: int) -> Callable[[str], int]:
     """A whole number from ``low`` to ``high``, for the argument parser."""
 
@@ -357,7 +365,8 @@ def make_parser() -> argparse.ArgumentParser:
     replay.set_defaults(func=_replay)
 
     monitor = sub.add_parser("monitor", help="watch what a board reports, with per-cell health")
-    monitor.add_argument("port", metavar="PORT", help="device path or pyserial URL")
+    monitor.add_argument("port", type=_port, metavar="PORT",
+                         help="device path or pyserial URL")
     monitor.add_argument("--seconds", type=_positive,
                          help="stop after this long (default: Ctrl-C)")
     monitor.add_argument("--config", help="show the sensor test on this config's LED matrix")
@@ -368,7 +377,8 @@ def make_parser() -> argparse.ArgumentParser:
     monitor.set_defaults(func=_monitor)
 
     record = sub.add_parser("record", help="save a board's raw serial stream with timestamps")
-    record.add_argument("port", metavar="PORT", help="device path or pyserial URL")
+    record.add_argument("port", type=_port, metavar="PORT",
+                         help="device path or pyserial URL")
     record.add_argument("trace", metavar="TRACE", help="the trace file to write")
     record.add_argument("--seconds", type=_positive,
                         help="stop after this long (default: Ctrl-C)")

@@ -87,6 +87,8 @@ CASES = {
     "monitor-unknown-url": (("monitor", "bogus://x", "--seconds", "30"), 69, SENTENCE, []),
     "monitor-file-as-port": (("monitor", "{dir}/binary.dat", "--seconds", "30"), 69, SENTENCE,
                              []),
+    "monitor-empty-port": (("monitor", ""), 2, USAGE, []),
+    "record-empty-port": (("record", " ", "{dir}/t.txt"), 2, USAGE, ["t.txt"]),
     "monitor-seconds-zero": (("monitor", "loop://", "--seconds", "0"), 2, USAGE, []),
     "monitor-stuck-after-not-a-number": (("monitor", "loop://", "--stuck-after", "x"), 2, USAGE,
                                          []),

@@ -421,6 +421,15 @@ def test_why_a_port_cannot_be_opened_names_the_port_once(
     assert " ".join(found).count(BY_ID) == 1
 
 
+@pytest.mark.parametrize("url", ["socket://nohost", "socket://nohost:", "socket://nohost:x"])
+def test_a_socket_url_without_a_port_number_is_said_so(url: str) -> None:
+    with pytest.raises(serial.SerialException) as caught:
+        serial.serial_for_url(url, timeout=0.1)
+    assert open_problem(url, caught.value) == (
+        f"socket:// needs host:port, and {url} has no port number",
+        "give a URL such as socket://127.0.0.1:7777")
+
+
 def test_reconnects_with_backoff_and_asks_the_new_board_for_hello_and_dump(
     ptys: list[Pty], queue: Queue[events.Event], make_link: Callable[..., BoardLink]
 ) -> None:

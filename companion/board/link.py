@@ -46,6 +46,7 @@ import os
 import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from queue import Queue
 from types import TracebackType
@@ -180,6 +181,9 @@ def open_problem(port: str, error: BaseException, *,
         return f"{port} is not a serial port", f"check {setting}"
     if code == errno.ECONNREFUSED:
         return f"nothing answers at {port}", "start the board's server or the simulator first"
+    if port.lower().startswith("socket://") and _url_port(port) is None:
+        return (f"socket:// needs host:port, and {port} has no port number",
+                "give a URL such as socket://127.0.0.1:7777")
     malformed = isinstance(error.__context__, TypeError | ValueError)  # socket://x, no port
     if malformed or (isinstance(error, ValueError | KeyError) and not isinstance(error, OSError)):
         return (f"{port} is not a port pyserial knows",
@@ -190,6 +194,14 @@ def open_problem(port: str, error: BaseException, *,
         reason = re.sub(rf"^(\[Errno -?\d+\] )?could not open port {re.escape(port)}: ", "",
                         str(error), flags=re.IGNORECASE)
     return f"cannot open port {port}: {reason}", f"check {setting}"
+
+
+def _url_port(url: str) -> int | None:
+    """The port number of a URL, ``None`` when it has none or a wrong one."""
+    try:
+        return urllib.parse.urlsplit(url).port
+    except ValueError:
+        return None
 
 
 class Backoff:
