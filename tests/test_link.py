@@ -531,6 +531,22 @@ def holders() -> Iterator[list[Holder]]:
             holder.release()
 
 
+@pytest.mark.skipif(not Path("/proc/self/fdinfo").is_dir(), reason="needs Linux's /proc")
+def test_port_users_leaves_out_the_process_serving_the_pty(holders: list[Holder]) -> None:
+    server = subprocess.Popen(  # as the simulator: the master and the slave kept open
+        [sys.executable, "-c", "import os, sys; master, slave = os.openpty(); "
+         "print(os.ttyname(slave), flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        path = server.stdout.readline().strip()
+        assert port_users(path) == []
+        holders.append(Holder(path, lock=False))  # a second reader of the slave is named
+        assert port_users(path) == [(holders[0].pid, holders[0].name)]
+    finally:
+        server.communicate("", timeout=WAIT)
+
+
 def test_port_users_names_the_other_processes_by_the_ports_real_path(
     pty: Pty, holders: list[Holder], tmp_path: Path
 ) -> None:

@@ -109,12 +109,16 @@ def port_users(port: str, *, proc: str = "/proc") -> list[tuple[int, str]]:
 
     Reads the links in ``/proc/<pid>/fd`` and compares them with the port's real path (a
     ``/dev/serial/by-id`` name is a symlink).  Processes whose descriptors this user may not
-    read (another user's, without privileges) are left out; this process is never listed.
-    ``[]`` for a pyserial URL or where there is no ``/proc``.
+    read (another user's, without privileges) are left out; this process is never listed,
+    nor, for a pseudo-terminal, the process that holds its master side (``/dev/ptmx`` with
+    the pty's ``tty-index`` in ``/proc/<pid>/fdinfo``): that is the board's end, a
+    simulator serving the pty, not a second reader.  ``[]`` for a pyserial URL or where
+    there is no ``/proc``.
     """
     if "://" in port:
         return []
     real = os.path.realpath(port)
+    pts = re.fullmatch(r"/dev/pts/(\d+)", real)
     users = []
     try:
         pids = [int(name) for name in os.listdir(proc) if name.isdigit()]
@@ -125,14 +129,26 @@ def port_users(port: str, *, proc: str = "/proc") -> list[tuple[int, str]]:
             continue
         folder = os.path.join(proc, str(pid), "fd")
         try:
-            holds = any(os.readlink(os.path.join(folder, fd)) == real
-                        for fd in os.listdir(folder))
-            if holds:
-                with open(os.path.join(proc, str(pid), "comm"), encoding="utf-8") as comm:
-                    users.append((pid, comm.read().strip()))
+            links = {fd: os.readlink(os.path.join(folder, fd)) for fd in os.listdir(folder)}
+            if real not in links.values():
+                continue
+            if pts and any(_masters(os.path.join(proc, str(pid), "fdinfo", fd), pts[1])
+                           for fd, target in links.items() if target in _PTMX):
+                continue  # the pty's other end: the board (a simulator), not a reader
+            with open(os.path.join(proc, str(pid), "comm"), encoding="utf-8") as comm:
+                users.append((pid, comm.read().strip()))
         except OSError:  # gone meanwhile, or not ours to read
             continue
     return users
+
+
+_PTMX: Final = ("/dev/ptmx", "/dev/pts/ptmx")
+
+
+def _masters(fdinfo: str, index: str) -> bool:
+    """Whether the ``/dev/ptmx`` descriptor of ``fdinfo`` is the master of pty ``index``."""
+    with open(fdinfo, encoding="ascii") as info:
+        return any(line.split() == ["tty-index:", index] for line in info)
 
 
 def _users_text(users: list[tuple[int, str]]) -> str:
