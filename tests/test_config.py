@@ -590,6 +590,22 @@ def test_display_config_equality_follows_its_options() -> None:
     assert DisplayConfig() != parse_config("[display]\nwidth = 64\n").display
 
 
+def test_the_smallest_switch_matrix_is_the_one_the_wiring_guide_gives() -> None:
+    from companion.config import matrix_too_small
+
+    wiring = (SAMPLE.parents[1] / "hardware" / "WIRING.md").read_text(encoding="utf-8")
+    table = {m[1]: (m[2], m[3]) for m in re.finditer(
+        r"^\| `(enceladus|mars)` \| \d+ \| (\d+) x (\d+) \|", wiring, re.MULTILINE)}
+    table |= {f"uranus-{b}": table_row for b in ("hexagonal", "trapezoid", "rhombus")
+              for table_row in re.findall(r"^\| `uranus-hexagonal`.*? \| (\d+) x (\d+) \|",
+                                          wiring, re.MULTILINE)}
+    assert len(table) == 5
+    for layout, (rows, columns) in table.items():
+        sentence = matrix_too_small(1, 1, layout)
+        assert sentence is not None
+        assert sentence.endswith(f"wire at least {rows} rows x {columns} columns"), layout
+
+
 def test_check_config_warns_of_what_this_machine_lacks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
