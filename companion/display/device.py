@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from companion.config import DISPLAYS
 from companion.errors import ConfigError
 
 _EMULATOR_KWARGS = ("filename", "file_template", "frame_rate")  # luma.emulator's, not its cmdline's
@@ -192,7 +193,8 @@ def make_device(options: Mapping[str, object]) -> Any:
     ``interface`` defaults to ``"spi"`` (``"noop"`` for the WS2812 family, which needs no bus).
     A MAX7219 on SPI gets ``gpio=noop()`` (it has no reset or data/command line), as luma's
     ``create_device`` does for LED matrices.  Raises :class:`companion.errors.ConfigError`, with a
-    sentence naming the option, for an unknown option or display type, a bad value, a driver
+    sentence naming the option, for an unknown option or display type (naming every type
+    :data:`companion.config.DISPLAYS` lists), a bad value, a driver
     whose Python package is missing (an emulator without luma.emulator), SPI (or another bus)
     that is not available, or a terminal emulator (``asciiart``, ``asciiblock``) without a
     terminal on standard output.
@@ -205,6 +207,9 @@ def make_device(options: Mapping[str, object]) -> Any:
     # luma's create_device builds the interface for every LED matrix, WS2812 too: default to
     # the bus each one really uses (luma's own default, i2c, fits none of them)
     options.setdefault("interface", "noop" if display in _NO_BUS else "spi")
+    if display not in DISPLAYS:  # luma's own list lacks dummy, and the emulators if absent
+        raise ConfigError(f"Display option display={display!r} is not a display type; the "
+                          f"types are {', '.join(DISPLAYS)}.")
     if display == "dummy":
         return _dummy(options)
     if isinstance(display, str) and needs_emulator(display):
