@@ -31,6 +31,7 @@ from companion.errors import (
     InputFileError,
     LinkError,
     OutputFileError,
+    UnreadableConfigError,
     UsageError,
 )
 
@@ -56,24 +57,34 @@ EX_CONFIG = 78
 """sysexits.h: a configuration error."""
 
 EX_INTERRUPTED = 130
-"""Ctrl-C (128 + SIGINT, as the shell reports it)."""
+"""Ctrl-C (128 + SIGINT, as the shell reports it) to a command other than ``run``."""
+
+EX_TERMINATED = 143
+"""SIGTERM (128 + SIGTERM, as the shell reports it) to a command other than ``run``."""
 
 EX_PIPE = 141
 """The reader of the output went away (128 + SIGPIPE, as the shell reports it)."""
 
 EXIT_STATUSES = (
-    (1, "a check failed (a rule case, a config, a cell of the board) or another error"),
+    (1, "a check failed (a rule case, a cell of the board), an input file is not what it "
+        "should be (an empty trace, a damaged journal), or another error"),
     (EX_USAGE, "a wrong command line"),
-    (EX_NOINPUT, "an input file is missing or unreadable"),
+    (EX_NOINPUT, "an input file, the config too, cannot be read: missing, a folder, no "
+                 "permission, not text"),
     (EX_UNAVAILABLE, "the board's port cannot be opened, or the board was lost"),
     (EX_CANTCREAT, "an output file cannot be written"),
-    (EX_CONFIG, "a configuration problem"),
-    (EX_INTERRUPTED, "Ctrl-C"),
+    (EX_CONFIG, "a configuration problem (check-config found one)"),
+    (EX_INTERRUPTED, "Ctrl-C, after the command has tidied up (run stops cleanly: 0)"),
+    (EX_TERMINATED, "SIGTERM, after the same tidying up (run stops cleanly: 0)"),
     (EX_PIPE, "the reader of the output stopped reading (| head)"),
 )
-"""``companion``'s exit statuses besides 0 and what each means."""
+"""``companion``'s exit statuses besides 0 and what each means.  The daemon ``run`` stopped
+by SIGTERM or SIGINT exits 0, the clean stop systemd expects; every other command, which a
+person started and stops, exits 130 for Ctrl-C and 143 for SIGTERM once it has tidied up
+(``record`` keeps its trace, ``monitor`` prints its summary, ``sim`` closes its port)."""
 
 _ERROR_STATUS: tuple[tuple[type[CompanionError], int], ...] = (
+    (UnreadableConfigError, EX_NOINPUT),
     (UsageError, EX_USAGE),
     (InputFileError, EX_NOINPUT),
     (LinkError, EX_UNAVAILABLE),
@@ -125,11 +136,23 @@ def _check_config(args: argparse.Namespace) -> int:
     return 0
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM to a command other than ``run``: raised in the main thread as Ctrl-C raises
+    :class:`KeyboardInterrupt`, so that the tidying up a command does for Ctrl-C is done
+    for SIGTERM too; :func:`main` then exits with :data:`EX_TERMINATED`."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
 class _Signals:
-    """The daemon's signal handlers, installed before anything else so that a SIGTERM during
-    start-up (systemd stopping a unit that is still starting) is a clean stop, not a death by
-    the signal: a stop asked for before the service exists is kept and carried out as soon
-    as it does (:meth:`attach`), or at once by :meth:`stopped_early`."""
+    """The daemon's signal handlers, installed before anything else so that a SIGTERM or
+    SIGINT during start-up (systemd stopping a unit that is still starting) is a clean stop,
+    exit 0, not a death by the signal: a stop asked for before the service exists is kept
+    and carried out as soon as it does (:meth:`attach`), or at once by :meth:`stopped_early`.
+    (A signal while the interpreter itself starts, before :func:`main`, is Python's own: a
+    death by the signal, which systemd counts as a clean stop too.)"""
 
     def __init__(self, config_path: str) -> None:
         self.config_path = config_path
@@ -235,7 +258,12 @@ def _record(args: argparse.Namespace) -> int:
     from companion.trace import record
 
     _setup_logging(args.log_level or "warning")
-    chunks = record(args.port, args.trace, seconds=args.seconds)
+    try:
+        chunks = record(args.port, args.trace, seconds=args.seconds)
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the trace is kept; say so
+        for note in getattr(stop, "__notes__", ()):
+            print(note, file=sys.stderr)
+        raise
     print(f"{chunks} chunk{'' if chunks == 1 else 's'} recorded in {args.trace}", file=sys.stderr)
     return 0
 
@@ -260,6 +288,14 @@ def _positive(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"{text!r} is not a number above 0")
     return value
+
+
+def _port(text: str) -> str:
+    """A board's port, for the argument parser: not empty."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the port is empty; give a device such as "
+                                         "/dev/ttyACM0 or a URL such as socket://127.0.0.1:7777")
+    return text
 
 
 def _whole(low: int, high: int) -> Callable[[str], int]:
@@ -342,7 +378,8 @@ def make_parser() -> argparse.ArgumentParser:
     replay.set_defaults(func=_replay)
 
     monitor = sub.add_parser("monitor", help="watch what a board reports, with per-cell health")
-    monitor.add_argument("port", metavar="PORT", help="device path or pyserial URL")
+    monitor.add_argument("port", type=_port, metavar="PORT",
+                         help="device path or pyserial URL")
     monitor.add_argument("--seconds", type=_positive,
                          help="stop after this long (default: Ctrl-C)")
     monitor.add_argument("--config", help="show the sensor test on this config's LED matrix")
@@ -353,7 +390,8 @@ def make_parser() -> argparse.ArgumentParser:
     monitor.set_defaults(func=_monitor)
 
     record = sub.add_parser("record", help="save a board's raw serial stream with timestamps")
-    record.add_argument("port", metavar="PORT", help="device path or pyserial URL")
+    record.add_argument("port", type=_port, metavar="PORT",
+                         help="device path or pyserial URL")
     record.add_argument("trace", metavar="TRACE", help="the trace file to write")
     record.add_argument("--seconds", type=_positive,
                         help="stop after this long (default: Ctrl-C)")
@@ -417,22 +455,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     with_lines = getattr(sys.stdout, "reconfigure", None)
     if with_lines is not None:
         with_lines(line_buffering=True)  # a monitor piped into tee or grep shows each line now
+    daemon = False
+    previous = signal.getsignal(signal.SIGTERM)
     try:
         args = make_parser().parse_args(argv)
+        daemon = args.command == "run"
+        if not daemon:  # tidied up after as for Ctrl-C; the daemon has its own (_Signals)
+            signal.signal(signal.SIGTERM, _terminate)
         try:
             status: int = args.func(args)
         except CompanionError as error:
             print(f"companion: {_message(error)}", file=sys.stderr)
             status = _status_of(error)
         sys.stdout.flush()
-    except KeyboardInterrupt:
-        return EX_INTERRUPTED
+    except KeyboardInterrupt as stop:
+        if daemon:  # stopped before its own handlers were in place: as clean a stop
+            return 0
+        return EX_TERMINATED if isinstance(stop, Terminated) else EX_INTERRUPTED
     except BrokenPipeError:
         # As the Python documentation advises: stdout goes to /dev/null, so that the
         # interpreter's last flush at exit does not fail again.
         with suppress(OSError, ValueError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EX_PIPE
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return status
 
 

@@ -26,10 +26,12 @@ reload would ignore, so it can say so in the log.
 from __future__ import annotations
 
 import difflib
+import errno
 import json
 import math
 import os
 import re
+import tempfile
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -38,7 +40,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from companion.errors import ConfigError
+from companion.errors import ConfigError, UnreadableConfigError
 from companion.rules import GAMES
 
 Scalar = str | int | float | bool
@@ -133,8 +135,8 @@ class BoardConfig:
     :mod:`companion.referee.referee`); ``heartbeat_timeout_s``: silence after which the board
     counts as lost; ``ready_timeout_s``: how long the start waits for the board before
     showing *no board*.
-    ``missions`` (Uranus): the absolute path of the card catalogue, ``""`` for the one shipped
-    with the companion.
+    ``missions`` (Uranus): the path of the card catalogue (relative: from the config file's
+    folder), ``""`` for the one shipped with the companion.
     """
 
     port: str = "/dev/ttyACM0"
@@ -216,8 +218,9 @@ class SwitchMatrixConfig:
 
 @dataclass(frozen=True, slots=True)
 class JournalConfig:
-    """``[journal]``: where game journals go (systemd's ``StateDirectory``) and whether every
-    committed step is fsync'd (so a power cut loses no committed step)."""
+    """``[journal]``: where game journals go (systemd's ``StateDirectory``; a relative
+    ``directory`` is from the config file's folder) and whether every committed step is
+    fsync'd (so a power cut loses no committed step)."""
 
     directory: str = "/var/lib/companion"
     fsync: bool = True
@@ -346,10 +349,11 @@ def _text(what: str) -> Check:
 
 
 def _catalogue_path(value: object) -> str:
-    if isinstance(value, str) and (value == "" or (value.startswith("/") and len(value) > 1)):
+    if isinstance(value, str) and value.strip() == value:
         return value
-    raise _Bad('the absolute path of a card catalogue, such as "/etc/companion/missions.toml", '
-               'or "" for the one shipped with the companion')
+    raise _Bad('the path of a card catalogue, such as "/etc/companion/missions.toml" (a '
+               'relative one from this file\'s folder), or "" for the one shipped with the '
+               'companion')
 
 
 def _i2c_address(value: object) -> str:
@@ -445,7 +449,7 @@ _LUMA_OPTIONS: tuple[tuple[str, LumaValue, Check], ...] = (
     ("spi_mode", None, _whole(0, 3)),
     ("spi_cs_high", False, _flag),
     ("ftdi_device", "ftdi://::/1", _text("an FTDI device URL")),
-    ("framebuffer_device", "/dev/fd0", _text("a device path")),
+    ("framebuffer_device", "/dev/fb0", _text("a device path")),
     ("gpio", None, _text('a Python module name such as "OPi.GPIO"')),
     ("gpio_mode", None, _text('a Python name such as "OPi.GPIO.BOARD"')),
     ("gpio_data_command", 24, _whole(0, 53, "BCM")),
@@ -798,12 +802,15 @@ def _syntax_problem(source: str, text: str, error: tomllib.TOMLDecodeError) -> s
     return f"{source}, line {last}: this is not valid TOML ({what.lower()} at the end of the file)"
 
 
-def parse_config(text: str, source: str = "<config>") -> Config:
+def parse_config(text: str, source: str = "<config>", folder: Path | None = None) -> Config:
     """The configuration in ``text`` (TOML); ``source`` names it in messages.
 
-    Keys left out take their defaults.  Raises :class:`companion.errors.ConfigError` whose
-    ``problems`` name every bad key, unknown key (with the nearest known one) and unknown
-    section, each as ``"<source>, line <n>: [section] key must be ..., not ..."``.
+    Keys left out take their defaults.  A relative ``[journal] directory`` or ``[board]
+    missions`` is taken from ``folder`` (:func:`load_config` gives the file's own folder, as
+    for any config file); with no ``folder``, from the working directory.  Raises
+    :class:`companion.errors.ConfigError` whose ``problems`` name every bad key, unknown key
+    (with the nearest known one) and unknown section, each as
+    ``"<source>, line <n>: [section] key must be ..., not ..."``.
     """
     try:
         data = tomllib.loads(text)
@@ -825,12 +832,23 @@ def parse_config(text: str, source: str = "<config>") -> Config:
                     else "the sections are " + ", ".join(f"[{s}]" for s in _READERS))
             problems.add((name,), f"[{name}] is not a known section; {hint}")
     config = Config(**sections)
+    if folder is not None:
+        config = _from_folder(config, folder)
     _check_pins(config, problems)
     if not problems.sentences:
         _check_game(config, problems)
     if problems.sentences:
         raise ConfigError(problems.sentences)
     return config
+
+
+def _from_folder(config: Config, folder: Path) -> Config:
+    """``config`` with its relative paths (the journal folder, the card catalogue) made
+    absolute from ``folder``; an absolute path stays as it is."""
+    board, journal = config.board, config.journal
+    missions = str(folder / board.missions) if board.missions else ""
+    return replace(config, board=replace(board, missions=missions),
+                   journal=replace(journal, directory=str(folder / journal.directory)))
 
 
 def _check_game(config: Config, problems: _Problems) -> None:
@@ -861,32 +879,38 @@ def _check_game(config: Config, problems: _Problems) -> None:
 def load_config(path: str | os.PathLike[str]) -> Config:
     """The configuration in the TOML file at ``path``.
 
-    Raises :class:`companion.errors.ConfigError` for a missing or unreadable file, a file
-    that is not UTF-8 or not TOML, and every problem :func:`parse_config` finds.
+    Raises :class:`companion.errors.UnreadableConfigError` for a file that cannot be read
+    (missing, a folder, no permission, not UTF-8 text), :class:`companion.errors.ConfigError`
+    for one that is not TOML and every problem :func:`parse_config` finds.
     """
     source = os.fspath(path)
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
-        raise ConfigError(f"{source}: there is no configuration file here") from None
+        raise UnreadableConfigError(f"{source}: there is no configuration file here") from None
     except IsADirectoryError:
-        raise ConfigError(f"{source}: this is a directory, not a configuration file") from None
+        raise UnreadableConfigError(
+            f"{source}: this is a directory, not a configuration file") from None
     except OSError as error:
-        raise ConfigError(f"{source}: the file cannot be read ({error.strerror})") from None
+        raise UnreadableConfigError(
+            f"{source}: the file cannot be read ({error.strerror})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
-        raise ConfigError(f"{source}, line {line}: this is not UTF-8 text") from None
-    return parse_config(text, source)
+        raise UnreadableConfigError(f"{source}, line {line}: this is not UTF-8 text") from None
+    return parse_config(text, source, Path(path).absolute().parent)
 
 
 def check_config(path: str | os.PathLike[str]) -> list[str]:
     """Every problem of the configuration file at ``path`` (see :func:`load_config`), as
     sentences; empty when the file is fine.  ``companion check-config FILE`` prints them and
-    exits with 78 (EX_CONFIG) when there are any."""
+    exits with 78 (EX_CONFIG) when there are any.  Raises
+    :class:`companion.errors.UnreadableConfigError` for a file that cannot be read (66)."""
     try:
         load_config(path)
+    except UnreadableConfigError:
+        raise
     except ConfigError as error:
         return error.problems
     return []
@@ -896,9 +920,11 @@ def config_warnings(path: str | os.PathLike[str]) -> list[str]:
     """What this machine lacks for the configuration at ``path``, found without opening any
     part: no GPIO library for the pin factory (:func:`companion.controls.pin_factory_missing`),
     the display's driver package, SPI device node, framebuffer, desktop or terminal
-    (:func:`companion.display.device.missing`).  Each is a sentence
-    ``"<file>, line <n>: warning: ..."``; ``companion run`` referees without such a part and
-    keeps trying to open it.  Raises :class:`ConfigError` as :func:`load_config` does."""
+    (:func:`companion.display.device.missing`), and a journal folder that cannot be used
+    (:func:`journal_folder_problem`).  Each is a sentence ``"<file>, line <n>: warning: ..."``.
+    They are warnings, not problems, because the file is right and ``companion run`` still
+    referees: without such a part, trying to open it again, or without saving the games.
+    Raises :class:`ConfigError` as :func:`load_config` does."""
     from companion.controls import pin_factory_missing
     from companion.display.device import missing
 
@@ -914,4 +940,37 @@ def config_warnings(path: str | os.PathLike[str]) -> list[str]:
     for key, sentence in missing(config.display.luma):
         notes.add(("display", key), f"warning: [display] {sentence}; run would referee "
                   "without the matrix and try it again")
+    journal = journal_folder_problem(Path(config.journal.directory))
+    if journal:
+        notes.add(("journal", "directory"), f"warning: [journal] {journal}; run would referee "
+                  "without saving the games")
     return notes.sentences
+
+
+def journal_folder_problem(directory: Path) -> str:
+    """What ``companion run`` would meet making its journal folder ``directory`` and writing
+    in it, found without making it: a file in the way, a folder that takes no new file (read
+    only, no permission, or not a real folder such as ``/proc/1``), or a parent in which it
+    cannot be made.  ``""`` when nothing is in the way.  An existing folder is tried with a
+    file made and removed at once."""
+    existing = directory
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        if existing == directory:
+            return f"the journal folder {directory} is a file, not a folder"
+        return f"the journal folder {directory} cannot be made: {existing} is a file"
+    if existing != directory:
+        if not os.access(existing, os.W_OK | os.X_OK):
+            return (f"the journal folder {directory} cannot be made: {existing} is not "
+                    "writable")
+        return ""
+    try:
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as error:
+        # ENOENT in a folder that is there: a kernel's folder (/proc, /sys), not one for files
+        reason = ("it is not a folder for files" if error.errno == errno.ENOENT
+                  else error.strerror or str(error))
+        return f"the journal folder {directory} takes no new file ({reason})"
+    return ""

@@ -25,6 +25,12 @@ class ConfigError(CompanionError, ValueError):
         super().__init__("\n".join(self.problems))
 
 
+class UnreadableConfigError(ConfigError):
+    """A configuration file cannot be read at all: missing, a folder, no permission, not
+    UTF-8 text (``companion`` exits 66, EX_NOINPUT, as for any input file it cannot read;
+    a file it read but whose settings are wrong is a :class:`ConfigError`, 78)."""
+
+
 class ProtocolError(CompanionError, ValueError):
     """A line from (or for) the board controller breaks the wire protocol."""
 

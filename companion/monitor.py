@@ -264,8 +264,11 @@ def run_monitor(port: str, *, seconds: float | None = None, display: Any = None,
     summary at the end; ``display`` (a :class:`companion.display.Display`) gets the
     sensor-test view.  Returns the problems found, one sentence per cell, first seen first.
 
-    Raises :class:`companion.errors.LinkError` when the port cannot be opened at the start
-    (a board lost later is waited for, and shown as the link going down and up).
+    Raises :class:`companion.errors.LinkError` when the port cannot be opened at the start,
+    and after the summary when no board said ``HELLO`` or the board was lost and not back at
+    the end (a board lost meanwhile is waited for, and shown as the link going down and up).
+    Ctrl-C (or SIGTERM, as :class:`KeyboardInterrupt`) ends the watch: the summary is printed
+    and the interrupt goes on.
     """
     from companion.board.link import BoardLink
 
@@ -273,6 +276,7 @@ def run_monitor(port: str, *, seconds: float | None = None, display: Any = None,
     inbox: queue.Queue[events.Event] = queue.Queue()
     reported: dict[Cell, str] = {}
     end = None if seconds is None else clock() + seconds
+    interrupted: KeyboardInterrupt | None = None
     with BoardLink(port, inbox, clock=clock, setting="the port name") as link:
         try:
             first = True
@@ -297,8 +301,16 @@ def run_monitor(port: str, *, seconds: float | None = None, display: Any = None,
                 screen = monitor.screen(now)
                 if display is not None and screen is not None:
                     display.show(screen)
-        except KeyboardInterrupt:
-            pass
+        except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the summary, then it goes on
+            interrupted = stop
+        up = link.up
     for line in monitor.summary(clock()):
         out(line)
+    if interrupted is not None:
+        raise interrupted
+    if monitor.tracker is None:
+        raise LinkError(f"no HELLO from a board on {port}: is the board there, with its "
+                        "firmware running?")
+    if not up:
+        raise LinkError(f"the board on {port} was lost, and had not come back at the end")
     return list(reported.values())

@@ -160,8 +160,10 @@ def record(
 ) -> int:
     """Record the board on ``port`` (a device path or pyserial URL) into ``out`` (an open
     text file, or a path: the file is made only once the port is open), one chunk a line as
-    it arrives, until ``seconds`` have passed, ``stop`` is set or Ctrl-C.  What was recorded
-    stays in ``out`` however the recording ends.
+    it arrives, until ``seconds`` have passed, ``stop`` is set or Ctrl-C (the
+    :class:`KeyboardInterrupt` goes on once ``out`` is closed, with a note
+    ``"<n> chunks recorded in <out>"``).  What was recorded stays in ``out`` however the
+    recording ends.
 
     With ``ask`` the board is first sent ``HELLO?`` and ``DUMP?``, so the trace begins with
     the whole board (and replays from a known state).  Returns the number of chunks.
@@ -210,8 +212,9 @@ def record(
                 if data:
                     save(f"{clock() - start:.6f} {escape(data)}\n")
                     chunks += 1
-        except KeyboardInterrupt:
-            pass
+        except KeyboardInterrupt as interrupt:
+            interrupt.add_note(f"{chunks} chunk{'' if chunks == 1 else 's'} recorded in {name}")
+            raise
     return chunks
 
 

@@ -87,10 +87,12 @@ CASES = {
     "monitor-unknown-url": (("monitor", "bogus://x", "--seconds", "30"), 69, SENTENCE, []),
     "monitor-file-as-port": (("monitor", "{dir}/binary.dat", "--seconds", "30"), 69, SENTENCE,
                              []),
+    "monitor-empty-port": (("monitor", ""), 2, USAGE, []),
+    "record-empty-port": (("record", " ", "{dir}/t.txt"), 2, USAGE, ["t.txt"]),
     "monitor-seconds-zero": (("monitor", "loop://", "--seconds", "0"), 2, USAGE, []),
     "monitor-stuck-after-not-a-number": (("monitor", "loop://", "--stuck-after", "x"), 2, USAGE,
                                          []),
-    "monitor-missing-config": (("monitor", "loop://", "--config", "{dir}/missing.toml"), 78,
+    "monitor-missing-config": (("monitor", "loop://", "--config", "{dir}/missing.toml"), 66,
                                SENTENCE, []),
     "sim-replay-missing": (("sim", "--replay", "{dir}/missing.trace"), 66, SENTENCE, []),
     "sim-replay-folder": (("sim", "--replay", "{dir}/a-folder"), 66, SENTENCE, []),
@@ -141,15 +143,15 @@ CASES = {
     "demo-speed-zero": (("demo", "--speed", "0"), 2, USAGE, []),
     "demo-out-is-a-file": (("demo", "--display", "dummy", "--out", "{dir}/binary.dat"), 73,
                            SENTENCE, []),
-    "run-missing-config": (("run", "--config", "{dir}/missing.toml"), 78, SENTENCE, []),
-    "run-folder-as-config": (("run", "--config", "{dir}/a-folder"), 78, SENTENCE, []),
-    "run-binary-config": (("run", "--config", "{dir}/binary.dat"), 78, SENTENCE, []),
-    "check-config-missing": (("check-config", "{dir}/missing.toml"), 78, REPORT, []),
-    "check-config-folder": (("check-config", "{dir}/a-folder"), 78, REPORT, []),
-    "check-config-binary": (("check-config", "{dir}/binary.dat"), 78, REPORT, []),
-    "rules-check-missing": (("rules", "check", "{dir}/missing.json"), 1, REPORT, []),
-    "rules-check-folder": (("rules", "check", "{dir}/a-folder"), 1, REPORT, []),
-    "rules-check-binary": (("rules", "check", "{dir}/binary.dat"), 1, REPORT, []),
+    "run-missing-config": (("run", "--config", "{dir}/missing.toml"), 66, SENTENCE, []),
+    "run-folder-as-config": (("run", "--config", "{dir}/a-folder"), 66, SENTENCE, []),
+    "run-binary-config": (("run", "--config", "{dir}/binary.dat"), 66, SENTENCE, []),
+    "check-config-missing": (("check-config", "{dir}/missing.toml"), 66, SENTENCE, []),
+    "check-config-folder": (("check-config", "{dir}/a-folder"), 66, SENTENCE, []),
+    "check-config-binary": (("check-config", "{dir}/binary.dat"), 66, SENTENCE, []),
+    "rules-check-missing": (("rules", "check", "{dir}/missing.json"), 66, SENTENCE, []),
+    "rules-check-folder": (("rules", "check", "{dir}/a-folder"), 66, SENTENCE, []),
+    "rules-check-binary": (("rules", "check", "{dir}/binary.dat"), 66, SENTENCE, []),
     "rules-check-empty": (("rules", "check", "{dir}/empty.txt"), 1, REPORT, []),
     "no-command": ((), 2, USAGE, []),
     "unknown-command": (("bogus",), 2, USAGE, []),
@@ -209,6 +211,9 @@ def test_every_documented_exit_status_is_in_the_help() -> None:
     text = " ".join(done.stdout.split())
     for status, meaning in EXIT_STATUSES:
         assert f"{status} {' '.join(meaning.split())}" in text
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    for status, _ in EXIT_STATUSES:
+        assert f" {status} " in readme.partition("exits with a status")[2][:700], status
 
 
 # Root reads a file of mode 000: as root the command runs without the capabilities that
@@ -286,23 +291,103 @@ def test_monitor_piped_into_head_ends_quietly_when_head_has_its_lines(tmp_path: 
     assert (monitor.returncode, err) == (EX_PIPE, b"")
 
 
+# ---------------------------------------------------------------- a tool stopped: 130 or 143
+
+
+STOPS = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+def _stopped(command: list[str], ready: bytes, stop: signal.Signals, stream: str = "stdout"
+             ) -> tuple[int, str, str]:
+    """Run ``companion command`` until it writes ``ready`` on ``stream``, send it ``stop``;
+    its exit status, the rest of its stdout and its stderr."""
+    tool = subprocess.Popen([*COMPANION, *command], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        pipe = tool.stdout if stream == "stdout" else tool.stderr
+        assert pipe is not None
+        seen = b""
+        while ready not in seen:
+            seen += _line_within(pipe.fileno(), 20)
+        tool.send_signal(stop)
+        out, err = tool.communicate(timeout=TIMEOUT_S)
+    finally:
+        if tool.poll() is None:
+            tool.kill()
+            tool.wait()
+    return tool.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.parametrize("stop", STOPS, ids=lambda s: s.name)
+def test_sim_stopped_exits_with_the_signals_status_and_no_traceback(stop: signal.Signals) -> None:
+    status, out, err = _stopped(["sim"], b"simulated enceladus board", stop)
+    assert (status, err) == (STOPS[stop], "")
+
+
+@pytest.mark.parametrize("stop", STOPS, ids=lambda s: s.name)
+def test_monitor_stopped_prints_its_summary_then_exits_with_the_signals_status(
+    stop: signal.Signals,
+) -> None:
+    with ServedBoard("socket://127.0.0.1:0", "enceladus", {}) as board:
+        status, out, err = _stopped(["monitor", board.port], b"HELLO board", stop)
+    assert (status, err) == (STOPS[stop], "")
+    assert "refused lines" in out.splitlines()[-1]
+
+
+def test_monitor_without_a_hello_from_the_board_exits_69(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # a port that never says HELLO
+        port = f"socket://127.0.0.1:{silent.getsockname()[1]}"
+        done = companion("monitor", port, "--seconds", "0.5", cwd=tmp_path)
+    assert done.returncode == 69
+    assert done.stdout.splitlines()[-1] == "no HELLO from the board: nothing to report"
+    assert done.stderr == (f"companion: no HELLO from a board on {port}: is the board there, "
+                           "with its firmware running?\n")
+
+
+def test_monitor_of_a_board_lost_and_not_back_exits_69(tmp_path: Path) -> None:
+    board = ServedBoard("pty", "enceladus", {})
+    with board:
+        monitor = subprocess.Popen([*COMPANION, "monitor", board.port, "--seconds", "3"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert monitor.stdout is not None
+            seen = ""
+            while "HELLO board" not in seen:
+                seen += _line_within(monitor.stdout.fileno(), 20).decode()
+        finally:
+            board.close()  # the board goes away and stays away
+    try:
+        out, err = monitor.communicate(timeout=TIMEOUT_S)
+    finally:
+        if monitor.poll() is None:
+            monitor.kill()
+            monitor.wait()
+    assert monitor.returncode == 69, err
+    assert "link down" in out
+    assert err == (f"companion: the board on {board.port} was lost, and had not come back at "
+                   "the end\n")
+
+
 # ---------------------------------------------------------------- record: what was recorded stays
 
 
-def test_record_stopped_with_ctrl_c_keeps_the_trace(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", STOPS, ids=lambda s: s.name)
+def test_record_stopped_keeps_the_trace_and_exits_with_the_signals_status(
+    tmp_path: Path, stop: signal.Signals,
+) -> None:
     trace = tmp_path / "t.trace"
     with ServedBoard("pty", "enceladus", {"e6": "M1"}) as board:
         recorder = subprocess.Popen([*COMPANION, "record", board.port, str(trace)],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             assert board.wait_for_host(20), "the recorder asks for the board on connecting"
-            recorder.send_signal(signal.SIGINT)
+            recorder.send_signal(stop)
             out, err = recorder.communicate(timeout=TIMEOUT_S)
         finally:
             if recorder.poll() is None:
                 recorder.kill()
                 recorder.wait()
-    assert recorder.returncode == 0, err
+    assert recorder.returncode == STOPS[stop], err
     recorded = parse_trace(trace.read_text(encoding="ascii"), str(trace))
     chunks = len(recorded.chunks)
     assert err == f"{chunks} chunk{'' if chunks == 1 else 's'} recorded in {trace}\n"

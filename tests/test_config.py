@@ -32,9 +32,10 @@ from companion.config import (
     parse_config,
     pin_uses,
 )
-from companion.errors import ConfigError
+from companion.errors import ConfigError, UnreadableConfigError
 
 SAMPLE = Path(__file__).resolve().parent.parent / "config" / "companion.toml"
+CATALOGUE = SAMPLE.parents[1] / "companion" / "data" / "missions.toml"
 
 
 def problems_of(text: str, source: str = "test.toml") -> list[str]:
@@ -118,7 +119,8 @@ def test_luma_options_are_those_of_luma_cmdline_with_its_defaults() -> None:
     parser = cmdline.create_parser("test", autocomplete=False)
     luma = {a.dest: a for a in parser._actions if a.dest not in ("help", "config")}
     assert set(luma) <= set(LUMA_DEFAULTS)
-    ours = {"display", "width", "height", "interface", "block_orientation"}
+    # framebuffer_device: luma's "/dev/fd0" is the floppy drive; ours is the first framebuffer
+    ours = {"display", "width", "height", "interface", "block_orientation", "framebuffer_device"}
     for name, action in luma.items():
         if name not in ours:
             assert LUMA_DEFAULTS[name] == action.default, name
@@ -547,13 +549,17 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_directory_instead_of_a_file(tmp_path: Path) -> None:
-    assert check_config(tmp_path) == [f"{tmp_path}: this is a directory, not a configuration file"]
+    with pytest.raises(UnreadableConfigError) as caught:
+        check_config(tmp_path)
+    assert str(caught.value) == f"{tmp_path}: this is a directory, not a configuration file"
 
 
 def test_file_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "latin1.toml"
     path.write_bytes(b'[log]\nlevel = "info"\n# caf\xe9\n')
-    assert check_config(path) == [f"{path}, line 3: this is not UTF-8 text"]
+    with pytest.raises(UnreadableConfigError) as caught:
+        check_config(path)
+    assert str(caught.value) == f"{path}, line 3: this is not UTF-8 text"
 
 
 def test_check_config_lists_problems_with_the_file_name(tmp_path: Path) -> None:
@@ -584,6 +590,22 @@ def test_display_config_equality_follows_its_options() -> None:
     assert DisplayConfig() != parse_config("[display]\nwidth = 64\n").display
 
 
+def test_the_smallest_switch_matrix_is_the_one_the_wiring_guide_gives() -> None:
+    from companion.config import matrix_too_small
+
+    wiring = (SAMPLE.parents[1] / "hardware" / "WIRING.md").read_text(encoding="utf-8")
+    table = {m[1]: (m[2], m[3]) for m in re.finditer(
+        r"^\| `(enceladus|mars)` \| \d+ \| (\d+) x (\d+) \|", wiring, re.MULTILINE)}
+    table |= {f"uranus-{b}": table_row for b in ("hexagonal", "trapezoid", "rhombus")
+              for table_row in re.findall(r"^\| `uranus-hexagonal`.*? \| (\d+) x (\d+) \|",
+                                          wiring, re.MULTILINE)}
+    assert len(table) == 5
+    for layout, (rows, columns) in table.items():
+        sentence = matrix_too_small(1, 1, layout)
+        assert sentence is not None
+        assert sentence.endswith(f"wire at least {rows} rows x {columns} columns"), layout
+
+
 def test_check_config_warns_of_what_this_machine_lacks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -599,8 +621,46 @@ def test_check_config_warns_of_what_this_machine_lacks(
         "referee without the matrix and try it again",
     ]
     monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
-    path.write_text('[display]\ndisplay = "dummy"\n')
+    path.write_text('[display]\ndisplay = "dummy"\n[journal]\ndirectory = "journals"\n')
     assert config_warnings(path) == []
+
+
+@pytest.mark.parametrize(("directory", "warning"), [
+    ("{file}", "the journal folder {file} is a file, not a folder"),
+    ("{file}/games", "the journal folder {file}/games cannot be made: {file} is a file"),
+    ("/proc/1", "the journal folder /proc/1 takes no new file (it is not a folder for files)"),
+])
+def test_check_config_warns_of_a_journal_folder_run_could_not_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, directory: str, warning: str,
+) -> None:
+    if directory == "/proc/1" and not Path("/proc/1").is_dir():
+        pytest.skip("needs Linux's /proc")
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
+    file = tmp_path / "a-file"
+    file.write_text("")
+    path = tmp_path / "companion.toml"
+    path.write_text(f'[display]\ndisplay = "dummy"\n[journal]\n'
+                    f'directory = "{directory.format(file=file)}"\n')
+    assert config_warnings(path) == [
+        f"{path}, line 4: warning: [journal] {warning.format(file=file)}; run would referee "
+        "without saving the games"]
+
+
+def test_relative_journal_folder_and_catalogue_are_from_the_config_files_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)  # not the config's folder
+    folder = tmp_path / "etc"
+    folder.mkdir()
+    (folder / "cards.toml").write_bytes(CATALOGUE.read_bytes())
+    path = folder / "companion.toml"
+    path.write_text('[game]\nname = "uranus"\n[board]\nmissions = "cards.toml"\n'
+                    '[journal]\ndirectory = "games"\n')
+    config = load_config(Path("etc") / "companion.toml")
+    assert config.board.missions == str(folder / "cards.toml")
+    assert config.journal.directory == str(folder / "games")
+    path.write_text('[board]\nmissions = "/etc/companion/missions.toml"\n')
+    assert load_config(path).board.missions == "/etc/companion/missions.toml"
 
 
 def test_check_config_warns_of_a_matrix_on_spi_without_spidev(

@@ -27,7 +27,10 @@ def _catches_sigterm(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
-def test_sigterm_before_the_configuration_is_read_stops_cleanly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
+def test_a_stop_before_the_configuration_is_read_stops_cleanly(
+    tmp_path: Path, stop: signal.Signals,
+) -> None:
     # The configuration is a FIFO: the daemon blocks reading it, in the middle of its start.
     config = tmp_path / "companion.toml"
     os.mkfifo(config)
@@ -46,7 +49,7 @@ def test_sigterm_before_the_configuration_is_read_stops_cleanly(tmp_path: Path) 
         while not _catches_sigterm(daemon.pid):  # its handlers are in place...
             assert daemon.poll() is None and time.monotonic() < deadline, daemon.stderr
             time.sleep(0.01)
-        daemon.send_signal(signal.SIGTERM)  # ...and it is still waiting for its configuration
+        daemon.send_signal(stop)  # ...and it is still waiting for its configuration
         writer = threading.Thread(target=config.write_text, args=(
             f'[display]\ndisplay = "dummy"\n[journal]\ndirectory = "{journals}"\n',))
         writer.start()

@@ -192,3 +192,34 @@ def test_durations_are_measured_in_the_gifs_hundredths() -> None:
 
     assert durations_ms([0.0, 0.05, 0.1], 0.3) == [50, 50, 200]
     assert durations_ms([0.0, 0.004, 0.05], 0.1) == [0, 50, 50]
+
+
+def test_missing_gives_the_install_command_for_an_emulator_without_luma_emulator(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    find_spec = importlib.util.find_spec
+    absent = ("luma.emulator", "pygame")
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *rest: None if name in absent else find_spec(name, *rest))
+    assert missing({"display": "gifanim"}) == [
+        ("display", 'display = "gifanim" is a luma.emulator device, which is not installed: '
+                    "pip install 'gardens-companion[emulator]'")]
+
+
+def test_the_default_framebuffer_is_the_first_framebuffer_not_the_floppy_drive() -> None:
+    from pathlib import Path
+
+    from companion.config import LUMA_DEFAULTS
+
+    shipped = Path(__file__).parents[1] / "config" / "companion.toml"
+    assert 'framebuffer_device = "/dev/fb0"' in shipped.read_text(encoding="utf-8")
+    assert LUMA_DEFAULTS["framebuffer_device"] == "/dev/fb0"
+
+
+def test_an_unknown_display_type_lists_every_type_dummy_and_the_emulators_too() -> None:
+    with pytest.raises(ConfigError) as caught:
+        make_device({"display": "banana"})
+    assert str(caught.value).startswith("Display option display='banana' is not a display type; "
+                                        "the types are max7219, ")
+    for display in ("dummy", "gifanim", "capture", "pygame", "linux_framebuffer"):
+        assert display in str(caught.value)

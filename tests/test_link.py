@@ -310,6 +310,36 @@ def test_a_hello_restarts_the_sequence(
     assert pty.read_available() == b""
 
 
+def test_a_repeated_or_backward_seq_is_logged_once_per_burst_and_not_as_lost_lines(
+    pty: Pty,
+    queue: Queue[events.Event],
+    make_link: Callable[..., BoardLink],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, "companion.board")
+    clock = Clock(0.0)
+    link = make_link(pty.path, clock=clock)
+    next_event(queue, events.LinkState)
+    pty.write(b"".join(encode(Heartbeat(2, n)) for n in range(50)))  # a board stuck on seq 2
+    for _ in range(50):
+        next_event(queue, events.BoardMessage)
+    clock.now = 10.0  # a new burst
+    pty.write(encode(Heartbeat(500, 0)) + encode(Heartbeat(100, 0)))
+    for _ in range(2):
+        next_event(queue, events.BoardMessage)
+    link.close()
+    breaks = [m for m in caplog.messages if m.startswith("sequence numbers from the board")]
+    assert breaks == [
+        "sequence numbers from the board: seq 2 twice in a row: the board sent a line again "
+        "or restarted without a HELLO",
+        "sequence numbers from the board: 48 more in 10.0 s, the last: seq 2 twice in a row: "
+        "the board sent a line again or restarted without a HELLO",
+        "sequence numbers from the board: 497 line(s) lost between seq 2 and seq 500",
+        "sequence numbers from the board: 1 more in 0.0 s, the last: seq 100 after seq 500: "
+        "the count went back, so the board restarted without a HELLO or sent lines again",
+    ]
+
+
 def test_pulling_the_pty_away_reports_the_link_down(
     pty: Pty, queue: Queue[events.Event], make_link: Callable[..., BoardLink]
 ) -> None:
@@ -389,6 +419,15 @@ def test_why_a_port_cannot_be_opened_names_the_port_once(
     found = open_problem(BY_ID, error)
     assert found == problem
     assert " ".join(found).count(BY_ID) == 1
+
+
+@pytest.mark.parametrize("url", ["socket://nohost", "socket://nohost:", "socket://nohost:x"])
+def test_a_socket_url_without_a_port_number_is_said_so(url: str) -> None:
+    with pytest.raises(serial.SerialException) as caught:
+        serial.serial_for_url(url, timeout=0.1)
+    assert open_problem(url, caught.value) == (
+        f"socket:// needs host:port, and {url} has no port number",
+        "give a URL such as socket://127.0.0.1:7777")
 
 
 def test_reconnects_with_backoff_and_asks_the_new_board_for_hello_and_dump(
@@ -490,6 +529,22 @@ def holders() -> Iterator[list[Holder]]:
     for holder in made:
         if holder.process.poll() is None:
             holder.release()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fdinfo").is_dir(), reason="needs Linux's /proc")
+def test_port_users_leaves_out_the_process_serving_the_pty(holders: list[Holder]) -> None:
+    server = subprocess.Popen(  # as the simulator: the master and the slave kept open
+        [sys.executable, "-c", "import os, sys; master, slave = os.openpty(); "
+         "print(os.ttyname(slave), flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        path = server.stdout.readline().strip()
+        assert port_users(path) == []
+        holders.append(Holder(path, lock=False))  # a second reader of the slave is named
+        assert port_users(path) == [(holders[0].pid, holders[0].name)]
+    finally:
+        server.communicate("", timeout=WAIT)
 
 
 def test_port_users_names_the_other_processes_by_the_ports_real_path(

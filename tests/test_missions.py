@@ -67,6 +67,17 @@ def test_catalogue_names_every_problem() -> None:
     assert problems[-1].startswith("cards.toml: no card for biggest_group:blue")
 
 
+def test_catalogue_refuses_a_card_id_the_board_cannot_send() -> None:
+    shipped = CATALOGUE.read_text(encoding="utf-8")
+    for bad in ("U 02", "U*02", ""):
+        text = shipped.replace('U02 =', f'"{bad}" =')
+        with pytest.raises(ConfigError) as caught:
+            parse_catalogue(text, "cards.toml")
+        assert caught.value.problems[0] == (
+            f"cards.toml: card {bad!r}: a card id is 1-32 printable characters without spaces "
+            "or '*', as the board's CARD message carries it")
+
+
 def test_catalogue_needs_a_cards_table() -> None:
     with pytest.raises(ConfigError, match="a \\[cards\\] table"):
         parse_catalogue("U01 = 'groups:red'")

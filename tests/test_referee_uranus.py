@@ -126,9 +126,11 @@ def test_check_config_names_a_catalogue_that_run_would_refuse(tmp_path: Path) ->
     parse_config(text.replace("uranus", "mars"))  # the other games never read it
 
 
-def test_the_catalogue_path_must_be_absolute() -> None:
-    with pytest.raises(ConfigError, match=r'line 2: \[board\] missions must be the absolute path'):
-        parse_config('[board]\nmissions = "missions.toml"\n')
+def test_a_relative_catalogue_path_is_from_the_config_files_folder(tmp_path: Path) -> None:
+    config = parse_config('[board]\nmissions = "cards/missions.toml"\n', "c.toml", tmp_path)
+    assert config.board.missions == str(tmp_path / "cards" / "missions.toml")
+    with pytest.raises(ConfigError, match=r'line 2: \[board\] missions must be the path'):
+        parse_config('[board]\nmissions = " missions.toml"\n')
 
 
 def test_an_unknown_card_source_is_refused() -> None:

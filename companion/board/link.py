@@ -26,9 +26,11 @@ matrix (``"/dev/ttyACM0 is in use by minicom (pid 1234); close it"``), and tries
 the same backoff.  Programs that read without a lock (ModemManager probing a new USB modem,
 a terminal left open) cannot be kept out that way: lines lost on a connection name them on
 the log, and ``systemd/99-companion-board.rules`` shows how to keep ModemManager away.  On every
-connection the Pi asks for ``HELLO?`` and ``DUMP?``; a gap in the board's sequence numbers
-(a lost or garbled line) asks for a dump again, at most once per
-:data:`DUMP_REQUEST_INTERVAL` seconds until one arrives.  Commands echoed back to the Pi
+connection the Pi asks for ``HELLO?`` and ``DUMP?``; a break in the board's sequence numbers
+(a gap: a lost or garbled line; a number repeated or going back: a board that restarted
+without a ``HELLO`` or sent lines again) asks for a dump again, at most once per
+:data:`DUMP_REQUEST_INTERVAL` seconds until one arrives, and is logged once per burst as bad
+lines are.  Commands echoed back to the Pi
 (``loop://``) are ignored; message types from a newer minor protocol version are logged
 once per type and otherwise ignored.
 
@@ -44,6 +46,7 @@ import os
 import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from queue import Queue
 from types import TracebackType
@@ -54,6 +57,7 @@ import serial.threaded
 
 from companion import events
 from companion.board.protocol import (
+    SEQ_MODULO,
     VERSION,
     BoardToPi,
     Dump,
@@ -80,7 +84,8 @@ READ_TIMEOUT: Final = 0.5
 on ports that cannot cancel a read."""
 
 BURST_WINDOW: Final = 5.0
-"""Seconds during which repeated bad lines are counted instead of logged one by one."""
+"""Seconds during which repeated bad lines, or repeated breaks in the board's sequence
+numbers, are counted instead of logged one by one."""
 
 DUMP_REQUEST_INTERVAL: Final = 1.0
 """Seconds between two ``DUMP?`` requests while a dump is wanted and none has arrived."""
@@ -104,12 +109,16 @@ def port_users(port: str, *, proc: str = "/proc") -> list[tuple[int, str]]:
 
     Reads the links in ``/proc/<pid>/fd`` and compares them with the port's real path (a
     ``/dev/serial/by-id`` name is a symlink).  Processes whose descriptors this user may not
-    read (another user's, without privileges) are left out; this process is never listed.
-    ``[]`` for a pyserial URL or where there is no ``/proc``.
+    read (another user's, without privileges) are left out; this process is never listed,
+    nor, for a pseudo-terminal, the process that holds its master side (``/dev/ptmx`` with
+    the pty's ``tty-index`` in ``/proc/<pid>/fdinfo``): that is the board's end, a
+    simulator serving the pty, not a second reader.  ``[]`` for a pyserial URL or where
+    there is no ``/proc``.
     """
     if "://" in port:
         return []
     real = os.path.realpath(port)
+    pts = re.fullmatch(r"/dev/pts/(\d+)", real)
     users = []
     try:
         pids = [int(name) for name in os.listdir(proc) if name.isdigit()]
@@ -120,14 +129,26 @@ def port_users(port: str, *, proc: str = "/proc") -> list[tuple[int, str]]:
             continue
         folder = os.path.join(proc, str(pid), "fd")
         try:
-            holds = any(os.readlink(os.path.join(folder, fd)) == real
-                        for fd in os.listdir(folder))
-            if holds:
-                with open(os.path.join(proc, str(pid), "comm"), encoding="utf-8") as comm:
-                    users.append((pid, comm.read().strip()))
+            links = {fd: os.readlink(os.path.join(folder, fd)) for fd in os.listdir(folder)}
+            if real not in links.values():
+                continue
+            if pts and any(_masters(os.path.join(proc, str(pid), "fdinfo", fd), pts[1])
+                           for fd, target in links.items() if target in _PTMX):
+                continue  # the pty's other end: the board (a simulator), not a reader
+            with open(os.path.join(proc, str(pid), "comm"), encoding="utf-8") as comm:
+                users.append((pid, comm.read().strip()))
         except OSError:  # gone meanwhile, or not ours to read
             continue
     return users
+
+
+_PTMX: Final = ("/dev/ptmx", "/dev/pts/ptmx")
+
+
+def _masters(fdinfo: str, index: str) -> bool:
+    """Whether the ``/dev/ptmx`` descriptor of ``fdinfo`` is the master of pty ``index``."""
+    with open(fdinfo, encoding="ascii") as info:
+        return any(line.split() == ["tty-index:", index] for line in info)
 
 
 def _users_text(users: list[tuple[int, str]]) -> str:
@@ -176,6 +197,9 @@ def open_problem(port: str, error: BaseException, *,
         return f"{port} is not a serial port", f"check {setting}"
     if code == errno.ECONNREFUSED:
         return f"nothing answers at {port}", "start the board's server or the simulator first"
+    if port.lower().startswith("socket://") and _url_port(port) is None:
+        return (f"socket:// needs host:port, and {port} has no port number",
+                "give a URL such as socket://127.0.0.1:7777")
     malformed = isinstance(error.__context__, TypeError | ValueError)  # socket://x, no port
     if malformed or (isinstance(error, ValueError | KeyError) and not isinstance(error, OSError)):
         return (f"{port} is not a port pyserial knows",
@@ -186,6 +210,14 @@ def open_problem(port: str, error: BaseException, *,
         reason = re.sub(rf"^(\[Errno -?\d+\] )?could not open port {re.escape(port)}: ", "",
                         str(error), flags=re.IGNORECASE)
     return f"cannot open port {port}: {reason}", f"check {setting}"
+
+
+def _url_port(url: str) -> int | None:
+    """The port number of a URL, ``None`` when it has none or a wrong one."""
+    try:
+        return urllib.parse.urlsplit(url).port
+    except ValueError:
+        return None
 
 
 class Backoff:
@@ -273,6 +305,7 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
         self._parser = LineParser()
         self._sequence = SequenceCheck()
         self._bad_lines = BurstLog(LOG, "bad line from the board", link.clock, BURST_WINDOW)
+        self._breaks = BurstLog(LOG, "sequence numbers from the board", link.clock, BURST_WINDOW)
         self._unknown: set[str] = set()
         self._transport: Any = None
         self._users_named = False  # the other readers named once per connection
@@ -301,6 +334,7 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
     def connection_lost(self, exc: BaseException | None) -> None:
         with self._link._guard("the board link (disconnecting)"):
             self._bad_lines.flush()
+            self._breaks.flush()
             self._link._disconnected(f"lost: {exc}" if exc else "port closed")
 
     def _handle(self, item: Message | LineRefused) -> None:
@@ -328,15 +362,31 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
         self._link._post(events.BoardMessage(now, item))
 
     def _check_sequence(self, item: BoardToPi | Unknown) -> None:
-        """A gap in the sequence numbers means lost lines: a dump is wanted."""
+        """A break in the sequence numbers wants a dump, and is logged once per burst.
+
+        A gap of less than half the count's range (5000) is lines lost on the way; a number
+        repeated, or one that went back, is a board that restarted without a ``HELLO`` or sent
+        lines again: nothing was lost, but what the Pi knows of the board may be stale.
+        """
         if isinstance(item, Hello):
             self._sequence.restart()
-        if item.seq is not None:
-            lost = self._sequence.observe(item.seq)
-            if lost:
-                LOG.info("%d line(s) from the board lost before seq %d", lost, item.seq)
-                self._dump_wanted = True
-                self._name_other_readers()
+        if item.seq is None:
+            return
+        lost = self._sequence.observe(item.seq)
+        if not lost:
+            self._breaks.quiet()
+            return
+        self._dump_wanted = True
+        last = (item.seq - lost - 1) % SEQ_MODULO
+        if lost < SEQ_MODULO // 2:
+            self._breaks.report(f"{lost} line(s) lost between seq {last} and seq {item.seq}")
+            self._name_other_readers()
+        elif last == item.seq:
+            self._breaks.report(f"seq {item.seq} twice in a row: the board sent a line again "
+                                "or restarted without a HELLO")
+        else:
+            self._breaks.report(f"seq {item.seq} after seq {last}: the count went back, so "
+                                "the board restarted without a HELLO or sent lines again")
 
     def _name_other_readers(self) -> None:
         """Lost lines may be another program reading the port without a lock: name it."""

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from companion.config import DISPLAYS
 from companion.errors import ConfigError
 
 _EMULATOR_KWARGS = ("filename", "file_template", "frame_rate")  # luma.emulator's, not its cmdline's
@@ -53,7 +54,7 @@ EMULATOR_INSTALL = "pip install 'gardens-companion[emulator]'"
 
 def needs_emulator(display: str) -> bool:
     """Whether ``display`` is one of :data:`EMULATORS` and luma.emulator is not installed."""
-    return display in EMULATORS and importlib.util.find_spec("luma.emulator") is None
+    return display in EMULATORS and not _installed("luma.emulator")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -141,7 +142,8 @@ def missing(options: Mapping[str, object]) -> list[tuple[str, str]]:
     what is missing, empty when nothing is known to be.
 
     Looked at: the Python package a driver needs (spidev for SPI, rpi_ws281x for the WS2812
-    family, pygame for luma.emulator), the SPI device node (``/dev/spidev<port>.<device>``,
+    family, luma.emulator and its pygame for the emulators, with the command that installs
+    them, :data:`EMULATOR_INSTALL`), the SPI device node (``/dev/spidev<port>.<device>``,
     there once SPI is enabled), the framebuffer, a desktop for ``pygame``, and that
     ``asciiart``/``asciiblock`` draw in a terminal, which a service has not.
     """
@@ -159,9 +161,12 @@ def missing(options: Mapping[str, object]) -> list[tuple[str, str]]:
     elif display in _NO_BUS and not _installed("rpi_ws281x"):
         found.append(("display", f'display = "{display}" needs the Python package rpi_ws281x, '
                       "which is not installed"))
+    elif isinstance(display, str) and needs_emulator(display):
+        found.append(("display", f'display = "{display}" is a luma.emulator device, which is '
+                      f"not installed: {EMULATOR_INSTALL}"))
     elif display in EMULATORS and not _installed("pygame"):
         found.append(("display", f'display = "{display}" needs the Python package pygame, '
-                      "which is not installed"))
+                      f"which is not installed: {EMULATOR_INSTALL}"))
     elif display == "pygame" and not any(
             os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")):
         found.append(("display", 'display = "pygame" opens a window, but there is no desktop '
@@ -188,7 +193,8 @@ def make_device(options: Mapping[str, object]) -> Any:
     ``interface`` defaults to ``"spi"`` (``"noop"`` for the WS2812 family, which needs no bus).
     A MAX7219 on SPI gets ``gpio=noop()`` (it has no reset or data/command line), as luma's
     ``create_device`` does for LED matrices.  Raises :class:`companion.errors.ConfigError`, with a
-    sentence naming the option, for an unknown option or display type, a bad value, a driver
+    sentence naming the option, for an unknown option or display type (naming every type
+    :data:`companion.config.DISPLAYS` lists), a bad value, a driver
     whose Python package is missing (an emulator without luma.emulator), SPI (or another bus)
     that is not available, or a terminal emulator (``asciiart``, ``asciiblock``) without a
     terminal on standard output.
@@ -201,6 +207,9 @@ def make_device(options: Mapping[str, object]) -> Any:
     # luma's create_device builds the interface for every LED matrix, WS2812 too: default to
     # the bus each one really uses (luma's own default, i2c, fits none of them)
     options.setdefault("interface", "noop" if display in _NO_BUS else "spi")
+    if display not in DISPLAYS:  # luma's own list lacks dummy, and the emulators if absent
+        raise ConfigError(f"Display option display={display!r} is not a display type; the "
+                          f"types are {', '.join(DISPLAYS)}.")
     if display == "dummy":
         return _dummy(options)
     if isinstance(display, str) and needs_emulator(display):

@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any, Protocol, TypeGuard
 
 from companion import rules as rules_pkg
-from companion.errors import CompanionError, IllegalMoveError, InvalidStepError, RulesError
+from companion.errors import (
+    CompanionError,
+    IllegalMoveError,
+    InputFileError,
+    InvalidStepError,
+    RulesError,
+)
 from companion.files import read_text
 
 
@@ -429,16 +435,21 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
 def check_files(paths: Iterable[Path], out: Callable[[str], None] = print) -> int:
     """Run every case of every file, print the verdicts and the closing line.
 
-    Returns the exit status: 0 when nothing failed, 1 otherwise.
+    Returns the exit status: 0 when nothing failed, 1 otherwise.  Raises the
+    :class:`companion.errors.InputFileError` of the first file that could not be read
+    (missing, a folder, not text) after every other file was run and the closing line printed.
     """
     passed = failed = skipped = 0
     seen: dict[str, Path] = {}
+    unreadable: InputFileError | None = None
     for path in paths:
         try:
             cases = load_cases(path)
         except CompanionError as error:
             out(f"FAIL {path}: {error}")
             failed += 1
+            if isinstance(error, InputFileError):
+                unreadable = unreadable or error
             continue
         for case in cases:
             case_id = case.get("id")
@@ -458,4 +469,6 @@ def check_files(paths: Iterable[Path], out: Callable[[str], None] = print) -> in
             else:
                 skipped += 1
     out(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    if unreadable is not None:
+        raise unreadable
     return 1 if failed else 0

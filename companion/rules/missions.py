@@ -25,6 +25,7 @@ A flower under a gardener is a flower like any other.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -84,13 +85,18 @@ def parse_mission(text: str) -> str:
     )
 
 
+_CARD_ID = re.compile(r"[!-)+-~]{1,32}")  # a token of the board's protocol: no space, no '*'
+
+
 def parse_catalogue(text: str, source: str = "missions.toml") -> dict[str, str]:
     """The card catalogue: TOML text with a ``[cards]`` table of ``card id = "mission"``
     (``config/missions.toml``), as ``{card id: canonical mission}``.
 
-    Every one of the 36 missions must appear exactly once.  Raises :class:`ConfigError`
-    listing every problem found (bad TOML, an unknown mission, a mission twice or missing),
-    each naming ``source``.
+    Every one of the 36 missions must appear exactly once, and every card id must be one the
+    board's ``CARD <seq> <card-id>`` can carry: 1-32 printable ASCII characters without spaces
+    or ``*``.  Raises :class:`ConfigError` listing every problem found (bad TOML, a card id
+    the board cannot send, an unknown mission, a mission twice or missing), each naming
+    ``source``.
     """
     try:
         data = tomllib.loads(text)
@@ -103,6 +109,10 @@ def parse_catalogue(text: str, source: str = "missions.toml") -> dict[str, str]:
     catalogue: dict[str, str] = {}
     seen: dict[str, str] = {}
     for card_id, value in cards.items():
+        if not _CARD_ID.fullmatch(card_id):
+            problems.append(f"{source}: card {card_id!r}: a card id is 1-32 printable characters "
+                            "without spaces or '*', as the board's CARD message carries it")
+            continue
         try:
             mission = parse_mission(value if isinstance(value, str) else "")
         except InvalidStepError:

@@ -357,9 +357,8 @@ def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: s
     stop = stop or threading.Event()
     if replay_file is not None:
         trace = read_trace(replay_file)
-        with contextlib.suppress(KeyboardInterrupt):
-            replay_trace(serve or "pty", trace, speed=speed, stop=stop,
-                         on_ready=lambda port: on_ready(f"replaying {replay_file} on {port}"))
+        replay_trace(serve or "pty", trace, speed=speed, stop=stop,
+                     on_ready=lambda port: on_ready(f"replaying {replay_file} on {port}"))
         return 0
     script = read_scenario(scenario_file) if scenario_file else None
     setup = script or Scenario(game, players or 2, seed, board)
@@ -384,8 +383,6 @@ def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: s
                 followed = SimGame(setup, served.board, speed=speed, stop=stop)
                 VirtualPlayers(followed, seed=seed, ask=ask_at_terminal, pace=pace).start()
             stop.wait()
-        except KeyboardInterrupt:
-            pass
         finally:
             stop.set()
     return 0
