@@ -1201,15 +1201,12 @@ class UranusCases:
         }
 
     def query(self, state: State, name: str, arg: Any) -> dict[str, Any]:
-        """``legal_moves`` (destinations, or placement spots), ``mission_value``,
+        """``legal_moves`` (where the gardener to move may go: none while gardeners are
+        being placed or once the game is over), ``mission_value``,
         ``final_scores``, ``outcome`` and ``board_info``.  Raises :class:`InvalidStepError`
         for another query."""
         if name == "legal_moves":
-            cells = {
-                s.cell if isinstance(s, Place) else s.to
-                for s in RULES.legal_steps(state)
-                if isinstance(s, Place | Move)
-            }
+            cells = {s.to for s in RULES.legal_steps(state) if isinstance(s, Move)}
             return {"destinations": sorted(hex_name(c) for c in cells)}
         if name == "mission_value":
             return {"value": mission_value(state, arg)}
