@@ -80,6 +80,14 @@ def test_our_enceladus_cases_cover_every_special_action_and_variant() -> None:
     assert {"tube": False} in options
 
 
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_legal_moves_are_none_while_pieces_are_being_placed_in_every_game(game: str) -> None:
+    module = load(game)
+    state = module.RULES.new_game(2, 1, {})
+    assert next(module.RULES.legal_steps(state), None) is not None  # placements are legal
+    assert module.CASES.query(state, "legal_moves", {}) == {"destinations": []}
+
+
 def test_every_game_has_its_core_and_extra_cases() -> None:
     assert [p.name for p in CASE_FILES] == [
         f"{game}{suffix}.json" for game in GAME_NAMES for suffix in ("", "_extra")

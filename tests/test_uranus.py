@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
+from companion.journal import Journal
+from companion.journal import read as read_journal
 from companion.rules.base import GameRules, board_diff
 from companion.rules.missions import ALL_MISSIONS
 from companion.rules.uranus import (
@@ -373,6 +376,30 @@ def test_drawing_the_last_card_ends_the_game() -> None:
     state = position(SEATED, hands={"1": ["groups:red"], "2": []}, decks=[0, 1, 0, 0])
     after = RULES.apply(state, Score("groups:red", 2, "hexagon"))
     assert (after.phase, after.ending, after.hands[0]) == ("over", "last_card", ("hexagon",))
+
+
+def test_a_position_whose_decks_are_all_empty_is_over_whoever_drew_the_last_card(
+    tmp_path: Path,
+) -> None:
+    before = position(SEATED, hands={"1": ["groups:red"], "2": []}, decks=[0, 1, 0, 0])
+    drawn = RULES.apply(before, Score("groups:red", 2, "hexagon"))
+    given = position(SEATED, hands={"1": ["hexagon"], "2": []}, decks=[0] * 4, to_move=2)
+    unsettled = RULES.format_position(replace(given, phase="turn", ending=""))
+    journal = Journal.create(tmp_path, {"game": "uranus", "setup": RULES.format_position(before)})
+    journal.step(1, 1, RULES.format_step(before, Score("groups:red", 2, "hexagon")))
+    journal.close()
+    (*_, (_, _, resumed)) = read_journal(journal.path).replay(RULES)
+    for state in (drawn, given, RULES.parse_position(unsettled), resumed):
+        assert (state.phase, state.ending) == ("over", "last_card")
+        assert list(RULES.legal_steps(state)) == []
+        assert CASES.query(state, "legal_moves", {}) == {"destinations": []}
+        outcome = RULES.outcome(state)
+        assert outcome is not None and outcome.termination == "the last card was drawn from the board"
+
+
+def test_a_position_with_cards_left_in_some_deck_goes_on() -> None:
+    state = position(SEATED, decks=[0, 0, 1, 0])
+    assert state.phase == "turn" and RULES.outcome(state) is None
 
 
 RING = ("1,0", "0,1", "-1,1", "-1,0", "0,-1", "1,-1")

@@ -70,7 +70,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from itertools import combinations_with_replacement
+from functools import lru_cache
+from itertools import combinations_with_replacement, product
 from typing import Any, ClassVar
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
@@ -142,9 +143,6 @@ _ARITY = {
     "wildflower": (0,),
 }
 _SWAPS = frozenset({"swap_peak_flower", "swap_flowers"})
-# The actions that can give a stuck Martian a move.  The others leave every flower, peak and
-# Martian where it was (pick only removes a flower, swap flowers only exchanges colours).
-_MOVE_MAKERS = ("jump", "diagonal", "swap_martian", "swap_peak_flower", "move_flower", "move_peak")
 _TUBE, _WILD = 0, 9
 
 START_SQUARES: tuple[str, ...] = (
@@ -709,27 +707,533 @@ def _advance(state: State, step: Step) -> tuple[State, list[int]]:
 
 
 def _settle(state: State) -> State:
-    """At a player's move point: over when none of their Martians can move and no single
-    affordable special action would give one a move (the text, Game end; #8, #8a)."""
+    """At a player's move point: over when none of their Martians can move and no sequence of
+    special actions they can pay for would give one a move (the text, Game end; #8, #8a)."""
     if state.phase is not Phase.TURN or _has_move(state) or _move_makeable(state):
         return state
     return replace(state, phase=Phase.OVER)
 
 
+# ----------------------------------------------------------------------------- the end test
+#
+# "You can still use special actions first to make a move" (the text, Game end), "as many
+# times as you like" (Your turn, step 1): the game goes on while some sequence of unused
+# actions, each paid when it is used, with any of its uses and any draw the tube could give,
+# leaves one of the player's Martians with a normal move.  The search below decides it
+# exactly, and cheaply:
+#
+# * Sequences are tried shortest first (one action, then two, ...), each cut as soon as it
+#   gives a move; positions proved hopeless are remembered.
+# * Colours matter only for paying.  While the player holds enough to pay for every unused
+#   action that moves something (3 of a colour each), colours are forgotten and only those
+#   actions are tried.  Otherwise every payment colour and tube draw is tried, and Swap
+#   flowers and Wildflower too while the tube action is unused (their payment can feed a
+#   draw; otherwise they are only a cost).  Which two flowers Swap flowers exchanges is
+#   chosen when it matters: when one of them is taken into the reserve.
+# * Move flower and Move peak take their piece up into the hand; it is put down where a later
+#   action needs it (the peak a jump goes over, the square Swap Martian goes to, the square a
+#   jump or diagonal lands on, a square in the Martian's line), or anywhere at the end.  A
+#   sequence found that way is then played for real from the position, every square chosen,
+#   and only counts if it gives a move.  A piece in the hand is never in the way, so a search
+#   that finds nothing that way proves that nothing can be found.
+
+_GEOMETRIC = (
+    "swap_peak_flower",
+    "move_flower",
+    "move_peak",
+    "jump",
+    "diagonal",
+    "swap_martian",
+    "pick",
+)
+"""The actions that change where flowers, peaks and Martians stand, in the order tried."""
+_MAKERS = frozenset(_GEOMETRIC) - {"pick"}  # taking a flower away never gives a move
+_ECONOMIC = ("tube", "swap_flowers", "wildflower")
+"""The actions that move nothing: they draw from the tube, exchange colours or only pay."""
+_COMPLETE = 1 << 8
+"""The depth recorded for a position whose search needed no cut (more than any sequence)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Var:
+    """The square, not chosen yet, where a piece taken up into the hand is put down."""
+
+    n: int
+
+
+_Held = tuple[int, _Var]
+"""A piece in the hand: ``PEAK_SQUARE`` or a flower's colour, and where it will stand."""
+_Ref = int | _Var
+"""A square, or where a piece of the hand stands."""
+_Entry = tuple[Any, ...]
+"""A line of a sequence found: ``("act", name, pay, cells, drawn, martian)`` (``pay`` is
+``None`` where any colour will do), ``("put", var, square)`` or ``("swap", a, b)``: Swap
+flowers, used earlier, exchanged the colours of the flowers now on ``a`` and ``b``."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    """A position of the search: the state (colours forgotten when ``free``), the hand, and
+    whether Swap flowers was paid for without its two flowers chosen yet."""
+
+    state: State
+    held: tuple[_Held, ...] = ()
+    swap: bool = False
+
+    def key(self, free: bool) -> tuple[Any, ...]:
+        state = self.state
+        pieces = tuple(sorted(piece for piece, _ in self.held))
+        economy = () if free else (state.reserves[state.to_move - 1], state.tube, self.swap)
+        return (state.garden, state.martians, state.bound, state.discs, pieces, economy)
+
+
+_Child = tuple[_Node, tuple[_Entry, ...]]
+_Change = Callable[["_Draft"], None]
+
+
+@lru_cache(maxsize=128)
 def _move_makeable(state: State) -> bool:
-    if not _affordable(state):
+    """Whether some sequence of special actions the player to move can pay for gives one of
+    their Martians a normal move (memoised: recognition applies the same step often)."""
+    return _EndSearch(state).run()
+
+
+def _until_peak(garden: Sequence[int], ray: Sequence[Square]) -> Iterator[Square]:
+    for sq in ray:
+        if garden[sq] == PEAK_SQUARE:
+            return
+        yield sq
+
+
+def _line_empties(state: State, occ: Mapping[int, int]) -> list[Square]:
+    """The empty squares (no Martian) in the lines of the Martians that may move, before the
+    first peak: a flower put there gives a move."""
+    garden = state.garden
+    return [
+        sq
+        for m in _movers(state)
+        for ray in _rays(m)
+        for sq in _until_peak(garden, ray)
+        if garden[sq] == EMPTY_SQUARE and sq not in occ
+    ]
+
+
+def _goal(node: _Node) -> bool:
+    """A move now, or one once a flower in the hand is put down in a Martian's line."""
+    state = node.state
+    if _has_move(state):
+        return True
+    return any(piece >= 0 for piece, _ in node.held) and bool(
+        _line_empties(state, _occupancy(state))
+    )
+
+
+def _no_flower_to_free(node: _Node) -> bool:
+    """No flower stands free (off the Martians), none is in the hand, and no action left can
+    free one: Move flower, or a Martian of the player leaving its flower by Jump or Diagonal.
+    Then no move can ever be made."""
+    state = node.state
+    garden, occ = state.garden, _occupancy(state)
+    if any(piece >= 0 for piece, _ in node.held) or any(
+        v >= 0 and sq not in occ for sq, v in enumerate(garden)
+    ):
         return False
-    occ = _occupancy(state)
-    for name in _MOVE_MAKERS:
-        if not _action_open(state, ACTIONS.index(name)):
-            continue
-        for martian, cells in _uses(state, occ, name, frozenset()):
-            draft = _Draft(state)
-            _perform(draft, name, martian, cells, ())
-            after = draft.result(to_move=state.to_move, phase=state.phase, discs=state.discs)
-            if _has_move(after):
-                return True
-    return False
+    if _action_open(state, ACTIONS.index("move_flower")):
+        return all(v < 0 for v in garden)
+    leave = any(_action_open(state, ACTIONS.index(name)) for name in ("jump", "diagonal"))
+    return not (leave and any(m < _STARTS_FROM and garden[m] >= 0 for m in _movers(state)))
+
+
+def _pays_for_all(state: State) -> bool:
+    """Whether the flowers the player holds pay for every unused action that could move
+    something (3 of one colour each; those that move a Martian only while one of theirs is in
+    the garden): then colours cannot matter."""
+    reserve = state.reserves[state.to_move - 1]
+    payments = sum(n // PAYMENT for n in reserve[:-1])
+    inside = any(m < _STARTS_FROM for m in _movers(state))
+    unused = sum(
+        state.discs[ACTIONS.index(name)] is None and (inside or name not in MARTIAN_ACTIONS)
+        for name in _GEOMETRIC
+    )
+    return payments >= unused
+
+
+def _colourless(node: _Node) -> _Node:
+    """``node`` with every flower of colour 0: the colours no longer matter."""
+    state = node.state
+    garden = tuple(min(v, 0) if v >= 0 else v for v in state.garden)
+    held = tuple((min(piece, 0), var) for piece, var in node.held)
+    return _Node(replace(state, garden=garden), held)
+
+
+class _EndSearch:
+    """One end test from ``root``, a position where the player to move has no normal move."""
+
+    def __init__(self, root: State) -> None:
+        self.root = root
+        self.hopeless: dict[tuple[Any, ...], int] = {}
+        self.vars = 0
+
+    def run(self) -> bool:
+        """Whether some sequence of special actions gives a move (see the comment above)."""
+        root = self.root
+        if not _affordable(root) or all(v < 0 for v in root.garden):
+            return False  # nothing can be paid, or no flower is left to reach
+        if not any(_action_open(root, ACTIONS.index(name)) for name in _MAKERS):
+            return False
+        free = _pays_for_all(root)
+        start = _colourless(_Node(root)) if free else _Node(root)
+        for depth in range(1, sum(disc is None for disc in root.discs) + 1):
+            found, _, cut = self._solve(start, (), free, depth)
+            if found or not cut:
+                return found
+        return False
+
+    def _solve(
+        self, node: _Node, plan: tuple[_Entry, ...], free: bool, depth: int
+    ) -> tuple[bool, bool, bool]:
+        """``(found, uncertain, cut)`` for the sequences of at most ``depth`` actions from
+        ``node`` after ``plan``: uncertain when one found with pieces in the hand failed when
+        played for real (then another way to this node may succeed, so it is not remembered);
+        cut when longer sequences were left untried."""
+        key = node.key(free)
+        known = self.hopeless.get(key, 0)
+        if known >= depth:
+            return False, False, known < _COMPLETE
+        if _no_flower_to_free(node):
+            self.hopeless[key] = _COMPLETE
+            return False, False, False
+        children = []
+        uncertain = cut = False
+        for child, entries in self._children(node, free):
+            if _goal(child):
+                if self._verify(plan + entries, child):
+                    return True, True, True
+                uncertain = True
+            children.append((child, entries))
+        if depth == 1:
+            cut = bool(children)
+        else:
+            for child, entries in children:
+                child_free = free or _pays_for_all(child.state)
+                if child_free and not free:
+                    child = _colourless(child)
+                found, unsure, deeper = self._solve(child, plan + entries, child_free, depth - 1)
+                if found:
+                    return True, True, True
+                uncertain |= unsure
+                cut |= deeper
+        if not uncertain:
+            self.hopeless[key] = depth if cut else _COMPLETE
+        return False, uncertain, cut
+
+    def _children(self, node: _Node, free: bool) -> Iterator[_Child]:
+        """Every special action from ``node``, paid, with the lines it adds to the plan."""
+        state = node.state
+        pays: list[int | None] = [None] if free else list(_affordable(state))
+        tube_unused = state.discs[_TUBE] is None
+        for name in _GEOMETRIC if free else _GEOMETRIC + _ECONOMIC:
+            if not _action_open(state, ACTIONS.index(name)):
+                continue
+            if name in ("swap_flowers", "wildflower") and not tube_unused:
+                continue  # they could only pay, and a payment only matters to a later draw
+            for pay in pays:
+                yield from _Use(self, node, name, pay, free).children()
+
+    def new_var(self) -> _Var:
+        self.vars += 1
+        return _Var(self.vars)
+
+    # -- playing a sequence for real
+
+    def _verify(self, plan: tuple[_Entry, ...], final: _Node) -> bool:
+        """Whether ``plan`` played from the root gives a move, for some choice of the squares
+        still open: where the pieces taken up were put down."""
+        placed = {entry[1]: entry[2] for entry in plan if entry[0] == "put"}
+        open_vars: list[_Var] = []
+        for entry in plan:
+            refs = entry[3] if entry[0] == "act" else entry[1:] if entry[0] == "swap" else ()
+            open_vars += [c for c in refs if isinstance(c, _Var) and c not in placed]
+        open_vars = list(dict.fromkeys(open_vars))
+        state = final.state
+        occ = _occupancy(state)
+        lines = _line_empties(state, occ)
+        seen = {sq for m in _movers(state) for ray in _rays(m) for sq in ray}
+        seen |= {sq for m in _movers(state) if m < _STARTS_FROM for sq in _NEAR[m]}
+        empties = [sq for sq in SQUARES if state.garden[sq] == EMPTY_SQUARE and sq not in occ]
+        quiet = sorted(empties, key=lambda sq: sq in seen)  # out of the Martians' way first
+        flowers = {var for piece, var in final.held if piece >= 0}
+        choices = [
+            lines + [sq for sq in quiet if sq not in lines] if var in flowers else quiet
+            for var in open_vars
+        ]
+        return any(
+            _plays(self.root, plan, placed | dict(zip(open_vars, squares, strict=True)))
+            for squares in product(*choices)
+        )
+
+
+def _plays(root: State, plan: tuple[_Entry, ...], where: Mapping[_Var, Square]) -> bool:
+    """Whether the actions of ``plan``, its open squares chosen by ``where``, are legal from
+    ``root`` one after the other and leave a normal move."""
+
+    def square(ref: _Ref) -> Square:
+        return where[ref] if isinstance(ref, _Var) else ref
+
+    acts: list[_Act] = []
+    swapped: tuple[int, tuple[Square, Square]] | None = None  # after how many acts, which
+    for entry in plan:
+        if entry[0] == "act":
+            _, name, pay, cells, drawn, martian = entry
+            acts.append((name, pay, tuple(square(c) for c in cells), drawn, martian))
+        elif entry[0] == "swap":
+            swapped = len(acts), (square(entry[1]), square(entry[2]))
+    at = next((i for i, act in enumerate(acts) if act[0] == "swap_flowers"), None)
+    if at is None:
+        return _replay(root, acts)
+    before = _advanced(root, acts[:at])
+    if before is None:
+        return False
+    if swapped is not None:
+        upto, pair = swapped
+        pairs = [_origins(before, acts[at + 1 : upto], pair)]
+    else:  # its colours never mattered: any two flowers, two of one colour first
+        flowers = [sq for sq in SQUARES if before.garden[sq] >= 0]
+        pairs = sorted(
+            ((a, b) for a in flowers for b in flowers if a < b),
+            key=lambda pair: before.garden[pair[0]] != before.garden[pair[1]],
+        )
+    name, pay, _, drawn, martian = acts[at]
+    return any(
+        _replay(before, [(name, pay, pair, drawn, martian), *acts[at + 1 :]]) for pair in pairs
+    )
+
+
+_Act = tuple[str, int | None, tuple[Square, ...], tuple[int, ...], int | None]
+
+
+def _advanced(state: State, acts: Sequence[_Act]) -> State | None:
+    """``state`` after ``acts`` (``None`` when one is refused)."""
+    colours = state.options.colours
+    for name, pay, cells, drawn, martian in acts:
+        if pay is None:  # any colour: the player holds enough for every action left
+            reserve = state.reserves[state.to_move - 1]
+            pay = max(range(len(colours)), key=reserve.__getitem__)
+        step = Action(
+            name,
+            colours[pay],
+            tuple(SQUARE_NAMES[c] for c in cells),
+            tuple(colours[c] for c in drawn),
+            None if martian is None else LAYOUT[martian],
+        )
+        try:
+            state, _ = _advance(state, step)
+        except (IllegalMoveError, InvalidStepError):
+            return None
+    return state
+
+
+def _replay(state: State, acts: Sequence[_Act]) -> bool:
+    after = _advanced(state, acts)
+    return after is not None and _has_move(after)
+
+
+def _origins(
+    state: State, acts: Sequence[_Act], pair: tuple[Square, Square]
+) -> tuple[Square, Square]:
+    """Where the two flowers standing on ``pair`` after ``acts`` stood before them (from
+    ``state``): the squares Swap flowers must name when it is used before ``acts``."""
+    origin = {sq: sq for sq in SQUARES if state.garden[sq] >= 0}
+    for name, _, cells, drawn, martian in acts:
+        garden = state.garden
+        if name == "move_flower":
+            origin[cells[1]] = origin.pop(cells[0])
+        elif name == "swap_peak_flower":
+            flower, peak = cells if garden[cells[0]] >= 0 else cells[::-1]
+            origin[peak] = origin.pop(flower)
+        elif name == "swap_martian" and martian is not None and garden[cells[0]] >= 0:
+            origin[martian] = origin.pop(cells[0])
+        elif name in ("jump", "diagonal", "pick"):
+            origin.pop(cells[0], None)
+        draft = _Draft(state)
+        _perform(draft, name, martian, cells, drawn)
+        state = draft.result(to_move=state.to_move, phase=state.phase, discs=state.discs)
+    a, b = pair
+    return origin.get(a, a), origin.get(b, b)
+
+
+class _Use:
+    """The uses of one action, paid with ``pay`` (``None`` when colours do not matter), from
+    one node of :class:`_EndSearch`."""
+
+    def __init__(
+        self, search: _EndSearch, node: _Node, name: str, pay: int | None, free: bool
+    ) -> None:
+        self.search, self.node, self.name, self.pay, self.free = search, node, name, pay, free
+        self.state = node.state
+        self.garden = node.state.garden
+        self.occ = _occupancy(node.state)
+
+    def children(self) -> Iterator[_Child]:
+        name, garden, occ = self.name, self.garden, self.occ
+        if name in ("move_flower", "move_peak"):  # the piece goes up into the hand
+            for sq in SQUARES:
+                if garden[sq] != EMPTY_SQUARE and (garden[sq] >= 0) == (name == "move_flower"):
+                    var = self.search.new_var()
+                    hand = (*self.node.held, (garden[sq], var))
+                    yield self.child(_put(sq, EMPTY_SQUARE), self.act((sq, var)), held=hand)
+        elif name == "tube":
+            tube = list(self.state.tube)
+            if self.pay is not None:
+                tube[self.pay] += PAYMENT
+            for drawn in combinations_with_replacement(range(len(tube)), DRAW):
+                if all(drawn.count(c) <= tube[c] for c in set(drawn)):
+                    yield self.child(self.perform(None, (), drawn), self.act((), None, drawn))
+        elif name == "swap_flowers":  # paid now, its two flowers chosen when one is taken
+            yield self.child(_nothing, self.act(()), swap=True)
+        else:
+            for martian, cells in _uses(self.state, occ, name, frozenset()):
+                taken = cells[0] if name in ("pick", "jump", "diagonal") else None
+                if taken is not None and garden[taken] >= 0:
+                    take = self.landed(taken, self.perform(martian, cells))
+                    yield from self.taking(taken, garden[taken], take, (self.act(cells, martian),))
+                else:
+                    yield self.child(self.perform(martian, cells), self.act(cells, martian))
+            for h in self.node.held:
+                yield from self.from_hand(h)
+
+    def child(
+        self,
+        change: Callable[[_Draft], None],
+        *entries: _Entry,
+        held: tuple[_Held, ...] | None = None,
+        swap: bool | None = None,
+    ) -> _Child:
+        state, node = self.state, self.node
+        draft = _Draft(state)
+        if self.pay is not None:
+            draft.reserve[self.pay] -= PAYMENT
+            draft.tube[self.pay] += PAYMENT
+        change(draft)
+        discs = _with(state.discs, ACTIONS.index(self.name), state.to_move)
+        after = draft.result(to_move=state.to_move, phase=state.phase, discs=discs)
+        hand = node.held if held is None else held
+        return _Node(after, hand, node.swap if swap is None else swap), entries
+
+    def act(self, cells: tuple[_Ref, ...], martian: int | None = None,
+            drawn: tuple[int, ...] = ()) -> _Entry:
+        return ("act", self.name, self.pay, cells, drawn, martian)
+
+    def perform(self, martian: int | None, cells: tuple[Square, ...],
+                drawn: tuple[int, ...] = ()) -> Callable[[_Draft], None]:
+        name = self.name
+        return lambda draft: _perform(draft, name, martian, cells, drawn)
+
+    def taking(
+        self,
+        ref: _Ref,
+        colour: int,
+        take: Callable[[int], Callable[[_Draft], None]],
+        entries: tuple[_Entry, ...],
+        held: tuple[_Held, ...] | None = None,
+    ) -> Iterator[_Child]:
+        """The use that takes a flower of ``colour`` (on ``ref``) into the reserve; and, while
+        Swap flowers waits for its two flowers, the same after it exchanged that colour with
+        another flower's (``take(c)``: the use taking a flower of colour ``c``)."""
+        yield self.child(take(colour), *entries, held=held)
+        if not self.node.swap:
+            return
+        for w in SQUARES:
+            other = self.garden[w]
+            if w != ref and other >= 0 and other != colour:
+                yield self.child(_then(_put(w, colour), take(other)), ("swap", ref, w),
+                                 *entries, held=held, swap=False)
+        hand = self.node.held if held is None else held
+        for i, (other, var) in enumerate(hand):
+            if other >= 0 and other != colour:
+                swapped = (*hand[:i], (colour, var), *hand[i + 1 :])
+                yield self.child(take(other), ("swap", ref, var), *entries, held=swapped,
+                                 swap=False)
+
+    def from_hand(self, h: _Held) -> Iterator[_Child]:
+        """The uses that put the piece ``h`` down from the hand where they need it."""
+        state, garden, occ, name = self.state, self.garden, self.occ, self.name
+        piece, var = h
+        rest = tuple(x for x in self.node.held if x is not h)
+        paying = not self.free  # the colour of a flower taken pays
+        if name == "swap_peak_flower":
+            if piece == PEAK_SQUARE:  # the peak stands on var, the flower goes there
+                for q in SQUARES:
+                    if garden[q] >= 0 and q not in occ:
+                        yield self.child(_put(q, PEAK_SQUARE), self.act((var, q)),
+                                         held=(*rest, (garden[q], var)))
+            else:
+                for p in SQUARES:
+                    if garden[p] == PEAK_SQUARE:
+                        yield self.child(_put(p, piece), self.act((p, var)),
+                                         held=(*rest, (PEAK_SQUARE, var)))
+        elif name == "jump":
+            for m in (m for m in _movers(state) if m < _STARTS_FROM):
+                for a, b in (ray[:2] for ray in ORTHOGONAL_RAYS[m] if len(ray) > 1):
+                    if a in occ or b in occ or garden[b] == PEAK_SQUARE:
+                        continue
+                    jump = self.perform(m, (b,))
+                    if piece == PEAK_SQUARE and garden[a] == EMPTY_SQUARE:
+                        entries = (("put", var, a), self.act((b,), m))
+                        over = _then(_put(a, piece), jump)
+                        if garden[b] >= 0 and paying:
+                            take = self.landed(b, over)
+                            yield from self.taking(b, garden[b], take, entries, rest)
+                        else:
+                            yield self.child(over, *entries, held=rest)
+                    elif piece >= 0 and paying and garden[a] == PEAK_SQUARE and garden[b] < 0:
+                        entries = (("put", var, b), self.act((b,), m))
+                        yield from self.taking(var, piece, self.landed(b, jump), entries, rest)
+        elif name == "diagonal" and piece >= 0 and paying:
+            for martian, (to,) in _uses(state, occ, name, frozenset()):
+                if garden[to] == EMPTY_SQUARE:
+                    entries = (("put", var, to), self.act((to,), martian))
+                    take = self.landed(to, self.perform(martian, (to,)))
+                    yield from self.taking(var, piece, take, entries, rest)
+        elif name == "swap_martian":
+            for m in (m for m in _movers(state) if m < _STARTS_FROM):
+                if garden[m] != EMPTY_SQUARE:
+                    continue
+                for to in SQUARES:
+                    if garden[to] == EMPTY_SQUARE and to not in occ:
+                        yield self.child(_then(_put(to, piece), self.perform(m, (to,))),
+                                         ("put", var, to), self.act((to,), m), held=rest)
+        elif name == "pick" and piece >= 0 and paying and state.discs[_TUBE] is None:
+            # only its payment, fed to a later draw, sets it apart from picking where it was
+            yield from self.taking(var, piece, _gain, (self.act((var,)),), rest)
+
+    @staticmethod
+    def landed(sq: Square, use: _Change) -> Callable[[int], _Change]:
+        """``use`` taking the flower on ``sq``, that flower of colour ``c``."""
+        return lambda c: _then(_put(sq, c), use)
+
+
+def _gain(colour: int) -> Callable[[_Draft], None]:
+    def change(draft: _Draft) -> None:
+        draft.reserve[colour] += 1
+
+    return change
+
+
+def _nothing(draft: _Draft) -> None:
+    pass
+
+
+def _put(sq: Square, piece: int) -> Callable[[_Draft], None]:
+    return lambda draft: draft.set(sq, piece)
+
+
+def _then(*changes: Callable[[_Draft], None]) -> Callable[[_Draft], None]:
+    def change(draft: _Draft) -> None:
+        for step in changes:
+            step(draft)
+
+    return change
 
 
 def _illegal(reason: str, rule: str, step: Step) -> IllegalMoveError:

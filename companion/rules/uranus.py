@@ -436,7 +436,8 @@ def validate(state: State) -> State:
 def settle(state: State, *, check_hexagon: bool = True) -> State:
     """``state`` with the end conditions applied as a position (docs/RULINGS.md Uranus #6,
     6a): a one-colour hexagon while someone holds the Hexagon card (unless ``check_hexagon``
-    is false because the caller has just checked the change that could make one); a
+    is false because the caller has just checked the change that could make one); every
+    deck of the board empty (the last card has been drawn, by whoever drew it); a
     no-planting run as long as the number of players; the player to move at the start of a
     turn with no flowers."""
     if state.phase in ("reveal", "over"):
@@ -444,6 +445,8 @@ def settle(state: State, *, check_hexagon: bool = True) -> State:
     holder = hexagon_holder(state) if check_hexagon else 0
     if holder and missions.hexagon_stands(garden(state)):
         return end(state, "hexagon", holder)
+    if not any(state.decks):
+        return end(state, "last_card")
     if state.no_plant_run >= state.players:
         return end(state, "no_planting")
     if state.phase == "turn" and not any(state.reserves[state.to_move - 1]):
@@ -797,9 +800,7 @@ class UranusRules:
             no_plant_run=0,
         )
         won = step.drawn == HEXAGON and missions.hexagon_stands(garden(after))
-        if not won and not any(after.decks):
-            return end(after, "last_card")
-        return self._next_turn(after, p if won else 0)
+        return self._next_turn(after, p if won else 0)  # the last card drawn: settle ends it
 
     def _claim(self, state: State, step: Claim, text: str) -> State:
         def refuse(reason: str) -> IllegalMoveError:
@@ -844,8 +845,8 @@ class UranusRules:
         return replace(after, phase="over")
 
     def _next_turn(self, state: State, hexagon_winner: int) -> State:
-        """After a turn: the Hexagon win, the no-planting run, then the next player's
-        flowers (docs/RULINGS.md Uranus #6)."""
+        """After a turn: the Hexagon win, then the next player to move and :func:`settle`
+        (the last card drawn, the no-planting run, their flowers; docs/RULINGS.md Uranus #6)."""
         if hexagon_winner:
             return end(state, "hexagon", hexagon_winner)
         # flowers only appear by planting or hexagon cards by drawing: both checked already
@@ -1020,8 +1021,10 @@ class UranusRules:
         return "uranus " + " ".join(f"{key}={value}" for key, value in fields.items())
 
     def parse_position(self, text: str) -> State:
-        """Read :meth:`format_position` back.  Raises :class:`InvalidStepError` for text not
-        in that form and :class:`InvalidPositionError` for a position the rules forbid."""
+        """Read :meth:`format_position` back, with the end conditions of a position applied
+        (:func:`settle`: a position whose decks are all empty is over, as in a case file or
+        after the step that drew the last card).  Raises :class:`InvalidStepError` for text
+        not in that form and :class:`InvalidPositionError` for a position the rules forbid."""
         head, *parts = text.split()
         fields = dict(part.partition("=")[::2] for part in parts)
         keys = ("board", "triangle_points", "players", "phase", "to_move", "run", "trees",
@@ -1048,30 +1051,29 @@ class UranusRules:
             names = BOARDS[options.board].grid.names
             if flowers.keys() - set(names.values()):
                 raise ValueError("a flower is off the board")
-            return validate(
-                State(
-                    options=options,
-                    trees=frozenset(parse_hex(t) for t in _items(fields["trees"], "/")),
-                    flowers=tuple(flowers.get(name, "") for name in names.values()),
-                    gardeners=tuple(
-                        None if g == "?" else parse_hex(g) for g in per_player("gardeners")
-                    ),
-                    reserves=tuple(_reserve(r) for r in per_player("reserves")),
-                    scores=tuple(int(s) for s in per_player("scores")),
-                    hands=tuple(
-                        tuple(sorted(c for c in _items(h, ",") if c != UNKNOWN_CARD))
-                        for h in hands
-                    ),
-                    unknown=tuple(_items(h, ",").count(UNKNOWN_CARD) for h in hands),
-                    decks=tuple(int(d) for d in fields["decks"].split("/")),
-                    discarded=frozenset(_items(fields["discarded"], ",")),
-                    no_plant_run=int(fields["run"]),
-                    to_move=int(fields["to_move"]),
-                    phase=fields["phase"],
-                    ending=fields["ending"],
-                    hexagon_winner=int(fields["winner"]),
-                )
+            position = State(
+                options=options,
+                trees=frozenset(parse_hex(t) for t in _items(fields["trees"], "/")),
+                flowers=tuple(flowers.get(name, "") for name in names.values()),
+                gardeners=tuple(
+                    None if g == "?" else parse_hex(g) for g in per_player("gardeners")
+                ),
+                reserves=tuple(_reserve(r) for r in per_player("reserves")),
+                scores=tuple(int(s) for s in per_player("scores")),
+                hands=tuple(
+                    tuple(sorted(c for c in _items(h, ",") if c != UNKNOWN_CARD))
+                    for h in hands
+                ),
+                unknown=tuple(_items(h, ",").count(UNKNOWN_CARD) for h in hands),
+                decks=tuple(int(d) for d in fields["decks"].split("/")),
+                discarded=frozenset(_items(fields["discarded"], ",")),
+                no_plant_run=int(fields["run"]),
+                to_move=int(fields["to_move"]),
+                phase=fields["phase"],
+                ending=fields["ending"],
+                hexagon_winner=int(fields["winner"]),
             )
+            return settle(validate(position))
         except (ValueError, ConfigError) as error:
             if isinstance(error, InvalidPositionError):
                 raise
@@ -1201,15 +1203,12 @@ class UranusCases:
         }
 
     def query(self, state: State, name: str, arg: Any) -> dict[str, Any]:
-        """``legal_moves`` (destinations, or placement spots), ``mission_value``,
+        """``legal_moves`` (where the gardener to move may go: none while gardeners are
+        being placed or once the game is over), ``mission_value``,
         ``final_scores``, ``outcome`` and ``board_info``.  Raises :class:`InvalidStepError`
         for another query."""
         if name == "legal_moves":
-            cells = {
-                s.cell if isinstance(s, Place) else s.to
-                for s in RULES.legal_steps(state)
-                if isinstance(s, Place | Move)
-            }
+            cells = {s.to for s in RULES.legal_steps(state) if isinstance(s, Move)}
             return {"destinations": sorted(hex_name(c) for c in cells)}
         if name == "mission_value":
             return {"value": mission_value(state, arg)}
