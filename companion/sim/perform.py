@@ -50,6 +50,9 @@ class Signal:
 
 Op = Put | Press | Signal
 
+GLITCH_S = 0.003
+"""How long a contact glitch lasts: a steady cell's sensor reads empty, then its piece again."""
+
 
 @dataclass(frozen=True, slots=True)
 class Noise:
@@ -198,7 +201,7 @@ def perform(
     if steady and rng.random() < noise.glitch:
         cell = rng.choice(steady)
         ops.append(Put(rng.uniform(*pace), cell, EMPTY))
-        ops.append(Put(0.003, cell, now[cell]))
+        ops.append(Put(GLITCH_S, cell, now[cell]))
 
     avoid = frozenset(tray_cells)
     if chance(rng, noise.take_back):
