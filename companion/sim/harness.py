@@ -114,7 +114,8 @@ class VirtualTable:
 
     # ------------------------------------------------------------------ plumbing
     def deliver(self, event: Event) -> list[Any]:
-        """Hand one board or button event to the referee (benchmarks time this)."""
+        """Hand one board or button event, or a timer the referee set, to the referee
+        (benchmarks time this)."""
         return self.referee.handle(event)
 
     def _post(self, at: float, event: Event) -> None:
@@ -175,7 +176,7 @@ class VirtualTable:
             ):
                 name = min(self.timers, key=lambda n: self.timers[n])
                 del self.timers[name]
-                self._run_effects(self.referee.handle(Timer(self.now, name)))
+                self._run_effects(self.deliver(Timer(self.now, name)))
                 continue
             _, _, event = heapq.heappop(self.queue)
             self._run_effects(self.deliver(_at(event, self.now)))
