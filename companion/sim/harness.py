@@ -3,7 +3,8 @@
 No threads, no pseudo-terminal, no sleeping: the board's field updates, the buttons and the
 referee's timers are events on one virtual clock, so hundreds of noisy games run in seconds
 and replay exactly from their seed.  What is checked is what recognition promises: every
-step performed is committed exactly once, and nothing else is committed.
+step performed is committed exactly once, nothing else is committed, and the matrix raises no
+alarm (the players only ever make legal steps).
 
 The players behave like people (:data:`companion.sim.perform.PEOPLE`): besides the noise of
 hands and sensors they hold pieces in the air, set one on a wrong cell, begin a step and put
