@@ -1,21 +1,28 @@
-"""Benchmarks of the referee's hot path and the daemon's memory (``make bench``).
+"""Benchmarks of what a player feels (``make bench``), all with the default configuration.
 
-1. **Commit latency, in process.**  Noisy Enceladus games in virtual time (debounce 0, so
-   the field update that completes a step is handled on arrival).  For every step committed
-   at once by a field update, the time the referee takes to handle that update (recognise,
-   apply, build the next screen) plus the time to render the new frame for a 16x16 RGB
-   matrix and a 32x8 MAX7219 chain; as a ratio to that update's time on the wire at 115200
-   baud (10 bits a byte).  Median and 99th percentile.
-2. **Commit latency, end to end.**  The same through the real stacks: the simulated board
-   writes the completing line to a pseudo-terminal, the daemon (pyserial reader thread, the
-   queue, the referee, the display thread on a luma dummy device) commits and draws.  From the
-   write of the line's last byte to the frame on the device.
-3. **Resident memory** of ``companion run`` refereeing a game from a simulated board: VmRSS
-   and VmHWM from ``/proc``.
+1. **Processing per field update, in process.**  Whole games of all three games in virtual
+   time, played by people (:data:`companion.sim.perform.PEOPLE`), the referee's default
+   settings (debounce 20 ms, settle 400 ms).  For *every* field update: the time the referee
+   takes to handle it and the timers it sets off until the next update (the debounce that
+   accepts it, the settle time that commits a step), plus drawing the last screen that
+   produced, for a 16x16 RGB matrix and for a 32x8 MAX7219 chain; as a ratio to the update's
+   own time on the wire at 115200 baud (8N1: 10 bits a byte).  Median, 99th percentile and
+   maximum, the worst update named with its step.
+2. **Last input -> commit shown, end to end.**  Enceladus games through the real stacks: the
+   simulated board writes to a pseudo-terminal, the daemon (pyserial's reader thread, the
+   queue, the referee, the display thread on a luma dummy device) commits and draws.  For
+   every step, from the players' last input (the last piece put down or lifted, or the last
+   button pressed to answer a question) to the commit and to the frame drawn on the device:
+   the debounce and, for a step that ends by putting a piece down, the settle time are in it.
+3. **Start-up against the games kept.**  The daemon's start (``new_or_resumed_game``: find
+   the game in progress, else begin one) in a journal folder holding 0, 100 and 1000
+   finished games, after the last game ended.
+4. **Idle**: resident memory and CPU of ``companion run`` refereeing a game from a
+   simulated board with nothing moving (the board's heartbeat every second).
 
-``make bench`` (or ``python bench/run.py``) prints a Markdown table; RESULTS.md holds the last
-figures with the machine they were taken on.  A Raspberry Pi Zero 2 W is about ten times
-slower than a current x86 core: read the ratios with that in mind.
+``make bench`` (or ``python bench/run.py``; ``--only`` picks parts) prints Markdown tables;
+RESULTS.md holds the last figures with the machine they were taken on.  A Raspberry Pi Zero
+2 W is about ten times slower than a current x86 core: read the ratios with that in mind.
 """
 
 from __future__ import annotations
@@ -23,27 +30,37 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from companion import journal
 from companion.board import protocol
+from companion.config import BoardConfig, Config, GameConfig, JournalConfig
 from companion.display import make_device, render
-from companion.events import BoardMessage
-from companion.referee.effects import Committed, Show
+from companion.events import BoardMessage, Timer
+from companion.referee.effects import Show
+from companion.referee.mars import MarsTable
 from companion.referee.referee import RefereeSettings
+from companion.referee.uranus import CardTable, load_catalogue
 from companion.rules import load
+from companion.rules.uranus import BOARDS
+from companion.service import new_or_resumed_game
 from companion.sim.board import VirtualBoard
 from companion.sim.harness import VirtualTable
 
 BAUD = 115200
 ENCELADUS = load("enceladus").RULES
+MARS = load("mars").RULES
+URANUS = load("uranus").RULES
 
 
 def wire_seconds(message: Any) -> float:
@@ -56,87 +73,156 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
+def spread(values: list[float]) -> tuple[float, float, float]:
+    """Median, 99th percentile and maximum."""
+    return statistics.median(values), percentile(values, 0.99), max(values)
+
+
+# ---- 1. processing per field update ---------------------------------------------------------
+
+
+@dataclass
+class Update:
+    """One field update and the work it caused: ``handle`` seconds in the referee (the update
+    and the timers it set off), ``screen`` the last screen it led to (``None``: none)."""
+
+    game: str
+    step: str
+    message: protocol.FieldUpdate
+    handle: float
+    screen: Any = None
+    rgb: float = 0.0
+    mono: float = 0.0
+
+    @property
+    def wire(self) -> float:
+        return wire_seconds(self.message)
+
+    def named(self) -> str:
+        cell, piece = self.message.cell, self.message.piece or "lifted"
+        return f"{self.game} step {self.step}, update {cell} {piece}"
+
+
 class TimedTable(VirtualTable):
-    """A virtual table that times the referee on every field update that commits a step.
+    """A virtual table that times the referee on every field update and on the timers that
+    follow it until the next update, and draws the last screen each led to."""
 
-    ``samples`` collects ``(handle s, render RGB 16x16 s, render mono 32x8 s, wire s)``.
-    """
-
-    samples: list[tuple[float, float, float, float]]
+    game = ""
+    samples: list[Update]
+    current: Update | None = None
 
     def deliver(self, event: Any) -> list[Any]:
         started = time.perf_counter()
         effects = super().deliver(event)
-        handled = time.perf_counter() - started
-        if not (
-            isinstance(event, BoardMessage) and isinstance(event.message, protocol.FieldUpdate)
-        ):
-            return effects
+        took = time.perf_counter() - started
         screens = [e.screen for e in effects if isinstance(e, Show)]
-        if screens and any(isinstance(e, Committed) for e in effects):
-            started = time.perf_counter()
-            render(screens[-1], width=16, height=16, mode="RGB")
-            rgb = time.perf_counter() - started
-            started = time.perf_counter()
-            render(screens[-1], width=32, height=8, mode="1")
-            mono = time.perf_counter() - started
-            self.samples.append((handled, rgb, mono, wire_seconds(event.message)))
+        message = event.message if isinstance(event, BoardMessage) else None
+        if isinstance(message, protocol.FieldUpdate):
+            self.close_update()
+            step = self.report.performed[-1] if self.report.performed else "setup"
+            self.current = Update(self.game, step, message, took)
+        elif isinstance(event, Timer) and self.current is not None:
+            self.current.handle += took
+        else:
+            return effects
+        if screens and self.current is not None:
+            self.current.screen = screens[-1]
         return effects
 
+    def close_update(self) -> None:
+        update, self.current = self.current, None
+        if update is None:
+            return
+        if update.screen is not None:
+            started = time.perf_counter()
+            render(update.screen, width=16, height=16, mode="RGB")
+            update.rgb = time.perf_counter() - started
+            started = time.perf_counter()
+            render(update.screen, width=32, height=8, mode="1")
+            update.mono = time.perf_counter() - started
+        self.samples.append(update)
 
-def in_process(games: int) -> dict[str, float]:
-    samples: list[tuple[float, float, float, float]] = []
+
+def _tables(games: int) -> list[tuple[str, Callable[[], TimedTable]]]:
+    """``games`` games of each game: 2-5 players by seed, the tray in every other Enceladus
+    game, the Mars dice tray, the Uranus card reader on the three boards."""
+    catalogue = load_catalogue()
+    made: list[tuple[str, Callable[[], TimedTable]]] = []
     for seed in range(1, games + 1):
-        table = TimedTable(
-            ENCELADUS,
-            ENCELADUS.new_game(2, seed, {}),
-            "enceladus",
-            seed=seed,
-            settings=RefereeSettings(debounce_s=0.0, tray=True),
-        )
-        table.samples = samples
+        players = 2 + seed % 4
+
+        def enceladus(seed: int = seed, players: int = players) -> TimedTable:
+            return TimedTable(ENCELADUS, ENCELADUS.new_game(players, seed, {}), "enceladus",
+                              seed=seed, settings=RefereeSettings(tray=seed % 2 == 0))
+
+        def mars(seed: int = seed, players: int = players) -> TimedTable:
+            table = TimedTable(MARS, MARS.new_game(players, seed, {}), "mars", seed=seed)
+            table.referee.extensions.append(MarsTable("tray", rng=random.Random(seed)))
+            return table
+
+        def uranus(seed: int = seed, players: int = players) -> TimedTable:
+            board = sorted(BOARDS)[seed % 3]
+            state = URANUS.new_game(players, seed, {"board": board})
+            table = TimedTable(URANUS, state, f"uranus-{board}", seed=seed)
+            table.referee.extensions = [CardTable(catalogue, cards="reader")]
+            return table
+
+        made += [("enceladus", enceladus), ("mars", mars), ("uranus", uranus)]
+    return made
+
+
+def per_update(games: int) -> dict[str, Any]:
+    samples: list[Update] = []
+    for game, make in _tables(games):
+        table = make()
+        table.game, table.samples = game, samples
         table.play()
-    return summarise(samples)
-
-
-def summarise(samples: list[tuple[float, float, float, float]]) -> dict[str, float]:
-    handle = [s[0] for s in samples]
-    rgb = [(s[0] + s[1]) / s[3] for s in samples]
-    mono = [(s[0] + s[2]) / s[3] for s in samples]
+        table.close_update()
+    handle = [s.handle for s in samples]
+    rgb = [(s.handle + s.rgb) / s.wire for s in samples]
+    mono = [(s.handle + s.mono) / s.wire for s in samples]
+    worst = max(samples, key=lambda s: s.handle + s.rgb)
     return {
-        "steps": len(samples),
-        "handle_ms_median": statistics.median(handle) * 1000,
-        "handle_ms_p99": percentile(handle, 0.99) * 1000,
-        "wire_ms": statistics.median(s[3] for s in samples) * 1000,
-        "ratio_rgb_median": statistics.median(rgb),
-        "ratio_rgb_p99": percentile(rgb, 0.99),
-        "ratio_mono_median": statistics.median(mono),
-        "ratio_mono_p99": percentile(mono, 0.99),
+        "updates": len(samples),
+        "wire_ms": statistics.median(s.wire for s in samples) * 1000,
+        "handle_ms": [v * 1000 for v in spread(handle)],
+        "rgb": spread(rgb),
+        "mono": spread(mono),
+        "worst": worst.named(),
+        "worst_ms": (worst.handle + worst.rgb) * 1000,
     }
 
 
+# ---- 2. last input -> commit shown, end to end -----------------------------------------------
+
+
 class StampedBoard(VirtualBoard):
-    """A virtual board that notes when each field update's last byte was written."""
+    """A virtual board that notes when each field update's line was written."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.puts: list[float] = []
+        self.inputs: list[float] = []
 
     def put(self, cell: str, piece: str) -> None:
         super().put(cell, piece)
-        self.puts.append(time.perf_counter())
+        self.inputs.append(time.perf_counter())
 
 
-def end_to_end(seed: int, speed: float) -> dict[str, float]:
-    """One noisy game through the pty, pyserial, the queue, the referee and the display thread."""
+def end_to_end(seed: int, speed: float) -> dict[str, list[float]]:
+    """One game of people through the pty, pyserial, the queue, the referee and the display
+    thread, the default timings; seconds from each step's last input to its commit and to
+    the frame that showed it, split by how the step was committed."""
     from companion.sim.demo import demo_config
     from companion.sim.table import seat
 
     commits: list[float] = []
     frames: list[float] = []
-    with tempfile.TemporaryDirectory() as journal, ExitStack() as stack:
-        config = demo_config("enceladus", 2, seed, "hexagonal", Path(journal))
-        config = replace(config, board=replace(config.board, debounce_ms=0, settle_ms=250))
+    defaults = BoardConfig()
+    with tempfile.TemporaryDirectory() as folder, ExitStack() as stack:
+        config = demo_config("enceladus", 2 + seed % 2, seed, "hexagonal", Path(folder))
+        config = replace(config, board=replace(
+            config.board, debounce_ms=defaults.debounce_ms, settle_ms=defaults.settle_ms,
+            grace_ms=defaults.grace_ms))
         device = make_device({"display": "dummy", "width": 16, "height": 16, "mode": "RGB"})
         draw = device.display
 
@@ -146,30 +232,72 @@ def end_to_end(seed: int, speed: float) -> dict[str, float]:
 
         device.display = stamped
         seated = seat(config, stack, device=device, speed=speed, board_class=StampedBoard)
+        board: StampedBoard = seated.board  # type: ignore[assignment]
+        press = seated.players._press
+
+        def pressed(name: str) -> None:  # an answer at the buttons is an input too
+            press(name)
+            board.inputs.append(time.perf_counter())
+
+        seated.players._press = pressed  # type: ignore[method-assign]
         seated.service.commit_listeners.append(lambda _: commits.append(time.perf_counter()))
         seated.service.stop_when_over = True
         seated.players.start()
         seated.service.run()
-        puts = seated.board.puts  # type: ignore[attr-defined]
-    to_commit, to_frame = [], []
+        inputs = list(board.inputs)
+    settle = defaults.settle_ms / 1000
+    out: dict[str, list[float]] = {"commit": [], "frame": [], "at once": [], "settled": []}
     for committed in commits:
-        last = max((t for t in puts if t <= committed), default=None)
-        if last is None or committed - last > 0.1:
-            continue  # committed after the settle time, not by the update itself
-        to_commit.append(committed - last)
+        last = max((t for t in inputs if t <= committed), default=None)
         drawn = [f for f in frames if f >= committed]
-        if drawn:
-            to_frame.append(drawn[0] - last)
-    wire = wire_seconds(protocol.FieldUpdate(seq=1234, cell="e10", piece=""))
-    return {
-        "steps": len(to_commit),
-        "commit_ms_median": statistics.median(to_commit) * 1000,
-        "commit_ms_p99": percentile(to_commit, 0.99) * 1000,
-        "frame_ms_median": statistics.median(to_frame) * 1000,
-        "frame_ms_p99": percentile(to_frame, 0.99) * 1000,
-        "ratio_median": statistics.median(to_frame) / wire,
-        "ratio_p99": percentile(to_frame, 0.99) / wire,
-    }
+        if last is None or not drawn:
+            continue
+        out["commit"].append(committed - last)
+        out["frame"].append(drawn[0] - last)
+        out["at once" if committed - last < settle / 2 else "settled"].append(drawn[0] - last)
+    return out
+
+
+# ---- 3. start-up against the games kept -----------------------------------------------------
+
+
+def _finished_games(folder: Path, count: int) -> None:
+    """``count`` finished two-player Enceladus games, journaled as the daemon does it."""
+    state = ENCELADUS.new_game(2, 1, {})
+    header = {"journal": journal.VERSION, "game": "enceladus", "layout": "enceladus",
+              "players": 2, "seed": 1, "options": {}, "setup": ENCELADUS.format_position(state)}
+    for n in range(count):
+        record = journal.Journal(folder / f"20250101-{n:06}-enceladus.jsonl", fsync=False)
+        record.append({**header, "started": "2025-01-01T00:00:00+00:00"})
+        for number, step in enumerate(("@L4", "@R4"), 1):
+            record.step(number, number, step)
+        record.append({"over": {"winners": [1], "termination": "bench", "ranking": []}})
+        record.close()
+
+
+def startup(counts: list[int], repeats: int = 7) -> dict[int, float]:
+    """Median seconds of the daemon's start in a folder of ``count`` finished games (after
+    the last game ended: a new one begins, and is removed again after each run)."""
+    found = {}
+    for count in counts:
+        with tempfile.TemporaryDirectory() as name:
+            folder = Path(name)
+            _finished_games(folder, count)
+            config = Config(game=GameConfig(name="enceladus", seed=1),
+                            journal=JournalConfig(directory=name, fsync=False))
+            times = []
+            for _ in range(repeats):
+                started = time.perf_counter()
+                start = new_or_resumed_game(config, ENCELADUS, folder, fsync=False)
+                times.append(time.perf_counter() - started)
+                assert start.journal is not None and not start.resumed
+                start.journal.close()
+                start.journal.path.unlink()
+            found[count] = statistics.median(times)
+    return found
+
+
+# ---- 4. idle ----------------------------------------------------------------------------------
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -218,59 +346,75 @@ def resident_memory(seconds: float, warm_up: float = 35.0) -> dict[str, float]:
     }
 
 
-def _table(rows: list[tuple[str, float, float]], digits: int = 2) -> None:
-    print("| figure | median | p99 |\n| --- | --- | --- |")
-    for label, median, p99 in rows:
-        print(f"| {label} | {median:.{digits}f} | {p99:.{digits}f} |")
+# ---- the report -------------------------------------------------------------------------------
+
+
+def _table(rows: list[tuple[str, tuple[float, float, float]]], digits: int = 2) -> None:
+    print("| figure | median | p99 | max |\n| --- | --- | --- | --- |")
+    for label, (median, p99, most) in rows:
+        print(f"| {label} | {median:.{digits}f} | {p99:.{digits}f} | {most:.{digits}f} |")
+
+
+PARTS = ("updates", "pty", "startup", "idle")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=20, help="virtual games, in-process figures")
-    parser.add_argument("--pty-games", type=int, default=2, help="games through the real stacks")
+    parser.add_argument("--games", type=int, default=10,
+                        help="virtual games of each game for the figures per update")
+    parser.add_argument("--pty-games", type=int, default=3, help="games through the real stacks")
+    parser.add_argument("--journals", default="0,100,1000",
+                        help="finished games kept, for the start-up figures")
+    parser.add_argument("--only", choices=PARTS, action="append", help="run only these parts")
     args = parser.parse_args()
+    parts = args.only or PARTS
     python = f"{platform.python_implementation()} {platform.python_version()}"
     print(f"machine: {platform.machine()}, {python}, {os.cpu_count()} cores")
 
-    inner = in_process(args.games)
-    print("\n## Commit latency in process: the field update that completes a step")
-    print(f"{inner['steps']:.0f} steps; the update takes {inner['wire_ms']:.2f} ms on the wire")
-    _table(
-        [
-            ("referee handles the update (ms)", inner["handle_ms_median"], inner["handle_ms_p99"]),
-            ("+ render 16x16 RGB, / wire time", inner["ratio_rgb_median"], inner["ratio_rgb_p99"]),
-            (
-                "+ render 32x8 mono, / wire time",
-                inner["ratio_mono_median"],
-                inner["ratio_mono_p99"],
-            ),
-        ]
-    )
+    if "updates" in parts:
+        inner = per_update(args.games)
+        print("\n## Processing per field update, in process (default settings)")
+        print(f"{inner['updates']} field updates of {3 * args.games} games; an update takes "
+              f"{inner['wire_ms']:.2f} ms on the wire")
+        _table([
+            ("referee: the update and its timers (ms)", inner["handle_ms"]),
+            ("+ draw 16x16 RGB, / wire time", inner["rgb"]),
+            ("+ draw 32x8 mono, / wire time", inner["mono"]),
+        ])
+        print(f"worst: {inner['worst']}, {inner['worst_ms']:.1f} ms")
 
-    if args.pty_games:
-        outer = [end_to_end(seed, speed=6.0) for seed in range(1, args.pty_games + 1)]
-        print("\n## Commit latency end to end: pty, pyserial thread, queue, referee, display")
-        print(f"{sum(o['steps'] for o in outer):.0f} steps committed by their last field update")
-        _table(
-            [
-                (
-                    label,
-                    statistics.median(o[f"{key}_median"] for o in outer),
-                    max(o[f"{key}_p99"] for o in outer),
-                )
-                for key, label in (
-                    ("commit_ms", "last byte -> committed (ms)"),
-                    ("frame_ms", "last byte -> frame drawn (ms)"),
-                    ("ratio", "last byte -> frame, / wire time"),
-                )
-            ]
-        )
+    if "pty" in parts and args.pty_games:
+        runs = [end_to_end(seed, speed=6.0) for seed in range(1, args.pty_games + 1)]
+        joined = {key: [v * 1000 for run in runs for v in run[key]] for key in runs[0]}
+        print("\n## Last input -> commit shown, end to end (pty, pyserial thread, queue, "
+              "referee, display; debounce 20 ms, settle 400 ms)")
+        print(f"{len(joined['commit'])} steps: {len(joined['at once'])} committed at once, "
+              f"{len(joined['settled'])} after the settle time")
+        _table([
+            ("last input -> committed (ms)", spread(joined["commit"])),
+            ("last input -> frame drawn (ms)", spread(joined["frame"])),
+            ("  steps committed at once (ms)", spread(joined["at once"])),
+            ("  steps committed after the settle time (ms)", spread(joined["settled"])),
+        ], digits=1)
 
-    memory = resident_memory(20.0)
-    print("\n## companion run, idle in a game on a simulated board (heartbeat every second)")
-    print("| VmRSS | VmHWM | idle CPU |\n| --- | --- | --- |")
-    rss, hwm, cpu = memory["rss_mib"], memory["hwm_mib"], memory["idle_cpu_percent"]
-    print(f"| {rss:.1f} MiB | {hwm:.1f} MiB | {cpu:.2f} % of a core |")
+    if "startup" in parts:
+        counts = [int(n) for n in args.journals.split(",")]
+        found = startup(counts)
+        print("\n## Start-up against the finished games kept (find the game in progress, "
+              "else begin one)")
+        print("| finished games | start (ms) |\n| --- | --- |")
+        for count, seconds in found.items():
+            print(f"| {count} | {seconds * 1000:.2f} |")
+        if len(counts) > 1 and counts[-1] > counts[0]:
+            slope = (found[counts[-1]] - found[counts[0]]) / (counts[-1] - counts[0])
+            print(f"each finished game adds {slope * 1e6:.1f} µs")
+
+    if "idle" in parts:
+        memory = resident_memory(20.0)
+        print("\n## companion run, idle in a game on a simulated board (heartbeat every second)")
+        print("| VmRSS | VmHWM | idle CPU |\n| --- | --- | --- |")
+        rss, hwm, cpu = memory["rss_mib"], memory["hwm_mib"], memory["idle_cpu_percent"]
+        print(f"| {rss:.1f} MiB | {hwm:.1f} MiB | {cpu:.2f} % of a core |")
 
 
 if __name__ == "__main__":

@@ -75,6 +75,24 @@ TRANSFORMS = ("identity", "led_matrix", "none", "scale2x", "seven_segment", "smo
 RELOADABLE = frozenset({"display"})
 """The sections a running daemon applies on ``SIGHUP``; the others need a restart."""
 
+CONTACT_GLITCH_MS = 3
+"""The contact glitch recognition is built for, in milliseconds: a cell's reading that flips
+and comes back this soon (the glitch the simulator's sensors make, companion.sim.perform)."""
+
+READER_WAIT_MS = 5
+"""How much later than it arrived a line may be stamped, in milliseconds: the board link's
+reader thread may wait for Python's other threads up to the interpreter's switch interval
+(``sys.getswitchinterval()``), so a glitch can look that much longer than it was."""
+
+MIN_DEBOUNCE_MS = CONTACT_GLITCH_MS + READER_WAIT_MS
+"""The shortest ``[board] debounce_ms`` recognition works with (8 ms).  A glitch must be
+dropped, never taken for a piece lifted: a lift that finishes a step commits it at once, and
+a glitch on a flower of the garden finishes a step nobody made (6 of 60 virtual games of
+people at a table with 0 ms; none from 4 ms up in virtual time, where lines are stamped when
+they come).  A board that follows the protocol debounces its own cells (the reference
+firmware 20 ms, the default here), a board or simulator that passes glitches on relies on
+this one."""
+
 # The BCM pins of each SPI port by function.  With SPI on, the kernel holds the clock, MOSI,
 # MISO and the chip selects its overlay enables (both on SPI0 with dtparam=spi=on, CE0 up to
 # the display's own on SPI1 with dtoverlay=spi1-<n>cs): a button there would fail to open.
@@ -275,9 +293,13 @@ def changed_sections(old: Config, new: Config) -> tuple[str, ...]:
 
 
 class _Bad(Exception):
-    def __init__(self, allowed: str) -> None:
+    """A value refused: ``allowed`` says what the key takes, ``why`` (optional) why a value
+    that looks reasonable is not."""
+
+    def __init__(self, allowed: str, why: str = "") -> None:
         super().__init__(allowed)
         self.allowed = allowed
+        self.why = why
 
 
 Check = Callable[[object], Any]
@@ -322,6 +344,18 @@ def _whole(low: int, high: int, unit: str = "") -> Check:
         raise _Bad(f"a whole number{_of(unit)} from {low} to {high}")
 
     return check
+
+
+def _debounce(value: object) -> int:
+    """``[board] debounce_ms``: at least :data:`MIN_DEBOUNCE_MS`, saying why to a shorter one."""
+    try:
+        ms: int = _whole(MIN_DEBOUNCE_MS, 1000, "milliseconds")(value)
+    except _Bad as bad:
+        if isinstance(value, int) and not isinstance(value, bool) and value < MIN_DEBOUNCE_MS:
+            raise _Bad(bad.allowed, f"a shorter one lets a {CONTACT_GLITCH_MS} ms sensor glitch "
+                       "through as a piece lifted, and steps nobody made get committed") from None
+        raise
+    return ms
 
 
 def _number(low: float, high: float, unit: str) -> Check:
@@ -515,7 +549,7 @@ _CHECKS: Mapping[str, Mapping[str, Check]] = MappingProxyType({
         "dice": _choice("tray", "buttons", "virtual"),
         "cards": _choice("reader", "buttons"),
         "missions": _catalogue_path,
-        "debounce_ms": _whole(0, 1000, "milliseconds"),
+        "debounce_ms": _debounce,
         "settle_ms": _whole(0, 10000, "milliseconds"),
         "grace_ms": _whole(0, 60000, "milliseconds"),
         "heartbeat_timeout_s": _number(0.1, 60, "seconds"),
@@ -632,6 +666,8 @@ def _read_keys(section: str, table: Mapping[str, object], problems: _Problems) -
             values[key] = checks[key](value)
         except _Bad as bad:
             wrong = f"[{section}] {key} must be {bad.allowed}, not {_show(value)}"
+            if bad.why:
+                wrong += f"; {bad.why}"
             problems.add((section, key), wrong)
     return values
 

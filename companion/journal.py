@@ -28,6 +28,15 @@ damaged file whole beside the journal as ``<name>.damaged`` and cuts the journal
 good lines.  A damaged header cannot be resumed (:class:`JournalDamagedError`); a journal from
 a newer companion is refused with a clear message.  Finished games are kept.
 
+The game in progress is named in the folder's pointer file ``.current`` (one line: the
+journal's file name; empty once the game has ended), so a start reads that one journal
+whatever the number of finished games beside it (:func:`latest_unfinished`).  The pointer is
+replaced whole (a temporary file, ``fsync``, rename, the folder ``fsync``'d) after the
+journal's header is durable, and emptied after its end line is; a power cut leaves the old
+pointer or the new, and between a durable header and its pointer the game has no step to lose.
+A folder without a pointer (written by an older companion) is scanned once, and the pointer
+written.
+
 Journals of version 1 (no ``seq``/``crc``) are still read, replayed and resumed; a resumed one
 goes on in version 1, so that a file keeps one format.  In them only what the lines show is
 found: a line that is no journal entry, a step out of order, a step the rules refuse.
@@ -63,6 +72,9 @@ CHECKED = 2
 """The first format version whose lines carry ``seq`` and ``crc``."""
 
 log = logging.getLogger("companion.journal")
+
+POINTER = ".current"
+"""The file in a journal folder that names the journal of the game in progress."""
 
 
 def _canonical(entry: dict[str, Any]) -> bytes:
@@ -209,6 +221,7 @@ class Journal:
         except OSError as error:
             raise JournalError(f"cannot open the game journal {path}: {error.strerror}") from error
         self._backlog: list[bytes] = []
+        self._pointer: str | None = None  # what the folder's pointer is yet to say
 
     @classmethod
     def continuing(cls, record: GameRecord, *, fsync: bool = True) -> Journal:
@@ -234,6 +247,7 @@ class Journal:
             counter += 1
             path = directory / f"{name.removesuffix('.jsonl')}-{counter}.jsonl"
         journal = cls(path, fsync=fsync)
+        journal._pointer = path.name
         try:
             journal.append({"journal": VERSION, **header, "started": started.isoformat()})
         except JournalError as error:
@@ -248,6 +262,10 @@ class Journal:
     def append(self, entry: dict[str, Any]) -> None:
         """Write one line and make it durable, after any line still queued from a failed write.
 
+        Then the folder's pointer is brought up to date: it names a new journal once its
+        header is durable, and is emptied once a line ending the game (``over``) is; a
+        pointer that cannot be written is logged and tried again after the next line.
+
         Raises :class:`JournalError` when a write fails; that line and the ones after it stay
         queued, in order.
         """
@@ -258,6 +276,16 @@ class Journal:
             entry["crc"] = f"{self._crc:08x}"
         self._backlog.append(_canonical(entry) + b"\n")
         self.flush()
+        if "over" in entry:
+            self._pointer = ""
+        if self._pointer is not None:
+            try:
+                point_to(self.path.parent, self._pointer, fsync=self.fsync)
+            except OSError as error:
+                log.warning("the journal folder's pointer %s could not be written (%s); a "
+                            "restart now would not find the game", POINTER, error.strerror)
+            else:
+                self._pointer = None
 
     def flush(self) -> None:
         """Write the queued lines, oldest first.  Raises :class:`JournalError` at the first
@@ -523,18 +551,72 @@ def _keep(path: Path, data: bytes, *, fsync: bool) -> Path:
     return target
 
 
+def point_to(directory: Path, name: str, *, fsync: bool = True) -> None:
+    """Make the pointer of ``directory`` name the journal ``name`` of the game in progress
+    (``""``: none), replacing it whole.  Raises ``OSError`` when it cannot be written."""
+    partial = directory / f"{POINTER}.partial"
+    with open(partial, "w", encoding="utf-8") as file:
+        file.write(f"{name}\n")
+        if fsync:
+            file.flush()
+            os.fsync(file.fileno())
+    os.replace(partial, directory / POINTER)
+    if fsync:
+        folder = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+
 def latest_unfinished(directory: Path) -> Path | None:
-    """The newest journal in ``directory`` whose game has not ended (as far as it can be
-    read), if any; a journal with a damaged header counts (the caller sets it aside).
-    Others that cannot be read (a newer version, an empty file) are skipped with a warning."""
+    """The journal of the game in progress in ``directory``, if its game has not ended (as far
+    as it can be read); a journal with a damaged header counts (the caller sets it aside).
+
+    It is the one the folder's pointer names (:data:`POINTER`): a start reads that pointer and
+    that journal, however many finished games the folder holds.  A pointer that names nothing,
+    a journal no longer there or one whose game has ended gives ``None``.  Only a folder with
+    no pointer, or one that names no journal file (a companion older than the pointer wrote
+    it), is scanned for its newest unfinished journal, and the pointer is written; journals
+    that cannot be read there (a newer version, an empty file) are skipped with a warning.
+    """
     if not directory.is_dir():
         return None
-    for path in sorted(directory.glob("*.jsonl"), reverse=True):
-        try:
-            if read(path).over is None:
-                return path
-        except JournalDamagedError:
+    try:
+        name = (directory / POINTER).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        name = None
+    if name is not None and (name == "" or _journal_name(name)):
+        return _unfinished(directory / name) if name else None
+    found = _scan(directory)
+    try:
+        point_to(directory, found.name if found else "")
+    except OSError as error:
+        log.warning("the journal folder's pointer %s could not be written (%s)", POINTER,
+                    error.strerror)
+    return found
+
+
+def _journal_name(name: str) -> bool:
+    return name.endswith(".jsonl") and "/" not in name and name not in (".jsonl", "..")
+
+
+def _unfinished(path: Path) -> Path | None:
+    """``path`` if it is a journal whose game has not ended, or whose header is damaged."""
+    try:
+        if read(path).over is None:
             return path
-        except JournalError as error:
+    except JournalDamagedError:
+        return path
+    except JournalError as error:
+        if path.exists():  # a journal removed by hand is simply no game in progress
             log.warning("%s", error)
+    return None
+
+
+def _scan(directory: Path) -> Path | None:
+    """The newest journal in ``directory`` whose game has not ended."""
+    for path in sorted(directory.glob("*.jsonl"), reverse=True):
+        if _unfinished(path) is not None:
+            return path
     return None

@@ -8,14 +8,15 @@ committed step is written to the journal (fsync'd) before the matrix shows it.
 :meth:`Service.close` stops the parts in reverse order; SIGTERM and Ctrl-C share that one
 shutdown path, and SIGHUP becomes a :class:`Reload` event on the queue.
 
-What keeps a game alive: the latest unfinished journal is resumed at start, up to its last good
-line when it is damaged (logged once, and told on the matrix until the board matches), and the
-referee stays out of sync until the board matches it or shows a legal step made while the
-companion was down; a journal that cannot be written (a full card) keeps its lines and the
-matrix says so while the game goes on; a board that falls silent is asked for a fresh dump;
-systemd hears ``READY=1``, ``WATCHDOG=1`` and ``STATUS=`` lines (:mod:`companion.notify`); a
-repeated error is logged once per burst with a count; a display or GPIO pins that cannot be
-opened leave the game refereed without them while they are tried again
+What keeps a game alive: the journal of the game in progress is resumed at start (the one the
+journal folder's pointer names, so a start reads one journal however many are kept), up to its
+last good line when it is damaged (logged once, and told on the matrix until the board
+matches), and the referee stays out of sync until the board matches it or shows a legal step
+made while the companion was down; a journal that cannot be written (a full card) keeps its
+lines and the matrix says so while the game goes on; a board that falls silent is asked for a
+fresh dump; systemd hears ``READY=1``, ``WATCHDOG=1`` and ``STATUS=`` lines
+(:mod:`companion.notify`); a repeated error is logged once per burst with a count; a display or
+GPIO pins that cannot be opened leave the game refereed without them while they are tried again
 (:meth:`Service.open_later`).
 """
 
@@ -596,8 +597,9 @@ class StartingGame:
 def new_or_resumed_game(
     config: Config, rules: GameRules[Any, Any], directory: Path | None, *, fsync: bool = True
 ) -> StartingGame:
-    """The game to referee: the latest unfinished journal in ``directory`` resumed, up to its
-    last good line, else a new game from the configuration (seed 0 draws one).
+    """The game to referee: the game in progress in ``directory``
+    (:func:`companion.journal.latest_unfinished`) resumed, up to its last good line, else a
+    new game from the configuration (seed 0 draws one).
 
     A damaged journal is kept beside the resumed one as ``<name>.damaged``; one whose header
     is damaged is renamed so and a new game starts.  Either is logged once, as a warning, and

@@ -222,6 +222,50 @@ def test_settle_ms_that_is_not_a_number_names_file_line_key_and_range() -> None:
     ]
 
 
+SHORT_DEBOUNCE = (
+    "[board] debounce_ms must be a whole number of milliseconds from 8 to 1000, not {}; a "
+    "shorter one lets a 3 ms sensor glitch through as a piece lifted, and steps nobody made "
+    "get committed"
+)
+
+
+@pytest.mark.parametrize("ms", [0, 3, 7])
+def test_a_debounce_shorter_than_a_glitch_is_refused_with_the_smallest_safe_value(
+    ms: int,
+) -> None:
+    problems = problems_of(f"[board]\nport = \"loop://\"\ndebounce_ms = {ms}\n", "c.toml")
+    assert problems == ["c.toml, line 3: " + SHORT_DEBOUNCE.format(ms)]
+    assert parse_config("[board]\ndebounce_ms = 8\n").board.debounce_ms == 8
+
+
+def test_the_smallest_debounce_is_a_glitch_stretched_by_the_readers_wait() -> None:
+    import sys
+
+    from companion.config import CONTACT_GLITCH_MS, MIN_DEBOUNCE_MS, READER_WAIT_MS
+    from companion.sim.perform import GLITCH_S
+
+    assert round(GLITCH_S * 1000) == CONTACT_GLITCH_MS  # the glitch the virtual players make
+    assert round(sys.getswitchinterval() * 1000) == READER_WAIT_MS
+    assert MIN_DEBOUNCE_MS == 8 < BoardConfig().debounce_ms
+
+
+@pytest.mark.parametrize("command", ["check-config", "run"])
+def test_check_config_and_run_refuse_a_debounce_of_zero(command: str, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "companion.toml"
+    path.write_text('[board]\nport = "loop://"\ndebounce_ms = 0\n'
+                    f'[journal]\ndirectory = "{tmp_path / "journals"}"\n')
+    args = [command, str(path)] if command == "check-config" else [command, "--config", str(path)]
+    # A run that accepted the file would referee on loop:// until the timeout.
+    done = subprocess.run([sys.executable, "-m", "companion.cli", *args], capture_output=True,
+                          text=True, timeout=60, env={"GPIOZERO_PIN_FACTORY": "mock"})
+    assert done.returncode == 78
+    assert f"{path}, line 3: " + SHORT_DEBOUNCE.format(0) in done.stdout + done.stderr
+    assert not (tmp_path / "journals").exists()
+
+
 def test_every_problem_is_reported_not_just_the_first() -> None:
     problems = problems_of(
         '[game]\nname = "venus"\nplayers = 7\n'

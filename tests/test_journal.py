@@ -73,16 +73,23 @@ def test_a_journal_of_a_newer_version_is_refused_by_name(tmp_path: Path) -> None
         journal.read(path)
 
 
-def test_latest_unfinished_skips_finished_games(tmp_path: Path) -> None:
+def test_the_game_in_progress_is_the_one_the_folders_pointer_names(tmp_path: Path) -> None:
     setup = MARS.new_game(2, 3, {})
     done = journal.Journal.create(tmp_path, _header(setup))
+    assert journal.latest_unfinished(tmp_path) == done.path
+    assert (tmp_path / journal.POINTER).read_text() == f"{done.path.name}\n"
     done.append({"over": {"winners": [1], "termination": "test", "ranking": []}})
     done.close()
+    assert (tmp_path / journal.POINTER).read_text() == "\n"  # no game in progress
     assert journal.latest_unfinished(tmp_path) is None
-    (tmp_path / "20990101-000000-mars.jsonl").write_text(
-        json.dumps({"journal": 1, **_header(setup)}) + "\n"
-    )
-    assert journal.latest_unfinished(tmp_path) == tmp_path / "20990101-000000-mars.jsonl"
+    # An unfinished journal that no pointer names is not the game in progress...
+    stray = tmp_path / "20990101-000000-mars.jsonl"
+    stray.write_text(json.dumps({"journal": 1, **_header(setup)}) + "\n")
+    assert journal.latest_unfinished(tmp_path) is None
+    # ...but a folder an older companion kept, without a pointer, is scanned once for it.
+    (tmp_path / journal.POINTER).unlink()
+    assert journal.latest_unfinished(tmp_path) == stray
+    assert (tmp_path / journal.POINTER).read_text() == f"{stray.name}\n"
 
 
 def test_a_full_device_is_a_journal_error_not_a_crash() -> None:
@@ -385,3 +392,137 @@ def test_a_version_1_journal_missing_a_step_line_resumes_before_it(
     assert start.resumed and len(start.history) == 2 and start.state == states[2]
     assert "damaged at line 4 (out of sequence)" in _warnings(caplog)[0]
 
+
+
+# ---- start-up does not grow with the games kept -------------------------------------------
+
+
+class _FilesTouched:
+    """The files opened and the folders listed while it is active (Python's audit events:
+    every open, os.open and scandir of this process)."""
+
+    def __init__(self) -> None:
+        self.active = False
+        self.opened: list[str] = []
+        self.listed: list[str] = []
+
+    def __call__(self, event: str, args: tuple[object, ...]) -> None:
+        if not self.active:
+            return
+        if event == "open" and isinstance(args[0], str | Path):
+            self.opened.append(Path(args[0]).name)
+        elif event in ("os.scandir", "os.listdir"):
+            self.listed.append(str(args[0]))
+
+
+_TOUCHED = _FilesTouched()
+
+
+@pytest.fixture
+def touched() -> _FilesTouched:
+    import sys
+
+    if not getattr(sys, "_companion_test_hook", False):  # audit hooks cannot be removed
+        sys.addaudithook(_TOUCHED)
+        sys._companion_test_hook = True  # type: ignore[attr-defined]
+    _TOUCHED.opened.clear()
+    _TOUCHED.listed.clear()
+    return _TOUCHED
+
+
+def _finished_games(folder: Path, count: int) -> None:
+    """``count`` finished Mars games, journaled as the daemon journals them."""
+    setup = MARS.new_game(2, 3, {})
+    for n in range(count):
+        record = journal.Journal(folder / f"20250101-{n:06}-mars.jsonl", fsync=False)
+        record.append({"journal": journal.VERSION, **_header(setup), "started": "2025-01-01"})
+        record.append({"over": {"winners": [1], "termination": "test", "ranking": []}})
+        record.close()
+
+
+def _start(folder: Path, touched: _FilesTouched) -> tuple[object, list[str], list[str]]:
+    """The daemon's start in ``folder`` (the game resumed or a new one), with the files it
+    opened and the folders it listed."""
+    touched.active = True
+    try:
+        start = _resume(folder)
+    finally:
+        touched.active = False
+    opened, listed = list(touched.opened), list(touched.listed)
+    touched.opened.clear()
+    touched.listed.clear()
+    return start, opened, listed
+
+
+def test_a_start_reads_the_same_files_however_many_games_are_finished(
+    tmp_path: Path, touched: _FilesTouched
+) -> None:
+    seen = []
+    for finished in (1, 1000):
+        folder = tmp_path / str(finished)
+        folder.mkdir()
+        _finished_games(folder, finished)
+        path, states = _enceladus_journal(folder)  # the game in progress, then a crash
+        start, opened, listed = _start(folder, touched)
+        assert start.resumed and start.journal.path == path  # type: ignore[attr-defined]
+        assert start.state == states[6] and len(start.history) == 6  # type: ignore[attr-defined]
+        seen.append(([name.replace(path.name, "<game>") for name in opened], listed))
+    # The pointer, then the game's own journal (read, checked, opened to go on), nothing else.
+    assert seen[0] == seen[1] == ([journal.POINTER, "<game>", "<game>", "<game>"], [])
+
+
+def test_a_start_after_the_end_reads_the_pointer_and_no_journal(
+    tmp_path: Path, touched: _FilesTouched
+) -> None:
+    _finished_games(tmp_path, 1000)
+    start, opened, listed = _start(tmp_path, touched)
+    new = start.journal.path  # type: ignore[attr-defined]
+    assert not start.resumed and listed == []  # type: ignore[attr-defined]
+    assert opened == [journal.POINTER, new.name, f"{journal.POINTER}.partial"]  # the new game
+    # A power cut after the new game's header is durable: it is the game resumed.
+    again, opened, _ = _start(tmp_path, touched)
+    assert again.resumed and again.journal.path == new  # type: ignore[attr-defined]
+
+
+def test_a_power_cut_between_the_end_line_and_the_pointer_starts_a_new_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _ = _enceladus_journal(tmp_path)
+    ended = journal.Journal.continuing(journal.read(path), fsync=False)
+    with monkeypatch.context() as cut:  # the power went before the pointer was replaced
+        cut.setattr(journal.os, "replace", _no_space)
+        ended.append({"over": {"winners": [1], "termination": "test", "ranking": []}})
+    ended.close()
+    assert (tmp_path / journal.POINTER).read_text() == f"{path.name}\n"
+    start = _resume(tmp_path)
+    assert not start.resumed and start.journal.path != path  # type: ignore[attr-defined]
+
+
+def test_a_power_cut_while_the_pointer_is_replaced_leaves_the_old_one(tmp_path: Path) -> None:
+    path, states = _enceladus_journal(tmp_path)
+    (tmp_path / f"{journal.POINTER}.partial").write_text("20990101-0")  # torn, never renamed
+    start = _resume(tmp_path)
+    assert start.resumed and start.journal.path == path  # type: ignore[attr-defined]
+    assert start.state == states[6]  # type: ignore[attr-defined]
+
+
+def test_a_pointer_that_cannot_be_written_is_tried_again_after_the_next_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    setup = MARS.new_game(2, 3, {})
+    real = journal.os.replace
+    monkeypatch.setattr(journal.os, "replace", _no_space)
+    with caplog.at_level(logging.WARNING, logger="companion"):
+        record = journal.Journal.create(tmp_path, _header(setup), fsync=False)
+    assert _warnings(caplog) == [
+        f"the journal folder's pointer {journal.POINTER} could not be written (No space left "
+        "on device); a restart now would not find the game"]
+    monkeypatch.setattr(journal.os, "replace", real)
+    (before, step), = _play(setup, 1)
+    record.step(1, 1, MARS.format_step(before, step))
+    assert journal.latest_unfinished(tmp_path) == record.path
+    record.close()
+
+
+def _no_space(*args: object) -> None:
+    raise OSError(28, "No space left on device")

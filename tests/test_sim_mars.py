@@ -1,7 +1,8 @@
 """Whole Gardens of Mars games refereed from a simulated board (companion/sim/mars.py).
 
-Across noisy games with 2-5 players every step performed is
-committed exactly once and nothing else is committed.  Virtual time (the harness) for many
+Across noisy games with 2-5 players (people's hands: companion.sim.perform.PEOPLE, and
+players who stop to think mid-step) every step performed is committed exactly once, nothing
+else is committed, and the matrix raises no alarm.  Virtual time (the harness) for many
 games; one game through the pseudo-terminal, pyserial, gpiozero's mock pins and the service
 loop in real time.  The slow test runs 200 games: ``pytest -m slow tests/test_sim_mars.py``.
 """
@@ -27,12 +28,13 @@ from companion.rules.mars import RULES, Discard, Move, Phase, Roll, State, dice_
 from companion.sim.demo import MATRIX, demo_config
 from companion.sim.harness import GameReport, VirtualTable
 from companion.sim.mars import chance_ops, dice_ops
-from companion.sim.perform import Press, Signal
+from companion.sim.perform import PEOPLE, THINKING, Noise, Press, Signal
 from companion.sim.players import choose_step
 from companion.sim.table import seat
 
 
-def play(seed: int, dice: str = "tray", options: dict[str, Any] | None = None) -> GameReport:
+def play(seed: int, dice: str = "tray", options: dict[str, Any] | None = None,
+         noise: Noise = PEOPLE) -> GameReport:
     """One noisy game of 2 to 5 players (by seed) with the dice from ``dice``; with
     ``"virtual"`` the players roll what the companion's dice (seeded alike) will show."""
     players = 2 + seed % 4
@@ -45,7 +47,7 @@ def play(seed: int, dice: str = "tray", options: dict[str, Any] | None = None) -
             return Roll(tuple(twin.choice((1, 2, 3, 4, 5, 6)) for _ in range(count)))
         return choose_step(rules, state, rng)
 
-    table = VirtualTable(RULES, state, "mars", seed=seed, choose=choose)
+    table = VirtualTable(RULES, state, "mars", seed=seed, choose=choose, noise=noise)
     table.referee.extensions.append(MarsTable(dice, rng=random.Random(seed)))
     return table.play()
 
@@ -53,12 +55,19 @@ def play(seed: int, dice: str = "tray", options: dict[str, Any] | None = None) -
 def assert_clean(reports: list[GameReport]) -> None:
     for report in reports:
         assert report.over, f"seed {report.seed} did not finish"
-        assert report.false_commits == 0 and report.missed == 0, f"seed {report.seed}"
+        faults = (report.false_alarms, report.missed, report.false_commits)
+        assert faults == (0, 0, 0), f"seed {report.seed}: (false alarms, missed, false commits)"
         assert report.committed == report.performed
+    print(f"\n{len(reports)} games, {sum(r.questions for r in reports)} questions, "
+          f"{sum(r.reached_in for r in reports)} steps reached in early")
 
 
 def test_ten_noisy_games_with_the_dice_tray_commit_every_step_once() -> None:
     assert_clean([play(seed) for seed in range(1, 11)])
+
+
+def test_ten_games_of_players_who_stop_to_think_mid_step() -> None:
+    assert_clean([play(seed, noise=THINKING) for seed in range(1, 11)])
 
 
 def test_noisy_games_with_dice_entered_by_buttons(monkeypatch: pytest.MonkeyPatch) -> None:

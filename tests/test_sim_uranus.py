@@ -1,5 +1,6 @@
 """Virtual Gardens of Uranus tables: the card-reader players' operations, whole noisy games in
-virtual time (every step committed exactly once, no false commit, no missed step), a table
+virtual time (every step committed exactly once, no false commit, no missed step, no alarm on
+the matrix; people's hands, and players who stop to think mid-step), a table
 without a reader, and one game in real time through the pty, the serial link and the GPIO pins.
 
 200 simulated noisy games across the boards and 2-5 players (the slow
@@ -24,19 +25,19 @@ from companion.rules.uranus import BOARDS, RULES, Claim, Move, Reveal, Score
 from companion.sim import uranus as sim_uranus
 from companion.sim.demo import demo_config
 from companion.sim.harness import GameReport, VirtualTable
-from companion.sim.perform import Press, Signal
+from companion.sim.perform import PEOPLE, THINKING, Noise, Press, Signal
 from companion.sim.table import seat
 
 CATALOGUE = load_catalogue()
 CARD = {mission: card for card, mission in CATALOGUE.items()}
 
 
-def game(seed: int, cards: str = "reader") -> GameReport:
+def game(seed: int, cards: str = "reader", noise: Noise = PEOPLE) -> GameReport:
     """One noisy game in virtual time; the board and the player count follow from ``seed``."""
     board = sorted(BOARDS)[seed % 3]
     players = 2 + seed % 4
     state = RULES.new_game(players, seed, {"board": board})
-    table = VirtualTable(RULES, state, f"uranus-{board}", seed=seed,
+    table = VirtualTable(RULES, state, f"uranus-{board}", seed=seed, noise=noise,
                          settings=RefereeSettings(settle_s=0.25))
     table.referee.extensions = [CardTable(CATALOGUE, cards=cards)]
     return table.play()
@@ -45,12 +46,14 @@ def game(seed: int, cards: str = "reader") -> GameReport:
 def check(reports: list[GameReport]) -> dict[str, int]:
     """Totals over ``reports``, after checking each game committed exactly what was played."""
     for report in reports:
-        assert (report.false_commits, report.missed) == (0, 0), report.seed
+        faults = (report.false_alarms, report.missed, report.false_commits)
+        assert faults == (0, 0, 0), f"seed {report.seed}: (false alarms, missed, false commits)"
         assert report.committed == report.performed and report.over, report.seed
     return {
         "games": len(reports),
         "steps": sum(len(r.performed) for r in reports),
         "questions": sum(r.questions for r in reports),
+        "reached in": sum(r.reached_in for r in reports),
         "scores": sum(s.startswith("score:") for r in reports for s in r.committed),
         "shown at the end": sum(s.startswith("show:") for r in reports for s in r.committed),
     }
@@ -94,6 +97,10 @@ def test_without_a_reader_ok_opens_the_menu_and_moves_need_nothing() -> None:
 def test_ten_noisy_games_every_step_committed_once() -> None:
     totals = check([game(seed) for seed in range(1, 11)])
     assert totals["scores"] > 0 and totals["shown at the end"] > 0 and totals["questions"] > 0
+
+
+def test_ten_games_of_players_who_stop_to_think_mid_step() -> None:
+    check([game(seed, noise=THINKING) for seed in range(1, 11)])
 
 
 def test_a_table_without_a_reader_plays_with_the_card_menu(

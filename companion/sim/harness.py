@@ -3,7 +3,13 @@
 No threads, no pseudo-terminal, no sleeping: the board's field updates, the buttons and the
 referee's timers are events on one virtual clock, so hundreds of noisy games run in seconds
 and replay exactly from their seed.  What is checked is what recognition promises: every
-step performed is committed exactly once, and nothing else is committed.
+step performed is committed exactly once, nothing else is committed, and the matrix raises no
+alarm (the players only ever make legal steps).
+
+The players behave like people (:data:`companion.sim.perform.PEOPLE`): besides the noise of
+hands and sensors they hold pieces in the air, set one on a wrong cell, begin a step and put
+it back, and the next player may reach in while the last step settles.  The board sends a
+heartbeat every second, as the reference firmware does, so silence means what it would mean.
 
 The real-time counterpart (a pseudo-terminal, the serial stack, gpiozero pins) is
 :mod:`companion.sim.table`; both use the same scripts from :mod:`companion.sim.perform`.
@@ -21,10 +27,10 @@ from typing import Any
 
 from companion.board import protocol
 from companion.events import BoardMessage, Button, Event, Timer
-from companion.referee.effects import Committed, SetTimer, Show
+from companion.referee.effects import Buzz, Committed, SetTimer, Show
 from companion.referee.recognition import sensed
 from companion.referee.referee import DEFAULT_SETTINGS, Referee, RefereeSettings
-from companion.rules.base import Board, Cell, GameRules
+from companion.rules.base import Board, Cell, GameRules, parse_piece
 from companion.sim.perform import (
     PEOPLE,
     Noise,
@@ -32,6 +38,7 @@ from companion.sim.perform import (
     Press,
     Put,
     Signal,
+    chance,
     perform,
     tray_flowers,
     unseen_by_presence,
@@ -43,13 +50,18 @@ from companion.sim.players import chance_ops, choose_step
 class GameReport:
     """What one virtual game showed.  ``performed``/``committed``: step notations in order;
     ``false_commits``: commits of a step nobody made; ``missed``: steps made but never
-    committed; ``questions``: Select/OK questions the players answered."""
+    committed; ``false_alarms``: times the matrix turned urgent (a board shown as wrong, a
+    step refused, the board said to be lost) or the buzzer sounded a refusal, though the
+    players only ever make legal steps; ``reached_in``: steps the next player began while
+    the last one settled; ``questions``: Select/OK questions the players answered."""
 
     seed: int
     performed: list[str] = field(default_factory=list)
     committed: list[str] = field(default_factory=list)
     false_commits: int = 0
     missed: int = 0
+    false_alarms: int = 0
+    reached_in: int = 0
     questions: int = 0
     over: bool = False
     outcome: Any = None
@@ -62,6 +74,7 @@ class VirtualTable:
     ``rules``/``state``: the game and its setup (the board is laid out as the matrix shows).
     ``choose``: ``(rules, state, rng) -> step``, the players' strategy.  ``extensions``:
     the referee's game extensions (``companion.referee.<game>.extensions(config)``).
+    ``heartbeat_s``: seconds between the board's heartbeats (``None``: none are sent).
     """
 
     def __init__(
@@ -75,6 +88,7 @@ class VirtualTable:
         settings: RefereeSettings = DEFAULT_SETTINGS,
         choose: Callable[[GameRules[Any, Any], Any, random.Random], Any] = choose_step,
         extensions: Sequence[Any] = (),
+        heartbeat_s: float | None = 1.0,
     ) -> None:
         self.rules = rules
         self.truth = state
@@ -93,10 +107,16 @@ class VirtualTable:
         self.menu: tuple[tuple[str, ...], int] | None = None
         self.screen: Any = None
         self.wire = 0
+        self.heartbeat_s = heartbeat_s
+        self.beat = heartbeat_s if heartbeat_s else math.inf  # the next heartbeat is due then
+        self.alarmed = False  # the matrix shows an alarm now
+        # The last step performed while it is not confirmed yet: its path and notation.
+        self.settling: tuple[tuple[str, ...], str] | None = None
 
     # ------------------------------------------------------------------ plumbing
     def deliver(self, event: Event) -> list[Any]:
-        """Hand one board or button event to the referee (benchmarks time this)."""
+        """Hand one board or button event, or a timer the referee set, to the referee
+        (benchmarks time this)."""
         return self.referee.handle(event)
 
     def _post(self, at: float, event: Event) -> None:
@@ -116,16 +136,35 @@ class VirtualTable:
                     self.timers[effect.name] = effect.at
             elif isinstance(effect, Committed):
                 self.report.committed.append(effect.step)
+            elif isinstance(effect, Buzz) and effect.pattern == "illegal":
+                self._alarm()
             elif isinstance(effect, Show):
                 self.screen = screen = effect.screen
                 self.menu = (screen.menu, screen.menu_index) if screen.menu else None
+                if screen.urgent:
+                    self._alarm()
+                else:
+                    self.alarmed = False
+
+    def _alarm(self) -> None:
+        # One alarm lasts until the matrix shows something calm again.
+        if not self.alarmed:
+            self.alarmed = True
+            self.report.false_alarms += 1
 
     def _advance(self, until: float) -> None:
-        """Deliver every event and timer due up to ``until`` (virtual seconds)."""
+        """Deliver every event, timer and heartbeat due up to ``until`` (virtual seconds)."""
         while True:
             next_event = self.queue[0][0] if self.queue else None
             next_timer = min(self.timers.values()) if self.timers else None
             due = [t for t in (next_event, next_timer) if t is not None and t <= until]
+            if self.beat <= until and all(self.beat < t for t in due):
+                self.now = max(self.now, self.beat)
+                beat = protocol.Heartbeat(seq=self._next_seq(),
+                                          uptime_ms=int(self.now * 1000) % protocol.UPTIME_MODULO)
+                self.beat += self.heartbeat_s or math.inf
+                self._run_effects(self.deliver(BoardMessage(self.now, beat)))
+                continue
             if not due:
                 self.now = max(self.now, until)
                 return
@@ -138,7 +177,7 @@ class VirtualTable:
             ):
                 name = min(self.timers, key=lambda n: self.timers[n])
                 del self.timers[name]
-                self._run_effects(self.referee.handle(Timer(self.now, name)))
+                self._run_effects(self.deliver(Timer(self.now, name)))
                 continue
             _, _, event = heapq.heappop(self.queue)
             self._run_effects(self.deliver(_at(event, self.now)))
@@ -192,13 +231,23 @@ class VirtualTable:
         self._run_effects(self.referee.handle(BoardMessage(self.now, dump)))
 
     def play_step(self) -> bool:
-        """Choose, perform and wait for one step; False when the game is over."""
+        """Choose, perform and wait for one step; False when the game is over or the referee
+        missed a step or committed one nobody made.
+
+        With :attr:`Noise.reach_in` the next player may reach in before the step is
+        confirmed, where the referee can tell the two steps apart: on an identity board (a
+        presence board cannot show whose piece came down), after a step that asked nothing
+        (no hidden choice, no tray shown, no button) and does not end the game, when the
+        next player's first touch is on a piece of their own.  (Not with dice rolled or a
+        card shown first: a Uranus card shown while the last placement settles is taken as
+        a question of its value, not held for the first turn.)  The steps are confirmed
+        together after the last.
+        """
         if self.rules.outcome(self.truth) is not None:
             return False
         step = self.choose(self.rules, self.truth, self.rng)
         text = self.rules.format_step(self.truth, step)
         after = self.rules.apply(self.truth, step)
-        self.report.performed.append(text)
         changes = self.rules.changes(self.truth, step)
         path = self.rules.choice_path(self.truth, step)
         ops = perform(
@@ -212,18 +261,48 @@ class VirtualTable:
         ops += chance_ops(self.rules, self.truth, step, self.rng)
         if self.referee.settings.presence and unseen_by_presence(self.board, changes):
             ops.append(Press(0.4, "ok"))  # a step the board cannot see: say so
-        before = len(self.report.committed)
+        if self.settling:
+            if self._own_first_touch(ops):
+                # Within the settle time of the last step, as a quick player does.
+                early = self.rng.uniform(0.02, self.referee.settings.settle_s)
+                ops[0] = replace(ops[0], wait=early)
+                self.report.reached_in += 1
+            elif not self._confirm(*self.settling):
+                return False
+        self.report.performed.append(text)
         self._play_ops(ops)
+        self.truth = after
+        if (not path and not self.referee.settings.presence
+                and not any(isinstance(op, Press) for op in ops)
+                and self.rules.outcome(after) is None and chance(self.rng, self.noise.reach_in)):
+            self.settling = (path, text)
+            return True
+        return self._confirm(path, text)
+
+    def _own_first_touch(self, ops: list[Op]) -> bool:
+        """Whether the next player's script begins on their own piece (lifted or put down)."""
+        if not ops or not isinstance(ops[0], Put):
+            return False
+        first = ops[0]
+        player = self.rules.to_move(self.truth)
+        return first.cell not in self.tray and player in (
+            parse_piece(self.board.get(first.cell, "")).player, parse_piece(first.piece).player)
+
+    def _confirm(self, path: tuple[str, ...], text: str) -> bool:
+        """Wait (answering questions about the step with ``path`` and notation ``text``) until
+        every step performed is committed; count what was missed or committed wrongly."""
+        self.settling = None
+        expected = len(self.report.performed)
         deadline = self.now + 10.0
-        while len(self.report.committed) == before and self.now < deadline:
+        while len(self.report.committed) < expected and self.now < deadline:
             if not self._answer(path, text):
                 self._advance(self.now + 0.1)
-        self.truth = after
-        if len(self.report.committed) == before:
-            self.report.missed += 1
+        committed = len(self.report.committed)
+        if committed < expected:
+            self.report.missed += expected - committed
             return False
-        if self.referee.state != after or len(self.report.committed) != before + 1:
-            self.report.false_commits += len(self.report.committed) - before
+        if self.referee.state != self.truth or committed > expected:
+            self.report.false_commits += max(1, committed - expected)
             return False
         return True
 
@@ -233,6 +312,8 @@ class VirtualTable:
         for _ in range(max_steps):
             if not self.play_step():
                 break
+        if self.settling:
+            self._confirm(*self.settling)
         self._advance(self.now + 2.0)  # a late false commit would show here
         extra = len(self.report.committed) - len(self.report.performed)
         if extra > 0:
@@ -305,7 +386,7 @@ def rehearse(
     """
     table = VirtualTable(rules, state, layout_name, seed=0,
                          settings=replace(settings, heartbeat_timeout_s=math.inf),
-                         extensions=extensions)
+                         extensions=extensions, heartbeat_s=None)
     table.board = dict(board)
     table.start()
     presses = [op.name for op in ops if isinstance(op, Press)]

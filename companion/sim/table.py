@@ -3,8 +3,9 @@
 :class:`TablePlayers` plays a game the way people do: it chooses a legal step, performs it one
 piece at a time on a :class:`~companion.sim.board.VirtualBoard` (real time, with noise), answers
 the matrix's questions by pressing Select and OK on gpiozero's mock pins, and waits until the
-companion confirms its step before the next player goes.  It reads the matrix through the
-screens the daemon shows and the steps it commits, as a person reads the LED matrix.
+companion confirms its step before the next player goes (so :attr:`Noise.reach_in` is the
+virtual-time harness's alone). It reads the matrix through the screens the daemon shows and the
+steps it commits, as a person reads the LED matrix.
 """
 
 from __future__ import annotations

@@ -1,0 +1,55 @@
+"""The benchmarks measure what they say (bench/run.py): every field update is timed with the
+timers it sets off, and the start-up figure begins a game in a folder of finished ones."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from companion.board import protocol
+from companion.events import BoardMessage, Timer
+
+
+def _bench() -> ModuleType:
+    path = Path(__file__).resolve().parent.parent / "bench" / "run.py"
+    spec = importlib.util.spec_from_file_location("bench_run", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_run"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_field_update_is_timed_with_the_timers_it_sets_off() -> None:
+    bench = _bench()
+    (_, make), *_ = bench._tables(1)
+    table = make()
+    table.game, table.samples = "enceladus", []
+    sent: list[object] = []
+    timers: list[str] = []
+    deliver = bench.VirtualTable.deliver
+
+    def counted(self: object, event: object) -> list[object]:
+        if isinstance(event, BoardMessage) and isinstance(event.message, protocol.FieldUpdate):
+            sent.append(event.message)
+        elif isinstance(event, Timer):
+            timers.append(event.name)
+        return deliver(self, event)  # type: ignore[arg-type]
+
+    bench.VirtualTable.deliver = counted
+    try:
+        report = table.play()
+    finally:
+        bench.VirtualTable.deliver = deliver
+    table.close_update()
+    assert [s.message for s in table.samples] == sent
+    # The settle and debounce timers reach the referee through deliver, and are timed there.
+    assert {"debounce", "settle"} <= set(timers) and report.over
+    assert all(s.handle > 0 and s.wire > 0.001 for s in table.samples)
+
+
+def test_start_up_begins_a_game_in_a_folder_of_finished_ones() -> None:
+    found = _bench().startup([0, 20], repeats=1)
+    assert sorted(found) == [0, 20] and all(seconds > 0 for seconds in found.values())
