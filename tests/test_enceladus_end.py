@@ -146,7 +146,6 @@ def agree(make: Callable[[random.Random], State], seed: int, count: int) -> None
     assert True in answers and False in answers  # both kinds of position were met
 
 
-GENERATORS = [few_actions, no_single_action, tight_payments]
 
 
 @pytest.mark.parametrize(
