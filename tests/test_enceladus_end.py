@@ -146,8 +146,6 @@ def agree(make: Callable[[random.Random], State], seed: int, count: int) -> None
     assert True in answers and False in answers  # both kinds of position were met
 
 
-
-
 @pytest.mark.parametrize(
     ("make", "count"), [(few_actions, 40), (no_single_action, 24), (tight_payments, 15)]
 )
