@@ -983,10 +983,9 @@ def _colourless(node: _Node) -> _Node:
 class _EndSearch:
     """One end test from ``root``, a position where the player to move has no normal move."""
 
-    def __init__(self, root: State, need: int = 0) -> None:
+    def __init__(self, root: State) -> None:
         self.root = root
-        self.need = need  # the fewest actions that move a piece any sequence needs
-        self.fewest = len(ACTIONS)  # the fewest such actions seen to reach a move
+        self.need = 0  # the fewest actions that move a piece a sequence needs
         self.hopeless: dict[tuple[Any, ...], int] = {}
         self.vars = 0
 
@@ -1001,11 +1000,10 @@ class _EndSearch:
             return self.shortest() is not None
         # First the board alone, as if every action could be paid: no sequence at all, or a
         # short one that the flowers held pay for whatever the colours, settles it.
-        board = _EndSearch(_rich(root))
-        shortest = board.shortest()
+        shortest = _EndSearch(_rich(root)).shortest()
         if shortest is None or shortest <= _payments(root):
             return shortest is not None
-        self.need = board.fewest
+        self.need = shortest - _open(root, "pick")  # all of them move a piece, but a Pick
         return self.shortest() is not None
 
     def shortest(self) -> int | None:
@@ -1046,8 +1044,6 @@ class _EndSearch:
         uncertain = cut = False
         for child, entries in self._children(node, free, depth == 1):
             if _goal(child):
-                moves = sum(act[0] in _MAKERS for act in _acts(plan + entries))
-                self.fewest = min(self.fewest, moves)
                 if self._verify(plan + entries, child):
                     return True, True, True
                 uncertain = True
