@@ -722,20 +722,26 @@ def _settle(state: State) -> State:
 # leaves one of the player's Martians with a normal move.  The search below decides it
 # exactly, and cheaply:
 #
-# * Sequences are tried shortest first (one action, then two, ...), each cut as soon as it
-#   gives a move; positions proved hopeless are remembered.
+# * Sequences are tried shortest first, each cut as soon as it gives a move; positions
+#   proved hopeless are remembered, and two quick tests prove many at once (no flower left
+#   that could stand free; lines that cannot change and no action left to bring a flower in).
 # * Colours matter only for paying.  While the player holds enough to pay for every unused
 #   action that moves something (3 of a colour each), colours are forgotten and only those
-#   actions are tried.  Otherwise every payment colour and tube draw is tried, and Swap
-#   flowers and Wildflower too while the tube action is unused (their payment can feed a
-#   draw; otherwise they are only a cost).  Which two flowers Swap flowers exchanges is
-#   chosen when it matters: when one of them is taken into the reserve.
+#   actions are tried.  Otherwise the board is searched that way first (no sequence at all,
+#   or one short enough for the flowers held, settles it), then every payment colour and tube
+#   draw is tried, Swap flowers and Wildflower too while the tube action is unused (their
+#   payment can feed a draw; otherwise they are only a cost), as long as the flowers held
+#   could, at best, still pay for the actions that sequence needs.  Which two flowers Swap
+#   flowers exchanges is chosen when it matters: when one of them is taken into the reserve.
 # * Move flower and Move peak take their piece up into the hand; it is put down where a later
 #   action needs it (the peak a jump goes over, the square Swap Martian goes to, the square a
 #   jump or diagonal lands on, a square in the Martian's line), or anywhere at the end.  A
 #   sequence found that way is then played for real from the position, every square chosen,
 #   and only counts if it gives a move.  A piece in the hand is never in the way, so a search
 #   that finds nothing that way proves that nothing can be found.
+# * Pick is tried only where taking a flower away can help: to free a square (for a piece of
+#   the hand, or under a Martian for Swap Martian), or to pay.  The last action of a sequence
+#   is tried only where it could reach a Martian's line.
 
 _GEOMETRIC = (
     "swap_peak_flower",
@@ -1280,6 +1286,7 @@ class _Use:
         self.occ = _occupancy(node.state)
 
     def children(self) -> Iterator[_Child]:
+        """Every use, as ``(node after, lines for the plan)``."""
         name, garden, occ = self.name, self.garden, self.occ
         if name in ("move_flower", "move_peak"):  # the piece goes up into the hand
             for sq in SQUARES:
@@ -1312,11 +1319,13 @@ class _Use:
 
     def child(
         self,
-        change: Callable[[_Draft], None],
+        change: _Change,
         *entries: _Entry,
         held: tuple[_Held, ...] | None = None,
         swap: bool | None = None,
     ) -> _Child:
+        """The node after paying and ``change``, with the hand ``held`` and whether Swap
+        flowers still waits (by default as before)."""
         state, node = self.state, self.node
         draft = _Draft(state)
         if self.pay is not None:
@@ -1328,12 +1337,16 @@ class _Use:
         hand = node.held if held is None else held
         return _Node(after, hand, node.swap if swap is None else swap), entries
 
-    def act(self, cells: tuple[_Ref, ...], martian: int | None = None,
-            drawn: tuple[int, ...] = ()) -> _Entry:
+    def act(
+        self, cells: tuple[_Ref, ...], martian: int | None = None, drawn: tuple[int, ...] = ()
+    ) -> _Entry:
+        """The plan's line for this use."""
         return ("act", self.name, self.pay, cells, drawn, martian)
 
-    def perform(self, martian: int | None, cells: tuple[Square, ...],
-                drawn: tuple[int, ...] = ()) -> Callable[[_Draft], None]:
+    def perform(
+        self, martian: int | None, cells: tuple[Square, ...], drawn: tuple[int, ...] = ()
+    ) -> _Change:
+        """The action's own effect (:func:`_perform`)."""
         name = self.name
         return lambda draft: _perform(draft, name, martian, cells, drawn)
 
@@ -1341,7 +1354,7 @@ class _Use:
         self,
         ref: _Ref,
         colour: int,
-        take: Callable[[int], Callable[[_Draft], None]],
+        take: Callable[[int], _Change],
         entries: tuple[_Entry, ...],
         held: tuple[_Held, ...] | None = None,
     ) -> Iterator[_Child]:
@@ -1424,7 +1437,7 @@ class _Use:
         return lambda c: _then(_put(sq, c), use)
 
 
-def _gain(colour: int) -> Callable[[_Draft], None]:
+def _gain(colour: int) -> _Change:
     def change(draft: _Draft) -> None:
         draft.reserve[colour] += 1
 
@@ -1435,11 +1448,11 @@ def _nothing(draft: _Draft) -> None:
     pass
 
 
-def _put(sq: Square, piece: int) -> Callable[[_Draft], None]:
+def _put(sq: Square, piece: int) -> _Change:
     return lambda draft: draft.set(sq, piece)
 
 
-def _then(*changes: Callable[[_Draft], None]) -> Callable[[_Draft], None]:
+def _then(*changes: _Change) -> _Change:
     def change(draft: _Draft) -> None:
         for step in changes:
             step(draft)
