@@ -891,18 +891,20 @@ def _acts(plan: Sequence[_Entry]) -> list[tuple[Any, ...]]:
     return [entry[1:] for entry in plan if entry[0] == "act"]
 
 
-def _most_payments(state: State) -> int:
-    """The most actions that move a piece (all but Pick) the player to move could still pay
-    for, at best: each costs 3 flowers of one colour; Jump and Diagonal may bring one flower
-    more, of any colour at best, and so may Pick, for its 3; the tube action gives back the 3
-    it costs, any it holds (after Swap flowers or Wildflower paid into it, at best)."""
-    unused = sum(_open(state, name) for name in _MAKERS)
+def _most_payments(state: State, picks: bool = False) -> int:
+    """The most actions that move a piece (all but Pick, or with ``picks`` all that change the
+    board) the player to move could still pay for, at best: each costs 3 flowers of one
+    colour; Jump and Diagonal may bring one flower more, of any colour at best, and so may
+    Pick, for its 3; the tube action gives back the 3 it costs, any it holds (after Swap
+    flowers or Wildflower paid into it, at best)."""
+    unused = sum(_open(state, name) for name in (_GEOMETRIC if picks else _MAKERS))
     inside = any(m < _STARTS_FROM for m in _movers(state))
     gains = inside * sum(_open(state, name) for name in ("jump", "diagonal"))
     tube = state.tube if state.discs[_TUBE] is None else None
     spare = sum(state.discs[ACTIONS.index(name)] is None for name in ("swap_flowers", "wildflower"))
     reserve = state.reserves[state.to_move - 1][:-1]
-    return _economy(reserve, tube, gains, _open(state, "pick"), spare, unused)
+    pick = _open(state, "pick")
+    return _economy(reserve, tube, gains, pick, picks and pick, spare, unused)
 
 
 @lru_cache(maxsize=4096)
@@ -911,12 +913,13 @@ def _economy(
     tube: tuple[int, ...] | None,
     gains: int,
     pick: bool,
+    counted: bool,
     spare: int,
     cap: int,
 ) -> int:
     """:func:`_most_payments` from the colour counts held, the tube (``None`` once the tube
-    action is gone), the flowers Jump and Diagonal may still bring, whether Pick is left, the
-    payment-only actions left and the most that can count."""
+    action is gone), the flowers Jump and Diagonal may still bring, whether Pick is left and
+    ``counted``, the payment-only actions left and the most that can count."""
     best = 0
     for c, n in enumerate(reserve):
         if n < PAYMENT or best >= cap:
@@ -924,19 +927,20 @@ def _economy(
         paid = _with(reserve, c, n - PAYMENT)
         into = None if tube is None else _with(tube, c, tube[c] + PAYMENT)
         more = [_with(paid, g, paid[g] + 1) for g in range(len(reserve))]
-        best = max(best, 1 + _economy(paid, into, gains, pick, spare, cap - 1))
+        best = max(best, 1 + _economy(paid, into, gains, pick, counted, spare, cap - 1))
         for after in more if gains else ():  # the action brought a flower
-            best = max(best, 1 + _economy(after, into, gains - 1, pick, spare, cap - 1))
+            best = max(best, 1 + _economy(after, into, gains - 1, pick, counted, spare, cap - 1))
         for after in more if pick else ():
-            best = max(best, _economy(after, into, gains, False, spare, cap))
+            picked = _economy(after, into, gains, False, False, spare, cap - counted)
+            best = max(best, counted + picked)
         if tube is not None and into is not None:
             if spare:
-                best = max(best, _economy(paid, into, gains, pick, spare - 1, cap))
+                best = max(best, _economy(paid, into, gains, pick, counted, spare - 1, cap))
             if sum(tube) >= DRAW:
                 for drawn in combinations_with_replacement(range(len(reserve)), DRAW):
                     if all(drawn.count(d) <= into[d] for d in set(drawn)):
                         got = tuple(k + drawn.count(d) for d, k in enumerate(paid))
-                        best = max(best, _economy(got, None, gains, pick, 0, cap))
+                        best = max(best, _economy(got, None, gains, pick, counted, 0, cap))
     return min(best, cap)
 
 
@@ -991,7 +995,8 @@ class _EndSearch:
 
     def __init__(self, root: State) -> None:
         self.root = root
-        self.need = 0  # the fewest actions that move a piece a sequence needs
+        self.need = (0, 0)  # the fewest actions that move a piece, that change the board,
+        # that a sequence needs
         self.hopeless: dict[tuple[Any, ...], int] = {}
         self.vars = 0
 
@@ -1009,7 +1014,7 @@ class _EndSearch:
         shortest = _EndSearch(_rich(root)).shortest()
         if shortest is None or shortest <= _payments(root):
             return shortest is not None
-        self.need = shortest - _open(root, "pick")  # all of them move a piece, but a Pick
+        self.need = (shortest - _open(root, "pick"), shortest)  # all but a Pick move a piece
         return self.shortest() is not None
 
     def shortest(self) -> int | None:
@@ -1026,19 +1031,26 @@ class _EndSearch:
         return None
 
     def _solve(
-        self, node: _Node, plan: tuple[_Entry, ...], free: bool, depth: int, need: int
+        self,
+        node: _Node,
+        plan: tuple[_Entry, ...],
+        free: bool,
+        depth: int,
+        need: tuple[int, int],
     ) -> tuple[bool, bool, bool]:
         """``(found, uncertain, cut)`` for the sequences of at most ``depth`` actions from
-        ``node`` after ``plan`` (which need ``need`` more actions that move a piece):
+        ``node`` after ``plan`` (which need ``need`` more actions that move a piece, that
+        change the board):
         uncertain when one found with pieces in the hand failed when played for real (then
         another way to this node may succeed, so it is not remembered); cut when longer
         sequences were left untried."""
-        key = (*node.key(free), 0 if free else need)
+        key = (*node.key(free), () if free else need)
         known = self.hopeless.get(key, 0)
         if known >= depth:
             return False, False, known < _COMPLETE
         most = len(ACTIONS) if free else _most_payments(node.state)
-        if _hopeless(node) or most < max(need, 1):
+        short = not free and _most_payments(node.state, picks=True) < need[1]
+        if _hopeless(node) or most < max(need[0], 1) or short:
             self.hopeless[key] = _COMPLETE
             return False, False, False
         # one more action that moves a piece at most: it must give the move (unless a Pick
@@ -1061,9 +1073,10 @@ class _EndSearch:
                 child_free = free or _pays_for_all(child.state)
                 if child_free and not free:
                     child = _colourless(child)
-                moved = _acts(entries)[0][0] in _MAKERS
+                name = _acts(entries)[0][0]
+                left = (max(need[0] - (name in _MAKERS), 0), max(need[1] - (name in _GEOMETRIC), 0))
                 found, unsure, deeper = self._solve(
-                    child, plan + entries, child_free, depth - 1, max(need - moved, 0)
+                    child, plan + entries, child_free, depth - 1, left
                 )
                 if found:
                     return True, True, True
