@@ -210,6 +210,22 @@ def test_a_tube_draw_counts_as_any_draw_the_tube_could_give() -> None:
     assert chain({"blue": 3, "green": 2, "red": 2}, ("tube",)).phase is Phase.OVER
 
 
+def test_a_pick_can_free_the_square_swap_martian_needs_paid_by_a_tube_draw() -> None:
+    # Martian 1 stands on a red flower, so it cannot swap (#8b): pay red for the tube, draw
+    # blue, yellow and green, pick the red flower (blue), swap with the peak on d6 (yellow):
+    # d1 is then in line.  Only the tube draw pays for the second and third action.
+    cells = {"g2": "M1+red", "h10": "M2", "d6": "peak", "g5": "peak", "j8": "peak",
+             "c5": "red", "b4": "purple", "d1": "yellow"}
+    reserve = {"blue": 2, "red": 4, "yellow": 2, "green": 1}
+    tube = {"red": 2, "yellow": 2, "green": 1, "purple": 1}
+    used = ["jump", "diagonal", "swap_peak_flower", "move_flower", "move_peak", "wildflower"]
+    position = {"players": 2, "to_move": 1, "cells": cells, "reserves": {"1": reserve},
+                "tube": tube, "used_actions": used}
+    assert enc.CASES.position({"position": position}).phase is Phase.TURN
+    no_draw = position | {"tube": {"red": 2}}
+    assert enc.CASES.position({"position": no_draw}).phase is Phase.OVER
+
+
 def test_no_flower_that_could_stand_free_ends_the_game() -> None:
     # every flower is under another Martian, and Move flower is gone: nothing can be reached
     cells = {"e5": "M1", "a1": "M2+red", "j10": "M3+blue", "b2": "peak", "g4": "peak"}

@@ -20,6 +20,7 @@ from companion.rules.missions import ALL_MISSIONS
 from companion.rules.uranus import (
     BOARDS,
     CASES,
+    ENDINGS,
     FLOWERS_EACH,
     RULES,
     Claim,
@@ -394,8 +395,7 @@ def test_a_position_whose_decks_are_all_empty_is_over_whoever_drew_the_last_card
         assert list(RULES.legal_steps(state)) == []
         assert CASES.query(state, "legal_moves", {}) == {"destinations": []}
         outcome = RULES.outcome(state)
-        assert outcome is not None
-        assert outcome.termination == "the last card was drawn from the board"
+        assert outcome is not None and outcome.termination == ENDINGS["last_card"]
 
 
 def test_a_position_with_cards_left_in_some_deck_goes_on() -> None:

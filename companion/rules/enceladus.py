@@ -722,20 +722,26 @@ def _settle(state: State) -> State:
 # leaves one of the player's Martians with a normal move.  The search below decides it
 # exactly, and cheaply:
 #
-# * Sequences are tried shortest first (one action, then two, ...), each cut as soon as it
-#   gives a move; positions proved hopeless are remembered.
+# * Sequences are tried shortest first, each cut as soon as it gives a move; positions
+#   proved hopeless are remembered, and two quick tests prove many at once (no flower left
+#   that could stand free; lines that cannot change and no action left to bring a flower in).
 # * Colours matter only for paying.  While the player holds enough to pay for every unused
 #   action that moves something (3 of a colour each), colours are forgotten and only those
-#   actions are tried.  Otherwise every payment colour and tube draw is tried, and Swap
-#   flowers and Wildflower too while the tube action is unused (their payment can feed a
-#   draw; otherwise they are only a cost).  Which two flowers Swap flowers exchanges is
-#   chosen when it matters: when one of them is taken into the reserve.
+#   actions are tried.  Otherwise the board is searched that way first (no sequence at all,
+#   or one short enough for the flowers held, settles it), then every payment colour and tube
+#   draw is tried, Swap flowers and Wildflower too while the tube action is unused (their
+#   payment can feed a draw; otherwise they are only a cost), as long as the flowers held
+#   could, at best, still pay for the actions that sequence needs.  Which two flowers Swap
+#   flowers exchanges is chosen when it matters: when one of them is taken into the reserve.
 # * Move flower and Move peak take their piece up into the hand; it is put down where a later
 #   action needs it (the peak a jump goes over, the square Swap Martian goes to, the square a
 #   jump or diagonal lands on, a square in the Martian's line), or anywhere at the end.  A
 #   sequence found that way is then played for real from the position, every square chosen,
 #   and only counts if it gives a move.  A piece in the hand is never in the way, so a search
 #   that finds nothing that way proves that nothing can be found.
+# * Pick is tried only where taking a flower away can help: to free a square (for a piece of
+#   the hand, or under a Martian for Swap Martian), or to pay.  The last action of a sequence
+#   is tried only where it could reach a Martian's line.
 
 _GEOMETRIC = (
     "swap_peak_flower",
@@ -828,34 +834,152 @@ def _goal(node: _Node) -> bool:
     )
 
 
+def _hopeless(node: _Node) -> bool:
+    """Whether no move can be made from ``node`` whatever follows, by two quick tests (the
+    search would find it too, at length)."""
+    return _no_flower_to_free(node) or _lines_shut(node)
+
+
 def _no_flower_to_free(node: _Node) -> bool:
     """No flower stands free (off the Martians), none is in the hand, and no action left can
-    free one: Move flower, or a Martian of the player leaving its flower by Jump or Diagonal.
-    Then no move can ever be made."""
+    free one: Move flower, or a Martian of the player leaving its flower by Jump or Diagonal."""
     state = node.state
     garden, occ = state.garden, _occupancy(state)
     if any(piece >= 0 for piece, _ in node.held) or any(
         v >= 0 and sq not in occ for sq, v in enumerate(garden)
     ):
         return False
-    if _action_open(state, ACTIONS.index("move_flower")):
+    if _open(state, "move_flower"):
         return all(v < 0 for v in garden)
-    leave = any(_action_open(state, ACTIONS.index(name)) for name in ("jump", "diagonal"))
+    leave = _open(state, "jump") or _open(state, "diagonal")
     return not (leave and any(m < _STARTS_FROM and garden[m] >= 0 for m in _movers(state)))
+
+
+def _lines_shut(node: _Node) -> bool:
+    """The Martians that may move cannot move themselves (none in the garden, or Jump,
+    Diagonal and Swap Martian used), so their lines stay where they are, and no action left
+    can bring a flower into one: Move flower or a flower of the hand onto an empty square
+    before the line's first peak, Swap peak and flower on that peak, Move peak taking it away
+    (or bringing one in for Swap peak and flower)."""
+    state = node.state
+    if any(m < _STARTS_FROM for m in _movers(state)) and any(
+        _open(state, name) for name in MARTIAN_ACTIONS
+    ):
+        return False
+    empty = bool(_line_empties(state, _occupancy(state)))
+    peak = any(
+        next((sq for sq in ray if state.garden[sq] == PEAK_SQUARE), None) is not None
+        for m in _movers(state)
+        for ray in _rays(m)
+    )
+    flower_held = any(piece >= 0 for piece, _ in node.held)
+    peak_held = any(piece == PEAK_SQUARE for piece, _ in node.held)
+    swap = _open(state, "swap_peak_flower")
+    return not (
+        (empty and (_open(state, "move_flower") or flower_held or (swap and peak_held)))
+        or (peak and (swap or _open(state, "move_peak")))
+        or (empty and swap and _open(state, "move_peak"))
+    )
+
+
+def _open(state: State, name: str) -> bool:
+    return _action_open(state, ACTIONS.index(name))
+
+
+def _acts(plan: Sequence[_Entry]) -> list[tuple[Any, ...]]:
+    """The actions of ``plan``: ``(name, pay, cells, drawn, martian)``."""
+    return [entry[1:] for entry in plan if entry[0] == "act"]
+
+
+def _most_payments(state: State, picks: bool = False) -> int:
+    """The most actions that move a piece (all but Pick, or with ``picks`` all that change the
+    board) the player to move could still pay for, at best: each costs 3 flowers of one
+    colour; Jump and Diagonal may bring one flower more, of any colour at best, and so may
+    Pick, for its 3; the tube action gives back the 3 it costs, any it holds (after Swap
+    flowers or Wildflower paid into it, at best)."""
+    unused = sum(_open(state, name) for name in (_GEOMETRIC if picks else _MAKERS))
+    inside = any(m < _STARTS_FROM for m in _movers(state))
+    gains = inside * sum(_open(state, name) for name in ("jump", "diagonal"))
+    tube = state.tube if state.discs[_TUBE] is None else None
+    spare = sum(state.discs[ACTIONS.index(name)] is None for name in ("swap_flowers", "wildflower"))
+    reserve = state.reserves[state.to_move - 1][:-1]
+    pick = _open(state, "pick")
+    return _economy(reserve, tube, gains, pick, picks and pick, spare, unused)
+
+
+@lru_cache(maxsize=4096)
+def _economy(
+    reserve: tuple[int, ...],
+    tube: tuple[int, ...] | None,
+    gains: int,
+    pick: bool,
+    counted: bool,
+    spare: int,
+    cap: int,
+) -> int:
+    """:func:`_most_payments` from the colour counts held, the tube (``None`` once the tube
+    action is gone), the flowers Jump and Diagonal may still bring, whether Pick is left and
+    ``counted``, the payment-only actions left and the most that can count."""
+    best = 0
+    for c, n in enumerate(reserve):
+        if n < PAYMENT or best >= cap:
+            continue
+        paid = _with(reserve, c, n - PAYMENT)
+        into = None if tube is None else _with(tube, c, tube[c] + PAYMENT)
+        more = [_with(paid, g, paid[g] + 1) for g in range(len(reserve))]
+        best = max(best, 1 + _economy(paid, into, gains, pick, counted, spare, cap - 1))
+        for after in more if gains else ():  # the action brought a flower
+            best = max(best, 1 + _economy(after, into, gains - 1, pick, counted, spare, cap - 1))
+        for after in more if pick else ():
+            picked = _economy(after, into, gains, False, False, spare, cap - counted)
+            best = max(best, counted + picked)
+        if tube is not None and into is not None:
+            if spare:
+                best = max(best, _economy(paid, into, gains, pick, counted, spare - 1, cap))
+            if sum(tube) >= DRAW:
+                for drawn in combinations_with_replacement(range(len(reserve)), DRAW):
+                    if all(drawn.count(d) <= into[d] for d in set(drawn)):
+                        got = tuple(k + drawn.count(d) for d, k in enumerate(paid))
+                        best = max(best, _economy(got, None, gains, pick, counted, 0, cap))
+    return min(best, cap)
+
+
+def _payments(state: State) -> int:
+    """How many actions the player to move can pay for from the flowers they hold now."""
+    return sum(n // PAYMENT for n in state.reserves[state.to_move - 1][:-1])
+
+
+def _rich(state: State) -> State:
+    """``state`` with the player to move holding enough flowers to pay for every action."""
+    reserve = (PAYMENT * len(ACTIONS),) * len(state.options.colours) + (0,)
+    return replace(state, reserves=_with(state.reserves, state.to_move - 1, reserve))
 
 
 def _pays_for_all(state: State) -> bool:
     """Whether the flowers the player holds pay for every unused action that could move
     something (3 of one colour each; those that move a Martian only while one of theirs is in
     the garden): then colours cannot matter."""
-    reserve = state.reserves[state.to_move - 1]
-    payments = sum(n // PAYMENT for n in reserve[:-1])
+    payments = _payments(state)
     inside = any(m < _STARTS_FROM for m in _movers(state))
     unused = sum(
         state.discs[ACTIONS.index(name)] is None and (inside or name not in MARTIAN_ACTIONS)
         for name in _GEOMETRIC
     )
     return payments >= unused
+
+
+def _picking_can_matter(node: _Node) -> bool:
+    """Whether taking a flower away can help when colours do not matter: it frees a square
+    for a piece of the hand (or for Move flower or Move peak to take one up), or the square of
+    a Martian standing on a flower, which Swap Martian needs empty (#8b)."""
+    state = node.state
+    if node.held or any(
+        _action_open(state, ACTIONS.index(name)) for name in ("move_flower", "move_peak")
+    ):
+        return True
+    return _action_open(state, ACTIONS.index("swap_martian")) and any(
+        m < _STARTS_FROM and state.garden[m] >= 0 for m in _movers(state)
+    )
 
 
 def _colourless(node: _Node) -> _Node:
@@ -871,6 +995,8 @@ class _EndSearch:
 
     def __init__(self, root: State) -> None:
         self.root = root
+        self.need = (0, 0)  # the fewest actions that move a piece, that change the board,
+        # that a sequence needs
         self.hopeless: dict[tuple[Any, ...], int] = {}
         self.vars = 0
 
@@ -881,44 +1007,77 @@ class _EndSearch:
             return False  # nothing can be paid, or no flower is left to reach
         if not any(_action_open(root, ACTIONS.index(name)) for name in _MAKERS):
             return False
+        if _pays_for_all(root):
+            return self.shortest() is not None
+        # First the board alone, as if every action could be paid: no sequence at all, or a
+        # short one that the flowers held pay for whatever the colours, settles it.
+        shortest = _EndSearch(_rich(root)).shortest()
+        if shortest is None or shortest <= _payments(root):
+            return shortest is not None
+        self.need = (shortest - _open(root, "pick"), shortest)  # all but a Pick move a piece
+        return self.shortest() is not None
+
+    def shortest(self) -> int | None:
+        """The fewest actions of a sequence that gives a move, ``None`` when none does."""
+        root = self.root
         free = _pays_for_all(root)
         start = _colourless(_Node(root)) if free else _Node(root)
         for depth in range(1, sum(disc is None for disc in root.discs) + 1):
-            found, _, cut = self._solve(start, (), free, depth)
-            if found or not cut:
-                return found
-        return False
+            found, _, cut = self._solve(start, (), free, depth, self.need)
+            if found:
+                return depth
+            if not cut:
+                break
+        return None
 
     def _solve(
-        self, node: _Node, plan: tuple[_Entry, ...], free: bool, depth: int
+        self,
+        node: _Node,
+        plan: tuple[_Entry, ...],
+        free: bool,
+        depth: int,
+        need: tuple[int, int],
     ) -> tuple[bool, bool, bool]:
         """``(found, uncertain, cut)`` for the sequences of at most ``depth`` actions from
-        ``node`` after ``plan``: uncertain when one found with pieces in the hand failed when
-        played for real (then another way to this node may succeed, so it is not remembered);
-        cut when longer sequences were left untried."""
-        key = node.key(free)
+        ``node`` after ``plan`` (which need ``need`` more actions that move a piece, that
+        change the board):
+        uncertain when one found with pieces in the hand failed when played for real (then
+        another way to this node may succeed, so it is not remembered); cut when longer
+        sequences were left untried."""
+        key = (*node.key(free), () if free else need)
         known = self.hopeless.get(key, 0)
         if known >= depth:
             return False, False, known < _COMPLETE
-        if _no_flower_to_free(node):
+        most = len(ACTIONS) if free else _most_payments(node.state)
+        short = not free and _most_payments(node.state, picks=True) < need[1]
+        if _hopeless(node) or most < max(need[0], 1) or short:
             self.hopeless[key] = _COMPLETE
             return False, False, False
+        # one more action that moves a piece at most: it must give the move (unless a Pick
+        # before it can free a square it needs)
+        final = most == 1 and not (_open(node.state, "pick") and _picking_can_matter(node))
+        if final:
+            depth = 1
         children = []
         uncertain = cut = False
-        for child, entries in self._children(node, free):
+        for child, entries in self._children(node, free, depth == 1):
             if _goal(child):
                 if self._verify(plan + entries, child):
                     return True, True, True
                 uncertain = True
             children.append((child, entries))
         if depth == 1:
-            cut = bool(children)
+            cut = not final and any(True for _ in self._names(node, free, last=False))
         else:
             for child, entries in children:
                 child_free = free or _pays_for_all(child.state)
                 if child_free and not free:
                     child = _colourless(child)
-                found, unsure, deeper = self._solve(child, plan + entries, child_free, depth - 1)
+                name = _acts(entries)[0][0]
+                left = (max(need[0] - (name in _MAKERS), 0), max(need[1] - (name in _GEOMETRIC), 0))
+                found, unsure, deeper = self._solve(
+                    child, plan + entries, child_free, depth - 1, left
+                )
                 if found:
                     return True, True, True
                 uncertain |= unsure
@@ -927,18 +1086,34 @@ class _EndSearch:
             self.hopeless[key] = depth if cut else _COMPLETE
         return False, uncertain, cut
 
-    def _children(self, node: _Node, free: bool) -> Iterator[_Child]:
-        """Every special action from ``node``, paid, with the lines it adds to the plan."""
+    def _children(self, node: _Node, free: bool, last: bool) -> Iterator[_Child]:
+        """Every special action worth trying from ``node`` (see :meth:`_names`), paid, with
+        the lines it adds to the plan; for the ``last`` action of a sequence, only the uses
+        that could give a move."""
         state = node.state
         pays: list[int | None] = [None] if free else list(_affordable(state))
-        tube_unused = state.discs[_TUBE] is None
-        for name in _GEOMETRIC if free else _GEOMETRIC + _ECONOMIC:
-            if not _action_open(state, ACTIONS.index(name)):
-                continue
-            if name in ("swap_flowers", "wildflower") and not tube_unused:
-                continue  # they could only pay, and a payment only matters to a later draw
+        ends = _Ends(state) if last else None
+        for name in self._names(node, free, last):
+            if ends is not None and name == "move_flower" and not ends.empties:
+                continue  # no square in a line for the flower
             for pay in pays:
-                yield from _Use(self, node, name, pay, free).children()
+                yield from _Use(self, node, name, pay, free, ends).children()
+
+    @staticmethod
+    def _names(node: _Node, free: bool, last: bool) -> Iterator[str]:
+        """The actions worth trying from ``node``: for the ``last`` one of a sequence, those
+        that move a piece; those that only pay or draw only while colours matter."""
+        state = node.state
+        if not _affordable(state):
+            return
+        for name in _GEOMETRIC if free else _ECONOMIC + _GEOMETRIC:
+            if not _action_open(state, ACTIONS.index(name)) or (last and name not in _MAKERS):
+                continue
+            if name in ("swap_flowers", "wildflower") and state.discs[_TUBE] is not None:
+                continue  # they could only pay, and a payment only matters to a later draw
+            if name == "pick" and free and not _picking_can_matter(node):
+                continue
+            yield name
 
     def new_var(self) -> _Var:
         self.vars += 1
@@ -948,34 +1123,63 @@ class _EndSearch:
 
     def _verify(self, plan: tuple[_Entry, ...], final: _Node) -> bool:
         """Whether ``plan`` played from the root gives a move, for some choice of the squares
-        still open: where the pieces taken up were put down."""
-        placed = {entry[1]: entry[2] for entry in plan if entry[0] == "put"}
+        still open: where the pieces taken up were put down (a piece left in the hand out of
+        the Martians' way first; without a move on the board, a flower of the hand in a line)."""
+        where = {entry[1]: entry[2] for entry in plan if entry[0] == "put"}
         open_vars: list[_Var] = []
         for entry in plan:
             refs = entry[3] if entry[0] == "act" else entry[1:] if entry[0] == "swap" else ()
-            open_vars += [c for c in refs if isinstance(c, _Var) and c not in placed]
-        open_vars = list(dict.fromkeys(open_vars))
+            open_vars += [c for c in refs if isinstance(c, _Var) and c not in where]
         state = final.state
         occ = _occupancy(state)
         lines = _line_empties(state, occ)
         seen = {sq for m in _movers(state) for ray in _rays(m) for sq in ray}
         seen |= {sq for m in _movers(state) if m < _STARTS_FROM for sq in _NEAR[m]}
         empties = [sq for sq in SQUARES if state.garden[sq] == EMPTY_SQUARE and sq not in occ]
-        quiet = sorted(empties, key=lambda sq: sq in seen)  # out of the Martians' way first
-        flowers = {var for piece, var in final.held if piece >= 0}
-        choices = [
-            lines + [sq for sq in quiet if sq not in lines] if var in flowers else quiet
-            for var in open_vars
-        ]
+        quiet = sorted(empties, key=lambda sq: sq in seen)
+        flowers: list[_Var | None] = [var for piece, var in final.held if piece >= 0]
         return any(
-            _plays(self.root, plan, placed | dict(zip(open_vars, squares, strict=True)))
-            for squares in product(*choices)
+            _play(self.root, plan, where, {v: lines if v is in_line else quiet for v in open_vars})
+            for in_line in ([None] if _has_move(state) else flowers)
         )
+
+
+def _play(
+    root: State,
+    plan: tuple[_Entry, ...],
+    where: Mapping[_Var, Square],
+    choices: Mapping[_Var, Sequence[Square]],
+) -> bool:
+    """Whether the actions of ``plan`` are legal from ``root`` one after the other and leave a
+    normal move, for some choice of its open squares among ``choices``; the choices are
+    made step by step, so that a choice whose step is refused is dropped at once."""
+    acts = _acts(plan)
+    if any(act[0] == "swap_flowers" for act in acts):  # it names flowers found later
+        return any(
+            _plays(root, plan, {**where, **dict(zip(choices, squares, strict=True))})
+            for squares in product(*choices.values())
+        )
+
+    def play_on(state: State, i: int, where: Mapping[_Var, Square]) -> bool:
+        for j in range(i, len(acts)):
+            name, pay, cells, drawn, martian = acts[j]
+            missing = next((c for c in cells if isinstance(c, _Var) and c not in where), None)
+            if missing is not None:
+                return any(play_on(state, j, {**where, missing: sq}) for sq in choices[missing])
+            squares = tuple(where[c] if isinstance(c, _Var) else c for c in cells)
+            after = _advanced(state, [(name, pay, squares, drawn, martian)])
+            if after is None:
+                return False
+            state = after
+        return _has_move(state)
+
+    return play_on(root, 0, where)
 
 
 def _plays(root: State, plan: tuple[_Entry, ...], where: Mapping[_Var, Square]) -> bool:
     """Whether the actions of ``plan``, its open squares chosen by ``where``, are legal from
-    ``root`` one after the other and leave a normal move."""
+    ``root`` one after the other and leave a normal move; Swap flowers exchanges the two
+    flowers whose colours a later line of the plan exchanged (or, if none, any two)."""
 
     def square(ref: _Ref) -> Square:
         return where[ref] if isinstance(ref, _Var) else ref
@@ -988,9 +1192,7 @@ def _plays(root: State, plan: tuple[_Entry, ...], where: Mapping[_Var, Square]) 
             acts.append((name, pay, tuple(square(c) for c in cells), drawn, martian))
         elif entry[0] == "swap":
             swapped = len(acts), (square(entry[1]), square(entry[2]))
-    at = next((i for i, act in enumerate(acts) if act[0] == "swap_flowers"), None)
-    if at is None:
-        return _replay(root, acts)
+    at = next(i for i, act in enumerate(acts) if act[0] == "swap_flowers")
     before = _advanced(root, acts[:at])
     if before is None:
         return False
@@ -1062,19 +1264,42 @@ def _origins(
     return origin.get(a, a), origin.get(b, b)
 
 
+class _Ends:
+    """What a last action must reach to give a move: the empty squares in the lines of the
+    Martians that may move (for a flower), and the first peak of each line (to become a
+    flower, by Swap peak and flower)."""
+
+    def __init__(self, state: State) -> None:
+        self.empties = _line_empties(state, _occupancy(state))
+        self.first_peaks = {
+            sq
+            for m in _movers(state)
+            for ray in _rays(m)
+            for sq in ray[len(tuple(_until_peak(state.garden, ray))) :][:1]
+        }
+
+
 class _Use:
     """The uses of one action, paid with ``pay`` (``None`` when colours do not matter), from
     one node of :class:`_EndSearch`."""
 
     def __init__(
-        self, search: _EndSearch, node: _Node, name: str, pay: int | None, free: bool
+        self,
+        search: _EndSearch,
+        node: _Node,
+        name: str,
+        pay: int | None,
+        free: bool,
+        ends: _Ends | None,
     ) -> None:
         self.search, self.node, self.name, self.pay, self.free = search, node, name, pay, free
+        self.ends = ends  # the action is the last of the sequence: only what reaches these
         self.state = node.state
         self.garden = node.state.garden
         self.occ = _occupancy(node.state)
 
     def children(self) -> Iterator[_Child]:
+        """Every use, as ``(node after, lines for the plan)``."""
         name, garden, occ = self.name, self.garden, self.occ
         if name in ("move_flower", "move_peak"):  # the piece goes up into the hand
             for sq in SQUARES:
@@ -1093,6 +1318,9 @@ class _Use:
             yield self.child(_nothing, self.act(()), swap=True)
         else:
             for martian, cells in _uses(self.state, occ, name, frozenset()):
+                ends = self.ends
+                if name == "swap_peak_flower" and ends and cells[0] not in ends.first_peaks:
+                    continue  # not the first peak of a line: the flower stays out of reach
                 taken = cells[0] if name in ("pick", "jump", "diagonal") else None
                 if taken is not None and garden[taken] >= 0:
                     take = self.landed(taken, self.perform(martian, cells))
@@ -1104,11 +1332,13 @@ class _Use:
 
     def child(
         self,
-        change: Callable[[_Draft], None],
+        change: _Change,
         *entries: _Entry,
         held: tuple[_Held, ...] | None = None,
         swap: bool | None = None,
     ) -> _Child:
+        """The node after paying and ``change``, with the hand ``held`` and whether Swap
+        flowers still waits (by default as before)."""
         state, node = self.state, self.node
         draft = _Draft(state)
         if self.pay is not None:
@@ -1120,12 +1350,16 @@ class _Use:
         hand = node.held if held is None else held
         return _Node(after, hand, node.swap if swap is None else swap), entries
 
-    def act(self, cells: tuple[_Ref, ...], martian: int | None = None,
-            drawn: tuple[int, ...] = ()) -> _Entry:
+    def act(
+        self, cells: tuple[_Ref, ...], martian: int | None = None, drawn: tuple[int, ...] = ()
+    ) -> _Entry:
+        """The plan's line for this use."""
         return ("act", self.name, self.pay, cells, drawn, martian)
 
-    def perform(self, martian: int | None, cells: tuple[Square, ...],
-                drawn: tuple[int, ...] = ()) -> Callable[[_Draft], None]:
+    def perform(
+        self, martian: int | None, cells: tuple[Square, ...], drawn: tuple[int, ...] = ()
+    ) -> _Change:
+        """The action's own effect (:func:`_perform`)."""
         name = self.name
         return lambda draft: _perform(draft, name, martian, cells, drawn)
 
@@ -1133,7 +1367,7 @@ class _Use:
         self,
         ref: _Ref,
         colour: int,
-        take: Callable[[int], Callable[[_Draft], None]],
+        take: Callable[[int], _Change],
         entries: tuple[_Entry, ...],
         held: tuple[_Held, ...] | None = None,
     ) -> Iterator[_Child]:
@@ -1161,15 +1395,18 @@ class _Use:
         piece, var = h
         rest = tuple(x for x in self.node.held if x is not h)
         paying = not self.free  # the colour of a flower taken pays
+        ends = self.ends
         if name == "swap_peak_flower":
             if piece == PEAK_SQUARE:  # the peak stands on var, the flower goes there
+                if ends and not ends.empties:
+                    return
                 for q in SQUARES:
                     if garden[q] >= 0 and q not in occ:
                         yield self.child(_put(q, PEAK_SQUARE), self.act((var, q)),
                                          held=(*rest, (garden[q], var)))
             else:
                 for p in SQUARES:
-                    if garden[p] == PEAK_SQUARE:
+                    if garden[p] == PEAK_SQUARE and not (ends and p not in ends.first_peaks):
                         yield self.child(_put(p, piece), self.act((p, var)),
                                          held=(*rest, (PEAK_SQUARE, var)))
         elif name == "jump":
@@ -1213,7 +1450,7 @@ class _Use:
         return lambda c: _then(_put(sq, c), use)
 
 
-def _gain(colour: int) -> Callable[[_Draft], None]:
+def _gain(colour: int) -> _Change:
     def change(draft: _Draft) -> None:
         draft.reserve[colour] += 1
 
@@ -1224,11 +1461,11 @@ def _nothing(draft: _Draft) -> None:
     pass
 
 
-def _put(sq: Square, piece: int) -> Callable[[_Draft], None]:
+def _put(sq: Square, piece: int) -> _Change:
     return lambda draft: draft.set(sq, piece)
 
 
-def _then(*changes: Callable[[_Draft], None]) -> Callable[[_Draft], None]:
+def _then(*changes: _Change) -> _Change:
     def change(draft: _Draft) -> None:
         for step in changes:
             step(draft)
