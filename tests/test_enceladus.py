@@ -114,6 +114,15 @@ def test_setup_is_seeded() -> None:
     assert enc.new_game(3, 42, {}).garden != enc.new_game(3, 43, {}).garden
 
 
+def test_the_tube_starts_empty_and_each_payment_goes_into_it() -> None:
+    state = enc.new_game(3, 4, {})
+    assert state.tube == (0,) * len(state.tube)
+    paid = enc.apply(
+        position(BOARD_A, reserves={"1": {"red": 3}}), Action("wildflower", "red")
+    )
+    assert paid.tube == (0, 3, 0, 0, 0) and paid.reserves[0][1] == 0
+
+
 def test_setup_valid_refuses_a_fenced_corner() -> None:
     assert not enc.setup_valid(["a2", "b1", "e5", "f6", "g7"])
     assert enc.setup_valid(["a5", "b5", "c5", "d5", "e5"])

@@ -91,7 +91,7 @@ def test_peaks_variant_places_non_adjacent_peaks_off_the_centre(count: int) -> N
         assert all(distance(a, b) > 1 for a in peaks for b in peaks if a != b)
 
 
-def test_option_defaults_are_those_of_clarifications_10() -> None:
+def test_option_defaults_are_those_of_rulings_mars_10() -> None:
     assert mars.Options.from_mapping({}) == mars.Options(
         plant_score="group_size",
         center_blocks_path=False,
@@ -125,6 +125,12 @@ def test_bad_options_are_all_named_at_once() -> None:
 def test_peaks_option_is_a_count(value: object) -> None:
     with pytest.raises(ConfigError, match="peaks"):
         mars.Options.from_mapping({"peaks": value})
+
+
+def test_every_scoring_martian_starts_on_zero() -> None:
+    state = RULES.new_game(4, 3, {})
+    assert state.scores == (0, 0, 0, 0) and state.planted == (0, 0, 0, 0)
+    assert RULES.status(state) == tuple((p, "0 pts") for p in range(1, 5))
 
 
 def test_gardeners_are_placed_in_turn_order_then_player_one_rolls() -> None:
