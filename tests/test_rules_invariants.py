@@ -38,7 +38,7 @@ def enceladus_game(seed: int) -> tuple[Any, History]:
         {"martians_per_player": 2},
         {"tube": False},
     ][seed % 4]
-    players = 2 if options.get("martians_per_player") else 2 + seed % 4
+    players = 2 if options.get("martians_per_player") else 2 + (seed + seed // 4) % 4
     state = enceladus.new_game(players, seed, options)
     history: History = []
     while enceladus.outcome(state) is None:
@@ -79,14 +79,16 @@ def mars_game(seed: int) -> tuple[Any, History]:
 
 
 def uranus_game(seed: int) -> tuple[Any, History]:
-    """A game of Uranus on the board from the seed, open hands, cards drawn from the decks
-    as dealt; a card scored now and then."""
+    """A game of Uranus on the board and with the triangle scoring from the seed, open hands,
+    cards drawn from the decks as dealt; a card scored now and then."""
     rng = random.Random(seed)
     rules = uranus.RULES
     board = sorted(uranus.BOARDS)[seed % len(uranus.BOARDS)]
+    triangle = ("perimeter", "one_side")[seed // len(uranus.BOARDS) % 2]
     players = 2 + seed % 4
     deal = uranus.deal_missions(players, board, seed)
-    state = uranus.table_setup(rules.new_game(players, seed, {"board": board}), hands=deal.hands)
+    options = {"board": board, "triangle_points": triangle}
+    state = uranus.table_setup(rules.new_game(players, seed, options), hands=deal.hands)
     piles = [deque(deck) for deck in deal.decks]
     history: History = []
     while rules.outcome(state) is None:
@@ -106,13 +108,37 @@ def uranus_game(seed: int) -> tuple[Any, History]:
 
 GAMES = {"enceladus": enceladus_game, "mars": mars_game, "uranus": uranus_game}
 FAST = 8
-"""Games per game by default (every variant at least twice)."""
+"""Games per game by default: every variant at least twice, and at least once in the first
+``FAST // 2``, the games of the slower checks."""
 
 
 @cache
 def games(name: str, count: int) -> tuple[tuple[Any, History], ...]:
     """The first ``count`` games of ``name`` (played once, for every test)."""
     return tuple(GAMES[name](seed) for seed in range(count))
+
+
+VARIANTS: dict[str, dict[str, set[Any]]] = {
+    "enceladus": {"mode": {"competitive", "cooperative"}, "martians_per_player": {1, 2},
+                  "tube": {True, False}},
+    "mars": {"plant_score": {"group_size", "connected_only"},
+             "center_blocks_path": {False, True}, "last_flower": {"board", "own_reserve"},
+             "last_flower_extra_turn": {True, False}, "track_extra_turns": {True, False},
+             "peaks": {0, 5}},
+    "uranus": {"board": set(uranus.BOARDS), "triangle_points": {"perimeter", "one_side"}},
+}
+"""Every value of every option of each game (docs/RULINGS.md Enceladus #10, Mars #10,
+Uranus #7; the Mars peaks as off and the usual 5)."""
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_random_games_play_every_variant(name: str) -> None:
+    """Each property below runs over every variant: the first ``FAST // 2`` games already
+    play every value of every option, and every player count is played."""
+    played = [history[0][0] for _, history in games(name, FAST // 2)]
+    for option, values in VARIANTS[name].items():
+        assert {getattr(state.options, option) for state in played} == values, option
+    assert {history[0][0].players for _, history in games(name, FAST)} == {2, 3, 4, 5}
 
 
 # ----------------------------------------------------------------------------- flowers
@@ -190,11 +216,42 @@ def mars_gain(before: mars.State, step: mars.Step) -> tuple[int, ...]:
     return tuple(scores)
 
 
-@pytest.mark.parametrize("name", ["mars", "uranus"])
+def enceladus_reserves(before: enceladus.State, after: enceladus.State) -> list[list[int]]:
+    """The reserves after a step as the text gives them (Your turn, Special actions): the
+    player who acts gains, colour by colour, exactly the flowers that left the garden and the
+    tube (what they paid went into the tube, so it counts as a loss), and the wildflower when
+    it leaves its slot; nobody else's reserve changes."""
+    reserves = [list(r) for r in before.reserves]
+    mover = reserves[before.to_move - 1]
+    for colour in range(len(before.tube)):
+        mover[colour] += before.garden.count(colour) - after.garden.count(colour)
+        mover[colour] += before.tube[colour] - after.tube[colour]
+    mover[-1] += (before.discs[-1] is None) - (after.discs[-1] is None)
+    return reserves
+
+
+def enceladus_hands(state: enceladus.State) -> dict[int, str]:
+    """Each player's hand as the text scores it: the five counts sorted, the wildflower on
+    a lowest; in the cooperative game every player has the team's, the lowest hand."""
+    hands = {}
+    for player, reserve in enumerate(state.reserves, 1):
+        counts = sorted(reserve[:-1])
+        counts[0] += reserve[-1]
+        hands[player] = tuple(sorted(counts))
+    if state.options.mode == "cooperative":
+        hands = dict.fromkeys(hands, min(hands.values()))
+    return {player: "-".join(map(str, hand)) for player, hand in hands.items()}
+
+
+@pytest.mark.parametrize("name", GAMES)
 def test_a_score_moves_only_by_the_gains_and_losses_of_the_rules(name: str) -> None:
+    """Mars and Uranus: the scores after each step; Enceladus, where the score is the hand:
+    the reserves after each step, and the hands of the final ranking."""
     for _, history in games(name, FAST):
         for before, step, after in history:
-            if name == "mars":
+            if name == "enceladus":
+                assert [list(r) for r in after.reserves] == enceladus_reserves(before, after), step
+            elif name == "mars":
                 assert after.scores == mars_gain(before, step), step
             else:
                 gain = [0] * before.players
@@ -205,6 +262,9 @@ def test_a_score_moves_only_by_the_gains_and_losses_of_the_rules(name: str) -> N
         final = history[-1][2]
         if name == "mars":
             assert min(final.scores) >= 0
+        if name == "enceladus":
+            ranking = enceladus.outcome(final).ranking  # type: ignore[union-attr]
+            assert {p: hand for p, hand, _ in ranking} == enceladus_hands(final)
 
 
 # ----------------------------------------------------------------------------- undo, redo
@@ -222,6 +282,20 @@ def test_undo_then_redo_gives_the_same_state(name: str) -> None:
             read = rules.parse_position(text)
             assert read == before
             assert rules.apply(read, rules.parse_step(read, written)) == after
+
+
+# ----------------------------------------------------------------------------- notation
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_every_step_written_in_the_notation_reads_back_as_the_same_step(name: str) -> None:
+    """What the journal writes of a step, read back in the position it was played in, is
+    that step, and its writing is one line."""
+    for rules, history in games(name, FAST):
+        for before, step, _ in history:
+            written = rules.format_step(before, step)
+            assert "\n" not in written and written.strip() == written, written
+            assert rules.parse_step(before, written) == step, written
 
 
 # ----------------------------------------------------------------------------- legal steps
