@@ -1,9 +1,11 @@
 """What holds in every position of every game, over seeded random games of each game and
-variant: flowers are neither made nor lost (board, reserves, tube); a score moves only by the
-gains and losses the rules give (recomputed here from the texts); taking a step back and
-playing it again, as the daemon's undo and redo do from its record of states, gives the same
-state, also through the notation a journal keeps; every listed legal step applies, and a step
-applies only if it was listed.
+of every value of every option (docs/RULINGS.md Enceladus #10, Mars #10, Uranus #7) and every
+player count: flowers are neither made nor lost (board, reserves, tube); a score moves only
+by the gains and losses the rules give (recomputed here from the texts; in Enceladus, where
+the score is the hand, the reserves and the final hands); taking a step back and playing it
+again, as the daemon's undo and redo do from its record of states, gives the same state, also
+through the notation a journal keeps; every step written in the game's notation reads back as
+the same step; every listed legal step applies, and a step applies only if it was listed.
 
 A few dozen games run by default; ``-m slow`` plays hundreds.
 """
@@ -243,59 +245,71 @@ def enceladus_hands(state: enceladus.State) -> dict[int, str]:
     return {player: "-".join(map(str, hand)) for player, hand in hands.items()}
 
 
-@pytest.mark.parametrize("name", GAMES)
-def test_a_score_moves_only_by_the_gains_and_losses_of_the_rules(name: str) -> None:
+def check_scores(name: str, history: History) -> None:
     """Mars and Uranus: the scores after each step; Enceladus, where the score is the hand:
     the reserves after each step, and the hands of the final ranking."""
-    for _, history in games(name, FAST):
-        for before, step, after in history:
-            if name == "enceladus":
-                assert [list(r) for r in after.reserves] == enceladus_reserves(before, after), step
-            elif name == "mars":
-                assert after.scores == mars_gain(before, step), step
-            else:
-                gain = [0] * before.players
-                if isinstance(step, uranus.Score):
-                    gain[before.to_move - 1] = uranus.mission_value(before, step.mission)
-                expected = [s + g for s, g in zip(before.scores, gain, strict=True)]
-                assert list(after.scores) == expected, step
-        final = history[-1][2]
-        if name == "mars":
-            assert min(final.scores) >= 0
+    for before, step, after in history:
         if name == "enceladus":
-            ranking = enceladus.outcome(final).ranking  # type: ignore[union-attr]
-            assert {p: hand for p, hand, _ in ranking} == enceladus_hands(final)
+            assert [list(r) for r in after.reserves] == enceladus_reserves(before, after), step
+        elif name == "mars":
+            assert after.scores == mars_gain(before, step), step
+        else:
+            gain = [0] * before.players
+            if isinstance(step, uranus.Score):
+                gain[before.to_move - 1] = uranus.mission_value(before, step.mission)
+            expected = [s + g for s, g in zip(before.scores, gain, strict=True)]
+            assert list(after.scores) == expected, step
+    final = history[-1][2]
+    if name == "mars":
+        assert min(final.scores) >= 0
+    if name == "enceladus":
+        ranking = enceladus.outcome(final).ranking  # type: ignore[union-attr]
+        assert {p: hand for p, hand, _ in ranking} == enceladus_hands(final)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_score_moves_only_by_the_gains_and_losses_of_the_rules(name: str) -> None:
+    for _, history in games(name, FAST):
+        check_scores(name, history)
 
 
 # ----------------------------------------------------------------------------- undo, redo
 
 
-@pytest.mark.parametrize("name", GAMES)
-def test_undo_then_redo_gives_the_same_state(name: str) -> None:
+def check_undo_redo(rules: Any, history: History) -> None:
     """Undo goes back to the state recorded before the step; redo plays the step again, in
     memory or from the journal's notation."""
+    states = [before for before, _, _ in history] + [history[-1][2]]
+    for i, (before, step, after) in enumerate(history):
+        assert states[i] == before and rules.apply(states[i], step) == after
+        text, written = rules.format_position(before), rules.format_step(before, step)
+        read = rules.parse_position(text)
+        assert read == before
+        assert rules.apply(read, rules.parse_step(read, written)) == after
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_undo_then_redo_gives_the_same_state(name: str) -> None:
     for rules, history in games(name, FAST):
-        states = [before for before, _, _ in history] + [history[-1][2]]
-        for i, (before, step, after) in enumerate(history):
-            assert states[i] == before and rules.apply(states[i], step) == after
-            text, written = rules.format_position(before), rules.format_step(before, step)
-            read = rules.parse_position(text)
-            assert read == before
-            assert rules.apply(read, rules.parse_step(read, written)) == after
+        check_undo_redo(rules, history)
 
 
 # ----------------------------------------------------------------------------- notation
 
 
-@pytest.mark.parametrize("name", GAMES)
-def test_every_step_written_in_the_notation_reads_back_as_the_same_step(name: str) -> None:
+def check_notation(rules: Any, history: History) -> None:
     """What the journal writes of a step, read back in the position it was played in, is
     that step, and its writing is one line."""
+    for before, step, _ in history:
+        written = rules.format_step(before, step)
+        assert "\n" not in written and written.strip() == written, written
+        assert rules.parse_step(before, written) == step, written
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_every_step_written_in_the_notation_reads_back_as_the_same_step(name: str) -> None:
     for rules, history in games(name, FAST):
-        for before, step, _ in history:
-            written = rules.format_step(before, step)
-            assert "\n" not in written and written.strip() == written, written
-            assert rules.parse_step(before, written) == step, written
+        check_notation(rules, history)
 
 
 # ----------------------------------------------------------------------------- legal steps
@@ -390,4 +404,7 @@ def test_every_invariant_over_hundreds_of_games(name: str) -> None:
     rng = random.Random(11)
     for rules, history in games(name, 120):
         check_flowers(name, history)
+        check_scores(name, history)
+        check_undo_redo(rules, history[:: 5])
+        check_notation(rules, history)
         check_listing(name, rules, history[:: 5], rng)
