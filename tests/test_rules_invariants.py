@@ -65,7 +65,8 @@ def mars_game(seed: int) -> tuple[Any, History]:
     """A game of Mars with the options from the seed; the dice rolled by the test."""
     rng = random.Random(seed)
     rules = mars.RULES
-    state = rules.new_game(2 + seed % 4, seed, MARS_OPTIONS[seed % len(MARS_OPTIONS)])
+    players = 2 + (seed + seed // len(MARS_OPTIONS)) % 4  # each option set with two counts
+    state = rules.new_game(players, seed, MARS_OPTIONS[seed % len(MARS_OPTIONS)])
     history: History = []
     while rules.outcome(state) is None:
         if state.phase is mars.Phase.ROLL:
