@@ -306,7 +306,7 @@ def test_enceladus_dump_order() -> None:
     assert cells[140:] == ("T1", "T2", "T3", "T4", "T5", "T6")
 
 
-def test_hex_layout_sizes_from_the_clarifications() -> None:
+def test_hex_layout_sizes_from_the_settled_readings() -> None:
     # Mars #1: 91 cells; Uranus #2: 61, 63 and 64 spots
     sizes = {name: len(cells) for name, cells in LAYOUTS.items() if name != "enceladus"}
     assert sizes == {
