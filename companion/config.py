@@ -9,13 +9,23 @@ cell.  ``check_config(path)`` gives the same problems as a list for
 ``companion check-config FILE``, which adds :func:`config_warnings`, what this machine lacks
 for it.
 
+Each key is declared once, as a field of its section's model with its type, its range or
+choices and its default (``Annotated[int, Meta(ge=0, le=10000, ...)]``); msgspec checks the
+values against those types, and the sentence saying what a key allows is read from the same
+declaration.  The ``[display]`` options of luma's command line are not declared here: their
+names, types, choices and defaults come from luma's own parser
+(``luma.core.cmdline.create_parser``), which ``companion.display.make_device`` checks its
+options with too (:func:`display_config`).
+
 Sections (the commented ``config/companion.toml`` documents every key):
 
 - ``[game]`` :class:`GameConfig`, with ``[game.options]`` passed unchanged to the rules core;
 - ``[board]`` :class:`BoardConfig`, the board controller and the referee's timings;
-- ``[buttons]`` :class:`ButtonsConfig`, the GPIO pins of the buttons, buzzer and status LED;
+- ``[buttons]`` :class:`ButtonPins` and :class:`ButtonsConfig`, the GPIO pins of the buttons,
+  buzzer and status LED;
 - ``[display]`` :class:`DisplayConfig`, the ``luma.core.cmdline`` options plus our own;
-- ``[journal]`` :class:`JournalConfig`; ``[log]`` :class:`LogConfig`.
+- ``[switches]`` :class:`SwitchMatrixConfig`; ``[journal]`` :class:`JournalConfig`;
+  ``[log]`` :class:`LogConfig`.
 
 Reloading (``SIGHUP``): only ``[display]`` is applied to a running daemon
 (:data:`RELOADABLE`, :meth:`Config.replace_display`, :func:`display_changes`); the other
@@ -38,7 +48,22 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Literal,
+    TypeAlias,
+    TypeVar,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
+
+import msgspec
+import msgspec.inspect
+from msgspec import Meta
 
 from companion.errors import ConfigError, UnreadableConfigError
 from companion.rules import GAMES
@@ -55,22 +80,9 @@ URANUS_BOARDS = ("hexagonal", "trapezoid", "rhombus")
 MAX_SEED = 2**63 - 1
 """The largest ``[game] seed`` (and ``--seed`` of ``companion demo`` and ``sim``)."""
 
-DISPLAYS = (
-    "max7219", "ws2812", "neopixel", "neosegment", "apa102", "unicornhathd",
-    "capture", "gifanim", "pygame", "asciiart", "asciiblock",
-    "linux_framebuffer", "dummy",
-)  # fmt: skip
-"""Display types: luma.led_matrix's devices, luma.emulator's, luma.core's framebuffer and
-luma.core's ``dummy`` (which keeps the last image, for tests)."""
-
-INTERFACES = (
-    "i2c", "noop", "spi", "gpio_cs_spi", "bitbang", "ftdi_spi", "ftdi_i2c", "pcf8574",
-    "bitbang_6800",
-)  # fmt: skip
-"""``luma.core.cmdline`` interface types."""
-
-TRANSFORMS = ("identity", "led_matrix", "none", "scale2x", "seven_segment", "smoothscale")
-"""luma.emulator's scaling transforms."""
+EMULATORS = ("capture", "gifanim", "pygame", "asciiart", "asciiblock")
+"""The display types of luma.emulator, which the ``emulator`` extra installs; known by name
+even where it is not installed, so that such a file is told what to install."""
 
 RELOADABLE = frozenset({"display"})
 """The sections a running daemon applies on ``SIGHUP``; the others need a restart."""
@@ -107,7 +119,139 @@ _UART_PORTS = frozenset({"/dev/serial0", "/dev/ttyAMA0", "/dev/ttyS0"})
 
 
 # --------------------------------------------------------------------------------------------
-# Models
+# Checks msgspec cannot declare: each reads the value as the file writes it and returns the
+# model's value, or raises _Bad saying what is allowed.
+
+
+class _Bad(ValueError):
+    """A value refused: ``allowed`` says what the key takes, ``why`` (optional) why a value
+    that looks reasonable is not, ``shown`` (optional) the part of the value that is wrong."""
+
+    def __init__(self, allowed: str, why: str = "", shown: str = "") -> None:
+        super().__init__(allowed)
+        self.allowed = allowed
+        self.why = why
+        self.shown = shown
+
+
+def _show(value: object) -> str:
+    """A value as the TOML file spells it, for messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return str(value)
+
+
+def _words(values: tuple[object, ...]) -> str:
+    shown = [_show(v) for v in values]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+
+
+_PIN_ALLOWED = 'a GPIO pin such as "GPIO17" (also 17, "BCM17", "BOARD11" or "J8:11")'
+
+
+@cache
+def _header() -> Any:
+    """The 40-pin header as gpiozero knows it: every name of every pin (the same header on
+    every Raspberry Pi since the Model B+; the Pi 3 Model B's data stands for them all)."""
+    from gpiozero.pins.pi import PiBoardInfo
+
+    return PiBoardInfo.from_revision(0xA02082)
+
+
+def _gpio_name(value: object) -> str:
+    """The ``GPIOn`` name of a pin written as gpiozero names it (17, "GPIO17", "BCM17",
+    "BOARD11", "J8:11", any case), found by gpiozero's own ``find_pin``."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise _Bad(_PIN_ALLOWED)
+    spec = value.strip().upper() if isinstance(value, str) else value
+    found = [info for _, info in _header().find_pin(spec)]
+    if not found:
+        gpios = sorted(int(pin.name[4:]) for header in _header().headers.values()
+                       for pin in header.pins.values() if pin.name.startswith("GPIO"))
+        raise _Bad(f"{_PIN_ALLOWED}; the header has GPIO{gpios[0]} to GPIO{gpios[-1]}")
+    if not found[0].name.startswith("GPIO"):
+        raise _Bad(f"{_PIN_ALLOWED}; header pin {found[0].number} is {found[0].name}, "
+                   "not a GPIO pin")
+    return str(found[0].name)
+
+
+def _gpio_names(value: object) -> list[str]:
+    if not isinstance(value, list):
+        raise _Bad('a list of GPIO pins such as ["GPIO5", "GPIO6"]')
+    names = []
+    for n, pin in enumerate(value, 1):
+        try:
+            names.append(_gpio_name(pin))
+        except _Bad as bad:
+            raise _Bad(bad.allowed, shown=f"{_show(pin)} (pin {n} of the list)") from None
+    return names
+
+
+_URL_SCHEMES = ("loop", "socket", "rfc2217", "spy", "alt", "hwgrep", "cp2110")
+_NEEDS_HOST = ("socket", "rfc2217")
+_HOST_PORT = re.compile(r"[^/:?]+:(\d{1,5})([/?].*)?")
+
+
+def _port(value: object) -> object:
+    if isinstance(value, str):
+        scheme, sep, rest = value.partition("://")
+        if not sep and value.startswith("/") and len(value) > 1:
+            return value
+        host = _HOST_PORT.fullmatch(rest)
+        has_host = host is not None and 1 <= int(host[1]) <= 65535
+        if sep and scheme in _URL_SCHEMES and (scheme not in _NEEDS_HOST or has_host):
+            return value
+    raise _Bad(
+        'a device path such as "/dev/serial/by-id/usb-..." or a pyserial URL '
+        f"({', '.join(s + '://' for s in _URL_SCHEMES)}; socket:// and rfc2217:// "
+        "need host:port)"
+    )
+
+
+def _file_template(value: object) -> object:
+    try:
+        if isinstance(value, str) and value.format(1) != value.format(2):
+            return value
+    except (IndexError, KeyError, ValueError):
+        pass
+    raise _Bad('a file name with {} where the frame number goes, such as "frame_{0:06}.png"')
+
+
+# Metadata of the declarations below: "unit" names what a number counts (for messages),
+# "read" is a check of the value as written (_gpio_name...) run before msgspec's, "below" why
+# a value under the minimum is refused.
+_MS = {"unit": "milliseconds"}
+_S = {"unit": "seconds"}
+_PIN = {"read": _gpio_name}
+_TEXT = r"\S"  # a pattern: text that is not blank
+
+# The choices of the keys that take one of a few words.  Code that builds a model passes
+# plain text (a simulator's game, a command's argument), so for the type checker they are
+# str; the file's values are checked against the Literal.
+if TYPE_CHECKING:
+    _GameName: TypeAlias = str
+    _UranusBoard: TypeAlias = str
+    _Sensing: TypeAlias = str
+    _Dice: TypeAlias = str
+    _Cards: TypeAlias = str
+    _Level: TypeAlias = str
+else:
+    _GameName = Literal[GAMES]
+    _UranusBoard = Literal[URANUS_BOARDS]
+    _Sensing = Literal["identity", "presence"]
+    _Dice = Literal["tray", "buttons", "virtual"]
+    _Cards = Literal["reader", "buttons"]
+    _Level = Literal["debug", "info", "warning", "error"]
+
+
+# --------------------------------------------------------------------------------------------
+# Models: each field is a key of the file, declared once with its type, range and default.
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -124,10 +268,10 @@ class GameConfig:
     ``options`` is ``[game.options]`` unchanged, for the rules core's ``new_game`` to check.
     """
 
-    name: str = "enceladus"
-    players: int = 2
-    seed: int = 0
-    board: str = "hexagonal"
+    name: _GameName = "enceladus"
+    players: Annotated[int, Meta(ge=2, le=5, extra={"unit": "players"})] = 2
+    seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] = 0
+    board: _UranusBoard = "hexagonal"
     options: Mapping[str, Scalar] = field(default_factory=lambda: _frozen({}))
 
     def rules_options(self) -> dict[str, Any]:
@@ -139,6 +283,10 @@ class GameConfig:
         return options
 
 
+_SHORT_DEBOUNCE = (f"a shorter one lets a {CONTACT_GLITCH_MS} ms sensor glitch through as a "
+                   "piece lifted, and steps nobody made get committed")
+
+
 @dataclass(frozen=True, slots=True)
 class BoardConfig:
     """``[board]``: the board controller and the referee's timings.
@@ -147,28 +295,32 @@ class BoardConfig:
     ``spy://...``, ``hwgrep://VID:PID``); ``baudrate`` in bit/s; ``sensing``
     ``"identity"`` or ``"presence"``; ``tray``: a show-tray is fitted; ``dice`` (Mars)
     ``"tray"``, ``"buttons"`` or ``"virtual"``; ``cards`` (Uranus) ``"reader"`` or
-    ``"buttons"``; ``debounce_ms``: how long a cell must hold a reading; ``settle_ms``: how
-    long a step's result must stand before it is committed; ``grace_ms``: how long a board
-    that matches no legal step is left before it is shown as wrong (how a turn flows:
-    :mod:`companion.referee.referee`); ``heartbeat_timeout_s``: silence after which the board
-    counts as lost; ``ready_timeout_s``: how long the start waits for the board before
-    showing *no board*.
+    ``"buttons"``; ``debounce_ms``: how long a cell must hold a reading, at least
+    :data:`MIN_DEBOUNCE_MS`; ``settle_ms``: how long a step's result must stand before it
+    is committed; ``grace_ms``: how long a board that matches no legal step is left before
+    it is shown as wrong (how a turn flows: :mod:`companion.referee.referee`);
+    ``heartbeat_timeout_s``: silence after which the board counts as lost;
+    ``ready_timeout_s``: how long the start waits for the board before showing *no board*.
     ``missions`` (Uranus): the path of the card catalogue (relative: from the config file's
     folder), ``""`` for the one shipped with the companion.
     """
 
-    port: str = "/dev/ttyACM0"
-    baudrate: int = 115200
-    sensing: str = "identity"
+    port: Annotated[str, Meta(extra={"read": _port})] = "/dev/ttyACM0"
+    baudrate: Annotated[int, Meta(ge=50, le=4_000_000, extra={"unit": "bits per second"})] = (
+        115200)
+    sensing: _Sensing = "identity"
     tray: bool = True
-    dice: str = "tray"
-    cards: str = "reader"
-    missions: str = ""
-    debounce_ms: int = 20
-    settle_ms: int = 400
-    grace_ms: int = 1500
-    heartbeat_timeout_s: float = 2.0
-    ready_timeout_s: float = 10.0
+    dice: _Dice = "tray"
+    cards: _Cards = "reader"
+    missions: Annotated[str, Meta(pattern=r"^(\S(.*\S)?)?$", description=(
+        'the path of a card catalogue, such as "/etc/companion/missions.toml" (a relative '
+        'one from this file\'s folder), or "" for the one shipped with the companion'))] = ""
+    debounce_ms: Annotated[int, Meta(ge=MIN_DEBOUNCE_MS, le=1000, extra={
+        **_MS, "below": _SHORT_DEBOUNCE})] = 20
+    settle_ms: Annotated[int, Meta(ge=0, le=10000, extra=_MS)] = 400
+    grace_ms: Annotated[int, Meta(ge=0, le=60000, extra=_MS)] = 1500
+    heartbeat_timeout_s: Annotated[float, Meta(ge=0.1, le=60, extra=_S)] = 2.0
+    ready_timeout_s: Annotated[float, Meta(ge=0, le=3600, extra=_S)] = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,43 +329,58 @@ class ButtonPins:
 
     Pins are BCM names, ``"GPIO17"`` (the config also accepts every name gpiozero gives a pin
     of the 40-pin header, ``17``, ``"BCM17"``, ``"BOARD11"``, ``"J8:11"``, and stores the
-    ``GPIOn`` name); ``None`` for a part that is not fitted (``roll``, ``buzzer`` and
-    ``status_led`` are optional).  ``pull_up``: buttons connect their pin to ground and the
-    Pi's pull-up holds it high; ``False`` for buttons to 3V3 with a pull-down.
+    ``GPIOn`` name); ``None`` (``""`` in the file) for a part that is not fitted (``roll``,
+    ``buzzer`` and ``status_led`` are optional).  ``pull_up``: buttons connect their pin to
+    ground and the Pi's pull-up holds it high; ``False`` for buttons to 3V3 with a pull-down.
     """
 
-    ok: str = "GPIO17"
-    undo: str = "GPIO27"
-    select: str = "GPIO22"
-    roll: str | None = None
-    buzzer: str | None = "GPIO23"
-    status_led: str | None = None
+    ok: Annotated[str, Meta(extra=_PIN)] = "GPIO17"
+    undo: Annotated[str, Meta(extra=_PIN)] = "GPIO27"
+    select: Annotated[str, Meta(extra=_PIN)] = "GPIO22"
+    roll: Annotated[str | None, Meta(extra=_PIN)] = None
+    buzzer: Annotated[str | None, Meta(extra=_PIN)] = "GPIO23"
+    status_led: Annotated[str | None, Meta(extra=_PIN)] = None
     pull_up: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class ButtonsConfig:
-    """``[buttons]``: ``pins`` (the wiring) and ``bounce_ms``, how long a contact must stay
-    put before a press or release counts, in milliseconds."""
+    """``[buttons]``: ``pins`` (the wiring, whose keys are written in ``[buttons]`` itself)
+    and ``bounce_ms``, how long a contact must stay put before a press or release counts,
+    in milliseconds."""
 
     pins: ButtonPins = field(default_factory=ButtonPins)
-    bounce_ms: int = 30
+    bounce_ms: Annotated[int, Meta(ge=0, le=1000, extra=_MS)] = 30
 
 
 @dataclass(frozen=True, slots=True)
 class DisplayConfig:
     """``[display]``: the LED matrix.
 
-    ``luma`` maps every ``luma.core.cmdline`` option (underscored: ``block_orientation``) and
-    the options of luma.emulator's devices (``filename``, ``file_template``, ``frame_rate``) to
-    its value, ready for ``companion.display.make_device(options)``; our defaults drive a
-    32x8 MAX7219 chain on SPI.  ``contrast`` 0 to 255; ``frame_interval_ms`` is the time
-    between frames while something scrolls or blinks.
+    ``luma`` maps every ``luma.core.cmdline`` option (underscored: ``block_orientation``,
+    :func:`luma_defaults`) and the options of luma.emulator's devices
+    (:class:`EmulatorOptions`) to its value, ready for
+    ``companion.display.make_device(options)``; our defaults drive a 32x8 MAX7219 chain on
+    SPI.  ``contrast`` 0 to 255; ``frame_interval_ms`` is the time between frames while
+    something scrolls or blinks.
     """
 
-    luma: Mapping[str, LumaValue] = field(default_factory=lambda: LUMA_DEFAULTS)
-    contrast: int = 64
-    frame_interval_ms: int = 50
+    luma: Mapping[str, LumaValue] = field(default_factory=lambda: luma_defaults())
+    contrast: Annotated[int, Meta(ge=0, le=255)] = 64
+    frame_interval_ms: Annotated[int, Meta(ge=10, le=1000, extra=_MS)] = 50
+
+
+@dataclass(frozen=True, slots=True)
+class EmulatorOptions:
+    """The options luma.emulator's devices take beside ``luma.core.cmdline``'s, written in
+    ``[display]`` and kept in :attr:`DisplayConfig.luma`: ``file_template`` (``capture``:
+    the PNG names, with ``{}`` for the frame number), ``filename`` (``gifanim``: where the GIF
+    goes), ``frame_rate`` (``pygame``: most frames a second); the defaults are luma's."""
+
+    file_template: Annotated[str, Meta(extra={"read": _file_template})] = "luma_{0:06}.png"
+    filename: Annotated[str, Meta(pattern=_TEXT, description='a file path such as '
+                                  '"matrix.gif"')] = "luma_anim.gif"
+    frame_rate: Annotated[int, Meta(ge=1, le=1000, extra={"unit": "frames per second"})] = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,10 +395,10 @@ class SwitchMatrixConfig:
     ``scan_interval_ms``: the pause between two scans.
     """
 
-    rows: tuple[str, ...] = ()
-    columns: tuple[str, ...] = ()
-    debounce_ms: int = 20
-    scan_interval_ms: int = 2
+    rows: Annotated[tuple[str, ...], Meta(extra={"read": _gpio_names})] = ()
+    columns: Annotated[tuple[str, ...], Meta(extra={"read": _gpio_names})] = ()
+    debounce_ms: Annotated[int, Meta(ge=0, le=1000, extra=_MS)] = 20
+    scan_interval_ms: Annotated[int, Meta(ge=0, le=1000, extra=_MS)] = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +407,8 @@ class JournalConfig:
     ``directory`` is from the config file's folder) and whether every committed step is
     fsync'd (so a power cut loses no committed step)."""
 
-    directory: str = "/var/lib/companion"
+    directory: Annotated[str, Meta(pattern=_TEXT, description="a directory path")] = (
+        "/var/lib/companion")
     fsync: bool = True
 
 
@@ -248,7 +416,7 @@ class JournalConfig:
 class LogConfig:
     """``[log]``: ``level`` is ``"debug"``, ``"info"``, ``"warning"`` or ``"error"``."""
 
-    level: str = "info"
+    level: _Level = "info"
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,309 +457,150 @@ def changed_sections(old: Config, new: Config) -> tuple[str, ...]:
 
 
 # --------------------------------------------------------------------------------------------
-# Checks of single values: each returns the model's value or raises _Bad saying what is allowed.
+# luma's options, from luma's own parser.
 
+# Our defaults where they differ from luma's: a 32x8 MAX7219 chain on SPI, and the first
+# framebuffer (luma's "/dev/fd0" is the floppy drive).
+_OUR_LUMA_DEFAULTS: Mapping[str, LumaValue] = MappingProxyType({
+    "display": "max7219", "width": 32, "height": 8, "interface": "spi",
+    "block_orientation": -90, "framebuffer_device": "/dev/fb0",
+})  # fmt: skip
 
-class _Bad(Exception):
-    """A value refused: ``allowed`` says what the key takes, ``why`` (optional) why a value
-    that looks reasonable is not."""
+# What luma checks only when it opens the device, checked here already so that
+# check-config finds it: a size in pixels, the SPI clock rates its spi interface asserts
+# (in hertz) and an I2C address (7 bits, written in hexadecimal as i2cdetect shows it).
+_SPI_SPEEDS = tuple(int(mhz * 1_000_000) for mhz in (
+    0.5, 1, 2, 4, 8, 16, 20, 24, 28, 32, 36, 40, 44, 48, 50, 52))
+_PIXELS = Annotated[int, Meta(ge=1, extra={"unit": "pixels"})]
+_LUMA_OPENING: Mapping[str, Any] = MappingProxyType({
+    "width": _PIXELS, "height": _PIXELS,
+    "spi_bus_speed": Literal[_SPI_SPEEDS],
+    "i2c_address": Annotated[str, Meta(pattern=r"^0[xX][0-7]?[0-9A-Fa-f]$", description=(
+        'an I2C address written as text, such as "0x3C"'))],
+})  # fmt: skip
 
-    def __init__(self, allowed: str, why: str = "") -> None:
-        super().__init__(allowed)
-        self.allowed = allowed
-        self.why = why
-
-
-Check = Callable[[object], Any]
-
-
-def _show(value: object) -> str:
-    """A value as the TOML file spells it, for messages."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "a list"
-    return str(value)
-
-
-def _words(values: tuple[object, ...]) -> str:
-    shown = [_show(v) for v in values]
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
-
-
-def _of(unit: str) -> str:
-    return f" of {unit}" if unit else ""
-
-
-def _choice(*allowed: Scalar) -> Check:
-    def check(value: object) -> object:
-        # type() too: True == 1 in Python, but `rotate = true` is a mistake.
-        if any(type(value) is type(a) and value == a for a in allowed):
-            return value
-        raise _Bad(f"one of {_words(allowed)}")
-
-    return check
-
-
-def _whole(low: int, high: int, unit: str = "") -> Check:
-    def check(value: object) -> int:
-        if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
-            return value
-        raise _Bad(f"a whole number{_of(unit)} from {low} to {high}")
-
-    return check
-
-
-def _debounce(value: object) -> int:
-    """``[board] debounce_ms``: at least :data:`MIN_DEBOUNCE_MS`, saying why to a shorter one."""
-    try:
-        ms: int = _whole(MIN_DEBOUNCE_MS, 1000, "milliseconds")(value)
-    except _Bad as bad:
-        if isinstance(value, int) and not isinstance(value, bool) and value < MIN_DEBOUNCE_MS:
-            raise _Bad(bad.allowed, f"a shorter one lets a {CONTACT_GLITCH_MS} ms sensor glitch "
-                       "through as a piece lifted, and steps nobody made get committed") from None
-        raise
-    return ms
-
-
-def _number(low: float, high: float, unit: str) -> Check:
-    def check(value: object) -> float:
-        if isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high:
-            return float(value)
-        raise _Bad(f"a number{_of(unit)} from {low:g} to {high:g}")
-
-    return check
-
-
-def _flag(value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    raise _Bad("true or false")
-
-
-def _text(what: str) -> Check:
-    def check(value: object) -> str:
-        if isinstance(value, str) and value.strip():
-            return value
-        raise _Bad(what)
-
-    return check
-
-
-def _catalogue_path(value: object) -> str:
-    if isinstance(value, str) and value.strip() == value:
-        return value
-    raise _Bad('the path of a card catalogue, such as "/etc/companion/missions.toml" (a '
-               'relative one from this file\'s folder), or "" for the one shipped with the '
-               'companion')
-
-
-def _i2c_address(value: object) -> str:
-    try:
-        if isinstance(value, str) and 0 <= int(value, 0) <= 0x7F:
-            return value
-    except ValueError:
-        pass
-    raise _Bad('an I2C address written as text, such as "0x3C"')
-
-
-_PIN_ALLOWED = 'a GPIO pin such as "GPIO17" (also 17, "BCM17", "BOARD11" or "J8:11")'
+# The options luma's parser has only when luma.emulator is installed.  Without it they are
+# accepted unchecked and left out, as no device here could use them.
+_EMULATOR_CMDLINE = ("transform", "scale", "duration", "loop", "max_frames")
 
 
 @cache
-def _header() -> Any:
-    """The 40-pin header as gpiozero knows it: every name of every pin (the same header on
-    every Raspberry Pi since the Model B+; the Pi 3 Model B's data stands for them all)."""
-    from gpiozero.pins.pi import PiBoardInfo
+def _luma_options() -> Mapping[str, tuple[Any, LumaValue]]:
+    """Every ``luma.core.cmdline`` option: its type (a choice, a flag, a whole number, a
+    number or text, ``None`` allowed where luma's default is unset) and our default, read
+    from luma's parser."""
+    from luma.core.cmdline import create_parser
 
-    return PiBoardInfo.from_revision(0xA02082)
-
-
-def _gpio_name(value: object) -> str:
-    """The ``GPIOn`` name of a pin written as gpiozero names it (17, "GPIO17", "BCM17",
-    "BOARD11", "J8:11", any case)."""
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise _Bad(_PIN_ALLOWED)
-    spec = value.strip().upper() if isinstance(value, str) else value
-    found = [info for _, info in _header().find_pin(spec)]
-    if not found:
-        raise _Bad(f"{_PIN_ALLOWED}; the header has GPIO0 to GPIO27")
-    if not found[0].name.startswith("GPIO"):
-        raise _Bad(f"{_PIN_ALLOWED}; header pin {found[0].number} is {found[0].name}, "
-                   "not a GPIO pin")
-    return str(found[0].name)
-
-
-def _pins(value: object) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise _Bad('a list of GPIO pins such as ["GPIO5", "GPIO6"]')
-    return tuple(_gpio_name(pin) for pin in value)
+    options: dict[str, tuple[Any, LumaValue]] = {}
+    for action in create_parser("companion", autocomplete=False)._actions:
+        if action.dest in ("help", "config"):  # not options of the device
+            continue
+        kind: Any
+        if action.dest == "display":  # luma's types, its dummy, and the emulators by name
+            kind = Literal[(*action.choices, "dummy", *EMULATORS)]
+        elif action.choices:
+            kind = Literal[tuple(action.choices)]
+        elif action.nargs == 0 or action.type is bool:  # --bgr, --debug, --spi-cs-high
+            kind = bool
+        else:
+            kind = action.type if action.type in (int, float) else str
+        default = _OUR_LUMA_DEFAULTS.get(action.dest, action.default)
+        kind = _LUMA_OPENING.get(action.dest, kind)
+        if default is None:
+            kind = kind | None
+        options[action.dest] = kind, msgspec.convert(default, kind)
+    return MappingProxyType(options)
 
 
-def _optional_pin(value: object) -> str | None:
-    if value == "":
-        return None
+def luma_defaults() -> Mapping[str, LumaValue]:
+    """Our default for every ``luma.core.cmdline`` option (luma's, but for a 32x8 MAX7219
+    chain on SPI and the framebuffer ``/dev/fb0``; ``None``: unset, luma decides) and every
+    option of luma.emulator's devices (:class:`EmulatorOptions`).  Reading luma's parser
+    imports luma's device modules, so this is done once, when first needed."""
+    return _luma_defaults()
+
+
+@cache
+def _luma_defaults() -> Mapping[str, LumaValue]:
+    emulator = EmulatorOptions()
+    return MappingProxyType({
+        **{name: default for name, (_, default) in _luma_options().items()},
+        **{f.name: getattr(emulator, f.name) for f in fields(EmulatorOptions)},
+    })
+
+
+# --------------------------------------------------------------------------------------------
+# Reading a key: msgspec checks the value against the key's declared type; what the type
+# allows is said from the same declaration.
+
+
+@cache
+def _keys(model: type) -> Mapping[str, Any]:
+    """The declared type of each field of ``model`` (a section's model), by name."""
+    return MappingProxyType(get_type_hints(model, include_extras=True))
+
+
+def _choices(kind: Any) -> tuple[object, ...]:
+    """The choices of the ``Literal`` in the type ``kind``, in the order declared."""
+    if get_origin(kind) is Literal:
+        return get_args(kind)
+    return next((found for arg in get_args(kind) if (found := _choices(arg))), ())
+
+
+def _allowed(info: msgspec.inspect.Type, unit: str = "", choices: tuple[object, ...] = ()) -> str:
+    """What a value of the type ``info`` (msgspec's description of a declared type) is, in
+    words: "a whole number of milliseconds from 0 to 10000", "one of "a" or "b"" (the
+    ``choices`` in their declared order: msgspec sorts them)."""
+    of = f" of {unit}" if unit else ""
+    i = msgspec.inspect
+
+    def num(bound: float) -> str:
+        return f"{bound:g}" if isinstance(bound, float) else str(bound)
+
+    if isinstance(info, i.Metadata):
+        description = (info.extra_json_schema or {}).get("description")
+        return description or _allowed(info.type, (info.extra or {}).get("unit", ""), choices)
+    if isinstance(info, i.IntType | i.FloatType):
+        what = "a whole number" if isinstance(info, i.IntType) else "a number"
+        if info.ge is not None and info.le is not None:
+            return f"{what}{of} from {num(info.ge)} to {num(info.le)}"
+        return f"{what}{of}, at least {num(info.ge)}" if info.ge is not None else what + of
+    if isinstance(info, i.BoolType):
+        return "true or false"
+    if isinstance(info, i.LiteralType):
+        return f"one of {_words(choices or info.values)}"
+    if isinstance(info, i.UnionType):
+        (kind,) = [t for t in info.types if not isinstance(t, i.NoneType)]
+        return f'{_allowed(kind, unit, choices)}, or "" for none'
+    return "text"
+
+
+_type_info = cache(msgspec.inspect.type_info)  # the same few dozen types, file after file
+
+
+def _read_value(kind: Any, written: object) -> Any:
+    """``written`` (a TOML value) as a value of the declared type ``kind``; ``""`` stands for
+    ``None`` where the type allows it.  Raises _Bad saying what the type allows."""
+    info = _type_info(kind)
+    extra = (info.extra or {}) if isinstance(info, msgspec.inspect.Metadata) else {}
+    plain = info.type if isinstance(info, msgspec.inspect.Metadata) else info
+    nullable = isinstance(plain, msgspec.inspect.UnionType) and any(
+        isinstance(t, msgspec.inspect.NoneType) for t in plain.types)
+    value = None if nullable and written == "" else written
     try:
-        return _gpio_name(value)
+        if value is not None and "read" in extra:
+            value = extra["read"](value)
+        return msgspec.convert(value, kind)
     except _Bad as bad:
-        raise _Bad(f'{bad.allowed}, or "" when none is fitted') from None
-
-
-_URL_SCHEMES = ("loop", "socket", "rfc2217", "spy", "alt", "hwgrep", "cp2110")
-_NEEDS_HOST = ("socket", "rfc2217")
-_HOST_PORT = re.compile(r"[^/:?]+:(\d{1,5})([/?].*)?")
-
-
-def _port(value: object) -> str:
-    if isinstance(value, str):
-        scheme, sep, rest = value.partition("://")
-        if not sep and value.startswith("/") and len(value) > 1:
-            return value
-        host = _HOST_PORT.fullmatch(rest)
-        has_host = host is not None and 1 <= int(host[1]) <= 65535
-        if sep and scheme in _URL_SCHEMES and (scheme not in _NEEDS_HOST or has_host):
-            return value
-    raise _Bad(
-        'a device path such as "/dev/serial/by-id/usb-..." or a pyserial URL '
-        f"({', '.join(s + '://' for s in _URL_SCHEMES)}; socket:// and rfc2217:// "
-        "need host:port)"
-    )
-
-
-# The SPI clock rates luma's spi interface accepts (it asserts one of them), in hertz.
-_SPI_SPEEDS = tuple(int(mhz * 1_000_000) for mhz in (
-    0.5, 1, 2, 4, 8, 16, 20, 24, 28, 32, 36, 40, 44, 48, 50, 52))
-
-# The luma.core.cmdline options: name, our default, check.  Defaults are luma's own except
-# display, width, height, interface and block_orientation (a 32x8 MAX7219 chain on SPI).
-_LUMA_OPTIONS: tuple[tuple[str, LumaValue, Check], ...] = (
-    ("display", "max7219", _choice(*DISPLAYS)),
-    ("width", 32, _whole(1, 1024, "pixels")),
-    ("height", 8, _whole(1, 1024, "pixels")),
-    ("rotate", 0, _choice(0, 1, 2, 3)),
-    ("interface", "spi", _choice(*INTERFACES)),
-    ("i2c_port", 1, _whole(0, 255)),
-    ("i2c_address", "0x3C", _i2c_address),
-    ("spi_port", 0, _whole(0, 7)),
-    ("spi_device", 0, _whole(0, 7)),
-    ("spi_bus_speed", 8_000_000, _choice(*_SPI_SPEEDS)),
-    ("spi_transfer_size", 4096, _whole(1, 65536, "bytes")),
-    ("spi_mode", None, _whole(0, 3)),
-    ("spi_cs_high", False, _flag),
-    ("ftdi_device", "ftdi://::/1", _text("an FTDI device URL")),
-    ("framebuffer_device", "/dev/fb0", _text("a device path")),
-    ("gpio", None, _text('a Python module name such as "OPi.GPIO"')),
-    ("gpio_mode", None, _text('a Python name such as "OPi.GPIO.BOARD"')),
-    ("gpio_data_command", 24, _whole(0, 53, "BCM")),
-    ("gpio_chip_select", 24, _whole(0, 53, "BCM")),
-    ("gpio_reset", 25, _whole(0, 53, "BCM")),
-    ("gpio_backlight", 18, _whole(0, 53, "BCM")),
-    ("gpio_reset_hold_time", 0.0, _number(0, 10, "seconds")),
-    ("gpio_reset_release_time", 0.0, _number(0, 10, "seconds")),
-    ("block_orientation", -90, _choice(0, 90, -90, 180)),
-    ("mode", "RGB", _choice("1", "RGB", "RGBA")),
-    ("framebuffer", "diff_to_previous", _choice("diff_to_previous", "full_frame")),
-    ("num_segments", 4, _whole(1, 1024)),
-    ("bgr", False, _flag),
-    ("inverse", False, _flag),
-    ("h_offset", 0, _whole(-4096, 4096, "pixels")),
-    ("v_offset", 0, _whole(-4096, 4096, "pixels")),
-    ("backlight_active", "low", _choice("low", "high")),
-    ("debug", False, _flag),
-    ("transform", "scale2x", _choice(*TRANSFORMS)),
-    ("scale", 2, _whole(1, 64)),
-    ("duration", 0.01, _number(0, 60, "seconds")),
-    ("loop", 0, _whole(0, 65535)),
-    ("max_frames", None, _whole(1, 1_000_000)),
-)
-
-
-def _file_template(value: object) -> str:
-    try:
-        if isinstance(value, str) and value.format(1) != value.format(2):
-            return value
-    except (IndexError, KeyError, ValueError):
-        pass
-    raise _Bad('a file name with {} where the frame number goes, such as "frame_{0:06}.png"')
-
-
-# The options luma.emulator's devices take beside luma.core.cmdline's: name, luma's default,
-# check (capture's file_template, gifanim's filename, pygame's frame_rate).
-_EMULATOR_OPTIONS: tuple[tuple[str, LumaValue, Check], ...] = (
-    ("file_template", "luma_{0:06}.png", _file_template),
-    ("filename", "luma_anim.gif", _text('a file path such as "matrix.gif"')),
-    ("frame_rate", 60, _whole(1, 1000, "frames per second")),
-)
-LUMA_DEFAULTS: Mapping[str, LumaValue] = MappingProxyType(
-    {name: default for name, default, _ in (*_LUMA_OPTIONS, *_EMULATOR_OPTIONS)}
-)
-"""Our default for every ``luma.core.cmdline`` option and every option of luma.emulator's
-devices (``None``: unset, luma decides)."""
-
-_PIN_KEYS = ("ok", "undo", "select", "roll", "buzzer", "status_led")
-
-_CHECKS: Mapping[str, Mapping[str, Check]] = MappingProxyType({
-    "game": {
-        "name": _choice(*GAMES),
-        "players": _whole(2, 5, "players"),
-        "seed": _whole(0, MAX_SEED),
-        "board": _choice(*URANUS_BOARDS),
-    },
-    "board": {
-        "port": _port,
-        "baudrate": _whole(50, 4_000_000, "bits per second"),
-        "sensing": _choice("identity", "presence"),
-        "tray": _flag,
-        "dice": _choice("tray", "buttons", "virtual"),
-        "cards": _choice("reader", "buttons"),
-        "missions": _catalogue_path,
-        "debounce_ms": _debounce,
-        "settle_ms": _whole(0, 10000, "milliseconds"),
-        "grace_ms": _whole(0, 60000, "milliseconds"),
-        "heartbeat_timeout_s": _number(0.1, 60, "seconds"),
-        "ready_timeout_s": _number(0, 3600, "seconds"),
-    },
-    "buttons": {
-        "ok": _gpio_name,
-        "undo": _gpio_name,
-        "select": _gpio_name,
-        "roll": _optional_pin,
-        "buzzer": _optional_pin,
-        "status_led": _optional_pin,
-        "pull_up": _flag,
-        "bounce_ms": _whole(0, 1000, "milliseconds"),
-    },
-    "display": {
-        **{name: check for name, _, check in (*_LUMA_OPTIONS, *_EMULATOR_OPTIONS)},
-        "contrast": _whole(0, 255),
-        "frame_interval_ms": _whole(10, 1000, "milliseconds"),
-    },
-    "switches": {
-        "rows": _pins,
-        "columns": _pins,
-        "debounce_ms": _whole(0, 1000, "milliseconds"),
-        "scan_interval_ms": _whole(0, 1000, "milliseconds"),
-    },
-    "journal": {
-        "directory": _text("a directory path"),
-        "fsync": _flag,
-    },
-    "log": {
-        "level": _choice("debug", "info", "warning", "error"),
-    },
-})  # fmt: skip
-
-
-def known_keys() -> dict[str, tuple[str, ...]]:
-    """Every key the file may hold, by section; ``[game]``'s ``options`` is the table
-    ``[game.options]``, whose names are the rules core's to check."""
-    keys = {section: tuple(checks) for section, checks in _CHECKS.items()}
-    keys["game"] += ("options",)
-    return keys
+        if nullable:
+            raise _Bad(f'{bad.allowed}, or "" when none is fitted', bad.why, bad.shown) from None
+        raise
+    except msgspec.ValidationError:
+        low = getattr(plain, "ge", None)
+        short = isinstance(written, int) and not isinstance(written, bool) and low is not None \
+            and written < low
+        raise _Bad(_allowed(info, choices=_choices(kind)),
+                   extra.get("below", "") if short else "") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -644,6 +653,33 @@ class _Problems:
         self.sentences.append(f"{where}: {sentence}")
 
 
+# The models whose fields are the keys of each section; [buttons] holds ButtonPins' keys and
+# ButtonsConfig's bounce_ms, [display] DisplayConfig's own, EmulatorOptions' and luma's.
+_SECTIONS: Mapping[str, tuple[type, ...]] = MappingProxyType({
+    "game": (GameConfig,), "board": (BoardConfig,), "buttons": (ButtonPins, ButtonsConfig),
+    "display": (DisplayConfig, EmulatorOptions), "switches": (SwitchMatrixConfig,),
+    "journal": (JournalConfig,), "log": (LogConfig,),
+})  # fmt: skip
+_NESTED = frozenset({"pins", "luma"})  # fields that are not keys of the file
+
+
+def _section_keys(section: str) -> dict[str, Any]:
+    """Every key of ``section`` and its declared type."""
+    keys = {name: kind for model in _SECTIONS[section] for name, kind in _keys(model).items()
+            if name not in _NESTED}
+    if section == "display":
+        keys |= {name: kind for name, (kind, _) in _luma_options().items()}
+    return keys
+
+
+def known_keys() -> dict[str, tuple[str, ...]]:
+    """Every key the file may hold, by section; ``[game]``'s ``options`` is the table
+    ``[game.options]``, whose names are the rules core's to check."""
+    keys = {section: tuple(_section_keys(section)) for section in _SECTIONS}
+    keys["display"] += tuple(k for k in _EMULATOR_CMDLINE if k not in keys["display"])
+    return keys
+
+
 def _unknown_key(section: str, key: str) -> str:
     known = known_keys()
     owners = [s for s, keys in known.items() if key in keys and s != section]
@@ -655,21 +691,33 @@ def _unknown_key(section: str, key: str) -> str:
 
 
 def _read_keys(section: str, table: Mapping[str, object], problems: _Problems) -> dict[str, Any]:
-    """The checked values of ``table``'s keys; every bad key is added to ``problems``."""
-    checks = _CHECKS[section]
+    """The values of ``table``'s keys read as their declared types; every bad key is added
+    to ``problems``.  luma.emulator's options where it is not installed are left out."""
+    kinds = _section_keys(section)
     values: dict[str, Any] = {}
-    for key, value in table.items():
-        if key not in checks:
-            problems.add((section, key), _unknown_key(section, key))
+    for key, written in table.items():
+        if key not in kinds:
+            if not (section == "display" and key in _EMULATOR_CMDLINE):
+                problems.add((section, key), _unknown_key(section, key))
             continue
         try:
-            values[key] = checks[key](value)
+            values[key] = _read_value(kinds[key], written)
         except _Bad as bad:
-            wrong = f"[{section}] {key} must be {bad.allowed}, not {_show(value)}"
+            wrong = (f"[{section}] {key} must be {bad.allowed}, "
+                     f"not {bad.shown or _show(written)}")
             if bad.why:
                 wrong += f"; {bad.why}"
             problems.add((section, key), wrong)
     return values
+
+
+_Model = TypeVar("_Model")
+
+
+def _model(model: type[_Model], values: Mapping[str, Any]) -> _Model:
+    """``model`` with the ``values`` of its own fields, the others at their defaults."""
+    own = _keys(cast(type, model))
+    return model(**{k: v for k, v in values.items() if k in own})
 
 
 def _read_options(value: object, problems: _Problems) -> Mapping[str, Scalar]:
@@ -694,27 +742,37 @@ def _read_game(table: Mapping[str, object], problems: _Problems) -> GameConfig:
     values = _read_keys("game", {k: v for k, v in table.items() if k != "options"}, problems)
     if "options" in table:
         values["options"] = _read_options(table["options"], problems)
-    return replace(GameConfig(), **values)
+    return _model(GameConfig, values)
 
 
 def _read_buttons(table: Mapping[str, object], problems: _Problems) -> ButtonsConfig:
     values = _read_keys("buttons", table, problems)
-    wiring = {k: v for k, v in values.items() if k != "bounce_ms"}
-    default = ButtonsConfig()
-    bounce_ms = values.get("bounce_ms", default.bounce_ms)
-    return ButtonsConfig(replace(default.pins, **wiring), bounce_ms)
+    return _model(ButtonsConfig, {**values, "pins": _model(ButtonPins, values)})
 
 
 def _read_display(table: Mapping[str, object], problems: _Problems) -> DisplayConfig:
     values = _read_keys("display", table, problems)
-    luma = {k: v for k, v in values.items() if k in LUMA_DEFAULTS}
-    ours = {k: v for k, v in values.items() if k not in LUMA_DEFAULTS}
-    return replace(DisplayConfig(), luma=_frozen({**LUMA_DEFAULTS, **luma}), **ours)
+    ours = _keys(DisplayConfig)
+    luma = {k: v for k, v in values.items() if k not in ours}
+    return _model(DisplayConfig, {**values, "luma": _frozen({**luma_defaults(), **luma})})
+
+
+def display_config(options: Mapping[str, object]) -> DisplayConfig:
+    """The display settings of ``options``, a ``[display]`` table (luma's options, luma's
+    emulators', ``contrast`` and ``frame_interval_ms``; those left out take their defaults),
+    checked as the configuration file's are: ``companion.display.make_device`` checks its
+    options with this.  Raises :class:`ConfigError` naming every bad option, each
+    ``"Display settings: [display] <key> must be ..., not ..."``."""
+    problems = _Problems("Display settings", "")
+    display = _read_display(options, problems)
+    if problems.sentences:
+        raise ConfigError([s if s.endswith("?") else f"{s}." for s in problems.sentences])
+    return display
 
 
 def _plain(model: type[Any], section: str) -> Callable[[Mapping[str, object], _Problems], Any]:
     def read(table: Mapping[str, object], problems: _Problems) -> Any:
-        return replace(model(), **_read_keys(section, table, problems))
+        return _model(model, _read_keys(section, table, problems))
 
     return read
 
@@ -773,7 +831,7 @@ def pin_uses(config: Config) -> list[PinUse]:
     if config.board.port in _UART_PORTS and not config.switches.rows:
         uses += [PinUse(f"GPIO{pin}", f"the board on {config.board.port}", ("board", "port"),
                         f"UART {role}") for pin, role in ((14, "TXD"), (15, "RXD"))]
-    for key in _PIN_KEYS:
+    for key in (f.name for f in fields(ButtonPins) if f.name != "pull_up"):
         pin = getattr(config.buttons.pins, key)
         if pin is not None:
             uses.append(PinUse(pin, f"[buttons] {key}", ("buttons", key)))

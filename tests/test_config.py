@@ -7,15 +7,13 @@ import inspect
 import re
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from companion.config import (
-    DISPLAYS,
-    INTERFACES,
-    LUMA_DEFAULTS,
+    EMULATORS,
     RELOADABLE,
-    TRANSFORMS,
     BoardConfig,
     ButtonPins,
     Config,
@@ -29,6 +27,7 @@ from companion.config import (
     display_changes,
     known_keys,
     load_config,
+    luma_defaults,
     parse_config,
     pin_uses,
 )
@@ -108,40 +107,69 @@ def test_known_keys_are_exactly_the_model_fields() -> None:
     assert set(keys["game"]) == names(GameConfig)
     assert set(keys["board"]) == names(BoardConfig)
     assert set(keys["buttons"]) == names(ButtonPins) | {"bounce_ms"}
-    assert set(keys["display"]) == set(LUMA_DEFAULTS) | names(DisplayConfig) - {"luma"}
+    # luma.emulator's command-line options are known even where it is not installed
+    emulator_cmdline = {"transform", "scale", "duration", "loop", "max_frames"}
+    assert set(keys["display"]) == (set(luma_defaults()) | names(DisplayConfig) - {"luma"}
+                                    | emulator_cmdline)
     assert set(keys["journal"]) == names(JournalConfig)
     assert set(keys["log"]) == names(LogConfig)
     assert set(keys) == names(Config)
 
 
-def test_luma_options_are_those_of_luma_cmdline_with_its_defaults() -> None:
+def _luma_actions() -> dict[str, Any]:
     cmdline = pytest.importorskip("luma.core.cmdline")
     parser = cmdline.create_parser("test", autocomplete=False)
-    luma = {a.dest: a for a in parser._actions if a.dest not in ("help", "config")}
-    assert set(luma) <= set(LUMA_DEFAULTS)
+    return {a.dest: a for a in parser._actions if a.dest not in ("help", "config")}
+
+
+def test_luma_options_are_those_of_luma_cmdline_with_its_defaults() -> None:
+    luma = _luma_actions()
+    assert set(luma) <= set(luma_defaults())
     # framebuffer_device: luma's "/dev/fd0" is the floppy drive; ours is the first framebuffer
     ours = {"display", "width", "height", "interface", "block_orientation", "framebuffer_device"}
     for name, action in luma.items():
         if name not in ours:
-            assert LUMA_DEFAULTS[name] == action.default, name
-    assert set(cmdline.get_interface_types()) == set(INTERFACES)
-    assert set(cmdline.get_transformer_choices()) == set(TRANSFORMS)
-    assert set(luma["display"].choices) <= set(DISPLAYS)
-    assert set(luma["block_orientation"].choices) == {0, 90, -90, 180}
+            assert luma_defaults()[name] == action.default, name
+
+
+def test_every_choice_of_luma_s_parser_is_accepted_and_nothing_else() -> None:
+    for name, action in _luma_actions().items():
+        for choice in action.choices or ():
+            line = f"{name} = {choice}" if isinstance(choice, int) else f'{name} = "{choice}"'
+            assert parse_config(f"[display]\n{line}\n").display.luma[name] == choice, line
+        if action.choices:
+            assert "must be one of" in only_problem(f'[display]\n{name} = "none of them"\n')
+    for display in ("dummy", *EMULATORS):  # luma's parser lists the emulators if installed
+        assert parse_config(f'[display]\ndisplay = "{display}"\n').display.luma["display"]
+
+
+def test_luma_option_types_are_those_of_luma_s_parser() -> None:
+    luma = _luma_actions()
+    assert luma["num_segments"].type is int
+    assert "[display] num_segments must be a whole number, not 2.5" in only_problem(
+        "[display]\nnum_segments = 2.5\n")
+    assert luma["gpio_reset_hold_time"].type is float
+    assert parse_config("[display]\ngpio_reset_hold_time = 1\n").display.luma[
+        "gpio_reset_hold_time"] == 1.0
+    assert luma["bgr"].nargs == 0  # a flag on luma's command line, true or false here
+    assert "[display] bgr must be true or false, not 1" in only_problem("[display]\nbgr = 1\n")
+    assert "[display] ftdi_device must be text, not 3" in only_problem(
+        "[display]\nftdi_device = 3\n")
+    assert luma["spi_mode"].default is None  # unset, luma decides: "" in the file
+    assert parse_config('[display]\nspi_mode = ""\n').display.luma["spi_mode"] is None
+    assert parse_config("[display]\nspi_mode = 3\n").display.luma["spi_mode"] == 3
 
 
 def test_the_other_luma_options_are_those_luma_emulators_devices_take_with_their_defaults(
 ) -> None:
-    cmdline = pytest.importorskip("luma.core.cmdline")
     emulator = pytest.importorskip("luma.emulator.device")
-    parser = cmdline.create_parser("test", autocomplete=False)
-    known = {a.dest for a in parser._actions}
+    known = set(_luma_actions())
     taken = {}
-    for name in ("capture", "gifanim", "pygame", "asciiart", "asciiblock"):
+    for name in EMULATORS:
         for parameter in inspect.signature(getattr(emulator, name)).parameters.values():
             if parameter.name not in known and parameter.kind is parameter.POSITIONAL_OR_KEYWORD:
                 taken[parameter.name] = parameter.default
-    assert {k: v for k, v in LUMA_DEFAULTS.items() if k not in known} == taken
+    assert {k: v for k, v in luma_defaults().items() if k not in known} == taken
     assert set(taken) == {"file_template", "filename", "frame_rate"}
 
 
@@ -569,7 +597,7 @@ def test_display_keys_outside_luma_are_our_own() -> None:
 
 def test_display_luma_options_hold_every_cmdline_option_for_make_device() -> None:
     luma = parse_config('[display]\ndisplay = "dummy"\n').display.luma
-    assert set(luma) == set(LUMA_DEFAULTS)
+    assert set(luma) == set(luma_defaults())
     assert luma["spi_mode"] is None and luma["gpio"] is None
 
 
@@ -722,3 +750,109 @@ def test_check_config_warns_of_a_matrix_on_spi_without_spidev(
     assert out[0].startswith(f"{SAMPLE}, line ") and "warning: [display] display = " in out[0]
     assert "needs the Python package spidev" in out[0]
     assert out[1:] == [f"{SAMPLE}: no problems in the file"]
+
+
+# --- keys read by their declared types; luma's options from luma's parser -------------------
+
+
+@pytest.mark.parametrize(("text", "status", "sentence"), [
+    ("[log]\nlevel = \n", 78, "line 2: this is not valid TOML ("),
+    ("[log]\nlevl = 'info'\n", 78, "line 2: [log] levl is not a known key; did you mean level?"),
+    ("[board]\ntray = 'yes'\n", 78, 'line 2: [board] tray must be true or false, not "yes"'),
+    ("[board]\n\nbaudrate = 10\n", 78, "line 3: [board] baudrate must be a whole number of "
+     "bits per second from 50 to 4000000, not 10"),
+    ("[display]\nrotate = 5\n", 78, "line 2: [display] rotate must be one of 0, 1, 2 or 3, not 5"),
+    (None, 66, "there is no configuration file here"),
+])  # fmt: skip
+def test_check_config_says_each_problem_in_one_sentence_and_exits_non_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | None, status: int,
+    sentence: str,
+) -> None:
+    from companion.cli import main
+
+    path = tmp_path / "companion.toml"
+    if text is not None:
+        path.write_text(text)
+    assert main(["check-config", str(path)]) == status
+    said = capsys.readouterr()
+    lines = (said.out + said.err).splitlines()
+    assert len(lines) == 1 and f"{path}" in lines[0] and sentence in lines[0], lines
+    assert "Traceback" not in said.err
+
+
+def test_a_wrong_pin_in_a_list_is_named_by_its_place_in_the_list() -> None:
+    assert only_problem('[switches]\nrows = ["GPIO5", "GPIO40"]\n') == (
+        'test.toml, line 2: [switches] rows must be a GPIO pin such as "GPIO17" (also 17, '
+        '"BCM17", "BOARD11" or "J8:11"); the header has GPIO0 to GPIO27, not "GPIO40" '
+        "(pin 2 of the list)")
+
+
+def test_the_pins_named_in_messages_are_the_headers_gpiozero_knows() -> None:
+    mock = pytest.importorskip("gpiozero.pins.mock")
+    board = mock.MockFactory().board_info
+    names: set[str] = set()
+    for number in range(1, 41):
+        names |= {info.name for _, info in board.find_pin(f"BOARD{number}")}
+    gpios = sorted(int(name[4:]) for name in names if name.startswith("GPIO"))
+    assert f"the header has GPIO{gpios[0]} to GPIO{gpios[-1]}" in only_problem(
+        "[buttons]\nok = 99\n")
+
+
+@pytest.fixture
+def luma_parser(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """luma.core.cmdline, whose parser the test may change; what the configuration read from
+    it is read again before and after the test."""
+    import companion.config
+
+    cmdline = pytest.importorskip("luma.core.cmdline")
+    cached = (companion.config._luma_options, companion.config._luma_defaults)
+    for function in cached:
+        function.cache_clear()
+    yield cmdline
+    monkeypatch.undo()
+    for function in cached:
+        function.cache_clear()
+
+
+def test_a_new_option_of_luma_s_parser_is_a_key_of_display(
+    luma_parser: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_parser = luma_parser.create_parser
+
+    def with_a_new_option(*args: Any, **kwargs: Any) -> Any:
+        parser = create_parser(*args, **kwargs)
+        parser.add_argument("--fade-steps", type=int, default=5, choices=[1, 5, 10])
+        return parser
+
+    monkeypatch.setattr(luma_parser, "create_parser", with_a_new_option)
+    assert Config().display.luma["fade_steps"] == 5
+    assert parse_config("[display]\nfade_steps = 10\n").display.luma["fade_steps"] == 10
+    assert only_problem("[display]\nfade_steps = 3\n").endswith(
+        "[display] fade_steps must be one of 1, 5 or 10, not 3")
+
+
+def test_without_luma_emulator_its_options_are_accepted_and_left_out(
+    luma_parser: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    display_types = luma_parser.get_display_types
+
+    def without_the_emulator() -> Any:  # what luma finds where luma.emulator is absent
+        return {**display_types(), "emulator": []}
+
+    monkeypatch.setattr(luma_parser, "get_display_types", without_the_emulator)
+    luma = parse_config('[display]\ntransform = "none"\nscale = 1\n').display.luma
+    assert "transform" not in luma and "scale" not in luma
+    assert check_config(SAMPLE) == []  # the shipped file, which sets them, still loads
+    # the emulators are still display types, so that make_device can say what to install
+    assert parse_config('[display]\ndisplay = "gifanim"\n').display.luma["display"] == "gifanim"
+
+
+def test_make_device_refuses_an_option_with_the_sentence_check_config_gives() -> None:
+    from companion.display import make_device
+
+    problem = only_problem("[display]\nwidth = 0\n")
+    assert problem.endswith("[display] width must be a whole number of pixels, at least 1, not 0")
+    with pytest.raises(ConfigError) as caught:
+        make_device({"display": "dummy", "width": 0})
+    assert str(caught.value) == (
+        "Display settings: [display] width must be a whole number of pixels, at least 1, not 0.")

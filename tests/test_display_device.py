@@ -209,17 +209,18 @@ def test_missing_gives_the_install_command_for_an_emulator_without_luma_emulator
 def test_the_default_framebuffer_is_the_first_framebuffer_not_the_floppy_drive() -> None:
     from pathlib import Path
 
-    from companion.config import LUMA_DEFAULTS
+    from companion.config import luma_defaults
 
     shipped = Path(__file__).parents[1] / "config" / "companion.toml"
     assert 'framebuffer_device = "/dev/fb0"' in shipped.read_text(encoding="utf-8")
-    assert LUMA_DEFAULTS["framebuffer_device"] == "/dev/fb0"
+    assert luma_defaults()["framebuffer_device"] == "/dev/fb0"
 
 
 def test_an_unknown_display_type_lists_every_type_dummy_and_the_emulators_too() -> None:
     with pytest.raises(ConfigError) as caught:
         make_device({"display": "banana"})
-    assert str(caught.value).startswith("Display option display='banana' is not a display type; "
-                                        "the types are max7219, ")
+    assert str(caught.value).startswith('Display settings: [display] display must be one of '
+                                        '"max7219", ')
+    assert str(caught.value).endswith(', not "banana".')
     for display in ("dummy", "gifanim", "capture", "pygame", "linux_framebuffer"):
         assert display in str(caught.value)

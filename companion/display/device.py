@@ -34,92 +34,26 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from companion.config import DISPLAYS
+from companion.config import EMULATORS, display_config
 from companion.errors import ConfigError
 
-_EMULATOR_KWARGS = ("filename", "file_template", "frame_rate")  # luma.emulator's, not its cmdline's
-_OURS = ("contrast", "frame_interval_ms", *_EMULATOR_KWARGS)
 _TTY_ONLY = ("asciiart", "asciiblock")
 _NO_BUS = ("ws2812", "neopixel", "neosegment")  # driven by rpi_ws281x (PWM/DMA), not a serial bus
 _SPI = ("max7219", "apa102", "unicornhathd")
-# Options luma's parser has only when luma.emulator is installed; a real device ignores them.
-_EMULATOR_CMDLINE = ("transform", "scale", "duration", "loop", "max_frames")
-
-EMULATORS = ("capture", "gifanim", "pygame", *_TTY_ONLY)
-"""The display types of luma.emulator, which the ``emulator`` extra installs."""
 
 EMULATOR_INSTALL = "pip install 'gardens-companion[emulator]'"
 """The command that installs luma.emulator alongside the companion."""
 
 
 def needs_emulator(display: str) -> bool:
-    """Whether ``display`` is one of :data:`EMULATORS` and luma.emulator is not installed."""
+    """Whether ``display`` is one of :data:`companion.config.EMULATORS` and luma.emulator is
+    not installed."""
     return display in EMULATORS and not _installed("luma.emulator")
 
 
-class _Parser(argparse.ArgumentParser):
-    """luma's option parser, raising instead of printing usage and exiting."""
-
-    def error(self, message: str) -> Any:  # argparse's signature returns NoReturn
-        raise ConfigError(f"Display settings: {message}.")
-
-
-def _int(options: Mapping[str, object], key: str, default: int) -> int:
-    value = options.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"Display option {key} must be a whole number of pixels, not {value!r}.")
-    return value
-
-
-def _dummy(options: Mapping[str, object]) -> Any:
-    from luma.core.device import dummy
-
-    mode = options.get("mode", "RGB")
-    if mode not in ("1", "RGB", "RGBA"):
-        raise ConfigError(f"Display option mode must be 1, RGB or RGBA, not {mode!r}.")
-    rotate = options.get("rotate", 0)
-    if rotate not in (0, 1, 2, 3):
-        raise ConfigError(f"Display option rotate must be 0, 1, 2 or 3, not {rotate!r}.")
-    return dummy(width=_int(options, "width", 32), height=_int(options, "height", 8),
-                 rotate=rotate, mode=mode)
-
-
-def _parse(options: Mapping[str, object]) -> argparse.Namespace:
-    """The options through luma's own parser: its choices and types check every value."""
-    from luma.core.cmdline import create_parser
-
-    parser = create_parser("companion display", parser=_Parser(exit_on_error=False),
-                           autocomplete=False)
-    known = vars(parser.parse_args([]))
-    options = {k: v for k, v in options.items() if k in known or k not in _EMULATOR_CMDLINE}
-    unknown = sorted(k for k in options if k not in known and k not in _OURS)
-    if unknown:
-        raise ConfigError([f"Unknown display option {k!r}: not a luma.core.cmdline option "
-                           f"(written with underscores, e.g. block_orientation)." for k in unknown])
-    argv: list[str] = []
-    flags: dict[str, bool] = {}
-    for key, value in options.items():
-        if key in _OURS or value is None:
-            continue
-        if isinstance(value, bool):  # luma's flags take no value; set them after parsing
-            flags[key] = value
-        else:
-            argv += ["--" + key.replace("_", "-"), str(value)]
-    try:
-        args: argparse.Namespace = parser.parse_args(argv)
-    except argparse.ArgumentError as error:
-        name = (error.argument_name or "").split("/")[0].lstrip("-").replace("-", "_")
-        raise ConfigError(f"Display option {name}: {error.message}.") from None
-    for key, value in flags.items():
-        setattr(args, key, value)
-    return args
-
-
-def _create(args: argparse.Namespace, options: Mapping[str, object]) -> Any:
-    # every device takes **kwargs: only the emulator that knows one uses it
-    for key in _EMULATOR_KWARGS:
-        if options.get(key) is not None:
-            setattr(args, key, options[key])
+def _create(luma: Mapping[str, object]) -> Any:
+    # every device takes **kwargs: only the one that knows an option uses it
+    args = argparse.Namespace(**luma)
     if args.display == "gifanim":
         from companion.display.recorder import GifRecorder
 
@@ -186,68 +120,63 @@ def missing(options: Mapping[str, object]) -> list[tuple[str, str]]:
 
 
 def make_device(options: Mapping[str, object]) -> Any:
-    """A luma device built from ``options`` (see the module docstring); ``display`` defaults to
-    ``"max7219"``, ``width`` x ``height`` to 32 x 8.  luma.led_matrix and luma.emulator are
-    imported only when a device is built (luma's option parser lists every display type).
+    """A luma device built from ``options`` (see the module docstring); the options left out
+    take the configuration's defaults (:func:`companion.config.luma_defaults`: a 32 x 8
+    MAX7219 chain), but ``interface`` defaults to ``"noop"`` for the WS2812 family, which
+    needs no bus.  luma.led_matrix and luma.emulator are imported only when a device is built.
 
-    ``interface`` defaults to ``"spi"`` (``"noop"`` for the WS2812 family, which needs no bus).
-    A MAX7219 on SPI gets ``gpio=noop()`` (it has no reset or data/command line), as luma's
-    ``create_device`` does for LED matrices.  Raises :class:`companion.errors.ConfigError`, with a
-    sentence naming the option, for an unknown option or display type (naming every type
-    :data:`companion.config.DISPLAYS` lists), a bad value, a driver
-    whose Python package is missing (an emulator without luma.emulator), SPI (or another bus)
-    that is not available, or a terminal emulator (``asciiart``, ``asciiblock``) without a
-    terminal on standard output.
+    The options are checked as the ``[display]`` section of the configuration file is
+    (:func:`companion.config.display_config`: the names, types and choices of luma's own
+    parser).  A MAX7219 on SPI gets ``gpio=noop()`` (it has no reset or data/command line), as
+    luma's ``create_device`` does for LED matrices.  Raises
+    :class:`companion.errors.ConfigError`, with a sentence naming the option, for an unknown
+    option or display type, a bad value, a driver whose Python package is missing (an
+    emulator without luma.emulator), SPI (or another bus) that is not available, or a terminal
+    emulator (``asciiart``, ``asciiblock``) without a terminal on standard output.
     """
     options = dict(options)
-    options.setdefault("display", "max7219")
-    options.setdefault("width", 32)  # the commonest module: four 8 x 8 MAX7219 blocks
-    options.setdefault("height", 8)
-    display = options["display"]
     # luma's create_device builds the interface for every LED matrix, WS2812 too: default to
     # the bus each one really uses (luma's own default, i2c, fits none of them)
-    options.setdefault("interface", "noop" if display in _NO_BUS else "spi")
-    if display not in DISPLAYS:  # luma's own list lacks dummy, and the emulators if absent
-        raise ConfigError(f"Display option display={display!r} is not a display type; the "
-                          f"types are {', '.join(DISPLAYS)}.")
+    options.setdefault("interface", "noop" if options.get("display") in _NO_BUS else "spi")
+    settings = display_config(options)
+    chosen = settings.luma
+    display = str(chosen["display"])
     if display == "dummy":
-        return _dummy(options)
-    if isinstance(display, str) and needs_emulator(display):
+        from luma.core.device import dummy
+
+        return dummy(width=chosen["width"], height=chosen["height"], rotate=chosen["rotate"],
+                     mode=chosen["mode"])
+    if needs_emulator(display):
         raise ConfigError(f"Display option display={display!r} is a luma.emulator device, which "
                           f"is not installed: {EMULATOR_INSTALL}.")
     if display in _TTY_ONLY and not sys.stdout.isatty():
         raise ConfigError(f"Display option display={display!r} draws in a terminal, but standard "
                           "output is not one; use gifanim, capture or pygame instead.")
-    contrast = options.get("contrast")
-    if contrast is not None and (isinstance(contrast, bool) or not isinstance(contrast, int)
-                                 or not 0 <= contrast <= 255):
-        raise ConfigError(f"Display option contrast must be 0-255, not {contrast!r}.")
     os.environ["PYGAME_HIDE_SUPPORT_PROMPT"] = "1"  # before luma.emulator imports pygame
-    args = _parse(options)
     import luma.core.error
 
     try:
-        device = _create(args, options)
+        device = _create(chosen)
     except ImportError as error:
         package = (error.name or str(error)).lstrip("_")  # rpi_ws281x imports _rpi_ws281x
         raise ConfigError(f"Display option display={display!r} needs the Python package "
                           f"{package}, which is not installed.") from error
     except luma.core.error.DeviceNotFoundError as error:
-        raise ConfigError(f"Display option interface={args.interface!r} (spi_port={args.spi_port}, "
-                          f"spi_device={args.spi_device}): the bus is not available ({error}); "
-                          "enable it with raspi-config (Interface Options) and check the "
-                          "wiring.") from error
+        raise ConfigError(f"Display option interface={chosen['interface']!r} (spi_port="
+                          f"{chosen['spi_port']}, spi_device={chosen['spi_device']}): the bus is "
+                          f"not available ({error}); enable it with raspi-config (Interface "
+                          "Options) and check the wiring.") from error
     except luma.core.error.DevicePermissionError as error:
-        raise ConfigError(f"Display option interface={args.interface!r}: permission denied "
+        raise ConfigError(f"Display option interface={chosen['interface']!r}: permission denied "
                           f"({error}); add the user to the spi/gpio groups.") from error
     except luma.core.error.DeviceDisplayModeError as error:
-        raise ConfigError(f"Display options width={args.width}, height={args.height}: "
+        raise ConfigError(f"Display options width={chosen['width']}, height={chosen['height']}: "
                           f"{error}.") from error
     except (luma.core.error.Error, RuntimeError, OSError) as error:
         raise ConfigError(f"Display option display={display!r}: the device could not be set up "
                           f"({error}).") from error
     if device is None:
         raise ConfigError(f"Display option display={display!r}: luma has no such display.")
-    if contrast is not None and display not in EMULATORS:
-        device.contrast(contrast)
+    if "contrast" in options and display not in EMULATORS:
+        device.contrast(settings.contrast)
     return device
