@@ -1,0 +1,76 @@
+"use strict";
+// The live table: every server-sent event is the whole state of the table (a phone that
+// reconnects is up to date with the first one), drawn into the page and its data attributes.
+(function () {
+  const body = document.body;
+  const $ = (id) => document.getElementById(id);
+
+  function cell(text, tag) {
+    const el = document.createElement(tag || "td");
+    el.textContent = text;
+    return el;
+  }
+
+  function badge(player) {
+    const el = document.createElement("span");
+    el.className = "badge";
+    el.dataset.player = player;
+    el.textContent = "P" + player;
+    return el;
+  }
+
+  function show(s) {
+    body.dataset.seq = s.seq;
+    body.dataset.game = s.game;
+    body.dataset.toMove = s.to_move;
+    body.dataset.link = s.link;
+    body.dataset.urgent = s.urgent;
+    body.dataset.steps = s.steps;
+    body.dataset.over = s.ranking.length > 0;
+    $("message").textContent = s.message;
+    $("board-link").textContent = s.link_words;
+    $("board").innerHTML = s.board;
+    $("dice").innerHTML = s.dice;
+    const menu = $("menu");
+    menu.replaceChildren(...s.menu.map((choice, i) => {
+      const li = cell(choice, "li");
+      li.setAttribute("aria-current", i === s.menu_index);
+      return li;
+    }));
+    const ranks = new Map(s.ranking.map(([player, result], i) => [player, [i + 1, result]]));
+    const rows = (s.ranking.length ? s.ranking : s.scores).map(([player, text]) => {
+      const tr = document.createElement("tr");
+      const rank = ranks.has(player) ? String(ranks.get(player)[0]) : "";
+      tr.dataset.player = player;
+      tr.dataset.score = text;
+      tr.dataset.rank = rank;
+      tr.dataset.toMove = player === s.to_move;
+      const who = document.createElement("td");
+      who.append(badge(player));
+      tr.append(who, cell(text), cell(rank));
+      return tr;
+    });
+    $("players").tBodies[0].replaceChildren(...rows);
+    const extra = $("extra");
+    extra.replaceChildren(...Object.entries(s.extra).flatMap(([k, v]) => [cell(k, "dt"), cell(v, "dd")]));
+    $("steps").textContent = s.steps + (s.steps === 1 ? " step" : " steps") + " played";
+    window.dispatchEvent(new CustomEvent("snapshot", { detail: s.seq }));
+  }
+
+  function connection(state, words) {
+    body.dataset.connection = state;
+    $("connection").textContent = words;
+  }
+
+  const record = JSON.parse($("record").textContent || "null");
+  if (record) {
+    show(record[record.length - 1]);
+    connection("record", "game record");
+    return;
+  }
+  const source = new EventSource("events");
+  source.onopen = () => connection("open", "live");
+  // EventSource reconnects by itself; the first event after it is the whole table again.
+  source.onerror = () => connection("lost", "connection lost: reconnecting…");
+  source.onmessage = (event) => show(JSON.parse(event.data));
+})();
