@@ -497,6 +497,8 @@ class Service:
             if self._journal_alarm:
                 self._journal_alarm = False
                 screen = replace(screen, message=JOURNAL_ALARM, urgent=True)
+        if self.web is not None:
+            screen = self.web.mark(screen)  # the control PIN, for whoever reads the matrix
         self.last_screen = screen
         if self.display is not None:
             self.display.show(screen)
@@ -784,7 +786,8 @@ def _open_web(service: Service, listen: str, stack: ExitStack) -> None:
 
         raise ConfigError(f"[web] listen is set but the web page cannot be served: "
                           f"{error.name} is not installed ({WEB_INSTALL})") from None
-    view = WebView(listen, title=f"Gardens of {service.referee.rules.name.capitalize()}")
+    view = WebView(listen, title=f"Gardens of {service.referee.rules.name.capitalize()}",
+                   events=service.events, clock=service.clock)
     stack.callback(view.close)
     service.web = view
     service.screen_listeners.append(

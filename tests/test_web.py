@@ -269,3 +269,62 @@ def test_a_page_catches_up_after_the_server_restarts(browser: Any) -> None:
         assert page["connection"] == "open"
     finally:
         second.close()
+
+
+def test_a_question_is_answered_on_the_page_with_the_pin_and_a_wrong_pin_is_refused(
+    browser: Any,
+) -> None:
+    """The payment colour the referee asks (no tray) answered with the page's Select and OK:
+    the presses arrive on the event queue as the buttons make them, and the referee takes
+    them; a wrong PIN presses nothing."""
+    import queue
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+    from test_referee import PAY, enceladus
+
+    from companion.events import Button
+    from companion.referee.referee import RefereeSettings
+    from companion.web.server import WebView
+
+    table = enceladus(PAY, reserves={"1": {"blue": 3, "red": 3}, "2": {}},
+                      settings=RefereeSettings(tray=False))
+    table.put("A4", "D1")  # the disc on the Pick slot
+    table.put("f5", "")  # the flower picked: which colour was paid?
+    events: queue.Queue[Any] = queue.Queue()
+    view = WebView("127.0.0.1:0", events=events, pin="2468")
+    assert view.mark(table.screens()[-1]).extra["web"] == "PIN 2468"  # on the matrix
+    try:
+        view.publish(table.screens()[-1], "up", 0)
+        browser.get(view.address)
+        page = wait_for_seq(browser, 1)
+        assert "which one" in page["message"] and "2468" not in browser.page_source
+        said = browser.find_element(By.ID, "pressed")
+
+        def press(pin: str, button: str) -> str:
+            field = browser.find_element(By.ID, "pin")
+            field.clear()
+            field.send_keys(pin)
+            before = said.text
+            browser.find_element(By.CSS_SELECTOR, f'[data-button="{button}"]').click()
+            WebDriverWait(browser, WAIT_S, poll_frequency=0.05).until(
+                lambda _: said.text != before or said.get_attribute("data-refused"))
+            return str(said.text)
+
+        assert press("1111", "ok") == "Wrong PIN: the matrix shows it"
+        assert said.get_attribute("data-refused") == "true" and events.empty()
+        question = table.screens()[-1]
+        wanted = question.menu.index("pay red")
+        for button in ["select"] * ((wanted - question.menu_index) % 2) + ["ok"]:
+            press("2468", button)
+            pressed, released = events.get(timeout=WAIT_S), events.get(timeout=WAIT_S)
+            assert isinstance(pressed, Button) and (pressed.name, pressed.pressed) == (
+                button, True)
+            assert (released.name, released.pressed) == (button, False)
+            for event in (pressed, released):
+                table._run(table.referee.handle(event))
+            view.publish(table.screens()[-1], "up", len(table.commits()))
+        assert table.commits() == ["pick:red:f5"]
+        assert said.get_attribute("data-refused") == "false"
+    finally:
+        view.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import queue
 import socket
 import subprocess
 import sys
@@ -24,7 +25,13 @@ from companion.display.screen import Screen
 from companion.errors import ConfigError
 from companion.web import server as server_mod
 from companion.web.page import board_svg
-from companion.web.server import MAX_CONNECTIONS, MAX_STREAMS, WebView
+from companion.web.server import (
+    LOCKOUT_S,
+    MAX_CONNECTIONS,
+    MAX_STREAMS,
+    MAX_WRONG_PINS,
+    WebView,
+)
 
 CELLS = {"0,0": "", "1,0": "red", "0,1": "M1", "-1,1": "peak"}
 
@@ -215,6 +222,40 @@ def test_nothing_is_drawn_while_no_page_is_open(
     finally:
         stream.close()
     assert drawn == [100]
+
+
+def post(view: WebView, body: bytes) -> tuple[int, str]:
+    with closing(http.client.HTTPConnection("127.0.0.1", port(view), timeout=5)) as conn:
+        conn.request("POST", "/press", body=body, headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        response.read()
+        return response.status, response.reason
+
+
+def test_presses_need_the_pin_and_wrong_ones_lock_the_buttons_for_a_while() -> None:
+    events: queue.Queue[object] = queue.Queue()
+    now = [100.0]
+    web = WebView("127.0.0.1:0", events=events, clock=lambda: now[0], pin="0042")
+    try:
+        assert post(web, b"not json") == (400, 'A press is JSON: {"pin": "1234", "button": "ok"}')
+        assert post(web, b'{"pin": "0042", "button": "fire"}')[0] == 400
+        assert post(web, b'{"pin": "0042", "button": "ok"}') == (200, "OK")
+        assert [(e.name, e.pressed) for e in (events.get_nowait(), events.get_nowait())] == [
+            ("ok", True), ("ok", False)]  # type: ignore[attr-defined]
+        for _ in range(MAX_WRONG_PINS):
+            assert post(web, b'{"pin": "1234", "button": "undo"}') == (
+                403, "Wrong PIN: the matrix shows it")
+        assert post(web, b'{"pin": "0042", "button": "undo"}')[1].startswith("Too many wrong")
+        now[0] += LOCKOUT_S
+        assert post(web, b'{"pin": "0042", "button": "undo"}')[0] == 200
+        assert events.qsize() == 2
+    finally:
+        web.close()
+
+
+def test_a_page_without_the_event_queue_is_read_only(view: WebView) -> None:
+    assert post(view, b'{"pin": "", "button": "ok"}') == (403, "This page is read-only")
+    assert view.mark(screen()) == screen()
 
 
 def test_an_address_in_use_is_a_config_error(view: WebView) -> None:

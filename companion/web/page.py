@@ -38,6 +38,9 @@ LINK_WORDS = {"waiting": "waiting for the board", "up": "board connected",
               "down": "board disconnected", "silent": "board silent"}
 """What the page says of the board link, by :attr:`companion.service.Service.board`."""
 
+PIN_EXTRA = "web"
+"""The screen extra that shows the control PIN on the matrix; never sent to the page."""
+
 Snapshot = dict[str, Any]
 """One state of the page, JSON-ready: ``seq`` (from 1, rising), ``game``, ``layout``,
 ``message``, ``urgent``, ``to_move`` (0: nobody), ``menu`` and ``menu_index``, ``scores`` and
@@ -168,7 +171,7 @@ def snapshot(screen: Screen, *, seq: int, link: str, steps: int) -> Snapshot:
         "menu_index": screen.menu_index,
         "scores": [list(s) for s in screen.scores],
         "ranking": [list(r) for r in screen.ranking],
-        "extra": dict(screen.extra),
+        "extra": {k: v for k, v in screen.extra.items() if k != PIN_EXTRA},
         "link": link,
         "link_words": LINK_WORDS.get(link, link),
         "steps": steps,

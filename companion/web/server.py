@@ -14,6 +14,14 @@ and malformed requests are refused by Tornado's HTTP parser (400/431, no traceba
 unknown address gets a short 404 page; at most :data:`MAX_CONNECTIONS` connections are kept
 (the next is closed at once) and :data:`MAX_STREAMS` event streams (the next is answered 503
 in words); an idle connection is closed after :data:`IDLE_TIMEOUT_S`.
+
+Control from the page (``POST /press``, JSON ``{"pin": "1234", "button": "ok"}``): the PIN
+is drawn at start and shown on the LED matrix (the ``web`` extra of every screen, which the
+page leaves out), so only someone who can read the matrix, at the table, can press; without
+it the page is read-only.  A press becomes exactly what a button makes: a
+:class:`~companion.events.Button` press and release on the daemon's one event queue.  After
+:data:`MAX_WRONG_PINS` wrong PINs in a row every press is refused for :data:`LOCKOUT_S`
+seconds (four digits are few).
 """
 
 from __future__ import annotations
@@ -22,8 +30,13 @@ import asyncio
 import contextlib
 import json
 import logging
+import queue
+import secrets
 import socket
 import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import tornado.httpserver
@@ -32,7 +45,8 @@ import tornado.netutil
 import tornado.web
 
 from companion.errors import ConfigError
-from companion.web.page import page_html, snapshot
+from companion.events import Button, Event
+from companion.web.page import PIN_EXTRA, page_html, snapshot
 
 log = logging.getLogger("companion.web")
 
@@ -48,6 +62,10 @@ PING_S = 20.0
 """Seconds between two comments on a quiet event stream, so a page that went away is found."""
 RETRY_MS = 1000
 """How soon a page whose stream broke connects again (the browser's EventSource does it)."""
+BUTTONS = ("ok", "select", "undo")
+"""The buttons the page can press."""
+MAX_WRONG_PINS = 5
+LOCKOUT_S = 60.0
 
 
 def parse_listen(listen: str) -> tuple[str, int]:
@@ -125,6 +143,24 @@ class _Events(_Base):
             self.wake.set()
 
 
+class _Press(_Base):
+    """A button pressed on the page: the PIN checked, then the press on the event queue."""
+
+    def post(self) -> None:
+        try:
+            asked = json.loads(self.request.body)
+            pin, button = asked["pin"], asked["button"]
+        except (ValueError, TypeError, KeyError):
+            raise tornado.web.HTTPError(
+                400, reason='A press is JSON: {"pin": "1234", "button": "ok"}') from None
+        if button not in BUTTONS or not isinstance(pin, str):
+            raise tornado.web.HTTPError(400, reason=f"The buttons are {', '.join(BUTTONS)}")
+        refusal = self.view.press(pin, button)
+        if refusal:
+            raise tornado.web.HTTPError(403, reason=refusal)
+        self.finish({"pressed": button})
+
+
 class _Server(tornado.httpserver.HTTPServer):
     """Tornado's server with a bound on the connections it keeps."""
 
@@ -139,11 +175,16 @@ class WebView:
     """The live page of one table, served on ``listen`` (``"host:port"``; port 0 takes a
     free one, :attr:`address` says which) from a daemon thread.
 
-    ``title``: the page's heading.  Raises :class:`ConfigError` when the address cannot be
-    listened on (in use, not an address of this machine), before any thread starts.
+    ``title``: the page's heading.  ``events``: the daemon's event queue, where the page's
+    presses go (``None``: the page is read-only); ``clock``: the daemon's clock, for their
+    time stamps; ``pin``: the control PIN (drawn when not given), :attr:`pin`.  Raises
+    :class:`ConfigError` when the address cannot be listened on (in use, not an address of
+    this machine), before any thread starts.
     """
 
-    def __init__(self, listen: str, *, title: str = "Gardens Companion") -> None:
+    def __init__(self, listen: str, *, title: str = "Gardens Companion",
+                 events: queue.Queue[Event] | None = None,
+                 clock: Callable[[], float] = time.monotonic, pin: str = "") -> None:
         host, port = parse_listen(listen)
         try:
             self._sockets = tornado.netutil.bind_sockets(port, host or None,
@@ -159,6 +200,12 @@ class WebView:
         self.address = f"http://{shown}:{bound[1]}/"
         """The page's address, such as ``http://127.0.0.1:8080/``."""
         self.page = page_html(title)
+        self.pin = pin or f"{secrets.randbelow(10_000):04}"
+        """The PIN that lets the page press the buttons, shown on the matrix."""
+        self._events = events
+        self._clock = clock
+        self._wrong = 0
+        self._locked_until = 0.0
         self.streams: set[_Events] = set()
         self._latest: tuple[int, Any, str, int] = (0, None, "waiting", 0)
         self._rendered: tuple[int, str] = (0, "")
@@ -180,6 +227,32 @@ class WebView:
             self._wake_pending = True
             with contextlib.suppress(RuntimeError):  # the loop is closing
                 self._loop.call_soon_threadsafe(self._changed)
+
+    def mark(self, screen: Any) -> Any:
+        """``screen`` with the control PIN among its extras, for the matrix (the page
+        leaves it out); unchanged when the page is read-only."""
+        if self._events is None:
+            return screen
+        return replace(screen, extra={**screen.extra, PIN_EXTRA: f"PIN {self.pin}"})
+
+    def press(self, pin: str, button: str) -> str:
+        """Press ``button`` (one of :data:`BUTTONS`) for a page that gave ``pin``: its press
+        and release go on the event queue.  Returns ``""``, or why it is refused."""
+        now = self._clock()
+        if self._events is None:
+            return "This page is read-only"
+        if now < self._locked_until:
+            return "Too many wrong PINs: try again in a minute"
+        if not secrets.compare_digest(pin.encode(), self.pin.encode()):
+            self._wrong += 1
+            if self._wrong >= MAX_WRONG_PINS:
+                self._wrong, self._locked_until = 0, now + LOCKOUT_S
+            log.warning("a press of %s from the page was refused: wrong PIN", button)
+            return "Wrong PIN: the matrix shows it"
+        self._wrong = 0
+        self._events.put(Button(now, name=button, pressed=True))
+        self._events.put(Button(now, name=button, pressed=False))
+        return ""
 
     def close(self) -> None:
         """Stop serving and close every connection; waits for the thread up to 5 s."""
@@ -204,7 +277,8 @@ class WebView:
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
         app = tornado.web.Application(
-            [(r"/", _Page, {"view": self}), (r"/events", _Events, {"view": self})],
+            [(r"/", _Page, {"view": self}), (r"/events", _Events, {"view": self}),
+             (r"/press", _Press, {"view": self})],
             default_handler_class=_NotFound, default_handler_args={"view": self},
             log_function=_log_request, compress_response=False,
         )

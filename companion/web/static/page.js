@@ -68,6 +68,30 @@
     connection("record", "game record");
     return;
   }
+  // The buttons: a press goes to the companion with the PIN its matrix shows, and becomes
+  // the same button press as at the table; without the PIN the page only watches.
+  const pin = $("pin");
+  pin.value = sessionStorage.getItem("pin") || "";
+  pin.addEventListener("change", () => sessionStorage.setItem("pin", pin.value));
+  for (const button of document.querySelectorAll("#controls [data-button]")) {
+    button.addEventListener("click", async () => {
+      const said = $("pressed");
+      let words, refused = true;
+      try {
+        const answer = await fetch("press", {
+          method: "POST", headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ pin: pin.value, button: button.dataset.button }),
+        });
+        refused = !answer.ok;
+        words = answer.ok ? button.textContent + " pressed" : answer.statusText;
+      } catch (error) {
+        words = "not sent: the connection is lost";
+      }
+      said.dataset.refused = refused;
+      said.textContent = words;
+    });
+  }
+
   const source = new EventSource("events");
   source.onopen = () => connection("open", "live");
   // EventSource reconnects by itself; the first event after it is the whole table again.
