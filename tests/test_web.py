@@ -328,3 +328,44 @@ def test_a_question_is_answered_on_the_page_with_the_pin_and_a_wrong_pin_is_refu
         assert said.get_attribute("data-refused") == "false"
     finally:
         view.close()
+
+
+def test_the_game_record_page_steps_through_a_journal_both_ways(
+    browser: Any, tmp_path: Path
+) -> None:
+    """``companion replay --html``: one self-contained file (opened from disk, nothing else
+    fetched) whose board, at every step reached with Back and Next, is the journal's."""
+    from selenium.webdriver.common.by import By
+    from test_replay import _game
+
+    from companion import journal
+    from companion.cli import main
+    from companion.replay import replay_game
+
+    path = _game(tmp_path, steps=12)
+    page = tmp_path / "record.html"
+    assert main(["replay", str(path), "--no-gif", "--html", str(page)]) == 0
+    text = page.read_text()
+    assert "<script src" not in text and "<link" not in text  # every asset inline
+    rules = load("enceladus").RULES
+    moments = list(replay_game(journal.read(path).checked(rules), rules))
+    browser.get(page.as_uri())
+    read = read_page(browser)
+    assert read["connection"] == "record" and read["cells"] == dict(
+        rules.board(moments[-1].state))
+    assert browser.find_element(By.ID, "chart").find_elements(By.TAG_NAME, "polyline")
+    steps = browser.find_elements(By.CSS_SELECTOR, "#record-steps li")
+    assert [li.text for li in steps][1:] == [f"P{m.player} {m.step}" for m in moments[1:]]
+    back = browser.find_element(By.CSS_SELECTOR, '[data-go="back"]')
+    forward = browser.find_element(By.CSS_SELECTOR, '[data-go="next"]')
+    for at in range(len(moments) - 2, -1, -1):
+        back.click()
+        read = read_page(browser)
+        assert read["cells"] == dict(rules.board(moments[at].state)), at
+        assert [row[:2] for row in read["players"]] == [list(s) for s in moments[at].scores]
+    back.click()  # nothing before the setup
+    assert read_page(browser)["cells"] == dict(rules.board(moments[0].state))
+    for at in (1, 2):
+        forward.click()
+        assert read_page(browser)["cells"] == dict(rules.board(moments[at].state))
+    screenshots(browser, "record")

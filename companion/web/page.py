@@ -35,8 +35,10 @@ HEX_RADIUS = 22
 """Centre-to-corner distance of a hex cell, in SVG units."""
 
 LINK_WORDS = {"waiting": "waiting for the board", "up": "board connected",
-              "down": "board disconnected", "silent": "board silent"}
-"""What the page says of the board link, by :attr:`companion.service.Service.board`."""
+              "down": "board disconnected", "silent": "board silent",
+              "record": "replayed from the journal"}
+"""What the page says of the board link, by :attr:`companion.service.Service.board`
+(``record``: a game record, no board)."""
 
 PIN_EXTRA = "web"
 """The screen extra that shows the control PIN on the matrix; never sent to the page."""
@@ -180,16 +182,80 @@ def snapshot(screen: Screen, *, seq: int, link: str, steps: int) -> Snapshot:
     }
 
 
+def score_value(text: str) -> int | None:
+    """The number a score line charts: its first whole number (``"14 pts"`` -> 14; an
+    Enceladus hand ``"3-4-5-5-6"`` -> 3, its lowest colour count, which ranks first);
+    ``None`` when it has none."""
+    digits = ""
+    for ch in text:
+        if ch.isdigit() or (ch == "-" and not digits):
+            digits += ch
+        elif digits:
+            break
+    try:
+        return int(digits)
+    except ValueError:
+        return None
+
+
+def chart_svg(scores: list[tuple[tuple[int, str], ...]]) -> str:
+    """Every player's score (:func:`score_value`) after every step as a line in their
+    colour: ``scores[i]`` is the scores after step ``i`` (0: the setup)."""
+    series: dict[int, list[tuple[int, int]]] = {}
+    for step, after in enumerate(scores):
+        for player, text in after:
+            value = score_value(text)
+            if value is not None:
+                series.setdefault(player, []).append((step, value))
+    values = [v for points in series.values() for _, v in points]
+    if not values:
+        return ""
+    width, height, pad = 600, 200, 24
+    low, high = min(0, *values), max(1, *values)
+    last = max(1, len(scores) - 1)
+
+    def x(step: int) -> float:
+        return pad + step * (width - 2 * pad) / last
+
+    def y(value: int) -> float:
+        return height - pad - (value - low) * (height - 2 * pad) / (high - low)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {width} '
+             f'{height}"><line x1="{pad}" y1="{y(low):.1f}" x2="{width - pad}" '
+             f'y2="{y(low):.1f}" stroke="#555"/><text class="axis" x="{pad - 4}" '
+             f'y="{y(high):.1f}">{high}</text><text class="axis" x="{pad - 4}" '
+             f'y="{y(low):.1f}">{low}</text>']
+    for player, points in sorted(series.items()):
+        line = " ".join(f"{x(s):.1f},{y(v):.1f}" for s, v in points)
+        parts.append(f'<polyline data-player="{player}" points="{line}" fill="none" '
+                     f'stroke="{_css(palette.player_colour(player))}" stroke-width="2"/>')
+    parts.append(f'<line id="chart-cursor" x1="{pad}" x2="{pad}" y1="{pad / 2}" '
+                 f'y2="{height - pad}" stroke="#fff" stroke-dasharray="3 3" '
+                 f'data-left="{pad}" data-step="{(width - 2 * pad) / last:.3f}"/></svg>')
+    return "".join(parts)
+
+
+def record_html(title: str, screens: list[Screen], steps: list[str]) -> str:
+    """The game record as one self-contained page: ``screens[i]`` is the position after
+    step ``i`` (0: the setup), ``steps[i]`` that step's notation (``""`` for the setup);
+    stepped through forwards and backwards, with the score chart."""
+    snapshots = []
+    for i, (screen, step) in enumerate(zip(screens, steps, strict=True)):
+        snapshots.append({**snapshot(screen, seq=i + 1, link="record", steps=i), "step": step})
+    return page_html(title, initial=snapshots,
+                     chart=chart_svg([tuple(screen.scores) for screen in screens]))
+
+
 def _asset(name: str) -> str:
     return resources.files("companion.web").joinpath("static", name).read_text("utf-8")
 
 
-def page_html(title: str, *, initial: list[Snapshot] | None = None) -> str:
+def page_html(title: str, *, initial: list[Snapshot] | None = None, chart: str = "") -> str:
     """The whole page, its script and style inline (nothing is fetched from elsewhere).
 
     Without ``initial`` the page follows the table live (server-sent events from
-    ``events``); with a list of snapshots it shows them alone, stepped through with its
-    buttons (a game record written to a file)."""
+    ``events``); with a list of snapshots (each with its ``step`` notation) it shows them
+    alone, stepped through with its buttons, above ``chart`` (a game record in a file)."""
     data = "" if initial is None else json.dumps(initial, separators=(",", ":"))
     # "</" inside a script element would end it: JSON allows the escaped form.
     data = data.replace("</", "<\\/")
@@ -197,4 +263,5 @@ def page_html(title: str, *, initial: list[Snapshot] | None = None) -> str:
             .replace("{{title}}", html.escape(title))
             .replace("{{style}}", _asset("page.css"))
             .replace("{{script}}", _asset("page.js"))
+            .replace("{{chart}}", chart)
             .replace("{{record}}", data))

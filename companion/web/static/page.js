@@ -64,8 +64,44 @@
 
   const record = JSON.parse($("record").textContent || "null");
   if (record) {
-    show(record[record.length - 1]);
+    // A game record: every position after every step, stepped through with the buttons,
+    // the slider, the list of steps or the arrow keys.
     connection("record", "game record");
+    $("stepper").hidden = false;
+    $("controls").hidden = true;
+    const slider = $("record-at");
+    slider.max = record.length - 1;
+    const items = record.map((s, i) => {
+      const li = cell(i ? (s.to_move ? "P" + s.to_move + " " : "") + s.step : "setup", "li");
+      li.addEventListener("click", () => go(i));
+      return li;
+    });
+    $("record-steps").replaceChildren(...items);
+    const cursor = document.getElementById("chart-cursor");
+    let at = 0;
+    function go(i) {
+      at = Math.max(0, Math.min(record.length - 1, i));
+      body.dataset.at = at;
+      slider.value = at;
+      items.forEach((li, n) => li.setAttribute("aria-current", n === at));
+      if (cursor) {
+        const x = Number(cursor.dataset.left) + at * Number(cursor.dataset.step);
+        cursor.setAttribute("x1", x);
+        cursor.setAttribute("x2", x);
+      }
+      show(record[at]);
+    }
+    const moves = { first: () => 0, back: () => at - 1, next: () => at + 1,
+                    last: () => record.length - 1 };
+    for (const button of document.querySelectorAll("#stepper [data-go]")) {
+      button.addEventListener("click", () => go(moves[button.dataset.go]()));
+    }
+    slider.addEventListener("input", () => go(Number(slider.value)));
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "ArrowLeft") go(at - 1);
+      if (event.key === "ArrowRight") go(at + 1);
+    });
+    go(record.length - 1);
     return;
   }
   // The buttons: a press goes to the companion with the PIN its matrix shows, and becomes
