@@ -785,7 +785,8 @@ def _open_web(service: Service, listen: str, stack: ExitStack) -> None:
         from companion.web import WEB_INSTALL
 
         raise ConfigError(f"[web] listen is set but the web page cannot be served: "
-                          f"{error.name} is not installed ({WEB_INSTALL})") from None
+                          f"{(error.name or 'tornado').split('.')[0]} is not installed "
+                          f"({WEB_INSTALL})") from None
     view = WebView(listen, title=f"Gardens of {service.referee.rules.name.capitalize()}",
                    events=service.events, clock=service.clock)
     stack.callback(view.close)

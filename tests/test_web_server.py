@@ -281,3 +281,45 @@ def test_without_web_neither_the_server_nor_tornado_is_imported(tmp_path: Path) 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("value", ['"8080"', '"localhost"', "8080", '":99999"'])
+def test_a_listen_address_that_is_no_host_and_port_is_refused_by_name(
+    tmp_path: Path, value: str
+) -> None:
+    from companion.config import load_config
+
+    path = tmp_path / "companion.toml"
+    path.write_text(f"[web]\nlisten = {value}\n")
+    with pytest.raises(ConfigError, match=r'line 2: \[web\] listen must be "host:port"'):
+        load_config(path)
+    path.write_text('[web]\nlisten = "127.0.0.1:8080"\n')
+    assert load_config(path).web.listen == "127.0.0.1:8080"
+
+
+def test_web_without_tornado_installed_is_a_config_error_naming_the_extra(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['tornado'] = None  # as if the web extra were not installed\n"
+        "from contextlib import ExitStack\n"
+        "from pathlib import Path\n"
+        "from companion.errors import ConfigError\n"
+        "from companion.sim.demo import demo_config, MATRIX\n"
+        "from companion.sim.table import seat\n"
+        "from companion.display import make_device\n"
+        f"config = demo_config('enceladus', 2, 1, 'hexagonal', Path({str(tmp_path)!r}), "
+        "web='127.0.0.1:0')\n"
+        "try:\n"
+        "    with ExitStack() as stack:\n"
+        "        seat(config, stack, device=make_device({'display': 'dummy', **MATRIX}))\n"
+        "except ConfigError as error:\n"
+        "    print(error)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60)
+    assert out.stdout.strip() == (
+        "[web] listen is set but the web page cannot be served: tornado is not installed "
+        "(pip install 'gardens-companion[web]')")
+    assert list(tmp_path.glob("*.jsonl")) == []  # no journal of a game that never began
