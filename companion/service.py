@@ -791,6 +791,7 @@ def _open_web(service: Service, listen: str, stack: ExitStack) -> None:
                    events=service.events, clock=service.clock)
     stack.callback(view.close)
     service.web = view
+    service.commit_listeners.append(view.commit)
     service.screen_listeners.append(
         lambda screen: view.publish(screen, service.board, service.referee.steps_committed))
     log.info("live page: %s", view.address)

@@ -27,7 +27,7 @@ from companion.config import layout_name
 from companion.display import make_device
 from companion.display.screen import Screen
 from companion.events import Event
-from companion.referee.effects import Show
+from companion.referee.effects import Committed, Show
 from companion.rules import load
 from companion.service import game_extensions, referee_settings
 from companion.sim.demo import MATRIX, demo_config
@@ -58,9 +58,10 @@ const roles = {};
 for (const g of document.querySelectorAll('#board [data-role]')) {
   roles[g.dataset.cell] = g.dataset.role;
 }
+const steps = [...document.querySelectorAll('#record-steps li')].map((li) => li.textContent);
 const players = [...document.querySelectorAll('#players tbody tr')].map(
   (tr) => [Number(tr.dataset.player), tr.dataset.score, tr.dataset.rank]);
-return {seq: Number(body.dataset.seq), cells, roles, players,
+return {seq: Number(body.dataset.seq), cells, roles, players, steps,
         to_move: Number(body.dataset.toMove), link: body.dataset.link,
         message: document.getElementById('message').textContent,
         over: body.dataset.over, connection: body.dataset.connection};
@@ -164,6 +165,10 @@ class Follower:
         scores = [[p, text] for p, text in self.rules.status(referee.state)]
         if [row[:2] for row in page["players"]] != scores and not over:
             self.errors.append(f"step {self.steps_seen}: scores {page['players']} != {scores}")
+        made = [f"P{self.rules.to_move(before)} {self.rules.format_step(before, step)}"
+                for before, step in referee.history]
+        if page["steps"][1:] != made:
+            self.errors.append(f"step {self.steps_seen}: the steps listed {page['steps'][-3:]}")
         if page["to_move"] != screen.to_move:
             self.errors.append(f"step {self.steps_seen}: to move {page['to_move']}")
         if self.shot_at and self.steps_seen == self.shot_at:
@@ -189,6 +194,8 @@ class WatchedTable(VirtualTable):
     def deliver(self, event: Event) -> list[Any]:
         effects = super().deliver(event)
         for effect in effects:
+            if isinstance(effect, Committed):
+                self.web.commit(effect)
             if isinstance(effect, Show):
                 self.web.publish(effect.screen, "up", self.referee.steps_committed)
                 self.follower(effect.screen)

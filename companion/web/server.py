@@ -46,7 +46,7 @@ import tornado.web
 
 from companion.errors import ConfigError
 from companion.events import Button, Event
-from companion.web.page import PIN_EXTRA, page_html, snapshot
+from companion.web.page import PIN_EXTRA, chart_svg, page_html, snapshot
 
 log = logging.getLogger("companion.web")
 
@@ -207,7 +207,10 @@ class WebView:
         self._wrong = 0
         self._locked_until = 0.0
         self.streams: set[_Events] = set()
-        self._latest: tuple[int, Any, str, int] = (0, None, "waiting", 0)
+        self._steps: list[tuple[int, str]] = []  # (player, notation) of each step committed
+        self._scores: list[tuple[tuple[int, str], ...]] = []  # after each step, the setup first
+        self._latest: tuple[int, Any, str, int, tuple[Any, ...], tuple[Any, ...]] = (
+            0, None, "waiting", 0, (), ())
         self._rendered: tuple[int, str] = (0, "")
         self._wake_pending = False
         self._loop = asyncio.new_event_loop()
@@ -219,14 +222,22 @@ class WebView:
     # ------------------------------------------------------------------ the referee's side
     def publish(self, screen: Any, link: str = "waiting", steps: int = 0) -> None:
         """Make ``screen`` (a :class:`~companion.display.screen.Screen`) the page's state,
-        with the board link's state and the steps committed.  Never blocks, draws nothing:
-        the server's loop draws it if a page is open."""
+        with the board link's state and the steps committed (fewer than before: steps were
+        taken back).  Never blocks, draws nothing: the server's loop draws it if a page is
+        open."""
+        del self._steps[steps:]
+        self._scores[steps:] = [tuple(screen.scores)]
         seq = self._latest[0] + 1
-        self._latest = (seq, screen, link, steps)
+        self._latest = (seq, screen, link, steps, tuple(self._steps), tuple(self._scores))
         if self.streams and not self._wake_pending:
             self._wake_pending = True
             with contextlib.suppress(RuntimeError):  # the loop is closing
                 self._loop.call_soon_threadsafe(self._changed)
+
+    def commit(self, committed: Any) -> None:
+        """Record a step committed (a :class:`~companion.referee.effects.Committed`) for the
+        page's list of steps; its screen follows with :meth:`publish`."""
+        self._steps[committed.number - 1:] = [(committed.player, committed.step)]
 
     def mark(self, screen: Any) -> Any:
         """``screen`` with the control PIN among its extras, for the matrix (the page
@@ -263,9 +274,11 @@ class WebView:
     # ------------------------------------------------------------------ the server's loop
     def current(self) -> tuple[int, str]:
         """The latest state's ``(seq, JSON)``, drawn at most once per state (loop thread)."""
-        seq, screen, link, steps = self._latest
+        seq, screen, link, steps, made, scores = self._latest
         if self._rendered[0] != seq and screen is not None:
             data = snapshot(screen, seq=seq, link=link, steps=steps)
+            data["record"] = [[player, step] for player, step in made]
+            data["chart"] = chart_svg(list(scores))
             self._rendered = (seq, json.dumps(data, separators=(",", ":")))
         return self._rendered
 

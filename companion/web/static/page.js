@@ -54,6 +54,13 @@
     const extra = $("extra");
     extra.replaceChildren(...Object.entries(s.extra).flatMap(([k, v]) => [cell(k, "dt"), cell(v, "dd")]));
     $("steps").textContent = s.steps + (s.steps === 1 ? " step" : " steps") + " played";
+    if (s.record) {  // live: the steps so far and the chart of the scores
+      $("stepper").hidden = false;
+      $("stepping").hidden = true;
+      $("record-steps").replaceChildren(cell("setup", "li"), ...s.record.map(
+        ([player, step]) => cell("P" + player + " " + step, "li")));
+      $("chart").innerHTML = s.chart;
+    }
     window.dispatchEvent(new CustomEvent("snapshot", { detail: s.seq }));
   }
 
