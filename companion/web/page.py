@@ -77,8 +77,8 @@ def _piece_svg(piece: str, size: float) -> str:
     info = parse_piece(piece)
     colour = _css(palette.piece_colour(piece))
     r = size * 0.32
-    if info.kind in ("flower", "wild"):
-        return f'<circle r="{r:.1f}" fill="{colour}"/>'
+    if info.kind in ("flower", "wild"):  # ringed: Mars' grey flower on a grey hex
+        return f'<circle r="{r:.1f}" fill="{colour}" stroke="#999" stroke-width="1"/>'
     if info.kind == "peak":
         return (f'<polygon points="0,{-r * 1.1:.1f} {r:.1f},{r * 0.8:.1f} {-r:.1f},{r * 0.8:.1f}"'
                 f' fill="{colour}"/>')
