@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import logging
 import queue
@@ -191,6 +192,9 @@ class WebView:
                                                          family=socket.AF_UNSPEC)
         except (OSError, ValueError) as error:
             reason = getattr(error, "strerror", None) or str(error)
+            if getattr(error, "errno", None) == errno.EAFNOSUPPORT:  # systemd's sandbox
+                reason += " (companion.service needs RestrictAddressFamilies=AF_UNIX AF_INET " \
+                          "AF_INET6 for the page)"
             raise ConfigError(f"[web] listen {listen!r} cannot be listened on: "
                               f"{reason}") from None
         bound = self._sockets[0].getsockname()
