@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import replace
@@ -130,6 +131,9 @@ class Follower:
         self.steps_seen = 0
         self.checked = 0
         self.settled = 0
+        self.waits: list[float] = []
+        """Seconds from each state published to the page showing it, Selenium's round trip
+        included (printed with ``-s``; not asserted: no test depends on machine speed)."""
         self.errors: list[str] = []
         self.shot_at = 0
         self.name = ""
@@ -144,7 +148,9 @@ class Follower:
             return
         self.steps_seen = referee.steps_committed
         try:
+            started = time.perf_counter()
             page = wait_for_seq(self.browser, self.service.web._latest[0])
+            self.waits.append(time.perf_counter() - started)
         except Exception as error:  # a timeout: said in the test's failure, the game goes on
             self.errors.append(f"step {self.steps_seen}: the page did not follow ({error})")
             return
@@ -229,6 +235,9 @@ def test_the_page_follows_a_whole_game_of_each_game(
     assert table.follower.ended.is_set()
     assert table.follower.checked >= len(report.committed) // 2
     assert table.follower.settled > 0
+    waits = sorted(table.follower.waits)
+    print(f"\n{game}: {len(waits)} states, published -> shown in the page (ms): median "
+          f"{1000 * waits[len(waits) // 2]:.1f}, max {1000 * waits[-1]:.1f}")
 
 
 def test_the_page_follows_the_demo_game_in_real_time(browser: Any, tmp_path: Path) -> None:

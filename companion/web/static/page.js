@@ -4,6 +4,7 @@
 (function () {
   const body = document.body;
   const $ = (id) => document.getElementById(id);
+  const drawn = { board: "", dice: "" };
 
   function cell(text, tag) {
     const el = document.createElement(tag || "td");
@@ -29,8 +30,9 @@
     body.dataset.over = s.ranking.length > 0;
     $("message").textContent = s.message;
     $("board-link").textContent = s.link_words;
-    $("board").innerHTML = s.board;
-    $("dice").innerHTML = s.dice;
+    // The board is drawn again only when it changed (a prompt or a score alone does not).
+    if (s.board !== drawn.board) $("board").innerHTML = drawn.board = s.board;
+    if (s.dice !== drawn.dice) $("dice").innerHTML = drawn.dice = s.dice;
     const menu = $("menu");
     menu.replaceChildren(...s.menu.map((choice, i) => {
       const li = cell(choice, "li");
