@@ -292,6 +292,9 @@ class WebView:
             stream.wake.set()
 
     def _serve(self) -> None:
+        # Tornado says at info level every malformed request it refuses: a flood of them
+        # must not flood the daemon's log.
+        logging.getLogger("tornado").setLevel(logging.WARNING)
         asyncio.set_event_loop(self._loop)
         app = tornado.web.Application(
             [(r"/", _Page, {"view": self}), (r"/events", _Events, {"view": self}),
