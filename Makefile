@@ -1,11 +1,14 @@
 # make demo: a full game refereed end to end against the simulated board (no hardware).
 # make test: the test suite.  Both create .venv on first use (Raspberry Pi OS refuses a
-# system-wide pip install, so everything goes into the project's own virtual environment).
+# system-wide pip install, so everything goes into the project's own virtual environment);
+# make test also installs Debian's chromium and chromium-driver for the browser tests.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+CHROMEDRIVER := /usr/bin/chromedriver
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: demo test bench lint clean
 
@@ -18,8 +21,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/companion demo $(DEMO_ARGS)
 
-test: $(STAMP)
+test: $(STAMP) $(CHROMEDRIVER)
 	$(BIN)/python -m pytest -q $(TEST_ARGS)
+
+# The live page's tests drive a headless Chromium through its driver (tests/test_web.py).
+$(CHROMEDRIVER):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

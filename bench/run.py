@@ -19,6 +19,10 @@
    finished games, after the last game ended.
 4. **Idle**: resident memory and CPU of ``companion run`` refereeing a game from a
    simulated board with nothing moving (the board's heartbeat every second).
+5. **The live page** (``[web] listen``): the same idle daemon without the page, with it and
+   no page open, and with a page open (an event stream read); each also timed from its
+   start to ``READY=1`` on a notify socket (the board answered); and in process, the time
+   from :meth:`WebView.publish` to the state read from an open event stream.
 
 ``make bench`` (or ``python bench/run.py``; ``--only`` picks parts) prints Markdown tables;
 RESULTS.md holds the last figures with the machine they were taken on.  A Raspberry Pi Zero
@@ -28,13 +32,16 @@ RESULTS.md holds the last figures with the machine they were taken on.  A Raspbe
 from __future__ import annotations
 
 import argparse
+import http.client
 import os
 import platform
 import random
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -305,10 +312,13 @@ def _cpu_seconds(pid: int) -> float:
     return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
 
 
-def resident_memory(seconds: float, warm_up: float = 35.0) -> dict[str, float]:
+def resident_memory(seconds: float, warm_up: float = 35.0, web: str = "",
+                    page: bool = False) -> dict[str, float]:
     """VmRSS/VmHWM (MiB) of ``companion run`` refereeing the setup of a simulated board, and
     its CPU use while idle: ``seconds`` after a ``warm_up`` (start, imports, the first dump,
-    the matrix's scroll coming to rest), with the board's heartbeat every second."""
+    the matrix's scroll coming to rest), with the board's heartbeat every second; and the
+    seconds from its start to ``READY=1``.  ``web``: ``[web] listen``; ``page``: a page is
+    open on it throughout (its event stream read on a thread)."""
     state = ENCELADUS.new_game(2, 1, {})
     with (
         tempfile.TemporaryDirectory() as folder,
@@ -321,14 +331,24 @@ def resident_memory(seconds: float, warm_up: float = 35.0) -> dict[str, float]:
             f'[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\nmode = "RGB"\n'
             f'[buttons]\nbuzzer = ""\n'
             f'[journal]\ndirectory = "{folder}/journal"\n'
+            f'[web]\nlisten = "{web}"\n'
         )
-        env = dict(os.environ, GPIOZERO_PIN_FACTORY="mock")
+        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        notify.bind(f"{folder}/notify")
+        notify.settimeout(30)
+        env = dict(os.environ, GPIOZERO_PIN_FACTORY="mock", NOTIFY_SOCKET=f"{folder}/notify")
+        started = time.perf_counter()
         child = subprocess.Popen(
             [sys.executable, "-m", "companion.cli", "run", "--config", str(config)],
             env=env,
             stderr=subprocess.DEVNULL,
         )
         try:
+            while b"READY=1" not in notify.recv(4096):
+                pass
+            ready = time.perf_counter() - started
+            if page:
+                threading.Thread(target=_read_events, args=(web,), daemon=True).start()
             time.sleep(warm_up)
             started = _cpu_seconds(child.pid)
             time.sleep(seconds)
@@ -337,13 +357,59 @@ def resident_memory(seconds: float, warm_up: float = 35.0) -> dict[str, float]:
         finally:
             child.terminate()
             child.wait(10)
+            notify.close()
     fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
     return {
         "rss_mib": int(fields["VmRSS"].split()[0]) / 1024,
         "hwm_mib": int(fields["VmHWM"].split()[0]) / 1024,
         "idle_cpu_percent": 100 * cpu / seconds,
         "seconds": seconds,
+        "ready_s": ready,
     }
+
+
+def _read_events(listen: str) -> None:
+    """Read the live page's event stream at ``listen`` until it ends (a page left open)."""
+    host, port = listen.rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=None)
+    conn.request("GET", "/events")
+    response = conn.getresponse()
+    while response.readline():
+        pass
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def web_latency(count: int = 200) -> tuple[float, float, float]:
+    """Milliseconds from :meth:`WebView.publish` of an Enceladus screen to its state read
+    from an open event stream, over ``count`` screens one at a time."""
+    from companion.display.screen import Screen
+    from companion.web.server import WebView
+
+    state = ENCELADUS.new_game(2, 1, {})
+    view = WebView("127.0.0.1:0")
+    port = int(view.address.rsplit(":", 1)[1].rstrip("/"))
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", "/events")
+        response = conn.getresponse()
+        times = []
+        for n in range(count):
+            screen = Screen("enceladus", "enceladus", ENCELADUS.board(state), message=str(n))
+            sent = time.perf_counter()
+            view.publish(screen, "up", n)
+            while not response.readline().startswith(b"data: {\"seq\":%d," % (n + 1)):
+                pass
+            times.append((time.perf_counter() - sent) * 1000)
+    finally:
+        conn.close()
+        view.close()
+    return spread(times)
 
 
 # ---- the report -------------------------------------------------------------------------------
@@ -355,7 +421,7 @@ def _table(rows: list[tuple[str, tuple[float, float, float]]], digits: int = 2) 
         print(f"| {label} | {median:.{digits}f} | {p99:.{digits}f} | {most:.{digits}f} |")
 
 
-PARTS = ("updates", "pty", "startup", "idle")
+PARTS = ("updates", "pty", "startup", "idle", "web")
 
 
 def main() -> None:
@@ -415,6 +481,17 @@ def main() -> None:
         print("| VmRSS | VmHWM | idle CPU |\n| --- | --- | --- |")
         rss, hwm, cpu = memory["rss_mib"], memory["hwm_mib"], memory["idle_cpu_percent"]
         print(f"| {rss:.1f} MiB | {hwm:.1f} MiB | {cpu:.2f} % of a core |")
+
+    if "web" in parts:
+        print("\n## The live page ([web] listen): idle as above, start to READY=1")
+        print("| | VmRSS | VmHWM | idle CPU | start to READY |\n| --- | --- | --- | --- | --- |")
+        for label, listen, page in (("no [web]", "", False),
+                                    ("[web] on, no page open", "127.0.0.1:0", False),
+                                    ("[web] on, a page open", f"127.0.0.1:{_free_port()}", True)):
+            memory = resident_memory(20.0, warm_up=15.0, web=listen, page=page)
+            print(f"| {label} | {memory['rss_mib']:.1f} MiB | {memory['hwm_mib']:.1f} MiB | "
+                  f"{memory['idle_cpu_percent']:.2f} % | {memory['ready_s']:.2f} s |")
+        _table([("publish -> state read from the event stream (ms)", web_latency())])
 
 
 if __name__ == "__main__":

@@ -214,7 +214,8 @@ def _replay(args: argparse.Namespace) -> int:
     _setup_logging(args.log_level or "warning")
     gif = None if args.no_gif else Path(args.gif or Path(args.file).with_suffix(".gif").name)
     for line in replay(Path(args.file), gif=gif, width=args.width, height=args.height,
-                       mode=args.mode, scale=args.scale):
+                       mode=args.mode, scale=args.scale,
+                       html=Path(args.html) if args.html else None):
         print(line)
     return 0
 
@@ -368,6 +369,8 @@ def make_parser() -> argparse.ArgumentParser:
     replay.add_argument("file", metavar="FILE", help="a game journal (*.jsonl)")
     replay.add_argument("--gif", help="where the GIF goes (default: FILE's name, .gif, here)")
     replay.add_argument("--no-gif", action="store_true", help="print the game only")
+    replay.add_argument("--html", metavar="FILE",
+                        help="also write the game record as one self-contained web page")
     replay.add_argument("--width", type=_whole(1, 1024), default=16,
                         help="matrix width in pixels")
     replay.add_argument("--height", type=_whole(1, 1024), default=16,

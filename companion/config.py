@@ -25,7 +25,7 @@ Sections (the commented ``config/companion.toml`` documents every key):
   buzzer and status LED;
 - ``[display]`` :class:`DisplayConfig`, the ``luma.core.cmdline`` options plus our own;
 - ``[switches]`` :class:`SwitchMatrixConfig`; ``[journal]`` :class:`JournalConfig`;
-  ``[log]`` :class:`LogConfig`.
+  ``[log]`` :class:`LogConfig`; ``[web]`` :class:`WebConfig`.
 
 Reloading (``SIGHUP``): only ``[display]`` is applied to a running daemon
 (:data:`RELOADABLE`, :meth:`Config.replace_display`, :func:`display_changes`); the other
@@ -419,6 +419,25 @@ class LogConfig:
     level: _Level = "info"
 
 
+def _listen(value: object) -> object:
+    if isinstance(value, str):
+        host, colon, port = value.rpartition(":")
+        if not value or (colon and host and port.isdigit() and int(port) <= 65535):
+            return value
+    raise _Bad('"host:port", such as "0.0.0.0:8080", or "" for no web page')
+
+
+@dataclass(frozen=True, slots=True)
+class WebConfig:
+    """``[web]``: the live page of the table for phones (:mod:`companion.web`).
+
+    ``listen``: ``"host:port"`` to serve it on (``"0.0.0.0:8080"``: every network of the Pi;
+    port 0: any free port), ``""`` (the default) for no page and no web server at all.
+    """
+
+    listen: Annotated[str, Meta(extra={"read": _listen})] = ""
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """The whole configuration; ``Config()`` is the built-in defaults."""
@@ -430,6 +449,7 @@ class Config:
     switches: SwitchMatrixConfig = field(default_factory=SwitchMatrixConfig)
     journal: JournalConfig = field(default_factory=JournalConfig)
     log: LogConfig = field(default_factory=LogConfig)
+    web: WebConfig = field(default_factory=WebConfig)
 
     def replace_display(self, display: DisplayConfig) -> Config:
         """This configuration with ``display`` instead of its own: what ``SIGHUP`` applies
@@ -785,6 +805,7 @@ _READERS: Mapping[str, Callable[[Mapping[str, object], _Problems], Any]] = Mappi
     "switches": _plain(SwitchMatrixConfig, "switches"),
     "journal": _plain(JournalConfig, "journal"),
     "log": _plain(LogConfig, "log"),
+    "web": _plain(WebConfig, "web"),
 })  # fmt: skip
 
 

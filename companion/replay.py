@@ -186,16 +186,19 @@ def _same_file(one: Path, other: Path) -> bool:
 
 
 def replay(path: Path, *, gif: Path | None, width: int = 16, height: int = 16, mode: str = "RGB",
-           scale: int = 8) -> list[str]:
+           scale: int = 8, html: Path | None = None) -> list[str]:
     """Read the journal at ``path``, return the lines to print and write the GIF to ``gif``
-    (unless ``None``; written whole or not at all).  Raises
+    and the game record page to ``html`` (unless ``None``; each written whole or not at all:
+    :func:`companion.web.page.record_html`, one self-contained file).  Raises
     :class:`companion.errors.JournalError` for a journal that cannot be read or replayed,
-    :class:`companion.errors.UsageError` when ``gif`` is the journal itself,
-    :class:`companion.errors.OutputFileError` when the GIF cannot be written."""
+    :class:`companion.errors.UsageError` when ``gif`` or ``html`` is the journal itself,
+    :class:`companion.errors.OutputFileError` when the GIF or the page cannot be written."""
     record = journal.read(path)
-    if gif is not None and _same_file(gif, path):
-        raise UsageError(f"the GIF would overwrite the journal {path} it is drawn from: give "
-                         "--gif another file name")
+    for what, out in (("GIF", gif), ("page", html)):
+        if out is not None and _same_file(out, path):
+            option = "--gif" if what == "GIF" else "--html"
+            raise UsageError(f"the {what} would overwrite the journal {path} it is drawn from: "
+                             f"give {option} another file name")
     game = record.header.get("game")
     if game not in GAMES or "setup" not in record.header:
         raise JournalError(f"{path.name} names no game this companion knows ({game!r}) or has "
@@ -211,4 +214,12 @@ def replay(path: Path, *, gif: Path | None, width: int = 16, height: int = 16, m
             write_gif(screens(record, rules, moments), temp, width=width, height=height,
                       mode=mode, scale=scale)
         lines.append(f"Matrix animation: {gif}")
+    if html is not None:
+        from companion.web.page import record_html
+
+        title = f"Gardens of {rules.name.capitalize()}: {path.stem}"
+        page = record_html(title, screens(record, rules, moments), [m.step for m in moments])
+        with replaced(html, "page") as temp:
+            temp.write_text(page, encoding="utf-8")
+        lines.append(f"Game record page: {html}")
     return lines

@@ -171,6 +171,8 @@ class Service:
     port: str = ""
     journal_error: str = ""
     note: str = ""
+    web: Any = None
+    """The live page (:class:`companion.web.server.WebView`) when ``[web] listen`` is set."""
 
     def __post_init__(self) -> None:
         self.timers: dict[str, float] = {}
@@ -495,6 +497,8 @@ class Service:
             if self._journal_alarm:
                 self._journal_alarm = False
                 screen = replace(screen, message=JOURNAL_ALARM, urgent=True)
+        if self.web is not None:
+            screen = self.web.mark(screen)  # the control PIN, for whoever reads the matrix
         self.last_screen = screen
         if self.display is not None:
             self.display.show(screen)
@@ -751,6 +755,8 @@ def build(
                                    lambda: open_gpio(make_pin_factory(), owned=True), error)
             else:
                 open_gpio(factory, owned=True)
+        if config.web.listen:
+            _open_web(service, config.web.listen, stack)
         if not config.switches.rows:
             service.link = BoardLink(config.board.port, events, baudrate=config.board.baudrate,
                                      clock=clock)
@@ -768,6 +774,27 @@ def _make_display(settings: DisplayConfig, clock: Callable[[], float], device: A
     if device is None:
         device = make_device({**settings.luma, "contrast": settings.contrast})
     return Display(device, clock=clock, frame_interval=settings.frame_interval_ms / 1000)
+
+
+def _open_web(service: Service, listen: str, stack: ExitStack) -> None:
+    """Serve the live page on ``listen``: it follows every screen shown.  Raises
+    :class:`ConfigError` when the web extra is not installed or the address is refused."""
+    try:
+        from companion.web.server import WebView
+    except ImportError as error:
+        from companion.web import WEB_INSTALL
+
+        raise ConfigError(f"[web] listen is set but the web page cannot be served: "
+                          f"{(error.name or 'tornado').split('.')[0]} is not installed "
+                          f"({WEB_INSTALL})") from None
+    view = WebView(listen, title=f"Gardens of {service.referee.rules.name.capitalize()}",
+                   events=service.events, clock=service.clock)
+    stack.callback(view.close)
+    service.web = view
+    service.commit_listeners.append(view.commit)
+    service.screen_listeners.append(
+        lambda screen: view.publish(screen, service.board, service.referee.steps_committed))
+    log.info("live page: %s", view.address)
 
 
 def _open_gpio(service: Service, config: Config, factory: Any, *, owned: bool,

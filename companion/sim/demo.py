@@ -21,6 +21,7 @@ cannot start leaves the earlier one whole.
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import sys
 import time
@@ -28,7 +29,14 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from companion.config import BoardConfig, Config, DisplayConfig, GameConfig, JournalConfig
+from companion.config import (
+    BoardConfig,
+    Config,
+    DisplayConfig,
+    GameConfig,
+    JournalConfig,
+    WebConfig,
+)
 from companion.files import output_error
 from companion.sim.table import seat
 
@@ -38,15 +46,20 @@ MATRIX: dict[str, str | int] = {"width": 16, "height": 16, "mode": "RGB"}
 GIF: dict[str, str | int] = {"transform": "identity", "scale": 8, "max_frames": 6000}
 """The GIF's look: each matrix pixel an 8 x 8 square."""
 
+WEB = "127.0.0.1:0"
+"""Where the demo serves the live page: this machine only, on a free port."""
+
 END_HOLD_S = (5.0, 15.0)
 """Shortest and longest time the end screen stays, in seconds."""
 
 
 def demo_config(
-    game: str, players: int, seed: int, board: str, journal_dir: Path, sensing: str = "identity"
+    game: str, players: int, seed: int, board: str, journal_dir: Path, sensing: str = "identity",
+    web: str = "",
 ) -> Config:
     """The demo's configuration: the defaults with a quick table (players who know the game).
-    A presence board has no way to tell colours, so no tray is fitted."""
+    A presence board has no way to tell colours, so no tray is fitted.  ``web``: ``[web]
+    listen``."""
     return Config(
         game=GameConfig(name=game, players=players, seed=seed, board=board),
         board=BoardConfig(
@@ -59,6 +72,7 @@ def demo_config(
         ),
         display=DisplayConfig(luma={"display": "dummy", **MATRIX}),
         journal=JournalConfig(directory=str(journal_dir), fsync=True),
+        web=WebConfig(listen=web),
     )
 
 
@@ -95,6 +109,7 @@ def run_demo(
     from companion.display import Display, make_device
     from companion.display.device import EMULATOR_INSTALL, needs_emulator
     from companion.display.terminal import TerminalMatrix
+    from companion.web import WEB_INSTALL
 
     name = "-".join((f"demo-{game}", *([board] if game == "uranus" else []),
                      *([sensing] if sensing != "identity" else []), f"{players}p-{seed}"))
@@ -124,7 +139,10 @@ def run_demo(
         except OSError as error:
             shutil.rmtree(staging, ignore_errors=True)
             raise output_error(frames, "frames folder", error) from None
-    config = demo_config(game, players, seed, board, staging, sensing)
+    web = WEB if importlib.util.find_spec("tornado") else ""
+    if not web:
+        print(f"The live page is not served: it needs the web extra ({WEB_INSTALL}).")
+    config = demo_config(game, players, seed, board, staging, sensing, web)
     interval = config.display.frame_interval_ms / 1000
     started = time.monotonic()
     began = False
@@ -132,6 +150,8 @@ def run_demo(
         with ExitStack() as stack:
             seated = seat(config, stack, device=device, speed=speed)
             service, table = seated.service, seated.players
+            if service.web is not None:
+                print(f"Live page: {service.web.address}", flush=True)
             if sys.stdout.isatty():
                 # the rows printed at the end stay free under the picture: two of summary, a
                 # player each, the winner, the GIF, the journal

@@ -1,0 +1,322 @@
+"""The live page's server: Tornado on a thread and an asyncio loop of its own.
+
+The referee thread never waits for the network: :meth:`WebView.publish` keeps the latest
+screen (one assignment) and, only while a page is open, wakes the server's loop
+(``call_soon_threadsafe``, which never blocks).  The loop turns the latest screen into the
+page's JSON (:func:`companion.web.page.snapshot`) once per change, and only while a page is
+open, and pushes it to every open page as a server-sent event; a page that connects, or
+reconnects, gets the whole current state first.  A slow page only ever gets the newest state
+(it is never queued behind older ones), and one whose write has not gone out within
+:data:`WRITE_TIMEOUT_S` is dropped.
+
+Bad input: request heads over :data:`MAX_HEADER_BYTES`, bodies over :data:`MAX_BODY_BYTES`
+and malformed requests are refused by Tornado's HTTP parser (400/431, no traceback); an
+unknown address gets a short 404 page; at most :data:`MAX_CONNECTIONS` connections are kept
+(the next is closed at once) and :data:`MAX_STREAMS` event streams (the next is answered 503
+in words); an idle connection is closed after :data:`IDLE_TIMEOUT_S`.
+
+Control from the page (``POST /press``, JSON ``{"pin": "1234", "button": "ok"}``): the PIN
+is drawn at start and shown on the LED matrix (the ``web`` extra of every screen, which the
+page leaves out), so only someone who can read the matrix, at the table, can press; without
+it the page is read-only.  A press becomes exactly what a button makes: a
+:class:`~companion.events.Button` press and release on the daemon's one event queue.  After
+:data:`MAX_WRONG_PINS` wrong PINs in a row every press is refused for :data:`LOCKOUT_S`
+seconds (four digits are few).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import json
+import logging
+import queue
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import tornado.httpserver
+import tornado.iostream
+import tornado.netutil
+import tornado.web
+
+from companion.errors import ConfigError
+from companion.events import Button, Event
+from companion.web.page import PIN_EXTRA, chart_svg, page_html, snapshot
+
+log = logging.getLogger("companion.web")
+
+MAX_HEADER_BYTES = 8 * 1024
+MAX_BODY_BYTES = 4 * 1024
+MAX_CONNECTIONS = 64
+MAX_STREAMS = 16
+"""Event streams open at once: a table's players and onlookers, with room to spare."""
+IDLE_TIMEOUT_S = 60.0
+WRITE_TIMEOUT_S = 10.0
+"""Seconds a page may take to take in one state before it is dropped."""
+PING_S = 20.0
+"""Seconds between two comments on a quiet event stream, so a page that went away is found."""
+RETRY_MS = 1000
+"""How soon a page whose stream broke connects again (the browser's EventSource does it)."""
+BUTTONS = ("ok", "select", "undo")
+"""The buttons the page can press."""
+MAX_WRONG_PINS = 5
+LOCKOUT_S = 60.0
+
+
+def parse_listen(listen: str) -> tuple[str, int]:
+    """``"host:port"`` (``"[::1]:8080"`` for IPv6) -> ``(host, port)``."""
+    host, _, port = listen.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+class _Base(tornado.web.RequestHandler):
+    view: WebView
+
+    def initialize(self, view: WebView) -> None:
+        self.view = view
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        # A sentence, never a traceback (Tornado shows one only in debug mode, never set).
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.finish(f"<!doctype html><title>{status_code}</title><p>{self._reason}. "
+                    f'The table is at <a href="/">/</a>.</p>')
+
+
+class _NotFound(_Base):
+    def prepare(self) -> None:
+        raise tornado.web.HTTPError(404, reason="No such page")
+
+
+class _Page(_Base):
+    def get(self) -> None:
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.set_header("Cache-Control", "no-cache")
+        self.finish(self.view.page)
+
+
+class _Events(_Base):
+    """One page's event stream: the whole state at once, then every change."""
+
+    _gone = False
+
+    async def get(self) -> None:
+        view = self.view
+        if len(view.streams) >= MAX_STREAMS:
+            raise tornado.web.HTTPError(503, reason="Too many pages are open on this table")
+        self.set_header("Content-Type", "text/event-stream")
+        self.set_header("Cache-Control", "no-cache")
+        self.wake = asyncio.Event()
+        view.streams.add(self)
+        try:
+            await self._send(f"retry: {RETRY_MS}\n\n")
+            sent = 0
+            while not self._gone:
+                seq, payload = view.current()
+                if seq != sent:
+                    sent = seq
+                    await self._send(f"data: {payload}\n\n")
+                    continue
+                self.wake.clear()
+                try:
+                    await asyncio.wait_for(self.wake.wait(), PING_S)
+                except TimeoutError:
+                    await self._send(": ping\n\n")
+        except (tornado.iostream.StreamClosedError, TimeoutError):
+            pass  # the page went away, or takes nothing in: its phone reconnects if it can
+        finally:
+            view.streams.discard(self)
+            if not self._gone and self.request.connection is not None:
+                self.request.connection.close()  # type: ignore[attr-defined]
+
+    async def _send(self, text: str) -> None:
+        self.write(text)
+        await asyncio.wait_for(self.flush(), WRITE_TIMEOUT_S)
+
+    def on_connection_close(self) -> None:
+        self._gone = True
+        if hasattr(self, "wake"):
+            self.wake.set()
+
+
+class _Press(_Base):
+    """A button pressed on the page: the PIN checked, then the press on the event queue."""
+
+    def post(self) -> None:
+        try:
+            asked = json.loads(self.request.body)
+            pin, button = asked["pin"], asked["button"]
+        except (ValueError, TypeError, KeyError):
+            raise tornado.web.HTTPError(
+                400, reason='A press is JSON: {"pin": "1234", "button": "ok"}') from None
+        if button not in BUTTONS or not isinstance(pin, str):
+            raise tornado.web.HTTPError(400, reason=f"The buttons are {', '.join(BUTTONS)}")
+        refusal = self.view.press(pin, button)
+        if refusal:
+            raise tornado.web.HTTPError(403, reason=refusal)
+        self.finish({"pressed": button})
+
+
+class _Server(tornado.httpserver.HTTPServer):
+    """Tornado's server with a bound on the connections it keeps."""
+
+    def handle_stream(self, stream: tornado.iostream.IOStream, address: tuple[Any, ...]) -> None:
+        if len(self._connections) >= MAX_CONNECTIONS:
+            stream.close()
+            return
+        super().handle_stream(stream, address)
+
+
+class WebView:
+    """The live page of one table, served on ``listen`` (``"host:port"``; port 0 takes a
+    free one, :attr:`address` says which) from a daemon thread.
+
+    ``title``: the page's heading.  ``events``: the daemon's event queue, where the page's
+    presses go (``None``: the page is read-only); ``clock``: the daemon's clock, for their
+    time stamps; ``pin``: the control PIN (drawn when not given), :attr:`pin`.  Raises
+    :class:`ConfigError` when the address cannot be listened on (in use, not an address of
+    this machine), before any thread starts.
+    """
+
+    def __init__(self, listen: str, *, title: str = "Gardens Companion",
+                 events: queue.Queue[Event] | None = None,
+                 clock: Callable[[], float] = time.monotonic, pin: str = "") -> None:
+        host, port = parse_listen(listen)
+        try:
+            self._sockets = tornado.netutil.bind_sockets(port, host or None,
+                                                         family=socket.AF_UNSPEC)
+        except (OSError, ValueError) as error:
+            reason = getattr(error, "strerror", None) or str(error)
+            if getattr(error, "errno", None) == errno.EAFNOSUPPORT:  # systemd's sandbox
+                reason += " (companion.service needs RestrictAddressFamilies=AF_UNIX AF_INET " \
+                          "AF_INET6 for the page)"
+            raise ConfigError(f"[web] listen {listen!r} cannot be listened on: "
+                              f"{reason}") from None
+        bound = self._sockets[0].getsockname()
+        shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+        if shown in ("0.0.0.0", "[::]"):
+            shown = socket.gethostname()
+        self.address = f"http://{shown}:{bound[1]}/"
+        """The page's address, such as ``http://127.0.0.1:8080/``."""
+        self.page = page_html(title)
+        self.pin = pin or f"{secrets.randbelow(10_000):04}"
+        """The PIN that lets the page press the buttons, shown on the matrix."""
+        self._events = events
+        self._clock = clock
+        self._wrong = 0
+        self._locked_until = 0.0
+        self.streams: set[_Events] = set()
+        self._steps: list[tuple[int, str]] = []  # (player, notation) of each step committed
+        self._scores: list[tuple[tuple[int, str], ...]] = []  # after each step, the setup first
+        self._latest: tuple[int, Any, str, int, tuple[Any, ...], tuple[Any, ...]] = (
+            0, None, "waiting", 0, (), ())
+        self._rendered: tuple[int, str] = (0, "")
+        self._wake_pending = False
+        self._loop = asyncio.new_event_loop()
+        self._started = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="companion-web", daemon=True)
+        self._thread.start()
+        self._started.wait(5.0)
+
+    # ------------------------------------------------------------------ the referee's side
+    def publish(self, screen: Any, link: str = "waiting", steps: int = 0) -> None:
+        """Make ``screen`` (a :class:`~companion.display.screen.Screen`) the page's state,
+        with the board link's state and the steps committed (fewer than before: steps were
+        taken back).  Never blocks, draws nothing: the server's loop draws it if a page is
+        open."""
+        del self._steps[steps:]
+        self._scores[steps:] = [tuple(screen.scores)]
+        seq = self._latest[0] + 1
+        self._latest = (seq, screen, link, steps, tuple(self._steps), tuple(self._scores))
+        if self.streams and not self._wake_pending:
+            self._wake_pending = True
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                self._loop.call_soon_threadsafe(self._changed)
+
+    def commit(self, committed: Any) -> None:
+        """Record a step committed (a :class:`~companion.referee.effects.Committed`) for the
+        page's list of steps; its screen follows with :meth:`publish`."""
+        self._steps[committed.number - 1:] = [(committed.player, committed.step)]
+
+    def mark(self, screen: Any) -> Any:
+        """``screen`` with the control PIN among its extras, for the matrix (the page
+        leaves it out); unchanged when the page is read-only."""
+        if self._events is None:
+            return screen
+        return replace(screen, extra={**screen.extra, PIN_EXTRA: f"PIN {self.pin}"})
+
+    def press(self, pin: str, button: str) -> str:
+        """Press ``button`` (one of :data:`BUTTONS`) for a page that gave ``pin``: its press
+        and release go on the event queue.  Returns ``""``, or why it is refused."""
+        now = self._clock()
+        if self._events is None:
+            return "This page is read-only"
+        if now < self._locked_until:
+            return "Too many wrong PINs: try again in a minute"
+        if not secrets.compare_digest(pin.encode(), self.pin.encode()):
+            self._wrong += 1
+            if self._wrong >= MAX_WRONG_PINS:
+                self._wrong, self._locked_until = 0, now + LOCKOUT_S
+            log.warning("a press of %s from the page was refused: wrong PIN", button)
+            return "Wrong PIN: the matrix shows it"
+        self._wrong = 0
+        self._events.put(Button(now, name=button, pressed=True))
+        self._events.put(Button(now, name=button, pressed=False))
+        return ""
+
+    def close(self) -> None:
+        """Stop serving and close every connection; waits for the thread up to 5 s."""
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5.0)
+
+    # ------------------------------------------------------------------ the server's loop
+    def current(self) -> tuple[int, str]:
+        """The latest state's ``(seq, JSON)``, drawn at most once per state (loop thread)."""
+        seq, screen, link, steps, made, scores = self._latest
+        if self._rendered[0] != seq and screen is not None:
+            data = snapshot(screen, seq=seq, link=link, steps=steps)
+            data["record"] = [[player, step] for player, step in made]
+            data["chart"] = chart_svg(list(scores))
+            self._rendered = (seq, json.dumps(data, separators=(",", ":")))
+        return self._rendered
+
+    def _changed(self) -> None:
+        self._wake_pending = False
+        for stream in self.streams:
+            stream.wake.set()
+
+    def _serve(self) -> None:
+        # Tornado says at info level every malformed request it refuses: a flood of them
+        # must not flood the daemon's log.
+        logging.getLogger("tornado").setLevel(logging.WARNING)
+        asyncio.set_event_loop(self._loop)
+        app = tornado.web.Application(
+            [(r"/", _Page, {"view": self}), (r"/events", _Events, {"view": self}),
+             (r"/press", _Press, {"view": self})],
+            default_handler_class=_NotFound, default_handler_args={"view": self},
+            log_function=_log_request, compress_response=False,
+        )
+        server = _Server(app, max_header_size=MAX_HEADER_BYTES, max_body_size=MAX_BODY_BYTES,
+                         max_buffer_size=MAX_HEADER_BYTES + MAX_BODY_BYTES,
+                         idle_connection_timeout=IDLE_TIMEOUT_S, body_timeout=IDLE_TIMEOUT_S)
+        server.add_sockets(self._sockets)
+        self._started.set()
+        try:
+            self._loop.run_forever()
+        finally:
+            server.stop()
+            for stream in list(self.streams):
+                stream.on_connection_close()
+            self._loop.run_until_complete(server.close_all_connections())
+            self._loop.close()
+
+
+def _log_request(handler: tornado.web.RequestHandler) -> None:
+    status = handler.get_status()
+    log.debug("%d %s %s", status, handler.request.method, handler.request.uri)

@@ -1,0 +1,145 @@
+"use strict";
+// The live table: every server-sent event is the whole state of the table (a phone that
+// reconnects is up to date with the first one), drawn into the page and its data attributes.
+(function () {
+  const body = document.body;
+  const $ = (id) => document.getElementById(id);
+  const drawn = { board: "", dice: "" };
+
+  function cell(text, tag) {
+    const el = document.createElement(tag || "td");
+    el.textContent = text;
+    return el;
+  }
+
+  function badge(player) {
+    const el = document.createElement("span");
+    el.className = "badge";
+    el.dataset.player = player;
+    el.textContent = "P" + player;
+    return el;
+  }
+
+  function show(s) {
+    body.dataset.seq = s.seq;
+    body.dataset.game = s.game;
+    body.dataset.toMove = s.to_move;
+    body.dataset.link = s.link;
+    body.dataset.urgent = s.urgent;
+    body.dataset.steps = s.steps;
+    body.dataset.over = s.ranking.length > 0;
+    $("message").textContent = s.message;
+    $("board-link").textContent = s.link_words;
+    // The board is drawn again only when it changed (a prompt or a score alone does not).
+    if (s.board !== drawn.board) $("board").innerHTML = drawn.board = s.board;
+    if (s.dice !== drawn.dice) $("dice").innerHTML = drawn.dice = s.dice;
+    const menu = $("menu");
+    menu.replaceChildren(...s.menu.map((choice, i) => {
+      const li = cell(choice, "li");
+      li.setAttribute("aria-current", i === s.menu_index);
+      return li;
+    }));
+    const ranks = new Map(s.ranking.map(([player, result], i) => [player, [i + 1, result]]));
+    const rows = (s.ranking.length ? s.ranking : s.scores).map(([player, text]) => {
+      const tr = document.createElement("tr");
+      const rank = ranks.has(player) ? String(ranks.get(player)[0]) : "";
+      tr.dataset.player = player;
+      tr.dataset.score = text;
+      tr.dataset.rank = rank;
+      tr.dataset.toMove = player === s.to_move;
+      const who = document.createElement("td");
+      who.append(badge(player));
+      tr.append(who, cell(text), cell(rank));
+      return tr;
+    });
+    $("players").tBodies[0].replaceChildren(...rows);
+    const extra = $("extra");
+    extra.replaceChildren(...Object.entries(s.extra).flatMap(([k, v]) => [cell(k, "dt"), cell(v, "dd")]));
+    $("steps").textContent = s.steps + (s.steps === 1 ? " step" : " steps") + " played";
+    if (s.record) {  // live: the steps so far and the chart of the scores
+      $("stepper").hidden = false;
+      $("stepping").hidden = true;
+      $("record-steps").replaceChildren(cell("setup", "li"), ...s.record.map(
+        ([player, step]) => cell("P" + player + " " + step, "li")));
+      $("chart").innerHTML = s.chart;
+    }
+    window.dispatchEvent(new CustomEvent("snapshot", { detail: s.seq }));
+  }
+
+  function connection(state, words) {
+    body.dataset.connection = state;
+    $("connection").textContent = words;
+  }
+
+  const record = JSON.parse($("record").textContent || "null");
+  if (record) {
+    // A game record: every position after every step, stepped through with the buttons,
+    // the slider, the list of steps or the arrow keys.
+    connection("record", "game record");
+    $("stepper").hidden = false;
+    $("controls").hidden = true;
+    const slider = $("record-at");
+    slider.max = record.length - 1;
+    const items = record.map((s, i) => {
+      const li = cell(i ? (s.to_move ? "P" + s.to_move + " " : "") + s.step : "setup", "li");
+      li.addEventListener("click", () => go(i));
+      return li;
+    });
+    $("record-steps").replaceChildren(...items);
+    const cursor = document.getElementById("chart-cursor");
+    let at = 0;
+    function go(i) {
+      at = Math.max(0, Math.min(record.length - 1, i));
+      body.dataset.at = at;
+      slider.value = at;
+      items.forEach((li, n) => li.setAttribute("aria-current", n === at));
+      if (cursor) {
+        const x = Number(cursor.dataset.left) + at * Number(cursor.dataset.step);
+        cursor.setAttribute("x1", x);
+        cursor.setAttribute("x2", x);
+      }
+      show(record[at]);
+    }
+    const moves = { first: () => 0, back: () => at - 1, next: () => at + 1,
+                    last: () => record.length - 1 };
+    for (const button of document.querySelectorAll("#stepper [data-go]")) {
+      button.addEventListener("click", () => go(moves[button.dataset.go]()));
+    }
+    slider.addEventListener("input", () => go(Number(slider.value)));
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "ArrowLeft") go(at - 1);
+      if (event.key === "ArrowRight") go(at + 1);
+    });
+    go(record.length - 1);
+    return;
+  }
+  // The buttons: a press goes to the companion with the PIN its matrix shows, and becomes
+  // the same button press as at the table; without the PIN the page only watches.
+  const pin = $("pin");
+  pin.value = sessionStorage.getItem("pin") || "";
+  pin.addEventListener("change", () => sessionStorage.setItem("pin", pin.value));
+  for (const button of document.querySelectorAll("#controls [data-button]")) {
+    button.addEventListener("click", async () => {
+      const said = $("pressed");
+      let words, refused = true;
+      try {
+        const answer = await fetch("press", {
+          method: "POST", headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ pin: pin.value, button: button.dataset.button }),
+        });
+        refused = !answer.ok;
+        words = answer.ok ? button.textContent + " pressed" : answer.statusText;
+      } catch (error) {
+        words = "not sent: the connection is lost";
+      }
+      said.dataset.refused = refused;
+      said.textContent = words;
+    });
+  }
+
+  const source = new EventSource("events");
+  source.onopen = () => connection("open", "live");
+  // EventSource reconnects by itself; the first event after it is the whole table again.
+  source.onerror = () => connection("lost", "connection lost: reconnecting…");
+  source.onmessage = (event) => show(JSON.parse(event.data));
+})();

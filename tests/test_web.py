@@ -1,0 +1,387 @@
+"""The live page in a real browser: headless Chromium (Debian's ``chromium`` and
+``chromium-driver``, which ``make test`` installs) driven by Selenium.
+
+A whole simulated game of each game (the demo's table, :func:`companion.sim.table.seat`, with
+``[web] listen`` on a free loopback port) is followed by the page: after every committed step
+the board drawn in the page (its cells' ``data-cell``/``data-piece``) is the referee's board and
+the scores are the referee's, and the end shows the ranking.  The referee thread waits for the
+page in these tests only (a screen listener added after the page's), so no state is skipped.
+A page whose server restarted catches up by itself.  Screenshots of each game at phone and
+desktop size go to ``out/web/``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from companion.config import layout_name
+from companion.display import make_device
+from companion.display.screen import Screen
+from companion.events import Event
+from companion.referee.effects import Committed, Show
+from companion.rules import load
+from companion.service import game_extensions, referee_settings
+from companion.sim.demo import MATRIX, demo_config
+from companion.sim.harness import VirtualTable
+from companion.sim.perform import PEOPLE
+from companion.sim.table import seat
+
+if TYPE_CHECKING:
+    from companion.web.server import WebView
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+SHOTS = Path(__file__).resolve().parent.parent / "out" / "web"
+PHONE = (390, 844)
+DESKTOP = (1280, 900)
+WAIT_S = 10.0
+STEPS = 8
+"""Steps the real-time table plays with the page watching."""
+
+# The page's state in one call: what tests compare with the referee's.
+READ_PAGE = """
+const body = document.body;
+const cells = {};
+for (const g of document.querySelectorAll('#board [data-cell]')) {
+  cells[g.dataset.cell] = g.dataset.piece;
+}
+const roles = {};
+for (const g of document.querySelectorAll('#board [data-role]')) {
+  roles[g.dataset.cell] = g.dataset.role;
+}
+const steps = [...document.querySelectorAll('#record-steps li')].map((li) => li.textContent);
+const players = [...document.querySelectorAll('#players tbody tr')].map(
+  (tr) => [Number(tr.dataset.player), tr.dataset.score, tr.dataset.rank]);
+return {seq: Number(body.dataset.seq), cells, roles, players, steps,
+        to_move: Number(body.dataset.toMove), link: body.dataset.link,
+        message: document.getElementById('message').textContent,
+        over: body.dataset.over, connection: body.dataset.connection};
+"""
+
+# Resolves once the page shows state ``seq`` or a later one (the page's own "snapshot" event).
+WAIT_FOR_SEQ = """
+const [seq, done] = arguments;
+const shown = () => Number(document.body.dataset.seq) >= seq;
+if (shown()) { done(true); return; }
+window.addEventListener('snapshot', function seen() {
+  if (shown()) { window.removeEventListener('snapshot', seen); done(true); }
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not (os.path.exists(CHROMIUM) and os.path.exists(DRIVER)):
+        message = "needs Debian's chromium and chromium-driver (make test installs them)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service as DriverService
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu",
+                     "--disable-dev-shm-usage", f"--window-size={PHONE[0]},{PHONE[1]}"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=DriverService(DRIVER))
+    driver.set_script_timeout(WAIT_S)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def read_page(browser: Any) -> dict[str, Any]:
+    page: dict[str, Any] = browser.execute_script(READ_PAGE)
+    return page
+
+
+def wait_for_seq(browser: Any, seq: int) -> dict[str, Any]:
+    browser.execute_async_script(WAIT_FOR_SEQ, seq)
+    return read_page(browser)
+
+
+def screenshots(browser: Any, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for label, (width, height) in (("phone", PHONE), ("desktop", DESKTOP)):
+        browser.set_window_size(width, height)
+        browser.save_screenshot(str(SHOTS / f"{name}-{label}.png"))
+    browser.set_window_size(*PHONE)
+
+
+class Follower:
+    """A screen listener after the page's: at the first screen after each step committed (and
+    at the end), waits until the page shows it and compares the page with the referee."""
+
+    def __init__(self, service: Any, browser: Any) -> None:
+        self.service = service
+        self.browser = browser
+        self.rules = service.referee.rules
+        self.steps_seen = 0
+        self.checked = 0
+        self.settled = 0
+        self.waits: list[float] = []
+        """Seconds from each state published to the page showing it, Selenium's round trip
+        included (printed with ``-s``; not asserted: no test depends on machine speed)."""
+        self.errors: list[str] = []
+        self.shot_at = 0
+        self.name = ""
+        self.ended = threading.Event()
+
+    def __call__(self, screen: Screen) -> None:
+        if self.errors:  # the first difference says it all: the game goes on unwatched
+            return
+        referee = self.service.referee
+        over = bool(screen.ranking) and not screen.highlights
+        if (referee.steps_committed == self.steps_seen or screen.highlights) and not over:
+            return
+        self.steps_seen = referee.steps_committed
+        try:
+            started = time.perf_counter()
+            page = wait_for_seq(self.browser, self.service.web._latest[0])
+            self.waits.append(time.perf_counter() - started)
+        except Exception as error:  # a timeout: said in the test's failure, the game goes on
+            self.errors.append(f"step {self.steps_seen}: the page did not follow ({error})")
+            return
+        self.checked += 1
+        # The page draws what the matrix shows; once the board has settled, that is the
+        # referee's board (a step already under way shows the cells as they stand).
+        drawn = dict(screen.cells)
+        if page["cells"] != drawn:
+            self.errors.append(f"step {self.steps_seen}: the page is not the matrix's board")
+        board = dict(self.rules.board(referee.state))
+        if drawn == board:
+            self.settled += 1
+        elif not screen.message.endswith("go on"):
+            wrong = sorted(c for c in board if page["cells"].get(c) != board[c])
+            shown = {c: (page["cells"].get(c), board[c]) for c in wrong[:5]}
+            self.errors.append(f"step {self.steps_seen}: cells (page, referee) {shown} differ "
+                               f"({screen.message!r})")
+        scores = [[p, text] for p, text in self.rules.status(referee.state)]
+        if [row[:2] for row in page["players"]] != scores and not over:
+            self.errors.append(f"step {self.steps_seen}: scores {page['players']} != {scores}")
+        made = [f"P{self.rules.to_move(before)} {self.rules.format_step(before, step)}"
+                for before, step in referee.history]
+        if page["steps"][1:] != made:
+            self.errors.append(f"step {self.steps_seen}: the steps listed {page['steps'][-3:]}")
+        if page["to_move"] != screen.to_move:
+            self.errors.append(f"step {self.steps_seen}: to move {page['to_move']}")
+        if self.shot_at and self.steps_seen == self.shot_at:
+            screenshots(self.browser, self.name)
+        if over:
+            ranking = [[p, text, str(rank)] for rank, (p, text) in enumerate(screen.ranking, 1)]
+            if page["players"] != ranking or page["over"] != "true":
+                self.errors.append(f"end: ranking {page['players']} != {ranking}")
+            if self.name:
+                screenshots(self.browser, f"{self.name}-end")
+            self.ended.set()
+
+
+class WatchedTable(VirtualTable):
+    """The virtual-time table with the page watching: every screen the referee shows is
+    published to ``view`` as the service publishes it, then checked by ``follower``."""
+
+    def __init__(self, *args: Any, view: WebView, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.web = view
+        self.follower = Follower(self, view.browser)  # type: ignore[attr-defined]
+
+    def deliver(self, event: Event) -> list[Any]:
+        effects = super().deliver(event)
+        for effect in effects:
+            if isinstance(effect, Committed):
+                self.web.commit(effect)
+            if isinstance(effect, Show):
+                self.web.publish(effect.screen, "up", self.referee.steps_committed)
+                self.follower(effect.screen)
+        return effects
+
+
+@pytest.mark.parametrize(("game", "seed"), [("enceladus", 3), ("mars", 2), ("uranus", 1)])
+def test_the_page_follows_a_whole_game_of_each_game(
+    browser: Any, tmp_path: Path, game: str, seed: int
+) -> None:
+    from companion.web.server import WebView
+
+    config = demo_config(game, 2, seed, "hexagonal", tmp_path / "journal")
+    rules = load(game).RULES
+    state = rules.new_game(2, seed, config.game.rules_options())
+    view = WebView("127.0.0.1:0", title=f"Gardens of {game.capitalize()}")
+    view.browser = browser  # type: ignore[attr-defined]
+    try:
+        browser.get(view.address)
+        # People's noise, but each step left to settle: every step has its settled screen.
+        table = WatchedTable(rules, state, layout_name(config), seed=seed,
+                             noise=replace(PEOPLE, reach_in=0.0),
+                             settings=referee_settings(config),
+                             extensions=game_extensions(config), view=view)
+        table.follower.name, table.follower.shot_at = game, 8
+        report = table.play()
+    finally:
+        view.close()
+    assert report.over and len(report.committed) == len(report.performed)
+    assert table.follower.errors == []
+    assert table.follower.ended.is_set()
+    assert table.follower.checked >= len(report.committed) // 2
+    assert table.follower.settled > 0
+    waits = sorted(table.follower.waits)
+    print(f"\n{game}: {len(waits)} states, published -> shown in the page (ms): median "
+          f"{1000 * waits[len(waits) // 2]:.1f}, max {1000 * waits[-1]:.1f}")
+
+
+def test_the_page_follows_the_demo_game_in_real_time(browser: Any, tmp_path: Path) -> None:
+    """The daemon as the demo builds it, ``[web] listen`` on: its page follows the first
+    steps through the pseudo-terminal and the service's screens (a whole game takes minutes
+    in real time; the games above are whole)."""
+    config = demo_config("enceladus", 2, 3, "hexagonal", tmp_path / "journal",
+                         web="127.0.0.1:0")
+    with ExitStack() as stack:
+        seated = seat(config, stack, device=make_device({"display": "dummy", **MATRIX}),
+                      speed=6.0)
+        service = seated.service
+        assert service.web is not None and service.web.address.startswith("http://127.0.0.1:")
+        follower = Follower(service, browser)
+        service.screen_listeners.append(follower)
+        service.screen_listeners.append(
+            lambda screen: follower.steps_seen >= STEPS and service.stop("enough steps"))
+        browser.get(service.web.address)
+        seated.players.start()
+        service.run()
+    assert seated.players.error is None
+    assert follower.errors == []
+    assert follower.checked >= STEPS and follower.steps_seen >= STEPS
+
+
+def test_a_page_catches_up_after_the_server_restarts(browser: Any) -> None:
+    from companion.web.server import WebView
+
+    first = WebView("127.0.0.1:0")
+    port = first.address.rsplit(":", 1)[1].rstrip("/")
+    cells = {"0,0": "", "1,0": "red", "0,1": "M1"}
+    first.publish(Screen("mars", "mars", cells, message="first", to_move=1), "up", 3)
+    browser.get(first.address)
+    assert wait_for_seq(browser, 1)["message"] == "first"
+    first.close()
+    # While the page is cut off the table goes on; the new server knows only the new state.
+    second = WebView(f"127.0.0.1:{port}")
+    try:
+        moved = {**cells, "1,0": "M1+red", "0,1": ""}
+        second.publish(Screen("mars", "mars", moved, message="between", to_move=1), "up", 3)
+        second.publish(Screen("mars", "mars", moved, message="second", to_move=2), "up", 4)
+        page = wait_for_seq(browser, 2)
+        assert page["message"] == "second"
+        assert page["cells"] == moved and page["to_move"] == 2
+        assert page["connection"] == "open"
+    finally:
+        second.close()
+
+
+def test_a_question_is_answered_on_the_page_with_the_pin_and_a_wrong_pin_is_refused(
+    browser: Any,
+) -> None:
+    """The payment colour the referee asks (no tray) answered with the page's Select and OK:
+    the presses arrive on the event queue as the buttons make them, and the referee takes
+    them; a wrong PIN presses nothing."""
+    import queue
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+    from test_referee import PAY, enceladus
+
+    from companion.events import Button
+    from companion.referee.referee import RefereeSettings
+    from companion.web.server import WebView
+
+    table = enceladus(PAY, reserves={"1": {"blue": 3, "red": 3}, "2": {}},
+                      settings=RefereeSettings(tray=False))
+    table.put("A4", "D1")  # the disc on the Pick slot
+    table.put("f5", "")  # the flower picked: which colour was paid?
+    events: queue.Queue[Any] = queue.Queue()
+    view = WebView("127.0.0.1:0", events=events, pin="2468")
+    assert view.mark(table.screens()[-1]).extra["web"] == "PIN 2468"  # on the matrix
+    try:
+        view.publish(table.screens()[-1], "up", 0)
+        browser.get(view.address)
+        page = wait_for_seq(browser, 1)
+        assert "which one" in page["message"] and "2468" not in browser.page_source
+        said = browser.find_element(By.ID, "pressed")
+
+        def press(pin: str, button: str) -> str:
+            field = browser.find_element(By.ID, "pin")
+            field.clear()
+            field.send_keys(pin)
+            before = said.text
+            browser.find_element(By.CSS_SELECTOR, f'[data-button="{button}"]').click()
+            WebDriverWait(browser, WAIT_S, poll_frequency=0.05).until(
+                lambda _: said.text != before or said.get_attribute("data-refused"))
+            return str(said.text)
+
+        assert press("1111", "ok") == "Wrong PIN: the matrix shows it"
+        assert said.get_attribute("data-refused") == "true" and events.empty()
+        question = table.screens()[-1]
+        wanted = question.menu.index("pay red")
+        for button in ["select"] * ((wanted - question.menu_index) % 2) + ["ok"]:
+            press("2468", button)
+            pressed, released = events.get(timeout=WAIT_S), events.get(timeout=WAIT_S)
+            assert isinstance(pressed, Button) and (pressed.name, pressed.pressed) == (
+                button, True)
+            assert (released.name, released.pressed) == (button, False)
+            for event in (pressed, released):
+                table._run(table.referee.handle(event))
+            view.publish(table.screens()[-1], "up", len(table.commits()))
+        assert table.commits() == ["pick:red:f5"]
+        assert said.get_attribute("data-refused") == "false"
+    finally:
+        view.close()
+
+
+def test_the_game_record_page_steps_through_a_journal_both_ways(
+    browser: Any, tmp_path: Path
+) -> None:
+    """``companion replay --html``: one self-contained file (opened from disk, nothing else
+    fetched) whose board, at every step reached with Back and Next, is the journal's."""
+    from selenium.webdriver.common.by import By
+    from test_replay import _game
+
+    from companion import journal
+    from companion.cli import main
+    from companion.replay import replay_game
+
+    path = _game(tmp_path, steps=12)
+    page = tmp_path / "record.html"
+    assert main(["replay", str(path), "--no-gif", "--html", str(page)]) == 0
+    text = page.read_text()
+    assert "<script src" not in text and "<link" not in text  # every asset inline
+    rules = load("enceladus").RULES
+    moments = list(replay_game(journal.read(path).checked(rules), rules))
+    browser.get(page.as_uri())
+    read = read_page(browser)
+    assert read["connection"] == "record" and read["cells"] == dict(
+        rules.board(moments[-1].state))
+    assert browser.find_element(By.ID, "chart").find_elements(By.TAG_NAME, "polyline")
+    steps = browser.find_elements(By.CSS_SELECTOR, "#record-steps li")
+    assert [li.text for li in steps][1:] == [f"P{m.player} {m.step}" for m in moments[1:]]
+    back = browser.find_element(By.CSS_SELECTOR, '[data-go="back"]')
+    forward = browser.find_element(By.CSS_SELECTOR, '[data-go="next"]')
+    for at in range(len(moments) - 2, -1, -1):
+        back.click()
+        read = read_page(browser)
+        assert read["cells"] == dict(rules.board(moments[at].state)), at
+        assert [row[:2] for row in read["players"]] == [list(s) for s in moments[at].scores]
+    back.click()  # nothing before the setup
+    assert read_page(browser)["cells"] == dict(rules.board(moments[0].state))
+    for at in (1, 2):
+        forward.click()
+        assert read_page(browser)["cells"] == dict(rules.board(moments[at].state))
+    screenshots(browser, "record")
