@@ -678,7 +678,7 @@ class _Problems:
 _SECTIONS: Mapping[str, tuple[type, ...]] = MappingProxyType({
     "game": (GameConfig,), "board": (BoardConfig,), "buttons": (ButtonPins, ButtonsConfig),
     "display": (DisplayConfig, EmulatorOptions), "switches": (SwitchMatrixConfig,),
-    "journal": (JournalConfig,), "log": (LogConfig,),
+    "journal": (JournalConfig,), "log": (LogConfig,), "web": (WebConfig,),
 })  # fmt: skip
 _NESTED = frozenset({"pins", "luma"})  # fields that are not keys of the file
 
