@@ -59,10 +59,10 @@ class DaemonThread:
     clock as it armed it).
 
     As a context manager: started, and entered once the daemon has the board in sync; on
-    exit stopped, joined and ``stack`` (which holds what the service opened) closed.
+    exit stopped, joined and ``stack`` (which holds what the service opened, if given) closed.
     """
 
-    def __init__(self, service: Any, stack: ExitStack) -> None:
+    def __init__(self, service: Any, stack: ExitStack | None = None) -> None:
         self.service = service
         self.stack = stack
         self.commits: list[str] = []
@@ -102,7 +102,8 @@ class DaemonThread:
     def stop(self) -> None:
         self.service.stop("test over")
         self.thread.join(10)
-        self.stack.close()
+        if self.stack is not None:
+            self.stack.close()
         assert not self.thread.is_alive()
 
     def __enter__(self) -> DaemonThread:
