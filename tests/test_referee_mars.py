@@ -24,6 +24,7 @@ from companion.display import Screen, render
 from companion.events import BoardMessage, Button, Timer
 from companion.referee.effects import Buzz, Committed, Note, SetTimer, Show
 from companion.referee.mars import MarsTable, extensions, reserve_text, track_text
+from companion.referee.recognition import StepIndex
 from companion.rules.hexes import hex_name
 from companion.rules.mars import RULES, Move, Phase, Place, Roll, State, destinations, position
 from companion.sim.harness import VirtualTable
@@ -418,3 +419,13 @@ def test_a_planting_half_made_for_seconds_is_no_wrong_board(first: str) -> None:
     t._play_ops([Put(0.2, "1,2", "M1+blue")])
     t._advance(t.now + think)
     assert t.report.committed == [notation] and t.report.false_alarms == 0
+
+
+def test_on_a_presence_board_a_gardener_landing_on_a_flower_needs_no_lift_there() -> None:
+    """The flower stays on its hex under the gardener: the move is complete once the
+    gardener has left its hex, though the landing reads occupied all along."""
+    state = roll_state(pool=[1, 4])
+    onto = Move(1, (1, 0))  # onto the blue flower
+    index = StepIndex(RULES, state, RULES.board(state), presence=True)
+    assert index.unseen(onto) == set()
+    assert onto in index.explaining({"1,-1": ""})[1]
