@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPin
 
+from companion.events import Button
+
 WAIT_S = 30.0
 """The longest any one wait on the daemon lasts: reached only when something is broken."""
 
@@ -56,7 +58,8 @@ class DaemonThread:
     :class:`companion.service.Service`, its commits (``commits``: notations) and screens
     (``screens``, with ``shown_at``: the daemon's clock when each was shown) recorded; the
     timers it arms are recorded too (``armed``: ``(name, at, when)``, ``when`` the daemon's
-    clock as it armed it).
+    clock as it armed it), and the debounced button changes the controls put on its queue
+    (``buttons``).
 
     As a context manager: started, and entered once the daemon has the board in sync; on
     exit stopped, joined and ``stack`` (which holds what the service opened, if given) closed.
@@ -69,10 +72,21 @@ class DaemonThread:
         self.screens: list[Any] = []
         self.shown_at: list[float] = []
         self.armed: list[tuple[str, float, float]] = []
+        self.buttons: list[Button] = []
         self.changed = threading.Condition()
         service.commit_listeners.append(self._commit)
         service.screen_listeners.append(self._screen)
         service.timers = _Timers(self)
+        put = service.events.put  # the controls' way in, watched for their button changes
+
+        def watched(event: Any, *args: Any, **kwargs: Any) -> None:
+            put(event, *args, **kwargs)
+            if isinstance(event, Button):
+                with self.changed:
+                    self.buttons.append(event)
+                    self.changed.notify_all()
+
+        service.events.put = watched
         self.thread = threading.Thread(target=service.run, name="test-daemon", daemon=True)
 
     def _commit(self, committed: Any) -> None:
@@ -91,6 +105,19 @@ class DaemonThread:
         ``timeout`` seconds pass; whether it came true."""
         with self.changed:
             return self.changed.wait_for(predicate, timeout)
+
+    def press_pin(self, pin: Any, name: str, *, then: Callable[[], bool] | None = None) -> None:
+        """Press and release button ``name`` on its mock ``pin`` as a person does: each
+        edge held until the controls have taken it (past the debounce), ``then`` awaited
+        while it is held down (what the press should bring about)."""
+        for drive, down in ((pin.drive_low, True), (pin.drive_high, False)):
+            seen = sum(1 for b in self.buttons if (b.name, b.pressed) == (name, down))
+            drive()
+            assert self.wait(lambda down=down, seen=seen: sum(
+                1 for b in self.buttons if (b.name, b.pressed) == (name, down)) > seen, 5.0), \
+                f"{name} {'pressed' if down else 'released'} never reached the daemon"
+            if down and then is not None:
+                assert self.wait(then, 5.0)
 
     def synced(self) -> bool:
         referee = self.service.referee

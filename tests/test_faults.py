@@ -105,8 +105,8 @@ class Daemon(DaemonThread):
         factory = mock_pins()
         stack.callback(factory.close)
         super().__init__(build(config, stack, pin_factory=factory, notifier=Notifier()))
-        self.buttons = {name: factory.pin(getattr(config.buttons.pins, name))
-                        for name in ("ok", "select")}
+        self.pins = {name: factory.pin(getattr(config.buttons.pins, name))
+                     for name in ("ok", "select")}
         self.start()
         stack.callback(self.stop)
 
@@ -117,10 +117,7 @@ class Daemon(DaemonThread):
         wanted = next((o for o in labels if o in screen.menu), screen.menu[0])
         for name in ["select"] * ((screen.menu.index(wanted) - screen.menu_index)
                                   % len(screen.menu)) + ["ok"]:
-            self.buttons[name].drive_low()
-            time.sleep(0.08)
-            self.buttons[name].drive_high()
-            time.sleep(0.08)  # released longer than the debounce
+            self.press_pin(self.pins[name], name)
 
     def shown_since(self, since: float, prefix: str) -> float | None:
         """When a screen whose message starts with ``prefix`` was first shown after ``since``
@@ -654,11 +651,11 @@ class KilledTable:
         deadline = time.monotonic() + 30
         answered: list[str] = []
         restoring = False
-        while time.monotonic() < deadline:
+        while (left := deadline - time.monotonic()) > 0:
             try:
-                line = self.child.lines.get(timeout=0.2)
+                line = self.child.lines.get(timeout=left)
             except queue.Empty:
-                continue
+                break
             if line is None:
                 return False
             if line.get("commit") == self.steps:

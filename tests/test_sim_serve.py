@@ -16,7 +16,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import replace
@@ -73,10 +72,7 @@ class Daemon(DaemonThread):
         answers it, the release is held longer than the debounce."""
         pin = self.factory.pin(getattr(self.config.buttons.pins, name))
         shown = len(self.screens)
-        pin.drive_low()
-        self.wait(lambda: len(self.screens) > shown, 5.0)
-        pin.drive_high()
-        time.sleep(0.15)  # released longer than the 30 ms debounce, or two presses read as one
+        self.press_pin(pin, name, then=lambda: len(self.screens) > shown)
 
     def choose(self, label: str) -> None:
         """Answer the matrix's question with ``label``: Select until it shows, then OK."""
