@@ -44,9 +44,6 @@ EX_USAGE = 2
 EX_NOINPUT = 66
 """sysexits.h: an input file is missing or cannot be read."""
 
-EX_SOFTWARE = 70
-"""sysexits.h: an internal error."""
-
 EX_UNAVAILABLE = 69
 """sysexits.h: the board's port cannot be opened, or the board was lost."""
 

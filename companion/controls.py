@@ -14,7 +14,8 @@ gives one press and one release, a glitch shorter than ``bounce_s`` gives nothin
 button gives one press, and nothing runs between edges (no polling).
 
 Threads: edges arrive on the pin factory's thread (on the driving thread with mock pins),
-debounced changes on the timer's; both only put events on the daemon's one queue.  An
+debounced changes on the timer's (a :class:`threading.Timer` unless another ``timer`` is given,
+as tests do to drive time themselves); both only put events on the daemon's one queue.  An
 exception in either is logged (logger ``companion.controls``) and put on the queue as an
 :class:`companion.events.Fault`; the controls go on working.
 """
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from queue import Queue
 from types import MappingProxyType, TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 from gpiozero import LED, Buzzer, DigitalInputDevice, GPIOPinInUse, GPIOZeroError
 
@@ -171,15 +172,33 @@ def claim(kind: Callable[..., Any], pin: str, *, part: str, pin_factory: Any,
     return device
 
 
+class OneShot(Protocol):
+    """A one-shot timer as :class:`threading.Timer` is one: made not started, then
+    ``start()``; ``cancel()`` before it runs stops it."""
+
+    def start(self) -> None: ...
+
+    def cancel(self) -> None: ...
+
+
+def daemon_timer(interval_s: float, function: Callable[[], None]) -> OneShot:
+    """A :class:`threading.Timer` calling ``function`` after ``interval_s`` seconds, on a
+    daemon thread so that a pending debounce never holds the process open."""
+    timer = threading.Timer(interval_s, function)
+    timer.daemon = True
+    return timer
+
+
 class _Contact:
     """One button's debounce state, guarded by the lock of its :class:`Controls`."""
 
-    __slots__ = ("button", "reported", "timer")
+    __slots__ = ("button", "edges", "reported", "timer")
 
     def __init__(self, button: Any) -> None:
         self.button = button
         self.reported: bool = button.is_active
-        self.timer: threading.Timer | None = None
+        self.timer: OneShot | None = None
+        self.edges = 0  # edges seen: a timer started for an older edge is stale
 
 
 class Controls:
@@ -189,7 +208,9 @@ class Controls:
     may be ``None`` (not fitted).  ``pin_factory``: a gpiozero pin factory (the caller's, left
     open by :meth:`close`).  ``clock``:
     the time source of the events' ``t``, in seconds.  ``bounce_s``: how long a contact must
-    stay put before a press or release counts, in seconds.
+    stay put before a press or release counts, in seconds.  ``timer``: makes the one-shot
+    timer of each edge from ``(seconds, function)`` (:func:`daemon_timer`; tests pass one
+    that runs when they move their clock on).
 
     Each debounced change becomes ``events.Button(t, name, pressed)`` with ``t`` the time it
     was confirmed.  A button held down at start is not a press.
@@ -212,12 +233,14 @@ class Controls:
         pin_factory: Any,
         clock: Callable[[], float] = time.monotonic,
         bounce_s: float = 0.03,
+        timer: Callable[[float, Callable[[], None]], OneShot] = daemon_timer,
     ) -> None:
         if bounce_s < 0:
             raise ValueError(f"bounce_s must be 0 or more seconds, not {bounce_s}")
         self._queue = queue
         self._clock = clock
         self._bounce_s = bounce_s
+        self._timer = timer
         self._lock = threading.Lock()
         self._closed = False
         self._factory = pin_factory
@@ -282,16 +305,19 @@ class Controls:
             contact = self._contacts[name]
             if contact.timer is not None:
                 contact.timer.cancel()
-            contact.timer = threading.Timer(self._bounce_s, self._guarded(self._settle, name))
-            contact.timer.daemon = True
+            contact.edges += 1
+            edge = contact.edges
+            contact.timer = self._timer(
+                self._bounce_s, self._guarded(lambda name: self._settle(name, edge), name))
             contact.timer.start()
 
-    def _settle(self, name: str) -> None:
-        """Button ``name``'s pin has been still for ``bounce_s``: report a changed level."""
+    def _settle(self, name: str, edge: int) -> None:
+        """Button ``name``'s pin has been still for ``bounce_s`` since its ``edge``-th edge:
+        report a changed level."""
         with self._lock:
             contact = self._contacts[name]
-            # A timer cancelled too late to stop it finds a newer one (or none) in its place.
-            if self._closed or threading.current_thread() is not contact.timer:
+            # A timer cancelled too late to stop it finds a newer edge counted.
+            if self._closed or edge != contact.edges:
                 return
             contact.timer = None
             pressed = bool(contact.button.is_active)

@@ -82,14 +82,6 @@ class IllegalMoveError(RulesError):
         super().__init__(f"{where}{reason} ({rule})")
 
 
-class AmbiguousStepError(RulesError):
-    """A step's notation fits more than one legal step; ``candidates`` lists them."""
-
-    def __init__(self, message: str, candidates: list[str]) -> None:
-        self.candidates = candidates
-        super().__init__(message)
-
-
 class JournalError(CompanionError):
     """A game journal cannot be read or written."""
 

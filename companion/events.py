@@ -58,11 +58,9 @@ class Button(Event):
 
 @dataclass(frozen=True, slots=True)
 class Timer(Event):
-    """A timer set by the referee has run out; ``name`` says which, ``token`` tells a stale
-    timer from a live one."""
+    """A timer set by the referee has run out; ``name`` says which."""
 
     name: str = ""
-    token: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,10 @@
 """GPIO controls on gpiozero's own MockFactory: debounced buttons, buzzer, status LED, faults
 and the pin factory check-config looks at.
 
-Timing: the debounce time here (``BOUNCE``) is far longer than any burst of edges the tests
-drive, and events are awaited on the queue with a timeout, never by sleeping blindly.
+Timing: the debounce timers run on the test's clock (:class:`Timers`): a test moves it on
+with ``advance`` and the timers due run there and then, so no test waits for the debounce and
+none depends on the machine's speed.  The buzzer and the LED blink on gpiozero's own threads:
+their pin changes are awaited on a condition with a bound.
 """
 
 from __future__ import annotations
@@ -10,8 +12,8 @@ from __future__ import annotations
 import importlib.util
 import logging
 import queue
-import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -31,17 +33,52 @@ from companion.errors import ConfigError
 from companion.events import Button, Event, Fault
 
 BOUNCE = 0.1  # seconds
-WAIT = 5.0  # the longest an expected event may take, in seconds
-T = 7.5  # what the test clock says
+WAIT = 5.0  # the longest a blink on gpiozero's thread may take, in seconds: a safety net
 PINS = ButtonPins(ok="GPIO17", undo="GPIO27", select="GPIO22", roll="GPIO5",
                   buzzer="GPIO23", status_led="GPIO24")  # fmt: skip
 
 
+@dataclass
+class _Shot:
+    timers: Timers
+    at: float
+    function: Callable[[], None]
+
+    def start(self) -> None:
+        self.timers.pending.append(self)
+
+    def cancel(self) -> None:
+        if self in self.timers.pending:
+            self.timers.pending.remove(self)
+
+
+class Timers:
+    """The test's clock and the one-shot timers set on it: ``advance`` moves the clock on and
+    runs each timer that falls due, in order, at its time."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.pending: list[_Shot] = []
+
+    def __call__(self, interval_s: float, function: Callable[[], None]) -> _Shot:
+        return _Shot(self, self.now + interval_s, function)
+
+    def clock(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        end = self.now + seconds
+        while due := [shot for shot in self.pending if shot.at <= end]:
+            shot = min(due, key=lambda shot: shot.at)
+            self.pending.remove(shot)
+            self.now = shot.at
+            shot.function()
+        self.now = end
+
+
 @pytest.fixture
-def factory() -> Iterator[Any]:
-    factory = MockFactory()
-    yield factory
-    factory.close()
+def timers() -> Timers:
+    return Timers()
 
 
 @pytest.fixture
@@ -49,97 +86,100 @@ def events() -> queue.Queue[Event]:
     return queue.Queue()
 
 
+def make(events: queue.Queue[Event], pin_factory: Any, timers: Timers, pins: ButtonPins = PINS,
+         **options: Any) -> Controls:
+    return Controls(events, pins=pins, pin_factory=pin_factory, clock=timers.clock,
+                    bounce_s=BOUNCE, timer=timers, **options)
+
+
 @pytest.fixture
-def controls(events: queue.Queue[Event], factory: Any) -> Iterator[Controls]:
-    with Controls(
-        events, pins=PINS, pin_factory=factory, clock=lambda: T, bounce_s=BOUNCE
-    ) as controls:
+def controls(events: queue.Queue[Event], pin_factory: Any, timers: Timers) -> Iterator[Controls]:
+    with make(events, pin_factory, timers) as controls:
         yield controls
 
 
-def next_event(events: queue.Queue[Event]) -> Event:
-    return events.get(timeout=WAIT)
+def settled(events: queue.Queue[Event], timers: Timers) -> list[Event]:
+    """What the controls report once every pin has been still well past the debounce."""
+    timers.advance(3 * BOUNCE)
+    out = []
+    while not events.empty():
+        out.append(events.get_nowait())
+    return out
 
 
-def assert_quiet(events: queue.Queue[Event]) -> None:
-    """Nothing (more) arrives, however long the debounce takes."""
-    with pytest.raises(queue.Empty):
-        events.get(timeout=3 * BOUNCE)
-
-
-def chatter(pin: Any, *, end_low: bool) -> None:
-    """A bouncing contact: five edges 2 ms apart (10 ms in all), ending at the new level."""
+def chatter(pin: Any, timers: Timers, *, end_low: bool) -> float:
+    """A bouncing contact: five edges 2 ms apart (8 ms in all), ending at the new level;
+    returns the time of the last edge."""
     new, old = (pin.drive_low, pin.drive_high) if end_low else (pin.drive_high, pin.drive_low)
-    for drive in (new, old, new, old, new):
+    for drive in (new, old, new, old):
         drive()
-        time.sleep(0.002)
-
-
-def wait_for(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
+        timers.advance(0.002)
+    new()
+    return timers.now
 
 
 # --- buttons --------------------------------------------------------------------------------
 
 
 def test_contact_bouncing_on_press_and_on_release_gives_one_press_and_one_release(
-    events: queue.Queue[Event], factory: Any, controls: Controls
+    events: queue.Queue[Event], pin_factory: Any, timers: Timers, controls: Controls
 ) -> None:
-    chatter(factory.pin(17), end_low=True)
-    assert next_event(events) == Button(T, "ok", True)
-    chatter(factory.pin(17), end_low=False)
-    assert next_event(events) == Button(T, "ok", False)
-    assert_quiet(events)
+    pressed = chatter(pin_factory.pin(17), timers, end_low=True)
+    assert settled(events, timers) == [Button(pressed + BOUNCE, "ok", True)]
+    released = chatter(pin_factory.pin(17), timers, end_low=False)
+    assert settled(events, timers) == [Button(released + BOUNCE, "ok", False)]
+
+
+def test_a_change_counts_only_once_the_pin_has_been_still_for_the_debounce(
+    events: queue.Queue[Event], pin_factory: Any, timers: Timers, controls: Controls
+) -> None:
+    pin_factory.pin(17).drive_low()
+    timers.advance(BOUNCE * 0.99)
+    assert events.empty()
+    timers.advance(BOUNCE * 0.02)
+    assert events.get_nowait() == Button(timers.now - BOUNCE * 0.01, "ok", True)
 
 
 def test_three_millisecond_glitch_gives_nothing(
-    events: queue.Queue[Event], factory: Any, controls: Controls
+    events: queue.Queue[Event], pin_factory: Any, timers: Timers, controls: Controls
 ) -> None:
-    factory.pin(27).drive_low()
-    time.sleep(0.003)
-    factory.pin(27).drive_high()
-    assert_quiet(events)
+    pin_factory.pin(27).drive_low()
+    timers.advance(0.003)
+    pin_factory.pin(27).drive_high()
+    assert settled(events, timers) == []
 
 
 def test_held_button_gives_one_press(
-    events: queue.Queue[Event], factory: Any, controls: Controls
+    events: queue.Queue[Event], pin_factory: Any, timers: Timers, controls: Controls
 ) -> None:
-    factory.pin(22).drive_low()
-    assert next_event(events) == Button(T, "select", True)
-    assert_quiet(events)
+    pin_factory.pin(22).drive_low()
+    assert settled(events, timers) == [Button(timers.now - 2 * BOUNCE, "select", True)]
+    assert settled(events, timers) == []
 
 
 def test_each_button_is_debounced_on_its_own(
-    events: queue.Queue[Event], factory: Any, controls: Controls
+    events: queue.Queue[Event], pin_factory: Any, timers: Timers, controls: Controls
 ) -> None:
-    chatter(factory.pin(27), end_low=True)
-    chatter(factory.pin(5), end_low=True)
-    assert {next_event(events), next_event(events)} == {
-        Button(T, "undo", True), Button(T, "roll", True),
-    }  # fmt: skip
-    assert_quiet(events)
+    undo = chatter(pin_factory.pin(27), timers, end_low=True)
+    roll = chatter(pin_factory.pin(5), timers, end_low=True)  # within undo's debounce
+    assert settled(events, timers) == [Button(undo + BOUNCE, "undo", True),
+                                       Button(roll + BOUNCE, "roll", True)]
 
 
-def test_buttons_to_3v3_press_on_a_high_level(events: queue.Queue[Event], factory: Any) -> None:
-    pins = ButtonPins(pull_up=False, buzzer=None)
-    with Controls(events, pins=pins, pin_factory=factory, clock=lambda: T, bounce_s=BOUNCE):
-        factory.pin(17).drive_high()
-        assert next_event(events) == Button(T, "ok", True)
-
-
-def test_events_carry_the_clock_reading_when_the_change_was_confirmed(
-    events: queue.Queue[Event], factory: Any
+def test_buttons_to_3v3_press_on_a_high_level(
+    events: queue.Queue[Event], pin_factory: Any, timers: Timers
 ) -> None:
-    readings = iter([100.0, 200.0])
-    with Controls(events, pins=PINS, pin_factory=factory, clock=lambda: next(readings),
-                  bounce_s=BOUNCE):  # fmt: skip
-        factory.pin(17).drive_low()
-        assert next_event(events).t == 100.0
-        factory.pin(17).drive_high()
-        assert next_event(events).t == 200.0
+    with make(events, pin_factory, timers, ButtonPins(pull_up=False, buzzer=None)):
+        pin_factory.pin(17).drive_high()
+        assert [e.name for e in settled(events, timers)] == ["ok"]
+
+
+def test_by_default_the_debounce_runs_on_a_timer_thread(
+    events: queue.Queue[Event], pin_factory: Any
+) -> None:
+    with Controls(events, pins=PINS, pin_factory=pin_factory, clock=lambda: 7.5, bounce_s=0.001):
+        pin_factory.pin(17).drive_low()
+        assert events.get(timeout=WAIT) == Button(7.5, "ok", True)
 
 
 # --- faults ---------------------------------------------------------------------------------
@@ -158,70 +198,85 @@ class FailsOnce(queue.Queue[Event]):
 
 
 def test_callback_error_is_logged_and_queued_as_a_fault_and_the_next_press_arrives(
-    factory: Any, caplog: pytest.LogCaptureFixture
+    pin_factory: Any, timers: Timers, caplog: pytest.LogCaptureFixture
 ) -> None:
     events = FailsOnce()
-    with Controls(events, pins=PINS, pin_factory=factory, clock=lambda: T, bounce_s=BOUNCE):
-        factory.pin(17).drive_low()
-        fault = next_event(events)
+    with make(events, pin_factory, timers):
+        pin_factory.pin(17).drive_low()
+        (fault,) = settled(events, timers)
         assert isinstance(fault, Fault)
         assert (fault.where, fault.error) == ("controls.ok", "queue refused the event")
         assert fault.details == {"type": "RuntimeError"}
-        factory.pin(17).drive_high()
-        assert_quiet(events)  # the lost press is not followed by a lone release
-        factory.pin(17).drive_low()
-        assert next_event(events) == Button(T, "ok", True)
+        pin_factory.pin(17).drive_high()
+        assert settled(events, timers) == []  # the lost press is not followed by a lone release
+        pin_factory.pin(17).drive_low()
+        assert [(e.name, e.pressed) for e in settled(events, timers)] == [("ok", True)]
     (record,) = [r for r in caplog.records if r.name == "companion.controls"]
     assert record.levelno == logging.ERROR and record.exc_info is not None
 
 
 def test_pin_in_use_is_a_config_error_and_leaves_no_pin_taken(
-    events: queue.Queue[Event], factory: Any, controls: Controls
+    events: queue.Queue[Event], pin_factory: Any, controls: Controls
 ) -> None:
     others = ButtonPins(ok="GPIO6", undo="GPIO24", select="GPIO12", buzzer=None)
     with pytest.raises(ConfigError) as refused:
-        Controls(events, pins=others, pin_factory=factory)
+        Controls(events, pins=others, pin_factory=pin_factory)
     assert str(refused.value) == (
         "[buttons] undo and [buttons] status_led both use GPIO24; each needs its own pin")
-    GpioButton("GPIO6", pin_factory=factory).close()  # ok's pin was given back
+    GpioButton("GPIO6", pin_factory=pin_factory).close()  # ok's pin was given back
 
 
 def test_close_gives_the_pins_back_and_stops_pending_changes(
-    events: queue.Queue[Event], factory: Any
+    events: queue.Queue[Event], pin_factory: Any, timers: Timers
 ) -> None:
-    controls = Controls(events, pins=PINS, pin_factory=factory, bounce_s=BOUNCE)
-    factory.pin(17).drive_low()
+    controls = make(events, pin_factory, timers)
+    pin_factory.pin(17).drive_low()
     controls.close()
     controls.close()
-    assert_quiet(events)
-    with Controls(events, pins=PINS, pin_factory=factory, bounce_s=BOUNCE):
+    assert settled(events, timers) == []
+    with make(events, pin_factory, timers):
         pass
 
 
-def test_negative_bounce_time_is_refused(events: queue.Queue[Event], factory: Any) -> None:
+def test_each_edge_cancels_the_last_timer_and_a_stale_timer_reports_nothing(
+    events: queue.Queue[Event], pin_factory: Any, timers: Timers, controls: Controls
+) -> None:
+    """A ``threading.Timer`` cancelled too late still runs: it must find itself stale."""
+    pin = pin_factory.pin(17)
+    pin.drive_low()
+    (stale,) = timers.pending
+    pin.drive_high()
+    pin.drive_low()
+    assert stale not in timers.pending and len(timers.pending) == 1  # each edge cancels the last
+    stale.function()  # low, as at its edge, but the pin has not been still since: no press yet
+    assert events.empty()
+    assert [(e.name, e.pressed) for e in settled(events, timers)] == [("ok", True)]
+
+
+def test_negative_bounce_time_is_refused(events: queue.Queue[Event], pin_factory: Any) -> None:
     with pytest.raises(ValueError, match="bounce_s"):
-        Controls(events, pins=PINS, pin_factory=factory, bounce_s=-0.01)
+        Controls(events, pins=PINS, pin_factory=pin_factory, bounce_s=-0.01)
 
 
 # --- buzzer and status LED ------------------------------------------------------------------
 
 
-def test_illegal_buzz_is_three_80ms_beeps(factory: Any, controls: Controls) -> None:
-    pin = factory.pin(23)
+def test_illegal_buzz_is_three_80ms_beeps(pin_factory: Any, controls: Controls) -> None:
+    pin = pin_factory.pin(23)
     before = len(pin.states)
     controls.buzz("illegal")
-    wait_for(lambda: len(pin.states) >= before + 6)
+    assert pin.wait_states(before + 6, WAIT)
     changes = pin.states[before:]  # timestamps: seconds since the previous change
     assert [s.state for s in changes] == [True, False, True, False, True, False]
     assert BUZZ_PATTERNS["illegal"] == Beeps(on_s=0.08, off_s=0.08, n=3)
     assert min(s.timestamp for s in changes if not s.state) >= 0.075
 
 
-def test_question_buzz_is_one_short_beep(factory: Any, controls: Controls) -> None:
-    pin = factory.pin(23)
+def test_question_buzz_is_one_short_beep(pin_factory: Any, controls: Controls) -> None:
+    pin = pin_factory.pin(23)
     before = len(pin.states)
     controls.buzz("question")
-    wait_for(lambda: len(pin.states) >= before + 2)
+    assert pin.wait_states(before + 2, WAIT)
     assert [s.state for s in pin.states[before:]] == [True, False]
 
 
@@ -230,18 +285,18 @@ def test_unknown_buzz_pattern_is_refused(controls: Controls) -> None:
         controls.buzz("fanfare")
 
 
-def test_status_ready_is_steady_and_off_is_dark(factory: Any, controls: Controls) -> None:
+def test_status_ready_is_steady_and_off_is_dark(pin_factory: Any, controls: Controls) -> None:
     controls.status("ready")
-    assert factory.pin(24).state is True
+    assert pin_factory.pin(24).state is True
     controls.status("off")
-    assert factory.pin(24).state is False
+    assert pin_factory.pin(24).state is False
 
 
-def test_status_error_blinks_fast(factory: Any, controls: Controls) -> None:
-    pin = factory.pin(24)
+def test_status_error_blinks_fast(pin_factory: Any, controls: Controls) -> None:
+    pin = pin_factory.pin(24)
     before = len(pin.states)
     controls.status("error")
-    wait_for(lambda: len(pin.states) >= before + 4)
+    assert pin.wait_states(before + 4, WAIT)
     controls.status("off")
     on, off = pin.states[before : before + 2]  # timestamps: seconds since the previous change
     assert (on.state, off.state) == (True, False)
@@ -254,13 +309,15 @@ def test_unknown_status_is_refused(controls: Controls) -> None:
         controls.status("sleepy")
 
 
-def test_parts_not_fitted_are_silently_absent(events: queue.Queue[Event], factory: Any) -> None:
-    pins = ButtonPins(roll=None, buzzer=None, status_led=None)
-    with Controls(events, pins=pins, pin_factory=factory, bounce_s=BOUNCE) as controls:
+def test_parts_not_fitted_are_silently_absent(
+    events: queue.Queue[Event], pin_factory: Any, timers: Timers
+) -> None:
+    with make(events, pin_factory, timers, ButtonPins(roll=None, buzzer=None,
+                                                  status_led=None)) as controls:
         controls.buzz("illegal")
         controls.status("busy")
     for bcm in (5, 23, 24):
-        assert [s.state for s in factory.pin(bcm).states] == [False]
+        assert [s.state for s in pin_factory.pin(bcm).states] == [False]
 
 
 # --- pin factories --------------------------------------------------------------------------
@@ -268,16 +325,16 @@ def test_parts_not_fitted_are_silently_absent(events: queue.Queue[Event], factor
 
 def test_pin_factory_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
-    factory = make_pin_factory("mock")
-    assert isinstance(factory, MockFactory)
-    factory.close()
+    pin_factory = make_pin_factory("mock")
+    assert isinstance(pin_factory, MockFactory)
+    pin_factory.close()
 
 
 def test_pin_factory_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "MOCK")
-    factory = make_pin_factory()
-    assert isinstance(factory, MockFactory)
-    factory.close()
+    pin_factory = make_pin_factory()
+    assert isinstance(pin_factory, MockFactory)
+    pin_factory.close()
 
 
 def test_unknown_pin_factory_says_how_to_run_without_gpio() -> None:

@@ -1,14 +1,14 @@
 """The display thread: draws at once, animates by its clock only while something moves, keeps
 the tickers' places from screen to screen, survives a failing device, stops cleanly.  No test
-measures time: a clock the test sets, with an hour-long frame interval, makes every frame come
-from a ``show`` at the tick the test chose, and waits have generous timeouts only as a safety
-net."""
+measures time: the thread runs on a clock the test sets, either with an hour-long frame interval
+(every frame comes from a ``show`` at the tick the test chose) or sleeping on the test's
+:class:`Time`, which wakes it when the test moves the clock on and counts its sleeps.  Waits
+have generous timeouts only as a safety net."""
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,8 @@ from luma.core.device import dummy
 from PIL import Image
 
 from companion.display import Display, Screen, make_device, render, render_frame
+from companion.display.palette import ROLE_PERIODS
+from companion.display.render import FLASH
 from companion.display.text import HOLD, Ticker
 from tests.test_display import HANDS, enceladus_midgame
 
@@ -66,6 +68,64 @@ class SetClock:
 @pytest.fixture
 def clock() -> SetClock:
     return SetClock()
+
+
+class Time:
+    """The display thread's clock and its sleep, both the test's: the thread sleeps (its
+    ``wait``) until notified by ``show``/``close`` or by :meth:`step`, which moves the clock on.
+    Every sleep is counted with the timeout it asked for (``None``: until something happens)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.asked: list[float | None] = []  # the timeout of each sleep, in order
+        self._asleep = False
+        self._watch = threading.Condition()
+        self._thread: threading.Condition | None = None
+
+    def clock(self) -> float:
+        return self.now
+
+    def wait(self, condition: threading.Condition, timeout: float | None) -> None:
+        with self._watch:
+            self._thread = condition
+            self.asked.append(timeout)
+            self._asleep = True
+            self._watch.notify_all()
+        condition.wait(WAIT)  # held by the thread; woken by show, close or step
+        with self._watch:
+            self._asleep = False
+
+    def asleep(self, times: int = 0) -> int:
+        """Block until the thread sleeps, having gone to sleep at least ``times`` times; how
+        many times it has."""
+        with self._watch:
+            assert self._watch.wait_for(lambda: self._asleep and len(self.asked) >= times,
+                                        WAIT), "the thread never slept"
+            return len(self.asked)
+
+    def step(self, seconds: float = 1.0) -> None:
+        """Move the clock on by ``seconds`` with the thread asleep, and let it do what is due
+        then: return once it sleeps again.  Call it once the thread has taken in the last
+        ``show`` (``wait_frames``, :meth:`asleep`): a thread just notified still looks asleep."""
+        slept = self.asleep()
+        self.now += seconds
+        assert self._thread is not None
+        with self._thread:
+            self._thread.notify_all()
+        with self._watch:
+            assert self._watch.wait_for(lambda: self._asleep and len(self.asked) > slept, WAIT)
+
+
+@pytest.fixture
+def time() -> Time:
+    return Time()
+
+
+def on(device: Any, time: Time, **options: Any) -> Display:
+    """A display on the test's :class:`Time`: one frame a second of its clock, calm after an
+    hour unless ``calm_after`` says otherwise."""
+    options.setdefault("calm_after", 3600.0)
+    return Display(device, clock=time.clock, wait=time.wait, frame_interval=1.0, **options)
 
 
 @pytest.fixture
@@ -140,23 +200,92 @@ def test_a_new_message_starts_from_its_beginning(stepped: Display) -> None:
     assert same(stepped.last_image, render(screen(LONG + "!"), width=32, height=8, mode="1"))
 
 
-def test_a_long_message_scrolls_by_itself(device: Any) -> None:
-    display = Display(device, frame_interval=0.001)
+def test_a_long_message_scrolls_by_itself_one_pixel_a_frame(device: Any, time: Time) -> None:
+    display = on(device, time)
     try:
         display.show(screen(LONG))
-        assert display.wait_frames(30, WAIT)
+        for tick in range(HOLD + 12):
+            assert display.wait_frames(tick + 1, WAIT)
+            assert same(display.last_image, render(screen(LONG), width=32, height=8, mode="1",
+                                                   frame=tick)), tick
+            assert time.asked[-1] == pytest.approx(1.0)  # asleep until the next frame is due
+            time.step()
+        assert not same(display.last_image, render(screen(LONG), width=32, height=8, mode="1"))
     finally:
         display.close()
 
 
-def test_a_static_screen_is_drawn_once_then_the_thread_sleeps(device: Any) -> None:
-    display = Display(device, frame_interval=0.001)
+def test_a_slow_frame_is_followed_by_the_one_due_then(device: Any, time: Time) -> None:
+    display = on(device, time)
+    try:
+        display.show(screen(LONG))
+        assert display.wait_frames(1, WAIT)
+        time.step(HOLD + 6.5)  # the thread overslept: it draws the frame due now, not the next
+        assert display.frames_drawn == 2
+        assert same(display.last_image, render(screen(LONG), width=32, height=8, mode="1",
+                                               frame=HOLD + 6))
+        assert time.asked[-1] == pytest.approx(0.5)  # and keeps to the clock's frames
+    finally:
+        display.close()
+
+
+def test_a_static_screen_is_drawn_once_then_the_thread_sleeps(device: Any, time: Time) -> None:
+    display = on(device, time)
     try:
         display.show(screen("OK?"))
         assert display.wait_frames(1, WAIT)
         display.show(screen("OK?"))  # the same screen again changes nothing
-        time.sleep(0.2)  # 200 frame intervals: a polling loop would have drawn again
+        time.step(3600.0)  # an hour: a polling loop would have drawn again
         assert display.frames_drawn == 1
+        assert time.asked[-1] is None  # asleep until something is shown
+    finally:
+        display.close()
+
+
+def test_a_new_message_after_some_scrolling_starts_from_its_beginning(
+    device: Any, time: Time
+) -> None:
+    display = on(device, time)
+    try:
+        display.show(screen(LONG))
+        assert display.wait_frames(1, WAIT)
+        for _ in range(HOLD + 7):
+            time.step()
+        assert not same(display.last_image, render(screen(LONG), width=32, height=8, mode="1"))
+        drawn = display.frames_drawn
+        display.show(screen(LONG + "!"))
+        assert display.wait_frames(drawn + 1, WAIT)
+        assert same(display.last_image, render(screen(LONG + "!"), width=32, height=8, mode="1"))
+        for frame in range(1, HOLD + 3):
+            time.step()
+            assert same(display.last_image, render(screen(LONG + "!"), width=32, height=8,
+                                                   mode="1", frame=frame)), frame
+    finally:
+        display.close()
+
+
+def test_highlights_blink_from_the_moment_new_text_arrives(time: Time) -> None:
+    device = dummy(width=16, height=16, mode="RGB")
+    display = on(device, time)
+    cells = enceladus_midgame()
+    first = Screen("enceladus", "enceladus", cells, message="P1: your turn", to_move=1)
+    asked = Screen("enceladus", "enceladus", cells, message="P1: where to?", to_move=1,
+                   highlights={"e5": "dest"})
+    try:
+        display.show(first)
+        assert display.wait_frames(1, WAIT)
+        for _ in range(5):
+            time.step()
+        drawn = display.frames_drawn
+        display.show(asked)
+        assert display.wait_frames(drawn + 1, WAIT)
+        frames = [display.last_image]
+        for _ in range(8):
+            time.step()
+            frames.append(display.last_image)
+        expected = [render(asked, width=16, height=16, mode="RGB", frame=f) for f in range(9)]
+        assert [same(a, b) for a, b in zip(frames, expected, strict=True)] == [True] * 9
+        assert len({e.tobytes() for e in expected}) > 1  # it does blink in those frames
     finally:
         display.close()
 
@@ -185,11 +314,15 @@ def test_a_failing_device_is_logged_once_and_the_display_goes_on(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     flaky = Flaky(failures=3)
-    display = Display(flaky, frame_interval=0.001)
+    time = Time()
+    display = on(flaky, time)
     try:
         with caplog.at_level(logging.WARNING, logger="companion.display"):
             display.show(screen("OK?"))
-            assert display.wait_frames(1, WAIT)
+            time.asleep(2)  # after the first failed frame
+            for _ in range(3):  # a failed frame is tried again at the next tick
+                time.step()
+            assert display.frames_drawn == 1 and flaky.failures == 0
         errors = [r for r in caplog.records if r.levelno == logging.ERROR]
         assert len(errors) == 1 and "SPI write failed" in (errors[0].exc_text or "")
         assert any("works again after 3 failed frames" in r.getMessage() for r in caplog.records)
@@ -229,30 +362,109 @@ def test_closing_a_gifanim_display_writes_the_gif(tmp_path: Path) -> None:
     assert same(last, render(screen("Two"), width=16, height=16, mode="RGB"))
 
 
-def test_an_idle_scroll_comes_to_rest_at_its_start_and_the_next_screen_scrolls(
-    device: Any,
-) -> None:
-    display = Display(device, frame_interval=0.001, calm_after=0.3)
+def test_highlights_changing_under_the_same_text_keep_their_rhythm(time: Time) -> None:
+    device = dummy(width=16, height=16, mode="RGB")
+    display = on(device, time)
+    cells = enceladus_midgame()
+    period = ROLE_PERIODS["dest"]
+    asked = Screen("enceladus", "enceladus", cells, message="P1: where to?", to_move=1,
+                   highlights={"e5": "dest"})
+    more = Screen("enceladus", "enceladus", cells, message="P1: where to?", to_move=1,
+                  highlights={"e5": "dest", "e9": "dest"})
     try:
-        display.show(screen(LONG))
-        assert display.wait_frames(20, WAIT)  # it scrolls...
-        time.sleep(0.5)  # ...until it has stood still long enough
-        rested = display.frames_drawn
-        time.sleep(0.2)  # 200 frame intervals: a scrolling display would draw on
-        assert display.frames_drawn == rested
-        assert same(display.last_image, render(screen(LONG), width=32, height=8, mode="1"))
-        display.show(screen(LONG + "!"))
-        assert display.wait_frames(rested + 20, WAIT)
+        display.show(asked)
+        assert display.wait_frames(1, WAIT)
+        for _ in range(period):  # into the blink's second phase
+            time.step()
+        display.show(more)
+        assert display.wait_frames(period + 2, WAIT)
+        expected = render(more, width=16, height=16, mode="RGB", frame=period)
+        assert not same(expected, render(more, width=16, height=16, mode="RGB"))
+        assert same(display.last_image, expected)
     finally:
         display.close()
 
 
-def test_a_warning_blinks_on_however_long_it_stands(device: Any) -> None:
-    display = Display(device, frame_interval=0.001, calm_after=0.01)
+def map_at_rest(time: Time, calm: int) -> tuple[Display, Screen]:
+    """A 16 x 16 map whose scores scroll and whose gardeners flash, shown and left alone
+    until it has come to rest (``calm`` frames)."""
+    display = on(dummy(width=16, height=16, mode="RGB"), time, calm_after=float(calm))
+    turn = Screen("enceladus", "enceladus", enceladus_midgame(), message="P1: your turn",
+                  scores=HANDS, to_move=1)
+    display.show(turn)
+    assert display.wait_frames(1, WAIT)
+    for _ in range(calm):
+        time.step()
+    assert time.asked[-1] is None  # at rest
+    return display, turn
+
+
+def test_a_map_comes_to_rest_as_first_shown_gardeners_and_all(time: Time) -> None:
+    calm = HOLD + FLASH + 5  # the gardeners in their white phase by then
+    display, turn = map_at_rest(time, calm)
     try:
-        display.show(screen(LONG, urgent=True))
-        time.sleep(0.1)
+        assert same(display.last_image, render(turn, width=16, height=16, mode="RGB"))
+        assert not same(display.last_image, render(turn, width=16, height=16, mode="RGB",
+                                                   frame=calm))
+    finally:
+        display.close()
+
+
+def test_after_a_rest_the_next_screen_scrolls_from_the_start(time: Time) -> None:
+    calm = HOLD + FLASH + 5
+    display, turn = map_at_rest(time, calm)
+    moved = Screen("enceladus", "enceladus", {**turn.cells, "c3": ""}, message=turn.message,
+                   scores=turn.scores, to_move=1)  # the same text: the scores would run on
+    try:
         drawn = display.frames_drawn
-        assert display.wait_frames(drawn + 50, WAIT)
+        display.show(moved)
+        assert display.wait_frames(drawn + 1, WAIT)
+        fresh = render_frame(moved, width=16, height=16, mode="RGB", frame=calm,
+                             ticker=Ticker(), tick=calm).image
+        assert not same(fresh, render(moved, width=16, height=16, mode="RGB", frame=calm))
+        assert same(display.last_image, fresh)
+    finally:
+        display.close()
+
+
+def test_an_idle_scroll_comes_to_rest_at_its_start_and_the_next_screen_scrolls(
+    device: Any, time: Time
+) -> None:
+    calm = HOLD + 10
+    display = on(device, time, calm_after=float(calm))
+    try:
+        display.show(screen(LONG))
+        assert display.wait_frames(1, WAIT)
+        for _ in range(calm - 1):  # it scrolls...
+            time.step()
+        assert time.asked[-1] == pytest.approx(1.0)
+        assert not same(display.last_image, render(screen(LONG), width=32, height=8, mode="1"))
+        time.step()  # ...until it has stood still long enough: back at its start, at rest
+        assert same(display.last_image, render(screen(LONG), width=32, height=8, mode="1"))
+        assert time.asked[-1] is None
+        rested = display.frames_drawn
+        time.step(3600.0)
+        assert display.frames_drawn == rested
+        display.show(screen(LONG + "!"))
+        assert display.wait_frames(rested + 1, WAIT)
+        for _ in range(HOLD + 2):
+            time.step()
+        assert display.frames_drawn == rested + HOLD + 3
+        assert same(display.last_image, render(screen(LONG + "!"), width=32, height=8, mode="1",
+                                               frame=HOLD + 2))
+    finally:
+        display.close()
+
+
+def test_a_warning_blinks_on_however_long_it_stands(device: Any, time: Time) -> None:
+    display = on(device, time, calm_after=2.0)
+    warning = screen(LONG, urgent=True)
+    try:
+        display.show(warning)
+        assert display.wait_frames(1, WAIT)
+        for frame in range(1, 60):
+            time.step()
+            assert display.frames_drawn == frame + 1
+        assert same(display.last_image, render(warning, width=32, height=8, mode="1", frame=59))
     finally:
         display.close()

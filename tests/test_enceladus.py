@@ -275,6 +275,14 @@ def test_swap_martian_on_a_flower_is_refused() -> None:
     assert refusal(state, Action("swap_martian", "blue", ("c3",))).rule == enc.RULE_UNDER
 
 
+@pytest.mark.parametrize("colour", enc.DEFAULT_COLOURS)
+def test_a_martian_on_a_flower_of_any_colour_is_offered_no_swap(colour: str) -> None:
+    state = position({"e6": f"M1+{colour}", "c3": "peak", "R1": "M2"},
+                     reserves={"1": {"blue": 3}})
+    assert [s for s in enc.legal_steps(state)
+            if isinstance(s, Action) and s.name == "swap_martian"] == []
+
+
 def test_swaps_accept_either_order() -> None:
     state = position(BOARD_A, reserves={"1": {"blue": 3}})
     one = enc.apply(state, Action("swap_flowers", "blue", ("a1", "d7")))

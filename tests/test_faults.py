@@ -25,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import replace
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import DaemonThread, mock_pins
 
 from companion.board import protocol
 from companion.config import (
@@ -51,6 +52,8 @@ from companion.sim.players import chance_ops, choose_step
 ENCELADUS = load("enceladus").RULES
 SEED = 11
 DISCONNECT_SHOWN_WITHIN_S = 2.0
+"""A board gone silent is shown within this long: its heartbeat timeout is shorter."""
+HEARTBEAT_TIMEOUT_S = 1.5
 
 
 def _by_id(folder: Path) -> Path:
@@ -85,76 +88,48 @@ def _board(state: Any, **options: Any) -> VirtualBoard:
 def _config(tmp_path: Path, port: Path, game: str = "enceladus") -> Config:
     return Config(
         game=GameConfig(name=game, seed=SEED),
-        board=BoardConfig(port=str(port), settle_ms=150, heartbeat_timeout_s=1.5,
+        board=BoardConfig(port=str(port), settle_ms=150, heartbeat_timeout_s=HEARTBEAT_TIMEOUT_S,
                           ready_timeout_s=5),
         display=DisplayConfig(luma={"display": "dummy", "width": 16, "height": 16}),
         journal=JournalConfig(directory=str(tmp_path / "games"), fsync=False),
     )
 
 
-class Daemon:
-    """The daemon in a thread of the test process, watched through its listeners."""
+class Daemon(DaemonThread):
+    """The daemon in a thread of the test process, started at once and stopped by ``stack``."""
 
     def __init__(self, config: Config, stack: ExitStack) -> None:
-        from gpiozero.pins.mock import MockFactory
-
         from companion.notify import Notifier
         from companion.service import build
 
-        factory = MockFactory()
+        factory = mock_pins()
         stack.callback(factory.close)
-        self.service = build(config, stack, pin_factory=factory, notifier=Notifier())
-        self.buttons = {name: factory.pin(getattr(config.buttons.pins, name))
-                        for name in ("ok", "select")}
-        self.screens: list[tuple[float, Any]] = []
-        self.commits: list[str] = []
-        self._changed = threading.Condition()
-        self.service.screen_listeners.append(self._on_screen)
-        self.service.commit_listeners.append(self._on_commit)
-        self._thread = threading.Thread(target=self.service.run, name="test-daemon")
-        self._thread.start()
+        super().__init__(build(config, stack, pin_factory=factory, notifier=Notifier()))
+        self.pins = {name: factory.pin(getattr(config.buttons.pins, name))
+                     for name in ("ok", "select")}
+        self.start()
         stack.callback(self.stop)
-
-    def _on_screen(self, screen: Any) -> None:
-        with self._changed:
-            self.screens.append((time.monotonic(), screen))
-            self._changed.notify_all()
-
-    def _on_commit(self, committed: Any) -> None:
-        with self._changed:
-            self.commits.append(committed.step)
-            self._changed.notify_all()
 
     def answer(self, labels: tuple[str, ...]) -> None:
         """Answer the matrix's question as a player who made the step named by ``labels``
         (its choice path and its notation) does: Select to the right choice, then OK."""
-        screen = self.screens[-1][1]
+        screen = self.screens[-1]
         wanted = next((o for o in labels if o in screen.menu), screen.menu[0])
         for name in ["select"] * ((screen.menu.index(wanted) - screen.menu_index)
                                   % len(screen.menu)) + ["ok"]:
-            self.buttons[name].drive_low()
-            time.sleep(0.08)
-            self.buttons[name].drive_high()
-            time.sleep(0.08)  # released longer than the debounce
-
-    def wait(self, predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-        with self._changed:
-            return self._changed.wait_for(predicate, timeout)
+            self.press_pin(self.pins[name], name)
 
     def shown_since(self, since: float, prefix: str) -> float | None:
-        """When a screen whose message starts with ``prefix`` was first shown after ``since``."""
-        return next((t for t, s in self.screens if t >= since and s.message.startswith(prefix)),
-                    None)
+        """When a screen whose message starts with ``prefix`` was first shown after ``since``
+        (the daemon's clock)."""
+        return next((t for t, s in zip(self.shown_at, self.screens, strict=True)
+                     if t >= since and s.message.startswith(prefix)), None)
 
     def asking(self) -> bool:
-        return bool(self.screens) and bool(self.screens[-1][1].menu)
+        return bool(self.screens) and bool(self.screens[-1].menu)
 
     def in_sync(self) -> bool:
-        return bool(self.screens) and self.screens[-1][1].message.endswith("your turn")
-
-    def stop(self) -> None:
-        self.service.stop("test over")
-        self._thread.join(timeout=10)
+        return bool(self.screens) and self.screens[-1].message.endswith("your turn")
 
 
 @pytest.fixture
@@ -185,8 +160,7 @@ def test_a_board_back_under_another_name_is_found_and_the_step_made_meanwhile_co
     pulled = time.monotonic()
     _pull(first)
     assert daemon.wait(lambda: daemon.shown_since(pulled, "Board disconnected") is not None)
-    shown = daemon.shown_since(pulled, "Board disconnected")
-    assert shown is not None and shown - pulled < DISCONNECT_SHOWN_WITHIN_S
+    assert daemon.wait(lambda: daemon.service.board == "down")  # the link saw the hang-up
 
     second.start()
     _point(link, second.port)
@@ -214,8 +188,7 @@ def _pull_mid_frame(rounds: int, tmp_path: Path, stack: ExitStack) -> None:
         _pull(board)  # ...and the cable is out
         assert daemon.wait(lambda pulled=pulled: daemon.shown_since(pulled, "Board disconnected")
                            is not None)
-        shown = daemon.shown_since(pulled, "Board disconnected")
-        assert shown is not None and shown - pulled < DISCONNECT_SHOWN_WITHIN_S, round_
+        assert daemon.wait(lambda: daemon.service.board == "down"), round_  # seen by the link
         labels: tuple[str, ...] = ()
         if round_ % 2 and ENCELADUS.outcome(state) is None:
             step = choose_step(ENCELADUS, state, rng)
@@ -269,20 +242,25 @@ class StallingBoard(VirtualBoard):
 def test_a_stalled_board_is_shown_within_two_seconds_and_resynced_when_it_wakes(
     tmp_path: Path, stack: ExitStack
 ) -> None:
+    """Within two seconds by the daemon's own timer: each heartbeat arms a watchdog at most
+    ``heartbeat_timeout_s`` (1.5 s) ahead, and the matrix says so once it runs out."""
     setup, step, after = _first_step()
     board = StallingBoard("enceladus", ENCELADUS.layout(setup), ENCELADUS.board(setup),
                           heartbeat_s=0.3)
     stack.enter_context(board)
     daemon = Daemon(_config(tmp_path, Path(board.port)), stack)
     assert daemon.wait(daemon.in_sync)
-    while "heartbeat" not in daemon.service.timers:  # the board has been beating
-        time.sleep(0.05)
+    assert daemon.wait(lambda: "heartbeat" in daemon.service.timers)  # the board has been beating
 
     stalled = time.monotonic()
     board.stalled.set()
     assert daemon.wait(lambda: daemon.shown_since(stalled, "Board disconnected") is not None)
     shown = daemon.shown_since(stalled, "Board disconnected")
-    assert shown is not None and shown - stalled < DISCONNECT_SHOWN_WITHIN_S
+    assert shown is not None
+    beats = [(at, when) for name, at, when in daemon.armed if name == "heartbeat" and when < shown]
+    assert beats and all(at - when <= HEARTBEAT_TIMEOUT_S for at, when in beats)
+    assert shown >= beats[-1][0]  # shown as the last watchdog ran out, not before
+    assert HEARTBEAT_TIMEOUT_S < DISCONNECT_SHOWN_WITHIN_S
     assert daemon.service.board == "silent"
 
     for cell, piece in ENCELADUS.changes(setup, step).items():
@@ -320,7 +298,7 @@ def test_a_damaged_journal_resumes_after_its_last_good_step_and_the_matrix_says_
         for cell, piece in ENCELADUS.board(states[0]).items():
             board.put(cell, piece)
         assert daemon.wait(daemon.in_sync)
-    assert not daemon.screens[-1][1].message.startswith(note)  # said until the board matched
+    assert not daemon.screens[-1].message.startswith(note)  # said until the board matched
     assert daemon.service.referee.state == states[0] and not daemon.commits
     damaged = [r.getMessage() for r in caplog.records if "damaged" in r.getMessage()]
     assert damaged == [f"journal {record.path.name} is damaged at line 3 (not a journal entry); "
@@ -461,7 +439,7 @@ def test_steps_made_back_to_back_within_the_settle_time_are_all_committed(
     board = stack.enter_context(
         VirtualBoard(game, rules.layout(setup), rules.board(setup)))
     daemon = Daemon(_config(tmp_path, Path(board.port), game), stack)
-    assert daemon.wait(lambda: daemon.screens[-1][1].message.startswith("P1: ")
+    assert daemon.wait(lambda: daemon.screens[-1].message.startswith("P1: ")
                        if daemon.screens else False)  # the board is seen set up: P1 to play
     steps = _steps(rules, setup, 4 if game == "enceladus" else 5)
     notations, state = [], setup
@@ -471,7 +449,7 @@ def test_steps_made_back_to_back_within_the_settle_time_are_all_committed(
     final = _play(board, rules, setup, steps)
     assert daemon.wait(lambda: len(daemon.commits) == len(steps)), daemon.commits
     assert daemon.commits == notations and daemon.service.referee.state == final
-    assert not [s for _, s in daemon.screens if s.message.startswith("Not a legal move")]
+    assert not [s for s in daemon.screens if s.message.startswith("Not a legal move")]
 
 
 class LossyBoard(VirtualBoard):
@@ -550,7 +528,7 @@ def test_a_port_another_program_holds_is_named_on_the_matrix_until_it_lets_go(
     said = f"{board.port} is in use by {name} (pid {holder.pid}); close it"
     assert daemon.wait(lambda: daemon.shown_since(0, said) is not None)
     assert daemon.wait(lambda: daemon.service.ready)  # the wait for the board is over...
-    assert daemon.screens[-1][1].message == said  # ...and the cable is not blamed
+    assert daemon.screens[-1].message == said  # ...and the cable is not blamed
     assert f"board disconnected: {said}" in caplog.messages  # and the log names it too
     assert daemon.service.board == "down"
     assert holder.stdin is not None
@@ -673,11 +651,11 @@ class KilledTable:
         deadline = time.monotonic() + 30
         answered: list[str] = []
         restoring = False
-        while time.monotonic() < deadline:
+        while (left := deadline - time.monotonic()) > 0:
             try:
-                line = self.child.lines.get(timeout=0.2)
+                line = self.child.lines.get(timeout=left)
             except queue.Empty:
-                continue
+                break
             if line is None:
                 return False
             if line.get("commit") == self.steps:

@@ -19,8 +19,7 @@ import tty
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
-
-from gpiozero.pins.mock import MockFactory
+from typing import Any
 
 from companion.board import protocol
 from companion.config import layout_name
@@ -94,7 +93,9 @@ class FirmwareBoard:
             os.close(fd)
 
 
-def test_firmware_frames_drive_a_whole_enceladus_game_in_the_daemon(tmp_path: Path) -> None:
+def test_firmware_frames_drive_a_whole_enceladus_game_in_the_daemon(
+    tmp_path: Path, pin_factory: Any
+) -> None:
     config = demo_config("enceladus", 2, 5, "hexagonal", tmp_path / "journal")
     config = replace(config, board=replace(config.board, settle_ms=150))
     rules = load("enceladus").RULES
@@ -104,8 +105,7 @@ def test_firmware_frames_drive_a_whole_enceladus_game_in_the_daemon(tmp_path: Pa
         board.start()
         stack.callback(board.close)
         config = replace(config, board=replace(config.board, port=board.port))
-        factory = MockFactory()
-        stack.callback(factory.close)
+        factory = pin_factory
         service = build(config, stack, pin_factory=factory)
         pins = config.buttons.pins
         buttons = {name: factory.pin(getattr(pins, name)) for name in ("ok", "undo", "select")}

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 from queue import Queue
+from typing import Any
 
 import pytest
-from gpiozero.pins.mock import MockFactory
 
 from companion import events
 from companion.board import protocol
@@ -23,9 +23,8 @@ ROWS = [f"GPIO{n}" for n in (4, 5, 6, 12, 13, 16, 19, 20, 21, 26, 27, 17, 22)]
 COLUMNS = [f"GPIO{n}" for n in (2, 3, 7, 8, 9, 10, 11, 14, 15, 18, 23, 24)]
 
 
-def matrix(layout: str = "mars", rows: int = 10, columns: int = 10,
+def matrix(factory: Any, layout: str = "mars", rows: int = 10, columns: int = 10,
            **options: float) -> tuple[MatrixCircuit, GpioMatrix, Queue[events.Event]]:
-    factory = MockFactory()
     circuit = MatrixCircuit(factory, ROWS[:rows], COLUMNS[:columns])
     queue: Queue[events.Event] = Queue()
     scanner = GpioMatrix(queue, layout=layout, rows=ROWS[:rows], columns=COLUMNS[:columns],
@@ -42,25 +41,27 @@ def messages(queue: Queue[events.Event]) -> list[object]:
     return out
 
 
-def test_closed_switches_read_occupied_at_their_dump_positions() -> None:
-    circuit, scanner, _ = matrix()
+def test_closed_switches_read_occupied_at_their_dump_positions(pin_factory: Any) -> None:
+    circuit, scanner, _ = matrix(pin_factory)
     circuit.closed = {(0, 0), (4, 5), (9, 0)}  # cells 0, 45 and 90: 0,-5 ... 0,0 ... 0,5
     readings = scanner.read()
     assert [protocol.LAYOUTS["mars"][i] for i, r in enumerate(readings) if r] == [
         "0,-5", "0,0", "0,5"]
 
 
-def test_a_matrix_smaller_than_the_layout_is_refused() -> None:
+def test_a_matrix_smaller_than_the_layout_is_refused(pin_factory: Any) -> None:
     with pytest.raises(ConfigError, match="9 rows x 10 columns make 90 switches, but the mars "
                        "board has 91 cells"):
-        matrix(rows=9)
+        matrix(pin_factory, rows=9)
 
 
-def test_a_pin_a_button_holds_is_refused_naming_both_and_the_rows_are_given_back() -> None:
+def test_a_pin_a_button_holds_is_refused_naming_both_and_the_rows_are_given_back(
+    pin_factory: Any,
+) -> None:
     from companion.config import ButtonPins
     from companion.controls import Controls
 
-    factory = MockFactory()
+    factory = pin_factory
     rows, columns = ROWS[:10], [*COLUMNS[:9], "GPIO17"]
     with Controls(Queue(), pins=ButtonPins(ok="GPIO17", undo="GPIO25", select="GPIO1",
                                            buzzer=None), pin_factory=factory):
@@ -73,8 +74,8 @@ def test_a_pin_a_button_holds_is_refused_naming_both_and_the_rows_are_given_back
         scanner.close()
 
 
-def test_start_posts_link_up_hello_and_dump_like_a_serial_board() -> None:
-    circuit, scanner, queue = matrix()
+def test_start_posts_link_up_hello_and_dump_like_a_serial_board(pin_factory: Any) -> None:
+    circuit, scanner, queue = matrix(pin_factory)
     circuit.closed = {(4, 5)}
     scanner.begin(0.0)
     first = queue.get()
@@ -84,8 +85,8 @@ def test_start_posts_link_up_hello_and_dump_like_a_serial_board() -> None:
     assert isinstance(dump, protocol.Dump) and dump.board("mars")["0,0"] == "occupied"
 
 
-def test_per_cell_debounce_drops_glitches_and_measures_latency() -> None:
-    circuit, scanner, queue = matrix(debounce_s=0.02)
+def test_per_cell_debounce_drops_glitches_and_measures_latency(pin_factory: Any) -> None:
+    circuit, scanner, queue = matrix(pin_factory, debounce_s=0.02)
     scanner.begin(0.0)
     messages(queue)
     circuit.closed = {(0, 1)}  # a 10 ms glitch on 1,-5
@@ -102,8 +103,8 @@ def test_per_cell_debounce_drops_glitches_and_measures_latency() -> None:
     assert scanner.latency == pytest.approx(0.02)
 
 
-def test_scan_rate_heartbeats_and_dump_requests() -> None:
-    _, scanner, queue = matrix()
+def test_scan_rate_heartbeats_and_dump_requests(pin_factory: Any) -> None:
+    _, scanner, queue = matrix(pin_factory)
     scanner.begin(0.0)
     messages(queue)
     for n in range(1, 501):
@@ -115,7 +116,9 @@ def test_scan_rate_heartbeats_and_dump_requests() -> None:
     assert kinds == ["Heartbeat", "Hello", "Dump"]
 
 
-def test_a_game_is_seen_and_refereed_exactly_as_from_a_serial_presence_board() -> None:
+def test_a_game_is_seen_and_refereed_exactly_as_from_a_serial_presence_board(
+    pin_factory: Any,
+) -> None:
     scenario = read_scenario(Path(__file__).parent / "scenarios" / "enceladus-4-steps.scenario")
     cells = protocol.LAYOUTS["enceladus"]
     board = occupancy(scenario.rules().board(scenario.setup()), cells)
@@ -125,7 +128,7 @@ def test_a_game_is_seen_and_refereed_exactly_as_from_a_serial_presence_board() -
         for e in scenario_events(scenario)
     ]
     # The GPIO matrix: the same hands on switches, scanned every 2 ms.
-    circuit, scanner, queue = matrix("enceladus", rows=13, columns=12)
+    circuit, scanner, queue = matrix(pin_factory, "enceladus", rows=13, columns=12)
     circuit.set_board(cells, board)
     scanner.begin(0.0)
     t, now = 0.0, 0.0

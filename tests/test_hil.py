@@ -16,7 +16,6 @@ import queue
 from collections.abc import Iterator
 
 import pytest
-from gpiozero.pins.mock import MockFactory
 
 from companion import events
 from companion.board import protocol
@@ -87,12 +86,11 @@ def pins(request: pytest.FixtureRequest) -> Iterator[tuple[object, list[str], li
         yield factory, ROWS, COLUMNS
         factory.close()
         return
-    factory = MockFactory()
+    factory = request.getfixturevalue("pin_factory")
     rows = [f"GPIO{n}" for n in (4, 5, 6, 12, 13, 16, 20, 21)]
     columns = [f"GPIO{n}" for n in (2, 3, 7, 8, 9, 10, 11, 14)]
     MatrixCircuit(factory, rows, columns)
     yield factory, rows, columns
-    factory.close()
 
 
 def test_matrix_of_the_cleared_board_reads_every_cell_empty(

@@ -415,3 +415,20 @@ def test_rules_cores_lay_out_their_boards_in_the_wire_dump_order(
 ) -> None:
     rules = load(game).RULES
     assert rules.layout(rules.new_game(2, 1, options)) == LAYOUTS[layout]
+
+
+def test_the_delete_byte_is_no_printable_ascii() -> None:
+    body = "ERR 1 E a\x7fb"
+    with pytest.raises(ProtocolError, match="byte 0x7f at position 9 is not printable ASCII"):
+        decode_line(f"{body}*{checksum(body)}\n".encode("ascii"))
+
+
+def test_the_stream_parser_holds_at_most_a_longest_line_and_its_cr() -> None:
+    parser = LineParser()
+    head = "ERR 1 E "
+    longest = line(head + "t" * (MAX_LINE - 3 - len(head)))[:-1] + b"\r"  # all but the newline
+    assert parser.feed(longest) == [] and parser.pending == MAX_LINE + 1
+    (refused,) = parser.feed(b"t")  # one byte more: refused at once, before any newline
+    assert isinstance(refused, LineRefused)
+    assert refused.reason == "line longer than 1024 bytes, dropped"
+    assert parser.pending == 0

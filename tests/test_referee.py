@@ -439,3 +439,53 @@ def test_a_step_and_a_change_no_step_of_the_next_player_explains_is_flagged() ->
     table.wait(SETTINGS.grace_s + 0.1)
     assert table.commits() == []
     assert [e.pattern for e in table.effects if isinstance(e, Buzz)] == ["illegal"]
+
+
+def test_a_glitch_shorter_than_the_debounce_time_is_never_seen() -> None:
+    table = enceladus(PICK)
+    shown = len(table.screens())
+    table.put("c10", "", hold=0.003)
+    assert table.referee.observed["c10"] == "green"  # not yet a reading: it has not lasted
+    table.put("c10", "green", after=0.0)
+    table.wait(SETTINGS.grace_s + 0.1)  # long enough to flag a wrong board
+    assert len(table.screens()) == shown
+
+
+def test_a_glitch_while_a_step_settles_does_not_hold_it_back() -> None:
+    table = enceladus(PICK)
+    # f5/f6 is complete, but f5/g5 also takes f6: it commits once it has settled
+    for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("f6", "")):
+        table.put(cell, piece)
+    changed = table.now - 0.03 + SETTINGS.debounce_s  # f6 was read then
+    table.put("c10", "", after=0.1, hold=0.003)  # a 3 ms glitch meanwhile
+    table.put("c10", "green", after=0.0)
+    table.wait(changed + SETTINGS.settle_s + 0.005 - table.now)
+    assert table.commits() == ["f5/f6"]
+
+
+def test_a_wrong_board_buzzes_once_however_it_changes_until_it_is_put_right() -> None:
+    table = enceladus(PICK)
+    table.put("c10", "")  # a flower nobody may take now
+    table.wait(SETTINGS.grace_s + 0.1)
+    table.put("a1", "red")  # and more wrong
+    table.put("a1", "")
+    table.wait(SETTINGS.grace_s + 0.1)
+    assert [e.pattern for e in table.effects if isinstance(e, Buzz)] == ["illegal"]
+    table.put("c10", "green")  # put right; wrong again: a new warning, a new buzz
+    table.put("c10", "")
+    table.wait(SETTINGS.grace_s + 0.1)
+    assert [e.pattern for e in table.effects if isinstance(e, Buzz)] == ["illegal", "illegal"]
+
+
+def test_select_goes_round_the_menu_past_its_last_choice() -> None:
+    table = enceladus(
+        PAY, reserves={"1": {"blue": 3, "red": 3}, "2": {}}, settings=RefereeSettings(tray=False)
+    )
+    table.put("A4", "D1")
+    table.put("f5", "")
+    first = table.screens()[-1]
+    shown = []
+    for _ in range(len(first.menu)):
+        table.press("select")
+        shown.append(table.screens()[-1].menu_index)
+    assert shown == [*range(first.menu_index + 1, len(first.menu)), *range(first.menu_index + 1)]

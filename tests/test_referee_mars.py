@@ -24,10 +24,11 @@ from companion.display import Screen, render
 from companion.events import BoardMessage, Button, Timer
 from companion.referee.effects import Buzz, Committed, Note, SetTimer, Show
 from companion.referee.mars import MarsTable, extensions, reserve_text, track_text
+from companion.referee.recognition import StepIndex
 from companion.rules.hexes import hex_name
 from companion.rules.mars import RULES, Move, Phase, Place, Roll, State, destinations, position
 from companion.sim.harness import VirtualTable
-from companion.sim.perform import Noise
+from companion.sim.perform import Noise, Put
 
 # Gardener 1 on 1,-1 with flowers on three of its six neighbours: three dice to roll
 # (Gardens of Mars, Rolling Dice; the centre counts as empty, docs/RULINGS.md Mars #2).
@@ -399,3 +400,32 @@ def test_mars_screen_matches_reference_png(name: str, size: tuple[int, int, str]
     assert reference.mode == device.image.mode
     assert ImageChops.difference(reference.convert("RGB"),
                                  device.image.convert("RGB")).getbbox() is None
+
+
+@pytest.mark.parametrize("first", ["flower", "gardener"])
+def test_a_planting_half_made_for_seconds_is_no_wrong_board(first: str) -> None:
+    """Planting, the player sets down one part of the gardener-on-a-flower (the flower, or
+    the gardener before the flower under it) and stops to think: a cell on its way, not a
+    wrong board; the move counts once the other part is down."""
+    move = Move(3, (1, 2), "blue")
+    t = table(roll_state(pool=[3, 5]))
+    notation = RULES.format_step(t.truth, move)
+    part = "blue" if first == "flower" else "M1"
+    think = t.referee.settings.grace_s + 5.0
+    t._play_ops([Put(0.2, "1,-1", ""), Put(0.2, "1,2", part)])
+    t._advance(t.now + think)
+    assert t.report.false_alarms == 0 and not t.screen.urgent
+    assert t.report.committed == []
+    t._play_ops([Put(0.2, "1,2", "M1+blue")])
+    t._advance(t.now + think)
+    assert t.report.committed == [notation] and t.report.false_alarms == 0
+
+
+def test_on_a_presence_board_a_gardener_landing_on_a_flower_needs_no_lift_there() -> None:
+    """The flower stays on its hex under the gardener: the move is complete once the
+    gardener has left its hex, though the landing reads occupied all along."""
+    state = roll_state(pool=[1, 4])
+    onto = Move(1, (1, 0))  # onto the blue flower
+    index = StepIndex(RULES, state, RULES.board(state), presence=True)
+    assert index.unseen(onto) == set()
+    assert onto in index.explaining({"1,-1": ""})[1]

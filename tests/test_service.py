@@ -439,30 +439,28 @@ def test_sighup_to_the_same_kind_of_device_leaves_the_matrix_lit_for_the_new_one
     assert built[0].closed and not built[0].switched_off  # the new device drives it now
 
 
-def _real_reload(tmp_path: Path, after: str) -> tuple[Any, Path]:
-    """A service built from a file with a dummy matrix, and a second file to reload."""
-    from gpiozero.pins.mock import MockFactory
-
+def _real_reload(tmp_path: Path, after: str, factory: Any) -> tuple[Any, Path]:
+    """A service built from a file with a dummy matrix, on ``factory``'s pins, and a second
+    file to reload."""
     from companion.service import build
 
     path = tmp_path / "companion.toml"
     path.write_text(f'[board]\nport = "loop://"\n[journal]\ndirectory = "{tmp_path}"\n'
                     '[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\n')
     stack = ExitStack()
-    factory = MockFactory()
-    stack.callback(factory.close)
     service = build(load_config(path), stack, pin_factory=factory, notifier=Notifier())
     (tmp_path / "after.toml").write_text(after)
     return service, stack
 
 
 def test_a_reload_whose_device_fails_to_open_keeps_the_matrix_and_the_loop(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, pin_factory: Any
 ) -> None:
     # luma's linux_framebuffer reads /sys/class/graphics/fb99, which no machine has.
     service, stack = _real_reload(
         tmp_path, f'[board]\nport = "loop://"\n[journal]\ndirectory = "{tmp_path}"\n'
-                  '[display]\ndisplay = "linux_framebuffer"\nframebuffer_device = "/dev/fb99"\n')
+                  '[display]\ndisplay = "linux_framebuffer"\nframebuffer_device = "/dev/fb99"\n',
+        pin_factory)
     with stack:
         first = service.display
         service.reload(str(tmp_path / "after.toml"))  # what SIGHUP does
@@ -559,10 +557,8 @@ def test_a_sighup_without_a_matrix_tries_to_open_it_at_once(tmp_path: Path) -> N
 
 
 def test_a_display_that_cannot_be_opened_at_start_leaves_the_game_refereed(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, pin_factory: Any
 ) -> None:
-    from gpiozero.pins.mock import MockFactory
-
     from companion.service import build
 
     config = Config(game=GameConfig(name="enceladus", seed=SEED),
@@ -571,9 +567,7 @@ def test_a_display_that_cannot_be_opened_at_start_leaves_the_game_refereed(
                      display=DisplayConfig(luma={"display": "linux_framebuffer",
                                                  "framebuffer_device": "/dev/fb99"}))
     with ExitStack() as stack, caplog.at_level(logging.ERROR, logger="companion"):
-        factory = MockFactory()
-        stack.callback(factory.close)
-        service = build(config, stack, pin_factory=factory, notifier=Notifier())
+        service = build(config, stack, pin_factory=pin_factory, notifier=Notifier())
         assert service.display is None and service.controls is not None
         screens: list[Any] = []
         service.screen_listeners.append(screens.append)
@@ -587,22 +581,18 @@ def test_a_display_that_cannot_be_opened_at_start_leaves_the_game_refereed(
 # --------------------------------------------------------------------------- build
 
 
-def test_build_resumes_the_journal_and_wires_every_part(tmp_path: Path, systemd: Systemd) -> None:
-    from gpiozero.pins.mock import MockFactory
-
+def test_build_resumes_the_journal_and_wires_every_part(
+    tmp_path: Path, systemd: Systemd, pin_factory: Any
+) -> None:
     config = Config(game=GameConfig(name="enceladus", seed=SEED),
                     journal=JournalConfig(directory=str(tmp_path / "games"), fsync=False))
     config = replace(config, board=replace(config.board, port=str(tmp_path / "no-board")),
                      display=DisplayConfig(luma={"display": "dummy", "width": 16, "height": 16}))
     with ExitStack() as stack:
-        factory = MockFactory()
-        stack.callback(factory.close)
-        first = build_service(config, stack, factory, systemd)
+        first = build_service(config, stack, pin_factory, systemd)
         first.journal.step(1, 1, ENCELADUS.format_step(*_first_steps(1)[0]))
     with ExitStack() as stack:
-        factory = MockFactory()
-        stack.callback(factory.close)
-        again = build_service(config, stack, factory, systemd)
+        again = build_service(config, stack, pin_factory, systemd)  # the pins given back
         assert again.journal.path == first.journal.path
         assert again.referee.steps_committed == 1 and again.referee.syncing
         assert again.notifier.address == systemd.address
@@ -694,10 +684,8 @@ def test_ok_after_the_end_starts_the_next_game_with_its_own_journal(tmp_path: Pa
 
 
 def test_a_journal_folder_that_cannot_be_written_is_said_and_the_game_goes_on(
-    tmp_path: Path,
+    tmp_path: Path, pin_factory: Any
 ) -> None:
-    from gpiozero.pins.mock import MockFactory
-
     from companion.display import make_device
     from companion.service import build
 
@@ -706,9 +694,7 @@ def test_a_journal_folder_that_cannot_be_written_is_said_and_the_game_goes_on(
                     journal=JournalConfig(directory=str(tmp_path / "games")))
     config = replace(config, board=replace(config.board, port="loop://"))
     with ExitStack() as stack:
-        factory = MockFactory()
-        stack.callback(factory.close)
-        service = build(config, stack, pin_factory=factory,
+        service = build(config, stack, pin_factory=pin_factory,
                         device=make_device({"display": "dummy", "width": 16, "height": 16}))
         screens: list[Any] = []
         service.screen_listeners.append(screens.append)

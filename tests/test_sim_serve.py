@@ -16,21 +16,21 @@ import re
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import WAIT_S, DaemonThread, mock_pins
 
 from companion.display import make_device
 from companion.errors import UsageError
 from companion.referee.recognition import sensed
 from companion.rules.base import EMPTY
 from companion.rules.mars import Move, Roll, dice_to_roll
-from companion.service import Service, build
+from companion.service import build
 from companion.sim.demo import demo_config
 from companion.sim.harness import Rehearsal
 from companion.sim.scenario import Scenario
@@ -38,59 +38,23 @@ from companion.sim.serve import Faults, ServedBoard, run_sim
 from companion.sim.standalone import SimGame, VirtualPlayers
 
 SEED = 1
-WAIT_S = 30.0
-"""The longest any one wait lasts: reached only when something is broken."""
 
 
-class Daemon:
+class Daemon(DaemonThread):
     """``companion run`` in a thread, built from the demo's configuration with ``port`` as
-    its board; its commits and screens are recorded, and the test presses its buttons."""
+    its board, on the test's mock pins; the test presses its buttons."""
 
     def __init__(self, tmp_path: Path, port: str, *, game: str = "enceladus",
                  sensing: str = "identity") -> None:
-        from gpiozero.pins.mock import MockFactory
-
         config = demo_config(game, 2, SEED, "hexagonal", tmp_path / "journal", sensing)
         self.config = replace(config, board=replace(config.board, port=port))
         self.presence = sensing == "presence"
-        self.stack = ExitStack()
-        self.factory = MockFactory()
-        self.stack.callback(self.factory.close)
+        stack = ExitStack()
+        self.factory = mock_pins()
+        stack.callback(self.factory.close)
         device = make_device({"display": "dummy", "width": 16, "height": 16, "mode": "RGB"})
-        self.service: Service = build(self.config, self.stack, pin_factory=self.factory,
-                                      device=device)
-        self.commits: list[str] = []
-        self.screens: list[Any] = []
-        self.changed = threading.Condition()
-        self.service.commit_listeners.append(self._commit)
-        self.service.screen_listeners.append(self._screen)
-        self.thread = threading.Thread(target=self.service.run, daemon=True)
-
-    def _commit(self, committed: Any) -> None:
-        with self.changed:
-            self.commits.append(committed.step)
-            self.changed.notify_all()
-
-    def _screen(self, screen: Any) -> None:
-        with self.changed:
-            self.screens.append(screen)
-            self.changed.notify_all()
-
-    def __enter__(self) -> Daemon:
-        self.thread.start()
-        referee = self.service.referee
-        assert self.wait(lambda: referee.have_board and not referee.syncing), "no board seen"
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.service.stop("test over")
-        self.thread.join(10)
-        self.stack.close()
-        assert not self.thread.is_alive()
-
-    def wait(self, predicate: Callable[[], bool], timeout: float = WAIT_S) -> bool:
-        with self.changed:
-            return self.changed.wait_for(predicate, timeout)
+        super().__init__(build(self.config, stack, pin_factory=self.factory, device=device),
+                         stack)
 
     def wrong(self) -> set[str]:
         """The cells the matrix shows as wrong now."""
@@ -108,10 +72,7 @@ class Daemon:
         answers it, the release is held longer than the debounce."""
         pin = self.factory.pin(getattr(self.config.buttons.pins, name))
         shown = len(self.screens)
-        pin.drive_low()
-        self.wait(lambda: len(self.screens) > shown, 5.0)
-        pin.drive_high()
-        time.sleep(0.15)  # released longer than the 30 ms debounce, or two presses read as one
+        self.press_pin(pin, name, then=lambda: len(self.screens) > shown)
 
     def choose(self, label: str) -> None:
         """Answer the matrix's question with ``label``: Select until it shows, then OK."""

@@ -11,9 +11,9 @@ import threading
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
-from gpiozero.pins.mock import MockFactory
 
 from companion.board import protocol
 from companion.errors import ProtocolError
@@ -137,8 +137,9 @@ def test_record_saves_what_the_board_sends_after_asking_for_hello_and_dump() -> 
 
 
 @pytest.mark.parametrize("speed", [1.0, 10.0])
-def test_recorded_trace_replays_through_a_pty_to_the_same_steps(speed: float,
-                                                                tmp_path: Path) -> None:
+def test_recorded_trace_replays_through_a_pty_to_the_same_steps(
+    speed: float, tmp_path: Path, pin_factory: Any
+) -> None:
     path = HERE / "traces" / "enceladus-4-steps.trace"
     scenario = read_scenario(scenario_of(path))
     expected = scenario.expected
@@ -163,9 +164,7 @@ def test_recorded_trace_replays_through_a_pty_to_the_same_steps(speed: float,
     with ExitStack() as stack:
         stack.callback(player.join)
         stack.callback(stop.set)
-        factory = MockFactory()
-        stack.callback(factory.close)
-        service = build(config, stack, pin_factory=factory)
+        service = build(config, stack, pin_factory=pin_factory)
 
         def on_commit(effect: object) -> None:
             committed.append(effect.step)  # type: ignore[attr-defined]

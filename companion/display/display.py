@@ -47,7 +47,10 @@ class Display:
 
     ``device``: any luma device (``width``, ``height``, ``mode``, ``display(image)``,
     ``cleanup()``), e.g. from :func:`companion.display.make_device`.  ``clock``: seconds, monotonic
-    (injected for tests).  ``frame_interval``: seconds between animation frames (one pixel of
+    (injected for tests).  ``wait``: how the thread sleeps, ``wait(condition, timeout)`` called
+    with ``condition`` held, as :meth:`threading.Condition.wait` is (``timeout`` in seconds of
+    ``clock``, ``None`` until notified); a test passes one that sleeps until its own clock is
+    moved on.  ``frame_interval``: seconds between animation frames (one pixel of
     scrolling each).  ``calm_after``: seconds after which a screen that only scrolls text and
     flashes gardeners (no highlight blinking, no question, no warning) comes to rest at the
     start of its text, so an idle companion draws nothing (idle CPU near zero on a Pi Zero,
@@ -64,6 +67,7 @@ class Display:
         device: Any,
         *,
         clock: Callable[[], float] = time.monotonic,
+        wait: Callable[[threading.Condition, float | None], object] = threading.Condition.wait,
         frame_interval: float = 0.05,
         calm_after: float = 30.0,
     ) -> None:
@@ -71,6 +75,7 @@ class Display:
             raise ValueError(f"frame_interval must be positive seconds, not {frame_interval!r}")
         self._device = device
         self._clock = clock
+        self._wait = wait
         self._interval = frame_interval
         self._calm_after = calm_after
         self._cond = threading.Condition()
@@ -127,12 +132,12 @@ class Display:
             with self._cond:
                 while not self._closing and not self._fresh:
                     if not animated:
-                        self._cond.wait()
+                        self._wait(self._cond, None)
                         continue
                     left = due - self._clock()
                     if left <= 0:
                         break
-                    self._cond.wait(left)
+                    self._wait(self._cond, left)
                 if self._closing:
                     return
                 now = self._clock()

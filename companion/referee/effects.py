@@ -59,12 +59,11 @@ class Buzz:
 
 @dataclass(frozen=True, slots=True)
 class SetTimer:
-    """Deliver ``events.Timer(name=name, token=token)`` at monotonic time ``at`` (seconds);
-    a later ``SetTimer`` of the same name replaces it, ``at=None`` cancels it."""
+    """Deliver ``events.Timer(name=name)`` at monotonic time ``at`` (seconds); a later
+    ``SetTimer`` of the same name replaces it, ``at=None`` cancels it."""
 
     name: str
     at: float | None
-    token: int = 0
 
 
 @dataclass(frozen=True, slots=True)
