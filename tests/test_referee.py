@@ -132,23 +132,61 @@ def test_a_move_made_piece_by_piece_is_committed_once_when_the_last_flower_goes(
     assert ENCELADUS.RULES.to_move(table.referee.state) == 2
 
 
-def test_a_board_that_may_still_become_another_step_waits_for_the_settle_time() -> None:
+def test_prefix_step_a_move_whose_pick_another_pick_takes_as_a_soliflower_waits_for_ok() -> None:
     table = enceladus(PICK)
     # f5/f6 is complete, but f5/g5 also takes f6 (then a soliflower): the player may go on
     for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("f6", "")):
         table.put(cell, piece)
+    asking = table.screens()[-1]
+    assert asking.menu == ("done",) and "OK when done" in asking.message
+    assert dict(asking.highlights) == {"g5": "pick", "h5": "pick"}  # going on: f5/g5
+    table.wait(60)  # a pause, however long, is not a commit
     assert table.commits() == []
-    table.wait(SETTINGS.settle_s)
+    table.press("ok")
     assert table.commits() == ["f5/f6"]
 
 
-def test_a_step_completed_by_putting_a_piece_down_waits_for_the_settle_time() -> None:
+def test_prefix_step_a_move_whose_pick_another_pick_takes_is_committed_by_the_next_player() -> None:
     table = enceladus(PICK)
-    for cell, piece in (("f2", ""), ("f5", ""), ("f6", ""), ("f5", "M1")):
+    for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("f6", "")):
+        table.put(cell, piece)
+    table.wait(10)
+    table.put("L10", "")  # player 2 lifts their Martian: player 1 was done
+    assert table.commits() == ["f5/f6"]
+
+
+# f2's Martian may land on f4 (taking f5) or on f5 beyond it (taking f4)
+LINE = {"f2": "M1", "f4": "blue", "f5": "red", "L10": "M2", "c10": "green", "d10": "green"}
+
+
+def test_a_step_completed_by_putting_a_piece_down_is_committed_at_once() -> None:
+    table = enceladus(PICK)
+    # f5/g5 leaves h5 and f6 soliflowers; the Martian set down last, where it could not be
+    # passing over: nothing else could still be under way
+    for cell, piece in (("g5", ""), ("h5", ""), ("f6", ""), ("f2", ""), ("f5", "")):
+        table.put(cell, piece)
+    table.put("f5", "M1", hold=SETTINGS.debounce_s)
+    assert table.commits() == ["f5/g5"]
+
+
+def test_a_martian_set_down_where_it_may_be_sliding_on_waits_for_the_settle_time() -> None:
+    table = enceladus(LINE)
+    # f5 taken first, then the Martian down on f4: f4/f5, or on its way to f5 (f5/f4)
+    for cell, piece in (("f5", ""), ("f2", ""), ("f4", ""), ("f4", "M1")):
         table.put(cell, piece)
     assert table.commits() == []  # the Martian may still be slid on
-    table.wait(SETTINGS.settle_s + 0.01)
-    assert table.commits() == ["f5/f6"]
+    table.wait(SETTINGS.settle_s)
+    assert table.commits() == ["f4/f5"]
+
+
+def test_a_martian_slid_over_a_cell_it_could_stop_on_is_committed_where_it_stops() -> None:
+    table = enceladus(LINE)
+    for cell, piece in (("f5", ""), ("f2", ""), ("f4", ""), ("f4", "M1")):
+        table.put(cell, piece)
+    table.put("f4", "", after=0.3)  # slid on, over f4 ...
+    assert table.commits() == []
+    table.put("f5", "M1", after=0.1)  # ... to f5, taking f4: nothing lies beyond
+    assert table.commits() == ["f5/f4"]
 
 
 def test_lifting_the_martian_shows_its_legal_destinations() -> None:
@@ -212,7 +250,7 @@ def test_undo_takes_the_last_step_back_and_shows_what_to_restore() -> None:
     table = enceladus(PICK)
     for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("f6", "")):
         table.put(cell, piece)
-    table.wait(SETTINGS.settle_s)
+    table.press("ok")  # done: f5/f6, not f5/g5
     assert table.commits() == ["f5/f6"]
     table.press("undo")
     assert [e.step for e in table.effects if isinstance(e, Undone)] == ["f5/f6"]
@@ -226,7 +264,7 @@ def test_undo_takes_the_last_step_back_and_shows_what_to_restore() -> None:
     assert not table.referee.syncing and table.referee.history == []
     for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("f6", "")):
         table.put(cell, piece)
-    table.wait(SETTINGS.settle_s)
+    table.press("ok")
     assert table.commits() == ["f5/f6", "f5/f6"]
 
 
