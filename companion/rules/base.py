@@ -179,7 +179,8 @@ class GameRules(Protocol[State, Step]):
         A step may be left out when a step yielded has the same changes and leads to the same
         state (swapping two flowers of one colour changes no cell, whichever two they are);
         with ``distinct``, whenever a step yielded has the same changes (one payment colour
-        stands for all: the referee only asks what the board can still become).
+        stands for all: the referee only asks what the board can still become), so that every
+        step the same call yields without ``distinct`` has the changes of one it yields with.
         """
         ...
 
