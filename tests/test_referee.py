@@ -189,8 +189,9 @@ def test_a_martian_slid_over_a_cell_it_could_stop_on_is_committed_where_it_stops
     for cell, piece in (("f5", ""), ("f2", ""), ("f4", ""), ("f4", "M1")):
         table.put(cell, piece)
     table.put("f4", "", after=0.3)  # slid on, over f4 ...
+    table.put("f5", "M1", after=0.1)  # ... to f5, taking f4 (or set there, meaning f4)
     assert table.commits() == []
-    table.put("f5", "M1", after=0.1)  # ... to f5, taking f4: nothing lies beyond
+    table.wait(SETTINGS.settle_s)
     assert table.commits() == ["f5/f4"]
 
 
@@ -480,6 +481,37 @@ def test_a_step_and_a_change_no_step_of_the_next_player_explains_is_flagged() ->
     table.wait(SETTINGS.grace_s + 0.1)
     assert table.commits() == []
     assert [e.pattern for e in table.effects if isinstance(e, Buzz)] == ["illegal"]
+
+
+def setup_table() -> Table:
+    """Gardens of Enceladus before any Martian is placed (two players)."""
+    table = Table(Referee(ENCELADUS.RULES, ENCELADUS.RULES.new_game(2, 1, {}), "enceladus",
+                          SETTINGS))
+    table.dump()
+    return table
+
+
+def test_a_martian_set_on_the_wrong_start_square_first_is_committed_where_it_stays() -> None:
+    table = setup_table()
+    table.put("L3", "M1")  # the square next to the one meant
+    assert table.commits() == []
+    table.put("L3", "", after=0.15)
+    table.put("L4", "M1", after=0.05)
+    assert table.commits() == []
+    table.wait(SETTINGS.settle_s)
+    assert table.commits() == ["@L4"]
+
+
+def test_a_disc_set_on_the_slot_next_to_its_own_first_is_committed_where_it_stays() -> None:
+    # Pick (A4) and Swap Martian (A5) side by side: the disc meant for A4 set on A5 for a moment
+    table = enceladus(PAY, reserves={"1": {"blue": 3}, "2": {}})
+    table.put("f5", "")  # the flower to pick, taken first
+    table.put("A5", "D1")
+    table.put("A5", "", after=0.15)
+    table.put("A4", "D1", after=0.05)
+    assert table.commits() == []
+    table.wait(SETTINGS.settle_s)
+    assert table.commits() == ["pick:blue:f5"]
 
 
 # ---- a pause is not a commit: steps the board shows whole that a longer step extends --------

@@ -319,6 +319,30 @@ def passes_over(origin: Cell, cell: Cell, target: Cell) -> bool:
     return 0 < near[0] < far[0] and near[1:] == far[1:]
 
 
+def neighbours(cell: Cell) -> list[Cell]:
+    """The cells next to ``cell`` where a piece meant for it may be set down by mistake: the
+    six hexes or eight squares around it, or the numbered side cells before and after it
+    (``L3``: ``L2`` and ``L4``; ``A4``: ``A3`` and ``A5``; ``Bc``: ``Bb`` and ``Bd``).  Names
+    off the board are left for the caller to drop."""
+    side, rest = cell[:1], cell[1:]
+    if side.isupper() and rest.isdigit():
+        return [f"{side}{n}" for n in (int(rest) - 1, int(rest) + 1) if n > 0]
+    if side == "B" and len(rest) == 1 and rest in squares.COLUMNS:
+        at = squares.COLUMNS.index(rest)
+        return [f"B{squares.COLUMNS[c]}" for c in (at - 1, at + 1) if 0 <= c < squares.SIZE]
+    point = _point(cell)
+    if point is None:
+        return []
+    kind, x, y = point
+    if kind == "hex":
+        return [hexes.hex_name((x + dx, y + dy)) for dx, dy in hexes.DIRECTIONS]
+    return [
+        squares.SQUARE_NAMES[squares.square(x + dx, y + dy)]
+        for dx in (-1, 0, 1) for dy in (-1, 0, 1)
+        if (dx or dy) and 0 <= x + dx < squares.SIZE and 0 <= y + dy < squares.SIZE
+    ]
+
+
 def lifted_pieces(expected: Board, diff: Mapping[Cell, Piece]) -> set[Piece]:
     """The Martians/gardeners that left their expected cell and are not yet put down
     anywhere the diff shows (pieces in a player's hand)."""
@@ -335,9 +359,9 @@ def lifted_pieces(expected: Board, diff: Mapping[Cell, Piece]) -> set[Piece]:
 
 
 GUIDED = 24
-"""The most candidate steps read to find the cells every explaining step still needs (the
-rules core's ``changes`` of each costs about 12 microseconds on a desktop core, ten times that
-on a Pi Zero 2 W: a field update must cost less than its time on the wire)."""
+"""The most candidate steps read to find the cells every explaining step still needs: the
+rules core's ``changes`` of each costs tens of microseconds on a desktop core, ten times that
+on a Pi Zero 2 W, and a field update must cost less than its time on the wire."""
 
 
 def guidance(

@@ -13,9 +13,10 @@ unless the board may still become another step:
   pick would take that flower too, as a soliflower; a disc on Swap flowers, which already
   swaps two flowers of one colour) is never committed by a pause, however long: the matrix
   asks "go on, or OK when done", and OK, or the next player's first handling, commits it;
-* a Martian or gardener just put down on a cell it may only be passing over (another legal
-  step moves it on from there, along the way it came) is committed once it has stayed there
-  for the settle time.
+* a piece just put down where it may only be on its way (another legal step puts it on a
+  cell next to it, as when it was set on the wrong cell first, or carries that Martian or
+  gardener on along the line it came, sliding or hopping over cells) is committed once it
+  has stayed there for the settle time.
 
 A board that no legal step explains is shown cell by cell, with the buzzer, after the grace
 period; nothing is committed until it is put right.  Undo takes the last step back and shows
@@ -53,6 +54,7 @@ from companion.referee.recognition import (
     StepIndex,
     board_diff,
     guidance,
+    neighbours,
     on_the_way,
     passes_over,
     sensed_board,
@@ -78,9 +80,10 @@ class RefereeSettings:
     """Timing and fitted parts.  Times in seconds.
 
     ``debounce_s``: a cell change counts once it has lasted this long (sensor glitches are
-    shorter).  ``settle_s``: a completed step whose last change put a Martian or gardener down
-    where it may only be passing over (another legal step moves it on) is committed after
-    the board stayed unchanged this long; every other completed step is committed at once.
+    shorter).  ``settle_s``: a completed step whose last change put a piece down where it may
+    only be on its way (another legal step puts it next to there, or carries it on along its
+    line) is committed after the board stayed unchanged this long; every other completed
+    step is committed at once.
     ``grace_s``: a board no legal step explains is flagged after this long.
     ``tray``: a show-tray is fitted (else payments and draws are asked with Select/OK).
     ``heartbeat_timeout_s``: silence after which the board counts as disconnected.
@@ -554,12 +557,13 @@ class Referee:
         )
 
     def _in_transit(self, diff: dict[Cell, Piece], steps: Sequence[Hashable]) -> bool:
-        """Whether the piece the last change put down may only be passing over its cell: one
-        of ``steps`` (all completed by ``diff``) moves that Martian or gardener there across
-        the board, and another legal step explains the board as it was just before and
-        moves the same piece from the same cell further along the same line (a Martian slid
-        over a square it could stop on; a gardener hopped over hexes as its die is counted,
-        which a presence board sees as a hex occupied)."""
+        """Whether the piece the last change put down may only be on its way: another legal
+        step, which explains the board as it was just before, puts the same piece (the one
+        ``steps``, all completed by ``diff``, put there) on a cell next to it, or takes that
+        Martian or gardener from the same cell farther along the line it came.  A piece set
+        on a wrong cell first and moved on, a Martian slid over a square it could stop on, a
+        gardener hopped over hexes as its die is counted (a presence board sees a hex
+        occupied) all look so until the piece stays."""
         if self.last_put is None:
             return False
         cell, before = self.last_put
@@ -568,23 +572,34 @@ class Referee:
             was.pop(cell, None)
         else:
             was[cell] = before
+        near = [c for c in neighbours(cell) if c in self.layout_set]
         for step in steps:
-            journey = _journey(self.expected, self.index.piece_changes(step), cell)
-            if journey is None:
+            changes = self.index.piece_changes(step)
+            if cell not in changes:
                 continue
-            head, origin = journey
-            for other in self.index.candidates(frozenset(was) | {origin}, distinct=True):
-                changes = self.index.piece_changes(other)
-                if (
-                    origin in changes
-                    and any(
-                        _head(p) == head and passes_over(origin, cell, c)
-                        for c, p in changes.items()
-                    )
-                    and self.index.explains(other, was)
-                ):
-                    return True
+            head = _head(changes[cell])
+            journey = _journey(self.expected, changes, cell)
+            ways = [(frozenset(was) | {c}, c) for c in near]
+            if journey is not None:
+                ways.append((frozenset(was) | {journey[1]}, ""))
+            for touched, there in ways:
+                for other in self.index.candidates(touched, distinct=True):
+                    if other != step and self._puts(other, head, cell, there, journey) \
+                            and self.index.explains(other, was):
+                        return True
         return False
+
+    def _puts(self, step: Hashable, head: Piece, cell: Cell, there: Cell,
+              journey: tuple[Piece, Cell] | None) -> bool:
+        """Whether ``step`` puts the piece ``head`` on ``there``, or (``there`` empty) takes
+        the Martian of ``journey`` from its cell over ``cell`` to one farther on."""
+        changes = self.index.piece_changes(step)
+        if there:
+            return there in changes and _head(changes[there]) == head
+        assert journey is not None
+        origin = journey[1]
+        return origin in changes and any(
+            _head(p) == head and passes_over(origin, cell, c) for c, p in changes.items())
 
     def _first_of_two(self, diff: dict[Cell, Piece]) -> list[Hashable]:
         """The legal steps after which the next player's step explains what is left of
