@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from companion.errors import InvalidStepError
@@ -276,6 +277,7 @@ class StepIndex:
         return None
 
 
+@lru_cache(maxsize=1024)
 def _point(cell: Cell) -> tuple[str, int, int] | None:
     """Where a cell lies: ``("hex", q, r)`` for ``"q,r"``, ``("square", column, row)`` for
     ``"e6"`` and for the start squares just outside the square garden (``L3`` left of row 3,
@@ -296,27 +298,39 @@ def _point(cell: Cell) -> tuple[str, int, int] | None:
     return "square", square % size, square // size
 
 
-def _steps_from(origin: tuple[str, int, int], cell: tuple[str, int, int]) -> tuple[int, int, int]:
-    """``(steps, dx, dy)``: ``cell`` lies ``steps`` cells from ``origin`` along the straight
-    line of unit step ``(dx, dy)``; ``steps`` is 0 when it lies on no such line."""
-    dx, dy = cell[1] - origin[1], cell[2] - origin[2]
-    if origin[0] == "hex":
-        n = max(abs(dx), abs(dy), abs(dx + dy))
-        straight = n and (dx, dy) in {(d[0] * n, d[1] * n) for d in hexes.DIRECTIONS}
-    else:
-        n = max(abs(dx), abs(dy))
-        straight = n and (dx == 0 or dy == 0 or abs(dx) == abs(dy))
-    return (n, dx // n, dy // n) if straight else (0, 0, 0)
+def _name(kind: str, x: int, y: int) -> Cell | None:
+    """The name of the garden cell at ``(x, y)`` (``None`` off a square garden)."""
+    if kind == "hex":
+        return hexes.hex_name((x, y))
+    if 0 <= x < squares.SIZE and 0 <= y < squares.SIZE:
+        return squares.SQUARE_NAMES[squares.square(x, y)]
+    return None
 
 
-def passes_over(origin: Cell, cell: Cell, target: Cell) -> bool:
-    """Whether a piece going in a straight line from ``origin`` to ``target`` passes over
-    ``cell`` on its way."""
-    start, over, end = _point(origin), _point(cell), _point(target)
-    if start is None or over is None or end is None or not start[0] == over[0] == end[0]:
-        return False
-    near, far = _steps_from(start, over), _steps_from(start, end)
-    return 0 < near[0] < far[0] and near[1:] == far[1:]
+def beyond(origin: Cell, cell: Cell) -> list[Cell]:
+    """The cells farther along the straight line from ``origin`` through ``cell``, nearest
+    first, as far as a garden of its kind can reach (names off the board are left for the
+    caller to drop); none when the two lie on no such line."""
+    start, over = _point(origin), _point(cell)
+    if start is None or over is None or start[0] != over[0]:
+        return []
+    kind, dx, dy = start[0], over[1] - start[1], over[2] - start[2]
+    n = max(abs(dx), abs(dy), abs(dx + dy)) if kind == "hex" else max(abs(dx), abs(dy))
+    if not n or dx % n or dy % n:
+        return []
+    dx, dy = dx // n, dy // n
+    if (dx, dy) not in (hexes.DIRECTIONS if kind == "hex" else _SQUARE_STEPS):
+        return []
+    cells = []
+    for k in range(1, 2 * squares.SIZE):
+        name = _name(kind, over[1] + k * dx, over[2] + k * dy)
+        if name is None:
+            break
+        cells.append(name)
+    return cells
+
+
+_SQUARE_STEPS = tuple((dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy)
 
 
 def neighbours(cell: Cell) -> list[Cell]:

@@ -52,11 +52,11 @@ from companion.referee.effects import (
 )
 from companion.referee.recognition import (
     StepIndex,
+    beyond,
     board_diff,
     guidance,
     neighbours,
     on_the_way,
-    passes_over,
     sensed_board,
 )
 from companion.rules.base import (
@@ -559,11 +559,12 @@ class Referee:
     def _in_transit(self, diff: dict[Cell, Piece], steps: Sequence[Hashable]) -> bool:
         """Whether the piece the last change put down may only be on its way: another legal
         step, which explains the board as it was just before, puts the same piece (the one
-        ``steps``, all completed by ``diff``, put there) on a cell next to it, or takes that
-        Martian or gardener from the same cell farther along the line it came.  A piece set
-        on a wrong cell first and moved on, a Martian slid over a square it could stop on, a
-        gardener hopped over hexes as its die is counted (a presence board sees a hex
-        occupied) all look so until the piece stays."""
+        ``steps``, all completed by ``diff``, put there) on a cell next to it, or, for a
+        Martian or gardener, farther along the line it came.  A piece set on a wrong cell
+        first and moved on, a Martian slid over a square it could stop on, a gardener hopped
+        over hexes as its die is counted (a presence board sees a hex occupied) all look so
+        until the piece stays.  Each such cell is asked about on its own, so only the steps
+        that change it are read."""
         if self.last_put is None:
             return False
         cell, before = self.last_put
@@ -572,34 +573,21 @@ class Referee:
             was.pop(cell, None)
         else:
             was[cell] = before
-        near = [c for c in neighbours(cell) if c in self.layout_set]
+        near = neighbours(cell)
         for step in steps:
             changes = self.index.piece_changes(step)
             if cell not in changes:
                 continue
             head = _head(changes[cell])
-            journey = _journey(self.expected, changes, cell)
-            ways = [(frozenset(was) | {c}, c) for c in near]
-            if journey is not None:
-                ways.append((frozenset(was) | {journey[1]}, ""))
-            for touched, there in ways:
-                for other in self.index.candidates(touched, distinct=True):
-                    if other != step and self._puts(other, head, cell, there, journey) \
+            origin = _origin(self.expected, changes, cell)
+            ways = near + (beyond(origin, cell) if origin is not None else [])
+            for there in dict.fromkeys(c for c in ways if c in self.layout_set):
+                for other in self.index.candidates(frozenset(was) | {there}, distinct=True):
+                    puts = self.index.piece_changes(other).get(there)
+                    if puts is not None and _head(puts) == head \
                             and self.index.explains(other, was):
                         return True
         return False
-
-    def _puts(self, step: Hashable, head: Piece, cell: Cell, there: Cell,
-              journey: tuple[Piece, Cell] | None) -> bool:
-        """Whether ``step`` puts the piece ``head`` on ``there``, or (``there`` empty) takes
-        the Martian of ``journey`` from its cell over ``cell`` to one farther on."""
-        changes = self.index.piece_changes(step)
-        if there:
-            return there in changes and _head(changes[there]) == head
-        assert journey is not None
-        origin = journey[1]
-        return origin in changes and any(
-            _head(p) == head and passes_over(origin, cell, c) for c, p in changes.items())
 
     def _first_of_two(self, diff: dict[Cell, Piece]) -> list[Hashable]:
         """The legal steps after which the next player's step explains what is left of
@@ -862,16 +850,16 @@ def _head(piece: Piece) -> Piece:
     return piece.partition("+")[0]
 
 
-def _journey(expected: Board, changes: dict[Cell, Piece], cell: Cell) -> tuple[Piece, Cell] | None:
-    """``(Martian, origin)`` when ``changes`` move a Martian or gardener across the board to
-    ``cell``, from the cell it stood on in ``expected``; ``None`` otherwise (a placement from
-    the hand, a disc, a flower)."""
+def _origin(expected: Board, changes: dict[Cell, Piece], cell: Cell) -> Cell | None:
+    """The cell a Martian or gardener that ``changes`` put on ``cell`` came from across the
+    board (where it stood in ``expected``); ``None`` when the piece is no Martian or came
+    from the hand (a placement, a disc, a flower)."""
     head = _head(changes.get(cell, EMPTY))
     if parse_piece(head).kind != "martian":
         return None
     for origin, piece in changes.items():
         if origin != cell and _head(expected.get(origin, EMPTY)) == head and _head(piece) != head:
-            return head, origin
+            return origin
     return None
 
 
