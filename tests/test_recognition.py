@@ -65,6 +65,13 @@ def test_candidates_within_a_steps_cells_keep_one_of_its_changes_and_state(game:
                 ), rules.format_step(state, step)
 
 
+def change_sets(rules: GameRules[Any, Any], state: Any, touched: frozenset[str],
+                within: frozenset[str], *, distinct: bool = False) -> set[frozenset[Any]]:
+    """The sets of changes of the steps ``candidates`` yields for these arguments."""
+    return {frozenset(rules.changes(state, s).items())
+            for s in rules.candidates(state, touched, within, distinct)}
+
+
 @pytest.mark.parametrize("game", GAMES)
 def test_distinct_candidates_keep_one_step_of_every_set_of_changes(game: str) -> None:
     rules = load(game).RULES
@@ -76,6 +83,10 @@ def test_distinct_candidates_keep_one_step_of_every_set_of_changes(game: str) ->
                 for touched in (frozenset(changes), frozenset(list(changes)[:1])):
                     found = rules.candidates(state, touched, distinct=True)
                     assert any(rules.changes(state, s) == changes for s in found)
+                # every step of a call has the changes of one the same call yields distinct
+                within = frozenset(changes)
+                assert change_sets(rules, state, within, within) <= change_sets(
+                    rules, state, within, within, distinct=True)
 
 
 def test_a_disc_on_swap_flowers_asks_for_a_handful_of_steps_not_thousands() -> None:

@@ -559,12 +559,12 @@ class Referee:
     def _in_transit(self, diff: dict[Cell, Piece], steps: Sequence[Hashable]) -> bool:
         """Whether the piece the last change put down may only be on its way: another legal
         step, which explains the board as it was just before, puts the same piece (the one
-        ``steps``, all completed by ``diff``, put there) on a cell next to it, or, for a
-        Martian or gardener, farther along the line it came.  A piece set on a wrong cell
-        first and moved on, a Martian slid over a square it could stop on, a gardener hopped
-        over hexes as its die is counted (a presence board sees a hex occupied) all look so
-        until the piece stays.  Each such cell is asked about on its own, so only the steps
-        that change it are read."""
+        ``steps``, all completed by ``diff``, put there) farther along the line it came (a
+        Martian or gardener moved across the board) or, for a piece from the hand or on a
+        presence board, on a cell next to it.  A Martian slid over a square it could stop on,
+        a gardener hopped over hexes as its die is counted, a piece set on a wrong cell first
+        and moved on all look so until the piece stays.  Each such cell is asked about on
+        its own, so only the steps that change it are read."""
         if self.last_put is None:
             return False
         cell, before = self.last_put
@@ -573,14 +573,18 @@ class Referee:
             was.pop(cell, None)
         else:
             was[cell] = before
-        near = neighbours(cell)
         for step in steps:
             changes = self.index.piece_changes(step)
             if cell not in changes:
                 continue
             head = _head(changes[cell])
             origin = _origin(self.expected, changes, cell)
-            ways = near + (beyond(origin, cell) if origin is not None else [])
+            # A Martian moved across the board may be sliding on along its line; one from the
+            # hand (a disc, a flower, a placement), or any piece a presence board cannot name,
+            # may have been set down next to its cell first.
+            ways = beyond(origin, cell) if origin is not None else []
+            if origin is None or self.settings.presence:
+                ways = neighbours(cell) + ways
             for there in dict.fromkeys(c for c in ways if c in self.layout_set):
                 for other in self.index.candidates(frozenset(was) | {there}, distinct=True):
                     puts = self.index.piece_changes(other).get(there)
