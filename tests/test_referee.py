@@ -621,3 +621,15 @@ def test_prefix_step_a_uranus_gardeners_first_move_onto_a_flower_on_a_presence_b
     waits_for_ok(table)
     table.press("ok")
     assert table.commits() == ["0,-2"]
+
+
+def test_on_a_presence_board_a_gardener_from_flower_to_flower_is_said_with_ok() -> None:
+    # Occupancy shows nothing of it: the players press OK, the only such move is committed.
+    state = URANUS.CASES.position({"game": "uranus", "options": {}, "position": {
+        "players": 2, "to_move": 1, "board": "hexagonal",
+        "cells": {"0,0": "M1+red", "0,-2": "green", "3,0": "M2"},
+        "reserves": {"1": {"red": 3}, "2": {"red": 3}}, "scores": {"1": 0, "2": 0},
+        "hands": {"1": [], "2": []}, "decks": [5, 5, 5, 5], "no_plant_run": 0}})
+    table = presence_table(URANUS.RULES, state, "uranus-hexagonal")
+    table.press("ok")
+    assert table.commits() == ["0,-2"]
