@@ -635,3 +635,42 @@ def test_on_a_presence_board_a_gardener_from_flower_to_flower_is_said_with_ok() 
     table = presence_table(URANUS.RULES, state, "uranus-hexagonal")
     table.press("ok")
     assert table.commits() == ["0,-2"]
+
+
+def uranus_gardener_on_a_flower() -> Table:
+    # Gardener 1 on red at 0,0 moves onto the green flower at 0,-2: occupancy shows nothing.
+    state = URANUS.CASES.position({"game": "uranus", "options": {}, "position": {
+        "players": 2, "to_move": 1, "board": "hexagonal",
+        "cells": {"0,0": "M1+red", "0,-2": "green", "3,0": "M2"},
+        "reserves": {"1": {"red": 3}, "2": {"red": 3}}, "scores": {"1": 0, "2": 0},
+        "hands": {"1": [], "2": []}, "decks": [5, 5, 5, 5], "no_plant_run": 0}})
+    return presence_table(URANUS.RULES, state, "uranus-hexagonal")
+
+
+def test_on_a_presence_board_the_flower_lifted_where_a_gardener_lands_is_a_step_under_way(
+) -> None:
+    # The player lifts the green flower to set the gardener on it and stops to think:
+    # a cell the step changes, read empty on the way, never an alarm.
+    table = uranus_gardener_on_a_flower()
+    table.put("0,-2", "")
+    table.wait(1.9)  # past the grace period (the board's heartbeat is not fed here)
+    assert not [s for s in table.screens() if "wrong" in s.highlights.values()]
+    table.put("0,-2", "occupied")
+    table.press("ok")
+    assert table.commits() == ["0,-2"]
+
+
+def test_on_a_presence_board_a_landing_begun_and_put_back_is_not_the_landing_made() -> None:
+    # M1 f2 -> f5 picking f6, begun and put back by hand (f2 lifted, f5's flower lifted and
+    # set back, the Martian back on f2), then made: f6 picked and f2 lifted do not finish it,
+    # as f5 was set down before the Martian left f2; only the flower lifted again does.
+    table = enceladus(PICK, settings=PRESENCE)
+    for cell, piece in (("f2", ""), ("f5", ""), ("f5", "occupied"), ("f2", "occupied"),
+                        ("f6", ""), ("f2", "")):
+        table.put(cell, piece)
+    table.press("ok")  # it is not done: OK commits nothing
+    assert table.commits() == []
+    table.put("f5", "")
+    table.put("f5", "occupied")
+    table.press("ok")
+    assert table.commits() == ["f5/f6"]

@@ -70,6 +70,49 @@ def sensed_board(board: Board) -> dict[Cell, Piece]:
     return {cell: sensed(piece) for cell, piece in board.items()}
 
 
+class Handling(Collection[Cell]):
+    """The cells the players handled since the last commit (those seen to change), in the
+    order of their last change; ``emptied`` holds when each last read empty.
+
+    On a presence board the order tells what occupancy alone cannot: a Martian lands on a
+    flower's cell (occupied before and after) only if that cell was set down after the
+    Martian last left its own, so a landing begun, put back and made again is not taken for
+    the landing made while the cell last changed before the Martian left.
+    """
+
+    def __init__(self) -> None:
+        self.changed: dict[Cell, int] = {}
+        self.emptied: dict[Cell, int] = {}
+        self._count = 0
+
+    def note(self, cell: Cell, piece: Piece) -> None:
+        """``cell`` was seen to change to ``piece``."""
+        self._count += 1
+        self.changed[cell] = self._count
+        if piece == EMPTY:
+            self.emptied[cell] = self._count
+
+    @property
+    def version(self) -> int:
+        """Changes noted so far: a new value whenever the order may tell something new."""
+        return self._count
+
+    def __contains__(self, cell: object) -> bool:
+        return cell in self.changed
+
+    def __iter__(self) -> Iterator[Cell]:
+        return iter(self.changed)
+
+    def __len__(self) -> int:
+        return len(self.changed)
+
+    def set_down_after(self, cell: Cell, origin: Cell) -> bool:
+        """Whether ``cell`` last changed after ``origin`` last read empty (True when
+        ``origin`` never did: a gardener lifted off its flower is not seen to leave)."""
+        left = self.emptied.get(origin)
+        return left is None or self.changed.get(cell, 0) > left
+
+
 class Lazy(Generic[T]):
     """An iterable drawn from ``source`` only as far as it is read, and kept: the next reading
     starts from what was drawn, so asking again for the first match costs nothing."""
@@ -179,13 +222,15 @@ class StepIndex:
 
     def explains(self, step: Hashable, diff: Mapping[Cell, Piece]) -> bool:
         """Whether every cell of ``diff`` is one ``step`` changes, its observed piece on the
-        way to the step's (on a presence board a cell the step changes unseen may read empty
-        on the way: the flower lifted so a Martian can stand there)."""
+        way to the step's (on a presence board any cell whose piece the step changes may read
+        empty on the way, though occupancy shows no change there: the flower lifted so a
+        Martian can stand there, or lifted and set back under the gardener that lands on
+        it)."""
         changes = self.changes_of(step)
-        unseen = self.unseen(step) if self.presence else ()
+        pieces = self.piece_changes(step) if self.presence else changes
         return all(
             (cell in changes and on_the_way(piece, changes[cell]))
-            or (piece == EMPTY and cell in unseen)
+            or (piece == EMPTY and cell in pieces)
             for cell, piece in diff.items()
         )
 
@@ -194,13 +239,27 @@ class StepIndex:
     ) -> bool:
         """Whether ``diff`` is exactly what ``step`` changes and, on a presence board, every
         cell it changes unseen is among ``handled`` (the cells seen to change since the last
-        commit)."""
+        commit; with a :class:`Handling`, a Martian's landing there set down after it left
+        its own cell)."""
         changes = self.changes_of(step)
-        return (
-            len(changes) == len(diff)
-            and all(diff.get(c) == p for c, p in changes.items())
-            and all(c in handled for c in self.unseen(step))
-        )
+        if not (len(changes) == len(diff) and all(diff.get(c) == p for c, p in changes.items())):
+            return False
+        unseen = self.unseen(step)
+        if not all(c in handled for c in unseen):
+            return False
+        if not unseen or not isinstance(handled, Handling):
+            return True
+        # A Martian landing unseen must have been set down after it left its own cell.
+        pieces = self.piece_changes(step)
+        for cell in unseen:
+            head = pieces[cell].partition("+")[0]
+            if parse_piece(head).kind != "martian":
+                continue
+            for origin in pieces:
+                if (origin != cell and self.expected.get(origin, EMPTY).partition("+")[0] == head
+                        and not handled.set_down_after(cell, origin)):
+                    return False
+        return True
 
     def explaining(self, diff: Mapping[Cell, Piece]) -> Lazy[Hashable]:
         """The legal steps that explain ``diff`` (:meth:`explains`), one per set of changes
@@ -236,7 +295,9 @@ class StepIndex:
         cells = frozenset(diff)
         within = cells | frozenset(handled) if self.presence else cells
         shown = tuple(sorted(tray.items())) if tray else ()
-        key = (frozenset(diff.items()), within, distinct, shown)
+        # On a presence board the order of handling counts too (Handling.set_down_after).
+        order = handled.version if self.presence and isinstance(handled, Handling) else 0
+        key = (frozenset(diff.items()), within, distinct, shown, order)
         found = self._completing.get(key)
         if found is None:
             steps = list(self.candidates(cells, within, distinct=distinct))

@@ -51,6 +51,7 @@ from companion.referee.effects import (
     Undone,
 )
 from companion.referee.recognition import (
+    Handling,
     StepIndex,
     beyond,
     board_diff,
@@ -202,7 +203,7 @@ class Referee:
             sensed_board(self.expected) if self.settings.presence else self.expected
         )
         self.index = StepIndex(self.rules, state, self.expected, self.settings.presence)
-        self.touched: set[Cell] = set()
+        self.touched = Handling()
         self._bursts: dict[frozenset[tuple[Cell, Piece]], list[Hashable]] = {}
         self.outcome = self.rules.outcome(state)
         self.scores = tuple(self.rules.status(state))
@@ -315,7 +316,9 @@ class Referee:
             ]
         board = dict(zip(self.layout, dump.pieces, strict=True))
         if self.have_board:  # cells changed while we could not see them count as handled
-            self.touched |= {c for c, p in board.items() if self.observed.get(c) != p}
+            for cell, piece in board.items():
+                if self.observed.get(cell) != piece:
+                    self.touched.note(cell, piece)
         self.observed = board
         self.pending.clear()
         self.have_board = True
@@ -349,7 +352,7 @@ class Referee:
             before = self.observed[cell]
             after = self.pending.pop(cell).piece
             self.observed[cell] = after
-            self.touched.add(cell)
+            self.touched.note(cell, after)
             self.last_change_t = now
             # Taken away (emptied, a gardener lifted off its flower or the flower from under
             # it) or put down: only a piece put down may still be slid on.
@@ -695,7 +698,8 @@ class Referee:
         nobody touched); ``steps`` themselves elsewhere."""
         if not self.settings.presence or not steps:
             return list(steps)
-        reach = {s: len(self.touched & self.index.piece_changes(s).keys()) for s in steps}
+        reach = {s: len(self.touched.changed.keys() & self.index.piece_changes(s).keys())
+                 for s in steps}
         best = max(reach.values())
         return [s for s in steps if reach[s] == best]
 
