@@ -674,3 +674,30 @@ def test_on_a_presence_board_a_landing_begun_and_put_back_is_not_the_landing_mad
     table.put("f5", "occupied")
     table.press("ok")
     assert table.commits() == ["f5/f6"]
+
+
+def mars_planting_on_a_presence_board() -> Table:
+    # M1 on red at 0,-1 with a 3 to move: every step moves it along a line onto an empty hex
+    # (none next to another) and plants blue there; occupancy shows the whole step once the
+    # blue flower is down.
+    state = mars_position(2, {"0,-1": "M1+red", "-3,3": "M2"}, pool=[3],
+                          reserves={1: {"blue": 2}, 2: {"blue": 2}})
+    return presence_table(MARS.RULES, state, "mars")
+
+
+def test_on_a_presence_board_a_flower_planted_waits_the_settle_time_for_its_gardener() -> None:
+    table = mars_planting_on_a_presence_board()
+    table.put("3,-1", "occupied")  # the flower; the gardener lifted off red unseen
+    assert table.commits() == []
+    table.wait(0.4)
+    assert table.commits() == ["3>3,-1=blue"]
+
+
+def test_on_a_presence_board_a_flower_set_down_and_taken_back_at_once_is_no_step() -> None:
+    # The step begun and put back: the flower down for 0.3 s, then back in the reserve.
+    table = mars_planting_on_a_presence_board()
+    table.put("3,-1", "occupied", hold=0.3)
+    table.put("3,-1", "", after=0.0)
+    table.wait(3.0)
+    assert table.commits() == []
+    assert not [s for s in table.screens() if "wrong" in s.highlights.values()]

@@ -566,8 +566,10 @@ class Referee:
         Martian or gardener moved across the board) or, for a piece from the hand or on a
         presence board, on a cell next to it.  A Martian slid over a square it could stop on,
         a gardener hopped over hexes as its die is counted, a piece set on a wrong cell first
-        and moved on all look so until the piece stays.  Each such cell is asked about on
-        its own, so only the steps that change it are read."""
+        and moved on all look so until the piece stays.  On a presence board a gardener
+        planting on an empty hex shows its whole step once the flower is down, the gardener
+        still in the hand, so that flower waits too.  Each such cell is asked about on its
+        own, so only the steps that change it are read."""
         if self.last_put is None:
             return False
         cell, before = self.last_put
@@ -581,6 +583,8 @@ class Referee:
             if cell not in changes:
                 continue
             head = _head(changes[cell])
+            if self.settings.presence and head != changes[cell] and before == EMPTY:
+                return True  # a stack put on an empty cell: its gardener may be in the hand
             origin = _origin(self.expected, changes, cell)
             # A Martian moved across the board may be sliding on along its line; one from the
             # hand (a disc, a flower, a placement), or any piece a presence board cannot name,
