@@ -15,8 +15,9 @@ unless the board may still become another step:
   asks "go on, or OK when done", and OK, or the next player's first handling, commits it;
 * a piece just put down where it may only be on its way (another legal step puts it on a
   cell next to it, as when it was set on the wrong cell first, or carries that Martian or
-  gardener on along the line it came, sliding or hopping over cells) is committed once it
-  has stayed there for the settle time.
+  gardener on along the line it came, sliding or hopping over cells; on a presence board, a
+  flower planted on an empty hex while its gardener may still be in the hand) is committed
+  once it has stayed there for the settle time.
 
 A board that no legal step explains is shown cell by cell, with the buzzer, after the grace
 period; nothing is committed until it is put right.  Undo takes the last step back and shows
