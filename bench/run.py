@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -247,13 +248,12 @@ def end_to_end(game: str, sensing: str, seed: int, speed: float) -> dict[str, li
         device.display = stamped
         seated = seat(config, stack, device=device, speed=speed, board_class=StampedBoard)
         board: StampedBoard = seated.board  # type: ignore[assignment]
-        press = seated.players._press
+        for pin in seated.players.pins.values():  # a button pressed is an input too
+            def pressed(drive: Callable[[], None] = pin.drive_low) -> None:
+                board.inputs.append(time.perf_counter())  # the press, not its release
+                drive()
 
-        def pressed(name: str) -> None:  # an answer at the buttons is an input too
-            press(name)
-            board.inputs.append(time.perf_counter())
-
-        seated.players._press = pressed  # type: ignore[method-assign]
+            pin.drive_low = pressed
         seated.service.commit_listeners.append(lambda _: commits.append(time.perf_counter()))
         seated.service.stop_when_over = True
         seated.players.start()
