@@ -1,19 +1,22 @@
 """Benchmarks of what a player feels (``make bench``), all with the default configuration.
 
-1. **Processing per field update, in process.**  Whole games of all three games in virtual
-   time, played by people (:data:`companion.sim.perform.PEOPLE`), the referee's default
-   settings (debounce 20 ms, settle 400 ms).  For *every* field update: the time the referee
-   takes to handle it and the timers it sets off until the next update (the debounce that
-   accepts it, the settle time that commits a step), plus drawing the last screen that
+1. **Processing per field update, in process.**  Whole games of each of the three games in
+   virtual time, on identity and on presence boards, played by people
+   (:data:`companion.sim.perform.PEOPLE`) and by the worst hands (:data:`HANDS`: every
+   hesitation, slide, misplacement and step put back the scripts allow), the referee's
+   default settings (debounce 20 ms, settle 400 ms).  For *every* field update: the time the
+   referee takes to handle it and the timers it sets off until the next update (the debounce
+   that accepts it, the settle time that commits a step), plus drawing the last screen that
    produced, for a 16x16 RGB matrix and for a 32x8 MAX7219 chain; as a ratio to the update's
    own time on the wire at 115200 baud (8N1: 10 bits a byte).  Median, 99th percentile and
    maximum, the worst update named with its step.
-2. **Last input -> commit shown, end to end.**  Enceladus games through the real stacks: the
-   simulated board writes to a pseudo-terminal, the daemon (pyserial's reader thread, the
-   queue, the referee, the display thread on a luma dummy device) commits and draws.  For
-   every step, from the players' last input (the last piece put down or lifted, or the last
-   button pressed to answer a question) to the commit and to the frame drawn on the device:
-   the debounce and, for a step that ends by putting a piece down, the settle time are in it.
+2. **Last input -> commit shown, end to end.**  Games of each game on identity and presence
+   boards through the real stacks: the simulated board writes to a pseudo-terminal, the
+   daemon (pyserial's reader thread, the queue, the referee, the display thread on a luma
+   dummy device) commits and draws.  For every step, from the players' last input (the last
+   piece put down or lifted, or the last button pressed to answer a question) to the commit
+   and to the frame drawn on the device: the debounce and, for a step whose last piece may
+   be on its way, the settle time are in it.
 3. **Start-up against the games kept.**  The daemon's start (``new_or_resumed_game``: find
    the game in progress, else begin one) in a journal folder holding 0, 100 and 1000
    finished games, after the last game ended.
@@ -63,11 +66,13 @@ from companion.rules.uranus import BOARDS
 from companion.service import new_or_resumed_game
 from companion.sim.board import VirtualBoard
 from companion.sim.harness import VirtualTable
+from companion.sim.perform import PEOPLE, THINKING, Noise
 
 BAUD = 115200
 ENCELADUS = load("enceladus").RULES
 MARS = load("mars").RULES
 URANUS = load("uranus").RULES
+GAMES = ("enceladus", "mars", "uranus")
 
 
 def wire_seconds(message: Any) -> float:
@@ -150,54 +155,62 @@ class TimedTable(VirtualTable):
         self.samples.append(update)
 
 
-def _tables(games: int) -> list[tuple[str, Callable[[], TimedTable]]]:
-    """``games`` games of each game: 2-5 players by seed, the tray in every other Enceladus
-    game, the Mars dice tray, the Uranus card reader on the three boards."""
-    catalogue = load_catalogue()
-    made: list[tuple[str, Callable[[], TimedTable]]] = []
-    for seed in range(1, games + 1):
-        players = 2 + seed % 4
+HANDS = replace(THINKING, hesitate=1.0, slide=1.0, misplace=0.5, take_back=0.5)
+"""The worst orders people handle pieces in, as often as the scripts allow: every moving piece
+lifted and put back first and slid over the cells on its way, half the pieces set on a wrong
+cell first, half the steps begun and put back, pauses of seconds mid-step."""
 
-        def enceladus(seed: int = seed, players: int = players) -> TimedTable:
-            return TimedTable(ENCELADUS, ENCELADUS.new_game(players, seed, {}), "enceladus",
-                              seed=seed, settings=RefereeSettings(tray=seed % 2 == 0))
-
-        def mars(seed: int = seed, players: int = players) -> TimedTable:
-            table = TimedTable(MARS, MARS.new_game(players, seed, {}), "mars", seed=seed)
-            table.referee.extensions.append(MarsTable("tray", rng=random.Random(seed)))
-            return table
-
-        def uranus(seed: int = seed, players: int = players) -> TimedTable:
-            board = sorted(BOARDS)[seed % 3]
-            state = URANUS.new_game(players, seed, {"board": board})
-            table = TimedTable(URANUS, state, f"uranus-{board}", seed=seed)
-            table.referee.extensions = [CardTable(catalogue, cards="reader")]
-            return table
-
-        made += [("enceladus", enceladus), ("mars", mars), ("uranus", uranus)]
-    return made
+NOISES = {"people": PEOPLE, "worst hands": HANDS}
+SENSING = ("identity", "presence")
 
 
-def per_update(games: int) -> dict[str, Any]:
-    samples: list[Update] = []
-    for game, make in _tables(games):
-        table = make()
-        table.game, table.samples = game, samples
-        table.play()
-        table.close_update()
-    handle = [s.handle for s in samples]
-    rgb = [(s.handle + s.rgb) / s.wire for s in samples]
-    mono = [(s.handle + s.mono) / s.wire for s in samples]
-    worst = max(samples, key=lambda s: s.handle + s.rgb)
-    return {
-        "updates": len(samples),
-        "wire_ms": statistics.median(s.wire for s in samples) * 1000,
-        "handle_ms": [v * 1000 for v in spread(handle)],
-        "rgb": spread(rgb),
-        "mono": spread(mono),
-        "worst": worst.named(),
-        "worst_ms": (worst.handle + worst.rgb) * 1000,
-    }
+def _table(game: str, seed: int, sensing: str, noise: Noise) -> TimedTable:
+    """One game of ``game``: 2-5 players by seed, the tray in every other Enceladus game on an
+    identity board, the Mars dice tray, the Uranus card reader on the three boards."""
+    players = 2 + seed % 4
+    presence = sensing == "presence"
+    settings = RefereeSettings(presence=presence, tray=not presence and seed % 2 == 0)
+    if game == "enceladus":
+        return TimedTable(ENCELADUS, ENCELADUS.new_game(players, seed, {}), "enceladus",
+                          seed=seed, noise=noise, settings=settings)
+    if game == "mars":
+        table = TimedTable(MARS, MARS.new_game(players, seed, {}), "mars", seed=seed,
+                           noise=noise, settings=settings)
+        table.referee.extensions.append(MarsTable("tray", rng=random.Random(seed)))
+        return table
+    board = sorted(BOARDS)[seed % 3]
+    state = URANUS.new_game(players, seed, {"board": board})
+    table = TimedTable(URANUS, state, f"uranus-{board}", seed=seed, noise=noise,
+                       settings=settings)
+    table.referee.extensions = [CardTable(load_catalogue(), cards="reader")]
+    return table
+
+
+def per_update(games: int) -> list[dict[str, Any]]:
+    """For each game, sensing mode and way of handling pieces, ``games`` games: the referee's
+    time per field update and its timers (ms), and with the 16x16 RGB frame drawn as a ratio
+    to the update's wire time; median, p99, max, the worst update named."""
+    rows = []
+    for game in GAMES:
+        for sensing in SENSING:
+            for hands, noise in NOISES.items():
+                samples: list[Update] = []
+                for seed in range(1, games + 1):
+                    table = _table(game, seed, sensing, noise)
+                    table.game, table.samples = game, samples
+                    table.play()
+                    table.close_update()
+                worst = max(samples, key=lambda s: (s.handle + s.rgb) / s.wire)
+                rows.append({
+                    "game": game, "sensing": sensing, "hands": hands,
+                    "updates": len(samples),
+                    "handle_ms": [v * 1000 for v in spread([s.handle for s in samples])],
+                    "rgb": spread([(s.handle + s.rgb) / s.wire for s in samples]),
+                    "mono_max": max((s.handle + s.mono) / s.wire for s in samples),
+                    "worst": worst.named(),
+                    "worst_ms": (worst.handle + worst.rgb) * 1000,
+                })
+    return rows
 
 
 # ---- 2. last input -> commit shown, end to end -----------------------------------------------
@@ -215,18 +228,20 @@ class StampedBoard(VirtualBoard):
         self.inputs.append(time.perf_counter())
 
 
-def end_to_end(seed: int, speed: float) -> dict[str, list[float]]:
-    """One game of people through the pty, pyserial, the queue, the referee and the display
-    thread, the default timings; seconds from each step's last input to its commit and to
-    the frame that showed it, split by how the step was committed."""
+def end_to_end(game: str, sensing: str, seed: int, speed: float) -> dict[str, list[float]]:
+    """One game of ``game`` played by people on an ``sensing`` board through the pty,
+    pyserial, the queue, the referee and the display thread, the default timings; seconds
+    from each step's last input to its commit and to the frame that showed it, split by how
+    the step was committed."""
     from companion.sim.demo import demo_config
     from companion.sim.table import seat
 
     commits: list[float] = []
     frames: list[float] = []
     defaults = BoardConfig()
+    board_name = sorted(BOARDS)[seed % 3] if game == "uranus" else "hexagonal"
     with tempfile.TemporaryDirectory() as folder, ExitStack() as stack:
-        config = demo_config("enceladus", 2 + seed % 2, seed, "hexagonal", Path(folder))
+        config = demo_config(game, 2 + seed % 2, seed, board_name, Path(folder), sensing)
         config = replace(config, board=replace(
             config.board, debounce_ms=defaults.debounce_ms, settle_ms=defaults.settle_ms,
             grace_ms=defaults.grace_ms))
@@ -240,13 +255,12 @@ def end_to_end(seed: int, speed: float) -> dict[str, list[float]]:
         device.display = stamped
         seated = seat(config, stack, device=device, speed=speed, board_class=StampedBoard)
         board: StampedBoard = seated.board  # type: ignore[assignment]
-        press = seated.players._press
+        for pin in seated.players.pins.values():  # a button pressed is an input too
+            def pressed(drive: Callable[[], None] = pin.drive_low) -> None:
+                board.inputs.append(time.perf_counter())  # the press, not its release
+                drive()
 
-        def pressed(name: str) -> None:  # an answer at the buttons is an input too
-            press(name)
-            board.inputs.append(time.perf_counter())
-
-        seated.players._press = pressed  # type: ignore[method-assign]
+            pin.drive_low = pressed
         seated.service.commit_listeners.append(lambda _: commits.append(time.perf_counter()))
         seated.service.stop_when_over = True
         seated.players.start()
@@ -415,7 +429,7 @@ def web_latency(count: int = 200) -> tuple[float, float, float]:
 # ---- the report -------------------------------------------------------------------------------
 
 
-def _table(rows: list[tuple[str, tuple[float, float, float]]], digits: int = 2) -> None:
+def _figures(rows: list[tuple[str, tuple[float, float, float]]], digits: int = 2) -> None:
     print("| figure | median | p99 | max |\n| --- | --- | --- | --- |")
     for label, (median, p99, most) in rows:
         print(f"| {label} | {median:.{digits}f} | {p99:.{digits}f} | {most:.{digits}f} |")
@@ -438,30 +452,37 @@ def main() -> None:
     print(f"machine: {platform.machine()}, {python}, {os.cpu_count()} cores")
 
     if "updates" in parts:
-        inner = per_update(args.games)
-        print("\n## Processing per field update, in process (default settings)")
-        print(f"{inner['updates']} field updates of {3 * args.games} games; an update takes "
-              f"{inner['wire_ms']:.2f} ms on the wire")
-        _table([
-            ("referee: the update and its timers (ms)", inner["handle_ms"]),
-            ("+ draw 16x16 RGB, / wire time", inner["rgb"]),
-            ("+ draw 32x8 mono, / wire time", inner["mono"]),
-        ])
-        print(f"worst: {inner['worst']}, {inner['worst_ms']:.1f} ms")
+        rows = per_update(args.games)
+        print(f"\n## Processing per field update, in process (default settings, {args.games} "
+              "games of each)")
+        print("referee: the update and its timers (ms); / wire: with the 16x16 RGB frame "
+              "drawn, over the update's time on the wire at 115200 baud")
+        print("| game | sensing | hands | updates | ms median | ms p99 | ms max "
+              "| / wire median | / wire p99 | / wire max | 32x8 / wire max | worst |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for row in rows:
+            ms, rgb = row["handle_ms"], row["rgb"]
+            print(f"| {row['game']} | {row['sensing']} | {row['hands']} | {row['updates']} "
+                  f"| {ms[0]:.2f} | {ms[1]:.2f} | {ms[2]:.2f} "
+                  f"| {rgb[0]:.2f} | {rgb[1]:.2f} | {rgb[2]:.2f} | {row['mono_max']:.2f} "
+                  f"| {row['worst']}, {row['worst_ms']:.1f} ms |")
 
     if "pty" in parts and args.pty_games:
-        runs = [end_to_end(seed, speed=6.0) for seed in range(1, args.pty_games + 1)]
-        joined = {key: [v * 1000 for run in runs for v in run[key]] for key in runs[0]}
         print("\n## Last input -> commit shown, end to end (pty, pyserial thread, queue, "
               "referee, display; debounce 20 ms, settle 400 ms)")
-        print(f"{len(joined['commit'])} steps: {len(joined['at once'])} committed at once, "
-              f"{len(joined['settled'])} after the settle time")
-        _table([
-            ("last input -> committed (ms)", spread(joined["commit"])),
-            ("last input -> frame drawn (ms)", spread(joined["frame"])),
-            ("  steps committed at once (ms)", spread(joined["at once"])),
-            ("  steps committed after the settle time (ms)", spread(joined["settled"])),
-        ], digits=1)
+        print("| game | sensing | steps | at once | after the settle time "
+              "| committed median | p99 | max | frame drawn median | p99 | max |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for game in GAMES:
+            for sensing in SENSING:
+                runs = [end_to_end(game, sensing, seed, speed=6.0)
+                        for seed in range(1, args.pty_games + 1)]
+                joined = {key: [v * 1000 for run in runs for v in run[key]] for key in runs[0]}
+                commit, frame = spread(joined["commit"]), spread(joined["frame"])
+                print(f"| {game} | {sensing} | {len(joined['commit'])} "
+                      f"| {len(joined['at once'])} | {len(joined['settled'])} "
+                      f"| {commit[0]:.1f} | {commit[1]:.1f} | {commit[2]:.1f} "
+                      f"| {frame[0]:.1f} | {frame[1]:.1f} | {frame[2]:.1f} |")
 
     if "startup" in parts:
         counts = [int(n) for n in args.journals.split(",")]
@@ -491,7 +512,7 @@ def main() -> None:
             memory = resident_memory(20.0, warm_up=15.0, web=listen, page=page)
             print(f"| {label} | {memory['rss_mib']:.1f} MiB | {memory['hwm_mib']:.1f} MiB | "
                   f"{memory['idle_cpu_percent']:.2f} % | {memory['ready_s']:.2f} s |")
-        _table([("publish -> state read from the event stream (ms)", web_latency())])
+        _figures([("publish -> state read from the event stream (ms)", web_latency())])
 
 
 if __name__ == "__main__":

@@ -296,11 +296,12 @@ class BoardConfig:
     ``"identity"`` or ``"presence"``; ``tray``: a show-tray is fitted; ``dice`` (Mars)
     ``"tray"``, ``"buttons"`` or ``"virtual"``; ``cards`` (Uranus) ``"reader"`` or
     ``"buttons"``; ``debounce_ms``: how long a cell must hold a reading, at least
-    :data:`MIN_DEBOUNCE_MS`; ``settle_ms``: how long a step's result must stand before it
-    is committed; ``grace_ms``: how long a board that matches no legal step is left before
-    it is shown as wrong (how a turn flows: :mod:`companion.referee.referee`);
-    ``heartbeat_timeout_s``: silence after which the board counts as lost;
-    ``ready_timeout_s``: how long the start waits for the board before showing *no board*.
+    :data:`MIN_DEBOUNCE_MS`; ``settle_ms``: how long a piece set down where it may only be on
+    its way must stand before its step is committed; ``grace_ms``: how long a board that
+    matches no legal step is left before it is shown as wrong (how a turn flows:
+    :mod:`companion.referee.referee`); ``heartbeat_timeout_s``: silence after which the board
+    counts as lost; ``ready_timeout_s``: how long the start waits for the board before
+    showing *no board*.
     ``missions`` (Uranus): the path of the card catalogue (relative: from the config file's
     folder), ``""`` for the one shipped with the companion.
     """

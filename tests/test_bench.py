@@ -24,8 +24,7 @@ def _bench() -> ModuleType:
 
 def test_every_field_update_is_timed_with_the_timers_it_sets_off() -> None:
     bench = _bench()
-    (_, make), *_ = bench._tables(1)
-    table = make()
+    table = bench._table("enceladus", 1, "identity", bench.PEOPLE)
     table.game, table.samples = "enceladus", []
     sent: list[object] = []
     timers: list[str] = []

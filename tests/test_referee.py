@@ -15,10 +15,13 @@ import pytest
 from companion.board import protocol
 from companion.events import BoardMessage, Button, Timer
 from companion.referee.effects import Buzz, Committed, GameOver, SetTimer, Show, Undone
+from companion.referee.recognition import sensed_board
 from companion.referee.referee import Referee, RefereeSettings
 from companion.rules import load
+from companion.rules.mars import position as mars_position
 
 ENCELADUS = load("enceladus")
+MARS = load("mars")
 URANUS = load("uranus")
 SETTINGS = RefereeSettings(debounce_s=0.02, settle_s=0.4, grace_s=1.5, tray=True)
 
@@ -56,6 +59,8 @@ class Table:
 
     def dump(self) -> None:
         board = self.referee.rules.board(self.referee.state)
+        if self.referee.settings.presence:
+            board = sensed_board(board)
         self.message(protocol.Dump(seq=0, pieces=tuple(board[c] for c in self.referee.layout)))
 
     def put(self, cell: str, piece: str, *, after: float = 0.2, hold: float = 0.03) -> None:
@@ -132,23 +137,61 @@ def test_a_move_made_piece_by_piece_is_committed_once_when_the_last_flower_goes(
     assert ENCELADUS.RULES.to_move(table.referee.state) == 2
 
 
-def test_a_board_that_may_still_become_another_step_waits_for_the_settle_time() -> None:
+def test_prefix_step_a_move_whose_pick_another_pick_takes_as_a_soliflower_waits_for_ok() -> None:
     table = enceladus(PICK)
     # f5/f6 is complete, but f5/g5 also takes f6 (then a soliflower): the player may go on
     for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("f6", "")):
         table.put(cell, piece)
+    asking = table.screens()[-1]
+    assert asking.menu == ("done",) and "OK when done" in asking.message
+    assert dict(asking.highlights) == {"g5": "pick", "h5": "pick"}  # going on: f5/g5
+    table.wait(60)  # a pause, however long, is not a commit
     assert table.commits() == []
-    table.wait(SETTINGS.settle_s)
+    table.press("ok")
     assert table.commits() == ["f5/f6"]
 
 
-def test_a_step_completed_by_putting_a_piece_down_waits_for_the_settle_time() -> None:
+def test_prefix_step_a_move_whose_pick_another_pick_takes_is_committed_by_the_next_player() -> None:
     table = enceladus(PICK)
-    for cell, piece in (("f2", ""), ("f5", ""), ("f6", ""), ("f5", "M1")):
+    for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("f6", "")):
+        table.put(cell, piece)
+    table.wait(10)
+    table.put("L10", "")  # player 2 lifts their Martian: player 1 was done
+    assert table.commits() == ["f5/f6"]
+
+
+# f2's Martian may land on f4 (taking f5) or on f5 beyond it (taking f4)
+LINE = {"f2": "M1", "f4": "blue", "f5": "red", "L10": "M2", "c10": "green", "d10": "green"}
+
+
+def test_a_step_completed_by_putting_a_piece_down_is_committed_at_once() -> None:
+    table = enceladus(PICK)
+    # f5/g5 leaves h5 and f6 soliflowers; the Martian set down last, where it could not be
+    # passing over: nothing else could still be under way
+    for cell, piece in (("g5", ""), ("h5", ""), ("f6", ""), ("f2", ""), ("f5", "")):
+        table.put(cell, piece)
+    table.put("f5", "M1", hold=SETTINGS.debounce_s)
+    assert table.commits() == ["f5/g5"]
+
+
+def test_a_martian_set_down_where_it_may_be_sliding_on_waits_for_the_settle_time() -> None:
+    table = enceladus(LINE)
+    # f5 taken first, then the Martian down on f4: f4/f5, or on its way to f5 (f5/f4)
+    for cell, piece in (("f5", ""), ("f2", ""), ("f4", ""), ("f4", "M1")):
         table.put(cell, piece)
     assert table.commits() == []  # the Martian may still be slid on
-    table.wait(SETTINGS.settle_s + 0.01)
-    assert table.commits() == ["f5/f6"]
+    table.wait(SETTINGS.settle_s)
+    assert table.commits() == ["f4/f5"]
+
+
+def test_a_martian_slid_over_a_cell_it_could_stop_on_is_committed_where_it_stops() -> None:
+    table = enceladus(LINE)
+    for cell, piece in (("f5", ""), ("f2", ""), ("f4", ""), ("f4", "M1")):
+        table.put(cell, piece)
+    table.put("f4", "", after=0.3)  # slid on, over f4 ...
+    assert table.commits() == []
+    table.put("f5", "M1", after=0.1)  # ... to f5, taking f4: nothing lies beyond
+    assert table.commits() == ["f5/f4"]
 
 
 def test_lifting_the_martian_shows_its_legal_destinations() -> None:
@@ -212,7 +255,7 @@ def test_undo_takes_the_last_step_back_and_shows_what_to_restore() -> None:
     table = enceladus(PICK)
     for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("f6", "")):
         table.put(cell, piece)
-    table.wait(SETTINGS.settle_s)
+    table.press("ok")  # done: f5/f6, not f5/g5
     assert table.commits() == ["f5/f6"]
     table.press("undo")
     assert [e.step for e in table.effects if isinstance(e, Undone)] == ["f5/f6"]
@@ -226,7 +269,7 @@ def test_undo_takes_the_last_step_back_and_shows_what_to_restore() -> None:
     assert not table.referee.syncing and table.referee.history == []
     for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("f6", "")):
         table.put(cell, piece)
-    table.wait(SETTINGS.settle_s)
+    table.press("ok")
     assert table.commits() == ["f5/f6", "f5/f6"]
 
 
@@ -452,15 +495,14 @@ def test_a_glitch_shorter_than_the_debounce_time_is_never_seen() -> None:
 
 
 def test_a_glitch_while_a_step_settles_does_not_hold_it_back() -> None:
-    table = enceladus(PICK)
-    # f5/f6 is complete, but f5/g5 also takes f6: it commits once it has settled
-    for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("f6", "")):
-        table.put(cell, piece)
-    changed = table.now - 0.03 + SETTINGS.debounce_s  # f6 was read then
-    table.put("c10", "", after=0.1, hold=0.003)  # a 3 ms glitch meanwhile
-    table.put("c10", "green", after=0.0)
+    table = setup_table()
+    # a Martian set on a start square waits the settle time: it may be the square next door
+    table.put("L4", "M1")
+    changed = table.now - 0.03 + SETTINGS.debounce_s  # L4 was read then
+    table.put("c10", "", after=0.1, hold=0.003)  # a 3 ms glitch of a flower meanwhile
+    table.put("c10", "yellow", after=0.0)
     table.wait(changed + SETTINGS.settle_s + 0.005 - table.now)
-    assert table.commits() == ["f5/f6"]
+    assert table.commits() == ["@L4"]
 
 
 def test_a_wrong_board_buzzes_once_however_it_changes_until_it_is_put_right() -> None:
@@ -489,3 +531,222 @@ def test_select_goes_round_the_menu_past_its_last_choice() -> None:
         table.press("select")
         shown.append(table.screens()[-1].menu_index)
     assert shown == [*range(first.menu_index + 1, len(first.menu)), *range(first.menu_index + 1)]
+
+
+def setup_table() -> Table:
+    """Gardens of Enceladus before any Martian is placed (two players)."""
+    table = Table(Referee(ENCELADUS.RULES, ENCELADUS.RULES.new_game(2, 1, {}), "enceladus",
+                          SETTINGS))
+    table.dump()
+    return table
+
+
+def test_a_martian_set_on_the_wrong_start_square_first_is_committed_where_it_stays() -> None:
+    table = setup_table()
+    table.put("L3", "M1")  # the square next to the one meant
+    assert table.commits() == []
+    table.put("L3", "", after=0.15)
+    table.put("L4", "M1", after=0.05)
+    assert table.commits() == []
+    table.wait(SETTINGS.settle_s)
+    assert table.commits() == ["@L4"]
+
+
+def test_a_disc_set_on_the_slot_next_to_its_own_first_is_committed_where_it_stays() -> None:
+    # Pick (A4) and Swap Martian (A5) side by side: the disc meant for A4 set on A5 for a moment
+    table = enceladus(PAY, reserves={"1": {"blue": 3}, "2": {}})
+    table.put("f5", "")  # the flower to pick, taken first
+    table.put("A5", "D1")
+    table.put("A5", "", after=0.15)
+    table.put("A4", "D1", after=0.05)
+    assert table.commits() == []
+    table.wait(SETTINGS.settle_s)
+    assert table.commits() == ["pick:blue:f5"]
+
+
+# ---- a pause is not a commit: steps the board shows whole that a longer step extends --------
+#
+# Each such step is made, then nothing happens for a minute: nothing is committed, the matrix
+# asks to go on or press OK, and OK commits it.
+
+PRESENCE = RefereeSettings(debounce_s=0.02, settle_s=0.4, grace_s=1.5, tray=False, presence=True)
+
+
+def waits_for_ok(table: Table) -> None:
+    """Nothing is committed however long the board stays so; the matrix asks."""
+    asking = table.screens()[-1]
+    assert asking.menu == ("done",) and "OK when done" in asking.message
+    table.wait(60)
+    assert table.commits() == []
+
+
+# Two yellow and two red flowers, player 1 able to pay blue only
+SWAP = {"c8": "M1", "R1": "M2", "a1": "yellow", "b1": "yellow", "c3": "red", "c2": "red"}
+
+
+def test_prefix_step_swap_flowers_of_two_flowers_of_one_colour_waits_for_ok() -> None:
+    table = enceladus(SWAP, reserves={"1": {"blue": 3}, "2": {}})
+    for cell in ("T1", "T2", "T3"):
+        table.put(cell, "blue")  # the payment shown
+    table.put("A7", "D1")  # the disc alone: two yellow flowers swapped, or two flowers to come
+    waits_for_ok(table)
+    table.press("ok")
+    (step,) = table.commits()
+    assert step.startswith("swap_flowers:blue:")
+    assert table.referee.expected["a1"] == "yellow" and table.referee.expected["c3"] == "red"
+
+
+def test_a_swap_of_two_flowers_of_two_colours_after_the_disc_is_committed_at_once() -> None:
+    table = enceladus(SWAP, reserves={"1": {"blue": 3}, "2": {}})
+    for cell in ("T1", "T2", "T3"):
+        table.put(cell, "blue")
+    for cell, piece in (("A7", "D1"), ("a1", ""), ("c3", ""), ("a1", "red")):
+        table.put(cell, piece)
+    assert table.commits() == []
+    table.put("c3", "yellow", hold=SETTINGS.debounce_s)
+    assert table.commits() == ["swap_flowers:blue:a1,c3"]
+
+
+def test_prefix_step_swap_flowers_of_one_colour_on_a_presence_board_waits_for_ok() -> None:
+    table = enceladus(SWAP, reserves={"1": {"blue": 3}, "2": {}}, settings=PRESENCE)
+    table.put("A7", "occupied")
+    waits_for_ok(table)
+    table.press("ok")
+    assert [s.partition(":")[0] for s in table.commits()] == ["swap_flowers"]
+
+
+# f2's Martian can only land on f5, where no flower is next to it: it picks nothing.  With three
+# blue, it may instead swap with f5's flower (Swap Martian): the red flower to f2, the disc on A5.
+LONE = {"f2": "M1", "f5": "red", "L10": "M2", "c10": "green", "d10": "green"}
+
+
+def test_prefix_step_a_move_that_picks_nothing_waits_for_ok() -> None:
+    table = enceladus(LONE, reserves={"1": {"blue": 3}, "2": {}})
+    for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1")):
+        table.put(cell, piece)
+    waits_for_ok(table)
+    table.press("ok")
+    assert table.commits() == ["f5"]
+
+
+def test_prefix_step_a_move_onto_one_of_two_neighbouring_flowers_on_a_presence_board_waits_for_ok(
+) -> None:
+    # Occupancy cannot tell f4/f5 (the Martian on f4, f5 picked) from f5/f4 under way (f5's
+    # flower lifted for the Martian, f4 still to pick).
+    table = enceladus(LINE, settings=PRESENCE)
+    for cell, piece in (("f2", ""), ("f4", ""), ("f4", "occupied"), ("f5", "")):
+        table.put(cell, piece)
+    waits_for_ok(table)
+    table.press("ok")
+    assert table.commits() == ["f4/f5"]
+
+
+def presence_table(rules: Any, state: Any, layout: str) -> Table:
+    table = Table(Referee(rules, state, layout, PRESENCE))
+    table.dump()
+    return table
+
+
+def test_prefix_step_a_mars_gardeners_first_move_onto_a_flower_on_a_presence_board_waits_for_ok(
+) -> None:
+    # Gardener 1 still on the empty hex it was placed on, a 3 in the pool: lifting it already
+    # makes 3>3,-1 (onto the flower there, which occupancy cannot see), or a move that plants.
+    state = mars_position(2, {"0,-1": "M1", "-3,3": "M2", "3,-1": "red"}, pool=[3],
+                          reserves={1: {"blue": 2}, 2: {"blue": 2}})
+    table = presence_table(MARS.RULES, state, "mars")
+    table.put("0,-1", "")
+    waits_for_ok(table)
+    table.press("ok")
+    assert table.commits() == ["3>3,-1"]
+
+
+def test_prefix_step_a_uranus_gardeners_first_move_onto_a_flower_on_a_presence_board_waits_for_ok(
+) -> None:
+    state = URANUS.CASES.position({"game": "uranus", "options": {}, "position": {
+        "players": 2, "to_move": 1, "board": "hexagonal",
+        "cells": {"0,0": "M1", "0,-2": "green", "3,0": "M2"},
+        "reserves": {"1": {"red": 3}, "2": {"red": 3}}, "scores": {"1": 0, "2": 0},
+        "hands": {"1": [], "2": []}, "decks": [5, 5, 5, 5], "no_plant_run": 0}})
+    table = presence_table(URANUS.RULES, state, "uranus-hexagonal")
+    table.put("0,0", "")  # onto 0,-2 already, or on its way to plant red
+    waits_for_ok(table)
+    table.press("ok")
+    assert table.commits() == ["0,-2"]
+
+
+def test_on_a_presence_board_a_gardener_from_flower_to_flower_is_said_with_ok() -> None:
+    # Occupancy shows nothing of it: the players press OK, the only such move is committed.
+    state = URANUS.CASES.position({"game": "uranus", "options": {}, "position": {
+        "players": 2, "to_move": 1, "board": "hexagonal",
+        "cells": {"0,0": "M1+red", "0,-2": "green", "3,0": "M2"},
+        "reserves": {"1": {"red": 3}, "2": {"red": 3}}, "scores": {"1": 0, "2": 0},
+        "hands": {"1": [], "2": []}, "decks": [5, 5, 5, 5], "no_plant_run": 0}})
+    table = presence_table(URANUS.RULES, state, "uranus-hexagonal")
+    table.press("ok")
+    assert table.commits() == ["0,-2"]
+
+
+def uranus_gardener_on_a_flower() -> Table:
+    # Gardener 1 on red at 0,0 moves onto the green flower at 0,-2: occupancy shows nothing.
+    state = URANUS.CASES.position({"game": "uranus", "options": {}, "position": {
+        "players": 2, "to_move": 1, "board": "hexagonal",
+        "cells": {"0,0": "M1+red", "0,-2": "green", "3,0": "M2"},
+        "reserves": {"1": {"red": 3}, "2": {"red": 3}}, "scores": {"1": 0, "2": 0},
+        "hands": {"1": [], "2": []}, "decks": [5, 5, 5, 5], "no_plant_run": 0}})
+    return presence_table(URANUS.RULES, state, "uranus-hexagonal")
+
+
+def test_on_a_presence_board_the_flower_lifted_where_a_gardener_lands_is_a_step_under_way(
+) -> None:
+    # The player lifts the green flower to set the gardener on it and stops to think:
+    # a cell the step changes, read empty on the way, never an alarm.
+    table = uranus_gardener_on_a_flower()
+    table.put("0,-2", "")
+    table.wait(1.9)  # past the grace period (the board's heartbeat is not fed here)
+    assert not [s for s in table.screens() if "wrong" in s.highlights.values()]
+    table.put("0,-2", "occupied")
+    table.press("ok")
+    assert table.commits() == ["0,-2"]
+
+
+def test_on_a_presence_board_a_landing_begun_and_put_back_is_not_the_landing_made() -> None:
+    # M1 f2 -> f5 picking f6, begun and put back by hand (f2 lifted, f5's flower lifted and
+    # set back, the Martian back on f2), then made: f6 picked and f2 lifted do not finish it,
+    # as f5 was set down before the Martian left f2; only the flower lifted again does.
+    table = enceladus(PICK, settings=PRESENCE)
+    for cell, piece in (("f2", ""), ("f5", ""), ("f5", "occupied"), ("f2", "occupied"),
+                        ("f6", ""), ("f2", "")):
+        table.put(cell, piece)
+    table.press("ok")  # it is not done: OK commits nothing
+    assert table.commits() == []
+    table.put("f5", "")
+    table.put("f5", "occupied")
+    table.press("ok")
+    assert table.commits() == ["f5/f6"]
+
+
+def mars_planting_on_a_presence_board() -> Table:
+    # M1 on red at 0,-1 with a 3 to move: every step moves it along a line onto an empty hex
+    # (none next to another) and plants blue there; occupancy shows the whole step once the
+    # blue flower is down.
+    state = mars_position(2, {"0,-1": "M1+red", "-3,3": "M2"}, pool=[3],
+                          reserves={1: {"blue": 2}, 2: {"blue": 2}})
+    return presence_table(MARS.RULES, state, "mars")
+
+
+def test_on_a_presence_board_a_flower_planted_waits_the_settle_time_for_its_gardener() -> None:
+    table = mars_planting_on_a_presence_board()
+    table.put("3,-1", "occupied")  # the flower; the gardener lifted off red unseen
+    assert table.commits() == []
+    table.wait(0.4)
+    assert table.commits() == ["3>3,-1=blue"]
+
+
+def test_on_a_presence_board_a_flower_set_down_and_taken_back_at_once_is_no_step() -> None:
+    # The step begun and put back: the flower down for 0.3 s, then back in the reserve.
+    table = mars_planting_on_a_presence_board()
+    table.put("3,-1", "occupied", hold=0.3)
+    table.put("3,-1", "", after=0.0)
+    table.wait(3.0)
+    assert table.commits() == []
+    assert not [s for s in table.screens() if "wrong" in s.highlights.values()]

@@ -428,4 +428,5 @@ def test_on_a_presence_board_a_gardener_landing_on_a_flower_needs_no_lift_there(
     onto = Move(1, (1, 0))  # onto the blue flower
     index = StepIndex(RULES, state, RULES.board(state), presence=True)
     assert index.unseen(onto) == set()
-    assert onto in index.explaining({"1,-1": ""})[1]
+    assert onto in index.explaining({"1,-1": ""})
+    assert index.completes(onto, {"1,-1": ""}, frozenset())

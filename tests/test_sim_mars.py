@@ -23,6 +23,7 @@ from companion.board import protocol
 from companion.display import make_device
 from companion.referee.effects import Committed
 from companion.referee.mars import MarsTable
+from companion.referee.referee import RefereeSettings
 from companion.rules.base import GameRules
 from companion.rules.mars import RULES, Discard, Move, Phase, Roll, State, dice_to_roll, position
 from companion.sim.demo import MATRIX, demo_config
@@ -34,9 +35,10 @@ from companion.sim.table import seat
 
 
 def play(seed: int, dice: str = "tray", options: dict[str, Any] | None = None,
-         noise: Noise = PEOPLE) -> GameReport:
+         noise: Noise = PEOPLE, presence: bool = False) -> GameReport:
     """One noisy game of 2 to 5 players (by seed) with the dice from ``dice``; with
-    ``"virtual"`` the players roll what the companion's dice (seeded alike) will show."""
+    ``"virtual"`` the players roll what the companion's dice (seeded alike) will show;
+    ``presence``: the board senses only occupancy."""
     players = 2 + seed % 4
     state = RULES.new_game(players, seed, options or {})
     twin = random.Random(seed)
@@ -47,7 +49,8 @@ def play(seed: int, dice: str = "tray", options: dict[str, Any] | None = None,
             return Roll(tuple(twin.choice((1, 2, 3, 4, 5, 6)) for _ in range(count)))
         return choose_step(rules, state, rng)
 
-    table = VirtualTable(RULES, state, "mars", seed=seed, choose=choose, noise=noise)
+    table = VirtualTable(RULES, state, "mars", seed=seed, choose=choose, noise=noise,
+                         settings=RefereeSettings(presence=presence))
     table.referee.extensions.append(MarsTable(dice, rng=random.Random(seed)))
     return table.play()
 
@@ -58,7 +61,9 @@ def assert_clean(reports: list[GameReport]) -> None:
         faults = (report.false_alarms, report.missed, report.false_commits)
         assert faults == (0, 0, 0), f"seed {report.seed}: (false alarms, missed, false commits)"
         assert report.committed == report.performed
-    print(f"\n{len(reports)} games, {sum(r.questions for r in reports)} questions, "
+    questions = sum(r.questions for r in reports)
+    print(f"\n{len(reports)} games, {questions} questions "
+          f"({questions / len(reports):.1f} a game), "
           f"{sum(r.reached_in for r in reports)} steps reached in early")
 
 
@@ -68,6 +73,14 @@ def test_ten_noisy_games_with_the_dice_tray_commit_every_step_once() -> None:
 
 def test_ten_games_of_players_who_stop_to_think_mid_step() -> None:
     assert_clean([play(seed, noise=THINKING) for seed in range(1, 11)])
+
+
+def test_ten_noisy_games_on_a_presence_board() -> None:
+    assert_clean([play(seed, presence=True) for seed in range(1, 11)])
+
+
+def test_ten_games_on_a_presence_board_of_players_who_stop_to_think() -> None:
+    assert_clean([play(seed, noise=THINKING, presence=True) for seed in range(1, 11)])
 
 
 def test_noisy_games_with_dice_entered_by_buttons(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,6 +107,21 @@ def test_two_hundred_noisy_games_commit_every_step_once() -> None:
     reports = [play(seed) for seed in range(1, 201)]
     assert_clean(reports)
     assert {2 + seed % 4 for seed in range(1, 201)} == {2, 3, 4, 5}
+
+
+@pytest.mark.slow
+def test_two_hundred_games_of_players_who_stop_to_think_mid_step() -> None:
+    assert_clean([play(seed, noise=THINKING) for seed in range(1, 201)])
+
+
+@pytest.mark.slow
+def test_two_hundred_noisy_games_on_a_presence_board() -> None:
+    assert_clean([play(seed, presence=True) for seed in range(1, 201)])
+
+
+@pytest.mark.slow
+def test_two_hundred_games_on_a_presence_board_of_players_who_stop_to_think() -> None:
+    assert_clean([play(seed, noise=THINKING, presence=True) for seed in range(1, 201)])
 
 
 # ---- the players' hands for what no cell shows ------------------------------------------

@@ -32,13 +32,18 @@ CATALOGUE = load_catalogue()
 CARD = {mission: card for card, mission in CATALOGUE.items()}
 
 
-def game(seed: int, cards: str = "reader", noise: Noise = PEOPLE) -> GameReport:
-    """One noisy game in virtual time; the board and the player count follow from ``seed``."""
+def game(seed: int, cards: str = "reader", noise: Noise = PEOPLE,
+         presence: bool = False) -> GameReport:
+    """One noisy game in virtual time; the board and the player count follow from ``seed``;
+    ``presence``: the board senses only occupancy, with the default settle time (a gardener
+    lifted off its flower is not seen to leave, so one slid over an empty hex at a person's
+    pace, up to 0.35 s a hex, is told from a flower set there by the settle time alone)."""
     board = sorted(BOARDS)[seed % 3]
     players = 2 + seed % 4
     state = RULES.new_game(players, seed, {"board": board})
+    settings = RefereeSettings(presence=True) if presence else RefereeSettings(settle_s=0.25)
     table = VirtualTable(RULES, state, f"uranus-{board}", seed=seed, noise=noise,
-                         settings=RefereeSettings(settle_s=0.25))
+                         settings=settings)
     table.referee.extensions = [CardTable(CATALOGUE, cards=cards)]
     return table.play()
 
@@ -103,6 +108,14 @@ def test_ten_games_of_players_who_stop_to_think_mid_step() -> None:
     check([game(seed, noise=THINKING) for seed in range(1, 11)])
 
 
+def test_ten_noisy_games_on_a_presence_board() -> None:
+    check([game(seed, presence=True) for seed in range(1, 11)])
+
+
+def test_ten_games_on_a_presence_board_of_players_who_stop_to_think() -> None:
+    check([game(seed, noise=THINKING, presence=True) for seed in range(1, 11)])
+
+
 def test_a_table_without_a_reader_plays_with_the_card_menu(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -120,6 +133,16 @@ def test_two_hundred_noisy_games_across_the_boards_and_player_counts() -> None:
     started = time.monotonic()
     totals = check([game(seed) for seed in range(1, 201)])
     print(f"\n200 Uranus games: {totals}, {time.monotonic() - started:.1f} s")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("noise", "presence"), [(THINKING, False), (PEOPLE, True),
+                                                 (THINKING, True)],
+                         ids=["thinking", "presence", "thinking-on-presence"])
+def test_two_hundred_games_of_people_who_think_or_on_a_presence_board(
+        noise: Noise, presence: bool) -> None:
+    totals = check([game(seed, noise=noise, presence=presence) for seed in range(1, 201)])
+    print(f"\n200 Uranus games: {totals}, {totals['questions'] / 200:.1f} questions a game")
 
 
 # -- one game in real time: pty, pyserial, gpiozero mock pins, the service -----------------

@@ -8,16 +8,25 @@ Vocabulary
 *diff*: the cells (tray excluded) where the observed board differs from the expected one.
 A step *explains* a diff when every differing cell is one the step changes and the observed
 piece there is on the way to the step's piece (already there, lifted away, or one part of a
-gardener-on-a-flower).  A step *completes* when the diff equals its changes exactly.
+gardener-on-a-flower).  A step *completes* when the diff equals its changes exactly.  A
+step that explains a diff but does not complete it *extends* a step the diff completes when
+it changes every cell that step changes, and more: the board shows the first, and may still
+become the second (a Martian moved, a flower still to pick; a disc on Swap flowers, two
+flowers still to swap).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
+from typing import Any, Generic, TypeVar
 
+from companion.errors import InvalidStepError
+from companion.rules import hexes, squares
 from companion.rules.base import EMPTY, OCCUPIED, Board, Cell, GameRules, Piece, parse_piece
+
+T = TypeVar("T")
 
 
 def on_the_way(observed: Piece, target: Piece) -> bool:
@@ -46,7 +55,9 @@ def board_diff(expected: Board, observed: Board, ignore: frozenset[Cell]) -> dic
 def _stacked(before: Piece, after: Piece) -> bool:
     """Whether one piece is the other with a gardener added or taken off (``"red"`` and
     ``"M1+red"``): a change of the top of a stack, not of what stands on the cell."""
-    return before.partition("+")[2] == after or after.partition("+")[2] == before
+    return any(plus and under == other
+               for (_, plus, under), other in ((before.partition("+"), after),
+                                               (after.partition("+"), before)))
 
 
 def sensed(piece: Piece) -> Piece:
@@ -59,6 +70,79 @@ def sensed_board(board: Board) -> dict[Cell, Piece]:
     return {cell: sensed(piece) for cell, piece in board.items()}
 
 
+class Handling(Collection[Cell]):
+    """The cells the players handled since the last commit (those seen to change), in the
+    order of their last change; ``emptied`` holds when each last read empty.
+
+    On a presence board the order tells what occupancy alone cannot: a Martian lands on a
+    flower's cell (occupied before and after) only if that cell was set down after the
+    Martian last left its own, so a landing begun, put back and made again is not taken for
+    the landing made while the cell last changed before the Martian left.
+    """
+
+    def __init__(self) -> None:
+        self.changed: dict[Cell, int] = {}
+        self.emptied: dict[Cell, int] = {}
+        self._count = 0
+
+    def note(self, cell: Cell, piece: Piece) -> None:
+        """``cell`` was seen to change to ``piece``."""
+        self._count += 1
+        self.changed[cell] = self._count
+        if piece == EMPTY:
+            self.emptied[cell] = self._count
+
+    @property
+    def version(self) -> int:
+        """Changes noted so far: a new value whenever the order may tell something new."""
+        return self._count
+
+    def __contains__(self, cell: object) -> bool:
+        return cell in self.changed
+
+    def __iter__(self) -> Iterator[Cell]:
+        return iter(self.changed)
+
+    def __len__(self) -> int:
+        return len(self.changed)
+
+    def set_down_after(self, cell: Cell, origin: Cell) -> bool:
+        """Whether ``cell`` last changed after ``origin`` last read empty (True when
+        ``origin`` never did: a gardener lifted off its flower is not seen to leave)."""
+        left = self.emptied.get(origin)
+        return left is None or self.changed.get(cell, 0) > left
+
+
+class Lazy(Generic[T]):
+    """An iterable drawn from ``source`` only as far as it is read, and kept: the next reading
+    starts from what was drawn, so asking again for the first match costs nothing."""
+
+    def __init__(self, source: Iterable[T]) -> None:
+        self._source: Iterator[T] | None = iter(source)
+        self._drawn: list[T] = []
+
+    def __iter__(self) -> Iterator[T]:
+        drawn = self._drawn
+        i = 0
+        while True:
+            if i < len(drawn):
+                yield drawn[i]
+                i += 1
+                continue
+            if self._source is None:
+                return
+            try:
+                item = next(self._source)
+            except StopIteration:
+                self._source = None
+                return
+            drawn.append(item)
+
+    def first(self) -> T | None:
+        """The first item, or ``None`` when there is none."""
+        return next(iter(self), None)
+
+
 @dataclass
 class StepIndex:
     """The legal steps of one state and their changes, computed lazily and kept for the
@@ -68,8 +152,13 @@ class StepIndex:
     ``presence`` board only the cells that go from empty to occupied or back);
     ``piece_changes(step)`` is ``rules.changes`` itself; ``unseen(step)`` the cells whose
     piece changes where a presence sensor reads the same before and after (a flower swapped
-    for another, a Martian landing where a flower stood).  ``explaining(diff)`` returns the
-    legal steps that explain ``diff`` and, among them, those it completes.
+    for another, a Martian landing where a flower stood).
+
+    A diff may be explained by thousands of steps (a disc on the Swap flowers slot), so none
+    of the questions below lists them all: :meth:`explaining` draws the steps that explain a
+    diff only as far as it is read, one per set of changes; :meth:`completing` asks the rules
+    core only for steps that change nothing outside the diff and the handled cells; and
+    :meth:`extension` looks for one step that could still be under way.
     """
 
     rules: GameRules[Any, Any]
@@ -78,7 +167,10 @@ class StepIndex:
     presence: bool = False
     _pieces: dict[Hashable, dict[Cell, Piece]] = field(default_factory=dict)
     _changes: dict[Hashable, dict[Cell, Piece]] = field(default_factory=dict)
-    _by_cells: dict[frozenset[Cell], list[Hashable]] = field(default_factory=dict)
+    _candidates: dict[tuple[Any, ...], Lazy[Hashable]] = field(default_factory=dict)
+    _explaining: dict[frozenset[tuple[Cell, Piece]], Lazy[Hashable]] = field(
+        default_factory=dict)
+    _completing: dict[tuple[Any, ...], list[Hashable]] = field(default_factory=dict)
 
     def piece_changes(self, step: Hashable) -> dict[Cell, Piece]:
         found = self._pieces.get(step)
@@ -102,6 +194,8 @@ class StepIndex:
         """The cells ``step`` changes that a presence board reads the same before and after
         and that a person must lift a piece from to change: not a gardener stepping onto or
         off the flower it stands on (the flower never leaves the cell)."""
+        if not self.presence:
+            return set()
         changes = self.changes_of(step)
         return {
             cell
@@ -109,43 +203,219 @@ class StepIndex:
             if cell not in changes and not _stacked(self.expected.get(cell, EMPTY), piece)
         }
 
-    def candidates(self, touched: frozenset[Cell]) -> list[Hashable]:
-        """The rules core's candidates for ``touched`` (the legal steps that may change all
-        of those cells), kept per set of cells."""
-        found = self._by_cells.get(touched)
+    def candidates(
+        self,
+        touched: frozenset[Cell],
+        within: frozenset[Cell] | None = None,
+        *,
+        distinct: bool = False,
+    ) -> Lazy[Hashable]:
+        """The rules core's candidates for ``touched`` (``GameRules.candidates``: the legal
+        steps that may change all of those cells, within ``within`` when given, one per set
+        of changes with ``distinct``), drawn lazily and kept."""
+        key = (touched, within, distinct)
+        found = self._candidates.get(key)
         if found is None:
-            found = self._by_cells[touched] = list(self.rules.candidates(self.state, touched))
+            found = self._candidates[key] = Lazy(
+                self.rules.candidates(self.state, touched, within, distinct))
         return found
 
-    def explaining(
-        self, diff: Mapping[Cell, Piece], handled: set[Cell] | frozenset[Cell] = frozenset()
-    ) -> tuple[list[Hashable], list[Hashable]]:
-        """``(explaining, completing)`` steps for ``diff`` (both empty for an empty diff).
+    def explains(self, step: Hashable, diff: Mapping[Cell, Piece]) -> bool:
+        """Whether every cell of ``diff`` is one ``step`` changes, its observed piece on the
+        way to the step's (on a presence board any cell whose piece the step changes may read
+        empty on the way, though occupancy shows no change there: the flower lifted so a
+        Martian can stand there, or lifted and set back under the gardener that lands on
+        it)."""
+        changes = self.changes_of(step)
+        pieces = self.piece_changes(step) if self.presence else changes
+        return all(
+            (cell in changes and on_the_way(piece, changes[cell]))
+            or (piece == EMPTY and cell in pieces)
+            for cell, piece in diff.items()
+        )
 
-        On a presence board a cell the step changes unseen may read empty on the way (the
-        flower lifted so a Martian can stand there); a step completes only once every such
-        cell is among ``handled`` (the cells seen to change since the last commit).
-        """
+    def completes(
+        self, step: Hashable, diff: Mapping[Cell, Piece], handled: Collection[Cell]
+    ) -> bool:
+        """Whether ``diff`` is exactly what ``step`` changes and, on a presence board, every
+        cell it changes unseen is among ``handled`` (the cells seen to change since the last
+        commit; with a :class:`Handling`, a Martian's landing there set down after it left
+        its own cell)."""
+        changes = self.changes_of(step)
+        if not (len(changes) == len(diff) and all(diff.get(c) == p for c, p in changes.items())):
+            return False
+        unseen = self.unseen(step)
+        if not all(c in handled for c in unseen):
+            return False
+        if not unseen or not isinstance(handled, Handling):
+            return True
+        # A Martian landing unseen must have been set down after it left its own cell.
+        pieces = self.piece_changes(step)
+        for cell in unseen:
+            head = pieces[cell].partition("+")[0]
+            if parse_piece(head).kind != "martian":
+                continue
+            for origin in pieces:
+                if (origin != cell and self.expected.get(origin, EMPTY).partition("+")[0] == head
+                        and not handled.set_down_after(cell, origin)):
+                    return False
+        return True
+
+    def explaining(self, diff: Mapping[Cell, Piece]) -> Lazy[Hashable]:
+        """The legal steps that explain ``diff`` (:meth:`explains`), one per set of changes
+        (a payment colour stands for all), drawn only as far as they are read; none for an
+        empty diff."""
+        key = frozenset(diff.items())
+        found = self._explaining.get(key)
+        if found is None:
+            steps = self.candidates(frozenset(diff), distinct=True) if diff else ()
+            found = self._explaining[key] = Lazy(s for s in steps if self.explains(s, diff))
+        return found
+
+    def explained(self, diff: Mapping[Cell, Piece]) -> bool:
+        """Whether some legal step explains ``diff`` (False for an empty diff)."""
+        return self.explaining(diff).first() is not None
+
+    def completing(
+        self,
+        diff: Mapping[Cell, Piece],
+        handled: Collection[Cell] = frozenset(),
+        *,
+        distinct: bool = False,
+        tray: Mapping[str, int] | None = None,
+    ) -> list[Hashable]:
+        """Every legal step ``diff`` completes (:meth:`completes`), each payment colour and
+        draw apart, or with ``distinct`` one per set of changes.  The rules core is asked only
+        for steps within the diff's cells (and on a presence board the handled ones), never
+        for every step the diff's cells allow; with ``tray`` (``{colour: count}`` shown on the
+        tray) only the steps whose payment and draws it shows are weighed, when there are
+        such steps (``GameRules.tray_filter``)."""
         if not diff:
-            return [], []
-        explaining: list[Hashable] = []
-        completing: list[Hashable] = []
-        for step in self.candidates(frozenset(diff)):
-            changes = self.changes_of(step)
-            unseen = self.unseen(step) if self.presence else set()
-            if all(
-                (cell in changes and on_the_way(piece, changes[cell]))
-                or (piece == EMPTY and cell in unseen)
-                for cell, piece in diff.items()
+            return []
+        cells = frozenset(diff)
+        within = cells | frozenset(handled) if self.presence else cells
+        shown = tuple(sorted(tray.items())) if tray else ()
+        # On a presence board the order of handling counts too (Handling.set_down_after).
+        order = handled.version if self.presence and isinstance(handled, Handling) else 0
+        key = (frozenset(diff.items()), within, distinct, shown, order)
+        found = self._completing.get(key)
+        if found is None:
+            steps = list(self.candidates(cells, within, distinct=distinct))
+            if not distinct:
+                reps = list(self.candidates(cells, within, distinct=True))
+                if len(reps) == 1:  # then every step has its changes (GameRules.candidates)
+                    for step in steps:
+                        self._pieces.setdefault(step, self.piece_changes(reps[0]))
+            found = []
+            if shown:
+                found = [
+                    s for s in self.rules.tray_filter(self.state, steps, dict(shown))
+                    if self.completes(s, diff, handled)
+                ]
+            if not found:
+                found = [s for s in steps if self.completes(s, diff, handled)]
+            self._completing[key] = found
+        return found
+
+    def extension(
+        self, diff: Mapping[Cell, Piece], handled: Collection[Cell], step: Hashable
+    ) -> Hashable | None:
+        """A legal step that explains ``diff`` but is not complete yet and changes every cell
+        where the board shows ``step`` (the cells it changes that the sensors see, and on a
+        presence board those a person must handle), and more: a sign that the person making
+        ``step`` may still be under way (a Martian moved, a flower still to pick; on a
+        presence board, a gardener lifted from an empty hex, which already moves it onto a
+        flower the sensors cannot see it reach); ``None`` when there is none."""
+        shown = self.changes_of(step).keys() | self.unseen(step)
+        for other in self.candidates(frozenset(diff) | frozenset(shown), distinct=True):
+            if (
+                other != step
+                and shown <= self.piece_changes(other).keys()
+                and self.explains(other, diff)
+                and not self.completes(other, diff, handled)
             ):
-                explaining.append(step)
-                if (
-                    len(changes) == len(diff)
-                    and all(diff.get(c) == p for c, p in changes.items())
-                    and unseen <= handled
-                ):
-                    completing.append(step)
-        return explaining, completing
+                return other
+        return None
+
+
+@lru_cache(maxsize=1024)
+def _point(cell: Cell) -> tuple[str, int, int] | None:
+    """Where a cell lies: ``("hex", q, r)`` for ``"q,r"``, ``("square", column, row)`` for
+    ``"e6"`` and for the start squares just outside the square garden (``L3`` left of row 3,
+    ``R3`` right of it, ``Bc`` below column c: docs/RULINGS.md, Coordinates); ``None`` for a
+    cell no piece moves through (a slot, the tray)."""
+    size = squares.SIZE
+    side, rest = cell[:1], cell[1:]
+    if side in ("L", "R") and rest.isdigit() and 1 <= int(rest) <= size:
+        return "square", -1 if side == "L" else size, int(rest) - 1
+    if side == "B" and len(rest) == 1 and rest in squares.COLUMNS:
+        return "square", squares.COLUMNS.index(rest), -1
+    try:
+        if "," in cell:
+            return ("hex", *hexes.parse_hex(cell))
+        square = squares.parse_square(cell)
+    except InvalidStepError:
+        return None
+    return "square", square % size, square // size
+
+
+def _name(kind: str, x: int, y: int) -> Cell | None:
+    """The name of the garden cell at ``(x, y)`` (``None`` off a square garden)."""
+    if kind == "hex":
+        return hexes.hex_name((x, y))
+    if 0 <= x < squares.SIZE and 0 <= y < squares.SIZE:
+        return squares.SQUARE_NAMES[squares.square(x, y)]
+    return None
+
+
+def beyond(origin: Cell, cell: Cell) -> list[Cell]:
+    """The cells farther along the straight line from ``origin`` through ``cell``, nearest
+    first, as far as a garden of its kind can reach (names off the board are left for the
+    caller to drop); none when the two lie on no such line."""
+    start, over = _point(origin), _point(cell)
+    if start is None or over is None or start[0] != over[0]:
+        return []
+    kind, dx, dy = start[0], over[1] - start[1], over[2] - start[2]
+    n = max(abs(dx), abs(dy), abs(dx + dy)) if kind == "hex" else max(abs(dx), abs(dy))
+    if not n or dx % n or dy % n:
+        return []
+    dx, dy = dx // n, dy // n
+    if (dx, dy) not in (hexes.DIRECTIONS if kind == "hex" else _SQUARE_STEPS):
+        return []
+    cells = []
+    for k in range(1, 2 * squares.SIZE):
+        name = _name(kind, over[1] + k * dx, over[2] + k * dy)
+        if name is None:
+            break
+        cells.append(name)
+    return cells
+
+
+_SQUARE_STEPS = tuple((dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy)
+
+
+def neighbours(cell: Cell) -> list[Cell]:
+    """The cells next to ``cell`` where a piece meant for it may be set down by mistake: the
+    six hexes or eight squares around it, or the numbered side cells before and after it
+    (``L3``: ``L2`` and ``L4``; ``A4``: ``A3`` and ``A5``; ``Bc``: ``Bb`` and ``Bd``).  Names
+    off the board are left for the caller to drop."""
+    side, rest = cell[:1], cell[1:]
+    if side.isupper() and rest.isdigit():
+        return [f"{side}{n}" for n in (int(rest) - 1, int(rest) + 1) if n > 0]
+    if side == "B" and len(rest) == 1 and rest in squares.COLUMNS:
+        at = squares.COLUMNS.index(rest)
+        return [f"B{squares.COLUMNS[c]}" for c in (at - 1, at + 1) if 0 <= c < squares.SIZE]
+    point = _point(cell)
+    if point is None:
+        return []
+    kind, x, y = point
+    if kind == "hex":
+        return [hexes.hex_name((x + dx, y + dy)) for dx, dy in hexes.DIRECTIONS]
+    return [
+        squares.SQUARE_NAMES[squares.square(x + dx, y + dy)]
+        for dx in (-1, 0, 1) for dy in (-1, 0, 1)
+        if (dx or dy) and 0 <= x + dx < squares.SIZE and 0 <= y + dy < squares.SIZE
+    ]
 
 
 def lifted_pieces(expected: Board, diff: Mapping[Cell, Piece]) -> set[Piece]:
@@ -163,27 +433,58 @@ def lifted_pieces(expected: Board, diff: Mapping[Cell, Piece]) -> set[Piece]:
     return gone
 
 
+GUIDED = 24
+"""The most candidate steps read to find the cells every explaining step still needs: the
+rules core's ``changes`` of each costs tens of microseconds on a desktop core, ten times that
+on a Pi Zero 2 W, and a field update must cost less than its time on the wire."""
+
+
 def guidance(
-    index: StepIndex, expected: Board, diff: Mapping[Cell, Piece], explaining: list[Hashable]
+    index: StepIndex,
+    expected: Board,
+    diff: Mapping[Cell, Piece],
+    handled: Collection[Cell] = frozenset(),
 ) -> dict[Cell, str]:
     """Cells to highlight while a step is under way: ``{cell: role}``.
 
-    A lifted Martian/gardener: its legal destinations (``"dest"``).  Otherwise, the cells that
-    every explaining step still needs: ``"pick"`` where a piece must go away, ``"place"``
-    where one must be put.
+    A lifted Martian/gardener: where it may go (``"dest"``), the landings of the steps the
+    board may still become; while nothing has been put down, only those that need no other
+    piece put down first (its moves, not the special actions whose disc is still in the
+    hand).  Otherwise, the cells that every explaining step not yet complete still needs:
+    ``"pick"`` where a piece must go away (or, on a presence board, be lifted to be changed
+    unseen: it is not among ``handled`` yet), ``"place"`` where one must be put; read until
+    nothing is common to them, and none when more than :data:`GUIDED` candidates are to be
+    read (a flower put on an empty square, which dozens of flowers could have been moved to).
     """
     lifted = lifted_pieces(expected, diff)
     if lifted:
+        steps: Iterable[Hashable] = index.explaining(diff)
+        if all(on_the_way(piece, expected.get(cell, EMPTY)) for cell, piece in diff.items()):
+            standing = {c for c, p in expected.items() if diff.get(c, p)}
+            within = frozenset(diff) | frozenset(standing)
+            steps = (
+                s for s in index.candidates(frozenset(diff), within, distinct=True)
+                if index.explains(s, diff)
+            )
         dests: dict[Cell, str] = {}
-        for step in explaining:
+        for step in steps:
             for cell, piece in index.piece_changes(step).items():
                 if piece.partition("+")[0] in lifted and diff.get(cell) != piece:
                     dests[cell] = "dest"
         return dests
     todo: dict[Cell, Piece] | None = None
-    for step in explaining:
+    for read, step in enumerate(index.candidates(frozenset(diff), distinct=True)):
+        if read == GUIDED:
+            return {}  # too many ways on: no cell is singled out
+        if not index.explains(step, diff):
+            continue
         remaining = {c: p for c, p in index.changes_of(step).items() if diff.get(c) != p}
+        remaining.update((c, EMPTY) for c in index.unseen(step) if c not in handled)
+        if not remaining:
+            continue
         todo = (
             remaining if todo is None else {c: p for c, p in todo.items() if remaining.get(c) == p}
         )
+        if not todo:
+            break
     return {cell: ("pick" if piece == EMPTY else "place") for cell, piece in (todo or {}).items()}

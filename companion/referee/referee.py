@@ -5,17 +5,31 @@ event and returns the effects (:mod:`companion.referee.effects`) for the service
 Time comes only from the events, so a recorded event log replays to the same commits.
 
 How a turn flows: field updates are debounced per cell; the observed board is
-compared with the expected one and with every legal step (:mod:`.recognition`); a step that the
-board completes is committed once the board has stayed so for the settle time, or at once when
-the last change took a piece away and no other step could still be under way.  A board that
-no legal step explains is shown cell by cell, with the buzzer, after the grace period; nothing is
-committed until it is put right.  Undo takes the last step back and shows what to restore.
-What the sensors cannot tell (a payment colour without a tray, the flowers drawn from the tube)
-is asked with Select/OK; a question stands while nothing observed changes, and any new
-observation (the tray, a dump that repairs a lost line) is weighed again, so a question whose
-answer the sensors now give closes by itself.  A board that no single step explains but a
-step followed by the next player's step does (a fast reply, both steps in one read) commits
-the first step, then the second as usual.
+compared with the expected one and with the legal steps (:mod:`.recognition`).  A step that the
+board completes is committed at once, the debounce being all the wait sensor bounce needs,
+unless the board may still become another step:
+
+* a step that a longer legal step extends (a Martian moved and a flower taken, but another
+  pick would take that flower too, as a soliflower; a disc on Swap flowers, which already
+  swaps two flowers of one colour) is never committed by a pause, however long: the matrix
+  asks "go on, or OK when done", and OK, or the next player's first handling, commits it;
+* a piece just put down where it may only be on its way (another legal step puts it on a
+  cell next to it, as when it was set on the wrong cell first, or carries that Martian or
+  gardener on along the line it came, sliding or hopping over cells; on a presence board, a
+  flower planted on an empty hex while its gardener may still be in the hand) is committed
+  once it has stayed there for the settle time.
+
+A board that no legal step explains is shown cell by cell, with the buzzer, after the grace
+period; nothing is committed until it is put right.  Undo takes the last step back and shows
+what to restore.  What the sensors cannot tell (a payment colour without a tray, the flowers
+drawn from the tube) is asked with Select/OK; a question stands while nothing observed
+changes, and any new observation (the tray, a dump that repairs a lost line) is weighed again,
+so a question whose answer the sensors now give closes by itself.  A board that no single step
+explains but a step followed by the next player's step does (a fast reply, both steps in one
+read) commits the first step, then the second as usual.
+
+No field update walks every legal step: a diff is weighed through the rules core's
+candidates for its cells, read only as far as the question needs (:class:`.StepIndex`).
 """
 
 from __future__ import annotations
@@ -38,9 +52,12 @@ from companion.referee.effects import (
     Undone,
 )
 from companion.referee.recognition import (
+    Handling,
     StepIndex,
+    beyond,
     board_diff,
     guidance,
+    neighbours,
     on_the_way,
     sensed_board,
 )
@@ -56,14 +73,19 @@ from companion.rules.base import (
 
 Effects = list[Any]
 
+DONE = "done"
+"""The one option of the menu that asks whether a step the board shows is done (OK)."""
+
 
 @dataclass(frozen=True, slots=True)
 class RefereeSettings:
     """Timing and fitted parts.  Times in seconds.
 
     ``debounce_s``: a cell change counts once it has lasted this long (sensor glitches are
-    shorter).  ``settle_s``: a completed step whose last change put a piece down is committed
-    after the board stayed unchanged this long (the piece may still be slid on).
+    shorter).  ``settle_s``: a completed step whose last change put a piece down where it may
+    only be on its way (another legal step puts it next to there, or carries it on along its
+    line) is committed after the board stayed unchanged this long; every other completed
+    step is committed at once.
     ``grace_s``: a board no legal step explains is flagged after this long.
     ``tray``: a show-tray is fitted (else payments and draws are asked with Select/OK).
     ``heartbeat_timeout_s``: silence after which the board counts as disconnected.
@@ -164,7 +186,8 @@ class Referee:
         self.have_board = False
         self.pending: dict[Cell, _Pending] = {}
         self.last_change_t = 0.0
-        self.last_change_removed = False
+        # The last change, when it put a piece down: (cell, what the cell read before).
+        self.last_put: tuple[Cell, Piece] | None = None
         self.question: Question | None = None
         self.warned = False
         self.grace_set = False
@@ -181,12 +204,14 @@ class Referee:
             sensed_board(self.expected) if self.settings.presence else self.expected
         )
         self.index = StepIndex(self.rules, state, self.expected, self.settings.presence)
-        self.touched: set[Cell] = set()
+        self.touched = Handling()
         self._bursts: dict[frozenset[tuple[Cell, Piece]], list[Hashable]] = {}
         self.outcome = self.rules.outcome(state)
         self.scores = tuple(self.rules.status(state))
         self.to_move = 0 if self.outcome is not None else self.rules.to_move(state)
         self.question = None
+        # The board completes a step but may still become a longer one: OK commits it.
+        self.awaiting = False
 
     @property
     def steps_committed(self) -> int:
@@ -292,12 +317,14 @@ class Referee:
             ]
         board = dict(zip(self.layout, dump.pieces, strict=True))
         if self.have_board:  # cells changed while we could not see them count as handled
-            self.touched |= {c for c, p in board.items() if self.observed.get(c) != p}
+            for cell, piece in board.items():
+                if self.observed.get(cell) != piece:
+                    self.touched.note(cell, piece)
         self.observed = board
         self.pending.clear()
         self.have_board = True
         self.last_change_t = now
-        self.last_change_removed = False
+        self.last_put = None  # how the cells changed meanwhile is not known
         return [SetTimer("debounce", None), *self._evaluate(now)]
 
     def _field(self, now: float, cell: str, piece: Piece) -> Effects:
@@ -326,11 +353,11 @@ class Referee:
             before = self.observed[cell]
             after = self.pending.pop(cell).piece
             self.observed[cell] = after
-            self.touched.add(cell)
+            self.touched.note(cell, after)
             self.last_change_t = now
-            # Taken away: emptied, or a gardener lifted off its flower (or the flower from
-            # under it); the piece cannot be slid on any more, so nothing else is under way.
-            self.last_change_removed = on_the_way(after, before)
+            # Taken away (emptied, a gardener lifted off its flower or the flower from under
+            # it) or put down: only a piece put down may still be slid on.
+            self.last_put = None if on_the_way(after, before) else (cell, before)
         effects: Effects = []
         if self.pending:
             first = min(p.since for p in self.pending.values())
@@ -372,12 +399,17 @@ class Referee:
                 return self._decide(steps, now, level=question.level + 1, origin=question.origin)
         elif event.name == "ok" and self.outcome is not None:
             return [NewGame()]
+        elif event.name == "ok" and self.awaiting:
+            # The players say the step the board shows is done (not a longer one under way).
+            self.awaiting = False
+            return self._resolve(self._completed(self._diff()), now)
         elif event.name == "ok" and self.settings.presence and self.have_board and not self._diff():
             # A step occupancy cannot show (a gardener from one flower to another): the
-            # players say so with OK and pick it from a menu.
+            # players say so with OK and pick it from a menu.  Such a step changes no cell
+            # but those the players handled (apart from gardeners on flowers).
             hidden = [
                 s
-                for s in self.rules.legal_steps(self.state)
+                for s in self.index.candidates(frozenset(), frozenset(self.touched))
                 if self.index.piece_changes(s) and not self.index.changes_of(s)
             ]
             if hidden:
@@ -428,13 +460,14 @@ class Referee:
         diff = self._diff()
         over = self.outcome
         if self.syncing and self.resumed and any(
-            not self.index.unseen(s) for s in self.index.explaining(diff, self.touched)[0]
+            not self.index.unseen(s) for s in self.index.explaining(diff)
         ):
             self.syncing = False  # a step made while the companion was down (and seen so)
         question = self.question
         if question is not None and diff == board_diff(self.sensed_expected, question.seen,
                                                        self.tray):
             return self._reweigh(question, now)
+        self.awaiting = False
         if not diff:
             self.syncing = False
             self.warned = False
@@ -448,25 +481,29 @@ class Referee:
             return cancel + [Show(self._screen(now))]
         if self.syncing or over is not None:
             return [Show(self._screen(now, diff=diff))]
-        explaining, completing = self.index.explaining(diff, self.touched)
-        if explaining:
-            self.warned = False
-            effects: Effects = [SetTimer("grace", None)]
-            self.grace_set = False
-            if completing:
-                settled = now - self.last_change_t >= self.settings.settle_s - 1e-9
-                at_once = self.last_change_removed and len(explaining) == len(completing)
-                if settled or at_once:
-                    return effects + self._resolve(completing, now)
-                effects.append(SetTimer("settle", self.last_change_t + self.settings.settle_s))
-            self.question = None
-            return effects + [Show(self._screen(now, diff=diff, explaining=explaining))]
         self.question = None
+        if self.index.explained(diff):
+            self.warned = False
+            effects: Effects = [SetTimer("grace", None), SetTimer("settle", None)]
+            self.grace_set = False
+            # One step per set of changes is enough to tell whether the board is done.
+            completing = self.index.completing(diff, self.touched, distinct=True)
+            if completing:
+                made = self._reach(completing)
+                if self._extended(diff, made):
+                    self.awaiting = True  # never committed by a pause: OK says it is done
+                elif (
+                    now - self.last_change_t >= self.settings.settle_s - 1e-9
+                    or not self._in_transit(diff, made)
+                ):
+                    return effects + self._resolve(self._completed(diff), now)
+                else:
+                    effects.append(SetTimer("settle", self.last_change_t + self.settings.settle_s))
+            return effects + [Show(self._screen(now, diff=diff, guide=True))]
         chance = self._held_step(self.state)
         if chance is not None:
             after = self.rules.apply(self.state, chance)
-            if StepIndex(self.rules, after, self.expected, self.settings.presence).explaining(
-                    diff)[0]:
+            if StepIndex(self.rules, after, self.expected, self.settings.presence).explained(diff):
                 return self._commit(chance, now)
         firsts = self._first_of_two(diff)
         if firsts:
@@ -508,6 +545,62 @@ class Referee:
             return self._decide(kept, now, level=question.level, origin=question.origin)
         return self._decide(narrowed, now, level=0, origin=question.origin)
 
+    def _completed(self, diff: dict[Cell, Piece]) -> list[Hashable]:
+        """Every step ``diff`` completes, each payment and draw apart, among those the tray
+        shows when it shows some (``[board]`` with a tray)."""
+        shown = tray_counts(self.observed, self.tray) if self.settings.tray else None
+        return self.index.completing(diff, self.touched, tray=shown)
+
+    def _extended(self, diff: dict[Cell, Piece], steps: Sequence[Hashable]) -> bool:
+        """Whether a legal step not yet complete extends one of ``steps`` (all completed by
+        ``diff``): the board may still become that longer step.  Steps changing the same
+        cells are asked about once."""
+        cells = {frozenset(self.index.piece_changes(s)): s for s in steps}
+        return any(
+            self.index.extension(diff, self.touched, step) is not None for step in cells.values()
+        )
+
+    def _in_transit(self, diff: dict[Cell, Piece], steps: Sequence[Hashable]) -> bool:
+        """Whether the piece the last change put down may only be on its way: another legal
+        step, which explains the board as it was just before, puts the same piece (the one
+        ``steps``, all completed by ``diff``, put there) farther along the line it came (a
+        Martian or gardener moved across the board) or, for a piece from the hand or on a
+        presence board, on a cell next to it.  A Martian slid over a square it could stop on,
+        a gardener hopped over hexes as its die is counted, a piece set on a wrong cell first
+        and moved on all look so until the piece stays.  On a presence board a gardener
+        planting on an empty hex shows its whole step once the flower is down, the gardener
+        still in the hand, so that flower waits too.  Each such cell is asked about on its
+        own, so only the steps that change it are read."""
+        if self.last_put is None:
+            return False
+        cell, before = self.last_put
+        was = dict(diff)
+        if before == self.sensed_expected.get(cell, EMPTY):
+            was.pop(cell, None)
+        else:
+            was[cell] = before
+        for step in steps:
+            changes = self.index.piece_changes(step)
+            if cell not in changes:
+                continue
+            head = _head(changes[cell])
+            if self.settings.presence and head != changes[cell] and before == EMPTY:
+                return True  # a stack put on an empty cell: its gardener may be in the hand
+            origin = _origin(self.expected, changes, cell)
+            # A Martian moved across the board may be sliding on along its line; one from the
+            # hand (a disc, a flower, a placement), or any piece a presence board cannot name,
+            # may have been set down next to its cell first.
+            ways = beyond(origin, cell) if origin is not None else []
+            if origin is None or self.settings.presence:
+                ways = neighbours(cell) + ways
+            for there in dict.fromkeys(c for c in ways if c in self.layout_set):
+                for other in self.index.candidates(frozenset(was) | {there}, distinct=True):
+                    puts = self.index.piece_changes(other).get(there)
+                    if puts is not None and _head(puts) == head \
+                            and self.index.explains(other, was):
+                        return True
+        return False
+
     def _first_of_two(self, diff: dict[Cell, Piece]) -> list[Hashable]:
         """The legal steps after which the next player's step explains what is left of
         ``diff``: two steps in one burst (the next player began within the settle time of the
@@ -532,7 +625,8 @@ class Referee:
         if not own:
             return found
         presence = self.settings.presence
-        for step in self.index.candidates(own):
+        within = frozenset(diff) | frozenset(self.touched) if presence else frozenset(diff)
+        for step in self.index.candidates(own, within):
             if not self.index.changes_of(step).keys() <= diff.keys():
                 continue
             after = self.rules.apply(self.state, step)
@@ -546,7 +640,7 @@ class Referee:
                 after = self.rules.apply(after, chance)
             if not _owned(self.rules.to_move(after), rest, expected):
                 continue
-            if StepIndex(self.rules, after, expected, presence).explaining(rest)[0]:
+            if StepIndex(self.rules, after, expected, presence).explained(rest):
                 found.append(step)
         return found
 
@@ -564,7 +658,7 @@ class Referee:
         alone is explainable but not together)."""
         wrong = set()
         for cell, piece in diff.items():
-            if not self.index.explaining({cell: piece})[0]:
+            if not self.index.explained({cell: piece}):
                 wrong.add(cell)
         return wrong or set(diff)
 
@@ -599,22 +693,39 @@ class Referee:
             filtered = self.rules.tray_filter(self.state, candidates, shown)
             if filtered:
                 candidates = filtered
-            elif not shown and len({self.rules.apply(self.state, s) for s in candidates}) > 1:
+            elif not shown and not self._one_state(candidates):
                 return None
-        if self.settings.presence:
-            # The players handled these cells: the step that accounts for most of them is the
-            # one they made (a swap of b3 and d5, not of two flowers nobody touched).
-            reach = {s: len(self.touched & self.index.piece_changes(s).keys()) for s in candidates}
-            best = max(reach.values())
-            candidates = [s for s in candidates if reach[s] == best]
-        return candidates
+        return self._reach(candidates)
+
+    def _reach(self, steps: Sequence[Hashable]) -> list[Hashable]:
+        """On a presence board, the steps among ``steps`` that account for most of the cells
+        the players handled: the one they made (a swap of b3 and d5, not of two flowers
+        nobody touched); ``steps`` themselves elsewhere."""
+        if not self.settings.presence or not steps:
+            return list(steps)
+        reach = {s: len(self.touched.changed.keys() & self.index.piece_changes(s).keys())
+                 for s in steps}
+        best = max(reach.values())
+        return [s for s in steps if reach[s] == best]
+
+    def _one_state(self, steps: Sequence[Hashable]) -> bool:
+        """Whether every step of ``steps`` leads to the same state (applied only until two
+        differ)."""
+        first = None
+        for step in steps:
+            after = self.rules.apply(self.state, step)
+            if first is None:
+                first = after
+            elif after != first:
+                return False
+        return True
 
     def _decide(
         self, candidates: list[Hashable], now: float, *, level: int, origin: list[Hashable]
     ) -> Effects:
         """Commit the one state ``candidates`` lead to, or ask among them from ``level`` on
         (skipping levels with one option); ``origin`` is kept with the question."""
-        if len({self.rules.apply(self.state, s) for s in candidates}) == 1:
+        if self._one_state(candidates):
             return self._commit(candidates[0], now)
         options: list[str] = []
         for step in candidates:
@@ -645,6 +756,15 @@ class Referee:
         """The screen for the situation now (what an extension shows after its own notice)."""
         return self._screen(now, diff=self._diff() if self.have_board else None)
 
+    @property
+    def settling(self) -> bool:
+        """Whether the board shows a legal step made but not committed yet: waiting for the
+        settle time, for OK, or for an answer."""
+        if not self.have_board:
+            return False
+        diff = self._diff()
+        return bool(self.question or self.index.completing(diff, self.touched, distinct=True))
+
     def notice(self, text: str, now: float, *, urgent: bool = False) -> Show:
         """A screen with ``text`` as its message, for an extension to show."""
         return Show(self._notice(text, now, urgent=urgent))
@@ -674,11 +794,12 @@ class Referee:
         now: float,
         *,
         diff: dict[Cell, Piece] | None = None,
-        explaining: list[Hashable] | None = None,
+        guide: bool = False,
         wrong: set[Cell] | None = None,
     ) -> Screen:
-        """The screen for the referee's situation now, with the extensions' parts."""
-        screen = self._base_screen(now, diff=diff, explaining=explaining, wrong=wrong)
+        """The screen for the referee's situation now, with the extensions' parts; ``guide``:
+        a step is under way on ``diff`` (its cells to handle are highlighted)."""
+        screen = self._base_screen(now, diff=diff, guide=guide, wrong=wrong)
         for extension in self.extensions:
             screen = extension.decorate(self, screen)
         return screen
@@ -688,7 +809,7 @@ class Referee:
         now: float,
         *,
         diff: dict[Cell, Piece] | None,
-        explaining: list[Hashable] | None,
+        guide: bool,
         wrong: set[Cell] | None,
     ) -> Screen:
         scores, outcome, to_move = self.scores, self.outcome, self.to_move
@@ -724,15 +845,36 @@ class Referee:
             return replace(base, message=what, highlights=_restore_roles(self.expected, diff))
         if outcome is not None:
             return replace(base, message=_outcome_text(outcome))
-        if diff and explaining:
+        if diff and guide:
             cells = {**self.expected, **self.observed}
-            return replace(
+            base = replace(
                 base,
                 cells={c: p for c, p in cells.items() if c in self.layout_set},
-                highlights=guidance(self.index, self.expected, diff, explaining),
+                highlights=guidance(self.index, self.expected, diff, self.touched),
                 message=f"P{to_move}: go on",
             )
+            if self.awaiting:
+                return replace(base, message=f"P{to_move}: go on, or OK when done", menu=(DONE,))
+            return base
         return replace(base, message=f"P{to_move}: your turn")
+
+
+def _head(piece: Piece) -> Piece:
+    """The top of a stack: ``"M1+red" -> "M1"``; any other piece itself."""
+    return piece.partition("+")[0]
+
+
+def _origin(expected: Board, changes: dict[Cell, Piece], cell: Cell) -> Cell | None:
+    """The cell a Martian or gardener that ``changes`` put on ``cell`` came from across the
+    board (where it stood in ``expected``); ``None`` when the piece is no Martian or came
+    from the hand (a placement, a disc, a flower)."""
+    head = _head(changes.get(cell, EMPTY))
+    if parse_piece(head).kind != "martian":
+        return None
+    for origin, piece in changes.items():
+        if origin != cell and _head(expected.get(origin, EMPTY)) == head and _head(piece) != head:
+            return origin
+    return None
 
 
 def _owned(player: int, diff: dict[Cell, Piece], expected: Board) -> frozenset[Cell]:

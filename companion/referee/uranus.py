@@ -147,7 +147,7 @@ class CardTable:
             text = f"{mission} would score {mission_value(state, mission)} now"
             return [Note("info", f"card {card_id} shown to ask: {text}"), referee.notice(text, now)]
         if not _settled(referee):
-            if referee.have_board and (referee.question is not None or _settling(referee)):
+            if referee.have_board and referee.settling:
                 # Shown by the next player while the last step settles or is asked about.
                 self._held = card_id
                 return [Note("info", f"card {card_id} shown while the last step settles; it "
@@ -293,10 +293,6 @@ def _settled(referee: Referee) -> bool:
     return referee.have_board and not diff
 
 
-def _settling(referee: Referee) -> bool:
-    """The board shows a legal step made, waiting for the settle time to be committed."""
-    diff = board_diff(referee.sensed_expected, referee.observed, referee.tray)
-    return bool(referee.index.explaining(diff, referee.touched)[1])
 
 
 def _hexagon_open(state: State) -> bool:

@@ -162,11 +162,26 @@ class GameRules(Protocol[State, Step]):
         the reason and the rule when the step is not legal in ``state``."""
         ...
 
-    def candidates(self, state: State, touched: frozenset[Cell]) -> Iterator[Step]:
+    def candidates(
+        self,
+        state: State,
+        touched: frozenset[Cell],
+        within: frozenset[Cell] | None = None,
+        distinct: bool = False,
+    ) -> Iterator[Step]:
         """The legal steps whose :meth:`changes` may cover every cell of ``touched`` (the
-        cells where the observed board differs from :meth:`board`).  A cheap superset is
-        fine (the referee checks each step exactly); it exists so that recognition never
-        walks thousands of steps that cannot explain what the sensors see."""
+        cells where the observed board differs from :meth:`board`) and, when ``within`` is
+        given, lie within those cells, apart from a gardener stepping onto or off the flower
+        under it (``"red"`` <-> ``"M1+red"``, which a presence sensor cannot see).
+
+        A cheap superset is fine (the referee checks each step exactly); it exists so that
+        recognition never walks thousands of steps that cannot explain what the sensors see.
+        A step may be left out when a step yielded has the same changes and leads to the same
+        state (swapping two flowers of one colour changes no cell, whichever two they are);
+        with ``distinct``, whenever a step yielded has the same changes (one payment colour
+        stands for all: the referee only asks what the board can still become), so that every
+        step the same call yields without ``distinct`` has the changes of one it yields with.
+        """
         ...
 
     def changes(self, state: State, step: Step) -> dict[Cell, Piece]:

@@ -71,7 +71,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import lru_cache
-from itertools import combinations_with_replacement, product
+from itertools import combinations, combinations_with_replacement, product
 from typing import Any, ClassVar
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
@@ -195,7 +195,6 @@ _NEAR: tuple[frozenset[Square], ...] = tuple(
     for s in SQUARES
 )
 """Squares within two orthogonal steps: where a move's landing, pick and new soliflowers lie."""
-
 
 class Phase(StrEnum):
     """Where the game stands: Martians being placed, turns being played, or over."""
@@ -597,8 +596,16 @@ def _action_open(state: State, k: int) -> bool:
 
 
 def _action_steps(
-    state: State, occ: Mapping[int, int], names: Iterable[str], focus: frozenset[Square]
+    state: State,
+    occ: Mapping[int, int],
+    names: Iterable[str],
+    focus: frozenset[Square],
+    within: frozenset[int] | None = None,
+    distinct: bool = False,
 ) -> Iterator[Action]:
+    """Every payment (and tube draw) of every use of the actions ``names`` whose garden
+    changes may cover ``focus``; narrowed as :func:`candidates` says when ``within`` (layout
+    cells) or ``distinct`` is given."""
     pays = _affordable(state)
     if not pays:
         return
@@ -606,12 +613,17 @@ def _action_steps(
     two = state.options.martians_per_player == 2
     for name in names:
         k = ACTIONS.index(name)
-        if not _action_open(state, k):
+        if not _action_open(state, k) or (within is not None and _SLOTS_FROM + k not in within):
             continue
-        for martian, cells in _uses(state, occ, name, focus):
+        uses = (
+            _uses(state, occ, name, focus)
+            if within is None and not distinct
+            else _narrow_uses(state, occ, name, focus, within)
+        )
+        for martian, cells in uses:
             m_name = LAYOUT[martian] if two and martian is not None else None
             cell_names = tuple(SQUARE_NAMES[c] for c in cells)
-            for pay in pays:
+            for pay in pays[:1] if distinct else pays:
                 if k != _TUBE:
                     yield Action(name, colours[pay], cell_names, (), m_name)
                     continue
@@ -620,6 +632,46 @@ def _action_steps(
                 for drawn in combinations_with_replacement(range(len(colours)), DRAW):
                     if all(drawn.count(c) <= tube[c] for c in set(drawn)):
                         yield Action(name, colours[pay], (), tuple(colours[c] for c in drawn))
+                        if distinct:
+                            break
+
+
+def _narrow_uses(
+    state: State,
+    occ: Mapping[int, int],
+    name: str,
+    focus: frozenset[Square],
+    within: frozenset[int] | None,
+) -> Iterator[tuple[int | None, tuple[Square, ...]]]:
+    """The uses of :func:`_uses` whose squares lie in ``within`` (``None``: anywhere), with
+    one swap of two flowers of one colour standing for all of them outside ``within`` (it
+    changes no square).  Pairs are tried among the squares of ``within`` only, never over
+    the whole garden."""
+    garden = state.garden
+    if within is not None and name not in ("tube", "wildflower"):
+        inside = sorted(c for c in within if c < _STARTS_FROM)
+        if name in MARTIAN_ACTIONS or name == "pick":
+            yield from (u for u in _uses(state, occ, name, focus) if u[1][0] in within)
+        else:
+            for a, b in combinations(inside, 2):
+                if focus <= {a, b}:
+                    yield from _uses(state, occ, name, frozenset((a, b)))
+    else:  # a swap of two flowers of one colour: the representative's below
+        yield from (
+            u for u in _uses(state, occ, name, focus)
+            if name != "swap_flowers" or garden[u[1][0]] != garden[u[1][1]]
+        )
+    if name == "swap_flowers" and not focus:
+        by_colour: dict[int, list[Square]] = {}
+        for sq in SQUARES:
+            if garden[sq] >= 0:
+                by_colour.setdefault(garden[sq], []).append(sq)
+        for same in by_colour.values():
+            outside = [sq for sq in same if not (within and sq in within)]
+            if len(same) > 1 and outside:
+                partner = next(sq for sq in same if sq != outside[0])
+                yield None, (min(outside[0], partner), max(outside[0], partner))
+                return
 
 
 class _Draft:
@@ -1821,15 +1873,25 @@ def _piece(state: State, occ: Mapping[int, int], cell: int) -> base.Piece:
     return base.EMPTY
 
 
-def candidates(state: State, touched: frozenset[str]) -> Iterator[Step]:
+def candidates(
+    state: State,
+    touched: frozenset[str],
+    within: frozenset[str] | None = None,
+    distinct: bool = False,
+) -> Iterator[Step]:
     """A cheap superset of the legal steps whose :func:`changes` cover every cell of
-    ``touched`` (cell names).
+    ``touched`` (cell names) and, when ``within`` is given, lie within those cells (the
+    Martian's own square is not checked: a Martian lifted off a flower leaves the flower).
 
     Every action changes its own slot and no start square, a move changes no slot, and a
-    move's changes lie on its Martian's square, within two steps of its landing, or on a
-    flower that is a soliflower already; so a touched slot ``Ak`` leaves only action k, and
+    move's changes lie on its Martian's square, its landing, its pick, a flower whose flower
+    neighbours it takes all, or a flower that is a soliflower already (:func:`_moved_on`);
+    so a touched slot ``Ak`` leaves only action k, and
     touched squares narrow the cells an action may use (never walking the thousands of swap
-    flowers steps that cannot explain them).
+    flowers steps that cannot explain them).  With ``within``, the squares an action uses
+    are tried among those cells only.  One swap of two flowers of one colour stands for all
+    (none changes a square) but for those of two cells of ``within``; with ``distinct``,
+    one payment colour (and one tube draw) stands for all.
     """
     cells: set[int] = set()
     for name in touched:
@@ -1837,12 +1899,16 @@ def candidates(state: State, touched: frozenset[str]) -> Iterator[Step]:
         if cell is None or cell >= _TRAY_FROM:  # no step changes a tray cell
             return
         cells.add(cell)
+    keep = None if within is None else frozenset(_CELL[n] for n in within if n in _CELL)
     garden = frozenset(c for c in cells if c < _STARTS_FROM)
     starts = {c for c in cells if _STARTS_FROM <= c < _SLOTS_FROM}
     slots = [c - _SLOTS_FROM for c in cells if c >= _SLOTS_FROM]
     if state.phase is Phase.PLACEMENT:
         if not garden and not slots and len(starts) <= 1:
-            yield from (s for s in _place_steps(state) if starts <= {_CELL[s.cell]})
+            yield from (
+                s for s in _place_steps(state)
+                if starts <= {_CELL[s.cell]} and (keep is None or _CELL[s.cell] in keep)
+            )
         return
     if state.phase is not Phase.TURN:
         return
@@ -1850,11 +1916,24 @@ def candidates(state: State, touched: frozenset[str]) -> Iterator[Step]:
     if not slots and len(starts) <= 1:
         lonely = frozenset(_soliflowers(state.garden))
         for origin, to, pick in _moves(state, occ):
-            if starts <= {origin} and garden - lonely - {origin} <= _NEAR[to]:
+            if (
+                starts <= {origin}
+                and all(_moved_on(state.garden, sq, to, pick) for sq in garden - lonely - {origin})
+                and (keep is None or (to in keep and (pick is None or pick in keep)))
+            ):
                 yield _move_step(state, origin, to, pick)
     if not starts and len(slots) <= 1:
         names = [ACTIONS[k] for k in slots] or list(ACTIONS)
-        yield from _action_steps(state, occ, names, garden)
+        yield from _action_steps(state, occ, names, garden, keep, distinct)
+
+
+def _moved_on(garden: Sequence[int], sq: Square, to: Square, pick: Square | None) -> bool:
+    """Whether a move landing on ``to`` and picking ``pick`` may change square ``sq`` (other
+    than its Martian's own and the soliflowers already there): the landing, the pick, or a
+    flower all of whose flower neighbours the move takes, so that it becomes a soliflower."""
+    return sq in (to, pick) or (
+        garden[sq] >= 0 and all(garden[n] < 0 or n in (to, pick) for n in NEIGHBOURS[sq])
+    )
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -2178,8 +2257,14 @@ class EnceladusRules:
     def apply(self, state: State, step: Step) -> State:
         return apply(state, step)
 
-    def candidates(self, state: State, touched: frozenset[str]) -> Iterator[Step]:
-        return candidates(state, touched)
+    def candidates(
+        self,
+        state: State,
+        touched: frozenset[str],
+        within: frozenset[str] | None = None,
+        distinct: bool = False,
+    ) -> Iterator[Step]:
+        return candidates(state, touched, within, distinct)
 
     def changes(self, state: State, step: Step) -> dict[str, base.Piece]:
         return changes(state, step)

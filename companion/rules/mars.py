@@ -935,11 +935,14 @@ class MarsRules:
             return _apply_move(state, step)
         return _apply_discard(state, step)
 
-    def candidates(self, state: State, touched: frozenset[Cell]) -> Iterator[Step]:
+    def candidates(self, state: State, touched: frozenset[Cell],
+                   within: frozenset[Cell] | None = None,
+                   distinct: bool = False) -> Iterator[Step]:
         """The legal steps whose changes may cover ``touched``: a placement on the one
         touched hex; the moves of the lifted gardener, landing on the one other touched hex
         if there is one; every step when nothing is touched (rolls and discards touch
-        nothing)."""
+        nothing).  ``within`` and ``distinct`` narrow nothing: a turn has a few hundred steps
+        at most."""
         if not touched:
             yield from self.legal_steps(state)
             return

@@ -855,10 +855,13 @@ class UranusRules:
 
     # -- recognition ---------------------------------------------------------------------
 
-    def candidates(self, state: State, touched: frozenset[Cell]) -> Iterator[Step]:
+    def candidates(self, state: State, touched: frozenset[Cell],
+                   within: frozenset[Cell] | None = None,
+                   distinct: bool = False) -> Iterator[Step]:
         """The legal steps whose changed spots include all of ``touched``: a placement needs
         ``touched`` within its spot, a move within its start and landing spots; a score
-        changes nothing, so it is a candidate only when nothing is touched."""
+        changes nothing, so it is a candidate only when nothing is touched.  ``within`` and
+        ``distinct`` narrow nothing: a turn has a few hundred steps at most."""
         if not touched:
             yield from self.legal_steps(state)
             return
