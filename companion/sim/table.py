@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("companion.sim")
 
+_STEADY = Noise.none()
+"""The hands of a player who has just seen their step misread: no slips this time."""
+
 
 class TablePlayers:
     """Virtual players for one game, in their own thread.
@@ -49,6 +52,10 @@ class TablePlayers:
     ``speed``: a factor on every wait (2.0 plays twice as fast as :class:`Noise` paces).
     ``step_timeout``: seconds to wait for the matrix to confirm a step before giving up;
     ``on_stuck(reason)`` is called then (and when the players fail).
+
+    A step the matrix confirms as another one (a hand slowed down by a busy machine can rest
+    longer than the settle time mid-step) is taken back as a person would: Undo, the pieces
+    put back, the turn played again with steadier hands; :attr:`misread` counts them.
     """
 
     def __init__(
@@ -80,6 +87,7 @@ class TablePlayers:
         self._stop = threading.Event()
         self.steps = 0
         self.questions = 0
+        self.misread = 0
         self.error: str | None = None
         self._thread = threading.Thread(target=self._play, name="sim-players", daemon=True)
 
@@ -96,7 +104,9 @@ class TablePlayers:
             self._committed.append(committed.state)
             self._changed.notify_all()
 
-    def _wait_for(self, after: Any, path: tuple[str, ...], notation: str) -> bool:
+    def _wait_for(self, path: tuple[str, ...], notation: str) -> tuple[Any] | None:
+        """The state the companion commits next, as a 1-tuple; ``None`` on a stop or after
+        ``step_timeout``.  Questions on the way are answered with ``path``/``notation``."""
         deadline = time.monotonic() + self.step_timeout
         answered: Any = None
         with self._changed:
@@ -104,10 +114,9 @@ class TablePlayers:
                 # A commit seen before a stop still counts: the daemon may stop at the end
                 # of the game before this thread wakes for its last commit.
                 if self._committed:
-                    confirmed: bool = self._committed.pop(0) == after
-                    return confirmed
+                    return (self._committed.pop(0),)
                 if self._stop.is_set():
-                    return False
+                    return None
                 screen = self._screen
                 if screen is not None and screen.menu and screen is not answered:
                     answered = screen
@@ -119,8 +128,16 @@ class TablePlayers:
                     continue
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    return False
+                    return None
                 self._changed.wait(left)
+
+    def _take_back(self, put_back: dict[str, str]) -> None:
+        """Undo the step the companion misread and set ``put_back`` (cell -> piece) again."""
+        self.misread += 1
+        log.warning("the companion took step %d for another; the players take it back",
+                    self.steps + 1)
+        self._press("undo")
+        self._perform(perform(self.board.board, put_back, self.rng, _STEADY))
 
     def _answer(self, screen: Any, path: tuple[str, ...], notation: str) -> None:
         # A label names its level ("pay blue", "draw 2: red"): find ours in the menu.
@@ -174,6 +191,7 @@ class TablePlayers:
                     self.error = "the companion never showed that the board is set up"
                     log.error("%s", self.error)
                 return
+            steady = False
             while not self._stop.is_set() and self.rules.outcome(self.state) is None:
                 step = choose_step(self.rules, self.state, self.rng)
                 after = self.rules.apply(self.state, step)
@@ -184,7 +202,7 @@ class TablePlayers:
                     self.board.board,
                     changes,
                     self.rng,
-                    self.noise,
+                    _STEADY if steady else self.noise,
                     tray=self.tray,
                     tray_show=tray_flowers(path) if self.tray else (),
                 )
@@ -192,8 +210,17 @@ class TablePlayers:
                 presence = self.board.sensing == "presence"
                 if presence and unseen_by_presence(self.board.board, changes):
                     ops.append(Press(0.4, "ok"))  # a step the board cannot see: say so
+                put_back = {cell: self.board.board[cell] for cell in changes}
                 self._perform(ops)
-                if not self._wait_for(after, path, notation):
+                committed = self._wait_for(path, notation)
+                if committed is not None and committed[0] != after and not self._stop.is_set():
+                    self._take_back(put_back)
+                    steady = True
+                    if not self._wait_for_turn():
+                        committed = None
+                    else:
+                        continue
+                if committed is None or committed[0] != after:
                     if not self._stop.is_set():
                         self.error = (
                             f"the companion did not confirm step {self.steps + 1} "
@@ -203,6 +230,7 @@ class TablePlayers:
                     return
                 self.state = after
                 self.steps += 1
+                steady = False
         except Exception as error:  # report, never hang the demo
             self.error = f"virtual players stopped: {error!r}"
             log.exception("virtual players stopped")
