@@ -36,6 +36,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -219,6 +220,22 @@ class Reveal:
 
 Step = Place | Move | Score | Claim | Reveal
 
+_MOVES: Mapping[Hex, tuple[Move, tuple[Move, ...]]] = {
+    cell: (Move(cell), tuple(Move(cell, colour) for colour in COLOURS))
+    for shape in BOARDS.values()
+    for cell in shape.grid.cells
+}
+"""``_MOVES[spot]``: the move onto a flower there, and the moves planting each colour of
+:data:`~companion.rules.missions.COLOURS`, built once (steps are values)."""
+
+_SCORES: Mapping[tuple[str, int], Score] = {
+    (mission, deck): Score(mission, deck)
+    for mission in ALL_MISSIONS
+    for deck in range(1, max(shape.decks for shape in BOARDS.values()) + 1)
+}
+"""``_SCORES[mission, deck]``: the score of a card drawing its replacement unknown, built once
+(naming a card checks it)."""
+
 
 @dataclass(frozen=True, slots=True)
 class State:
@@ -311,7 +328,12 @@ def hexagon_standing(state: State) -> bool:
 
 def seen(state: State) -> frozenset[str]:
     """The cards whose place is known: in someone's known hand, or scored."""
-    return frozenset(card for hand in state.hands for card in hand) | state.discarded
+    return _seen(state.hands, state.discarded)
+
+
+@lru_cache(maxsize=64)  # asked once for every card on every listing of steps
+def _seen(hands: tuple[tuple[str, ...], ...], discarded: frozenset[str]) -> frozenset[str]:
+    return frozenset(card for hand in hands for card in hand) | discarded
 
 
 def may_hold(state: State, player: int, mission: str) -> bool:
@@ -626,11 +648,11 @@ class UranusRules:
                     yield cell
 
     def _moves_to(self, state: State, cell: Hex) -> Iterator[Move]:
+        onto_flower, planting = _MOVES[cell]
         if state.flowers[state.shape.index[cell]]:
-            yield Move(cell)
-            return
+            return iter((onto_flower,))
         reserve = state.reserves[state.to_move - 1]
-        yield from (Move(cell, c) for c, n in zip(COLOURS, reserve, strict=True) if n)
+        return (planting[c] for c, n in enumerate(reserve) if n)
 
     def _showable(self, state: State, player: int) -> list[str]:
         """The cards ``player`` may show, in :data:`ALL_MISSIONS` order."""
@@ -640,7 +662,7 @@ class UranusRules:
         decks = [deck for deck, left in enumerate(state.decks, 1) if left]
         for mission in self._showable(state, state.to_move):
             if not (standing and mission == HEXAGON):
-                yield from (Score(mission, deck) for deck in decks)
+                yield from (_SCORES[mission, deck] for deck in decks)
 
     def legal_steps(self, state: State) -> Iterator[Step]:
         """Placement: every free, flowerless spot.  Turn: every :class:`Move` (each colour
