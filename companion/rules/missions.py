@@ -214,7 +214,7 @@ def _hexagons_at(
     """``(centre, corners)`` of the regular hexagons of ``grid`` with ``corner`` at
     ``centre + s * DIRECTIONS[index]``, smallest first (memoised: every listing of steps asks
     whether a hexagon stands)."""
-    found = []
+    found: list[tuple[Hex, tuple[Hex, ...]]] = []
     side = 1
     while True:
         centre = add(corner, DIRECTIONS[index], -side)
