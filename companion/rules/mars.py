@@ -228,6 +228,9 @@ class Discard:
 Step = Place | Roll | Move | Discard
 """Every Mars step."""
 
+_PLACES: Mapping[Hex, Place] = {cell: Place(cell) for cell in GRID.cells}
+"""``_PLACES[cell]``: the placement there, built once (steps are values)."""
+
 _MOVES: Mapping[tuple[int, Hex], tuple[Move, tuple[Move, ...]]] = {
     (die, cell): (Move(die, cell), tuple(Move(die, cell, colour) for colour in COLOURS))
     for die in range(1, 7)
@@ -478,6 +481,15 @@ def _others(state: State) -> frozenset[Hex]:
     return frozenset(g for i, g in enumerate(state.gardeners) if g is not None and i != mover)
 
 
+_PATHS: Mapping[tuple[Hex, int], tuple[tuple[Hex, ...], ...]] = {
+    (start, die): tuple(ray[:die] for ray in GRID.rays[start] if len(ray) >= die)
+    for start in GRID.cells
+    for die in range(1, 7)
+}
+"""``_PATHS[start, die]``: the hexes a gardener on ``start`` crosses with a ``die``, one path
+for each direction that stays on the board, its landing last."""
+
+
 def _reach(state: State, die: int, others: frozenset[Hex] | None = None) -> Iterator[Hex]:
     """Where die ``die`` takes the gardener to move (``others``: :func:`_others`, when known)."""
     start = state.gardeners[state.to_move - 1]
@@ -485,9 +497,9 @@ def _reach(state: State, die: int, others: frozenset[Hex] | None = None) -> Iter
         return
     if others is None:
         others = _others(state)
-    for ray in GRID.rays[start]:
-        if len(ray) >= die and _obstacle(state, ray[:die], others) is None:
-            yield ray[die - 1]
+    for path in _PATHS[start, die]:
+        if _obstacle(state, path, others) is None:
+            yield path[-1]
 
 
 def destinations(state: State, die: int | None = None) -> frozenset[Hex]:
@@ -533,9 +545,9 @@ def _lose_point(scores: tuple[int, ...], player: int) -> tuple[int, ...]:
 
 
 def _next_turn(state: State, *, extra: bool, **changes: Any) -> State:
-    """``state`` with ``changes`` (fields of :class:`State`) after a die is used (or the roll
-    was 0): the same player again with ``extra`` (Mars #8, a die is left), else the next
-    player; the phase follows."""
+    """``state`` with ``changes`` (of cells, gardeners, reserves, scores, planted, pool) after
+    a die is used (or the roll was 0): the same player again with ``extra`` (Mars #8, a die
+    is left), else the next player; the phase follows."""
     phase = _phase(
         changes.get("cells", state.cells),
         changes.get("gardeners", state.gardeners),
@@ -544,7 +556,18 @@ def _next_turn(state: State, *, extra: bool, **changes: Any) -> State:
     )
     keep = extra and phase is Phase.MOVE
     to_move = state.to_move if keep else state.to_move % state.players + 1
-    return replace(state, to_move=to_move, phase=phase, extra_turn=keep, **changes)
+    return State(  # not replace(): it costs twice as much, on every die used
+        options=state.options,
+        cells=changes.get("cells", state.cells),
+        gardeners=changes.get("gardeners", state.gardeners),
+        reserves=changes.get("reserves", state.reserves),
+        scores=changes.get("scores", state.scores),
+        planted=changes.get("planted", state.planted),
+        pool=changes.get("pool", state.pool),
+        to_move=to_move,
+        phase=phase,
+        extra_turn=keep,
+    )
 
 
 def _illegal(reason: str, rule: str, step: Step) -> IllegalMoveError:
@@ -623,11 +646,7 @@ def _apply_move(state: State, step: Move) -> State:
     assert start is not None  # the move phase has every gardener placed
     if step.to not in GRID:
         raise _illegal(f"{hex_name(step.to)} is off the board.", R_MOVE, step)
-    die = step.die
-    path = next(
-        (ray[:die] for ray in GRID.rays[start] if len(ray) >= die and ray[die - 1] == step.to),
-        None,
-    )
+    path = next((p for p in _PATHS.get((start, step.die), ()) if p[-1] == step.to), None)
     if path is None:
         raise _illegal(
             f"With a {step.die} the gardener moves exactly {step.die} hexes in a straight line.",
@@ -930,9 +949,9 @@ class MarsRules:
     def _placements_and_moves(self, state: State) -> Iterator[Step]:
         if state.phase is Phase.PLACEMENT:
             occupied = set(state.gardeners)
-            for cell in GRID.cells:
-                if cell != CENTRE and state.at(cell) == EMPTY and cell not in occupied:
-                    yield Place(cell)
+            for cell, piece in zip(GRID.cells, state.cells, strict=True):
+                if cell != CENTRE and piece == EMPTY and cell not in occupied:
+                    yield _PLACES[cell]
         elif state.phase is Phase.MOVE:
             reserve = state.reserves[state.to_move - 1]
             colours = [c for c, n in enumerate(reserve) if n]
