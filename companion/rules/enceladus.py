@@ -71,7 +71,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache, lru_cache
-from itertools import combinations, combinations_with_replacement, product, repeat
+from itertools import chain, combinations, combinations_with_replacement, product, repeat
 from typing import Any, ClassVar
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
@@ -562,11 +562,12 @@ def legal_steps(state: State) -> Iterator[Step]:
     """Every legal step, lazily: placements, then moves, then special actions (every use,
     payment colour and tube draw); nothing once the game is over."""
     if state.phase is Phase.PLACEMENT:
-        yield from _place_steps(state)
-    elif state.phase is Phase.TURN:
+        return _place_steps(state)
+    if state.phase is Phase.TURN:  # chained, not yielded again one by one: thousands
         occ = _occupancy(state)
-        yield from (_move_step(state, *m) for m in _moves(state, occ))
-        yield from _action_steps(state, occ, ACTIONS, frozenset())
+        moves = (_move_step(state, *m) for m in _moves(state, occ))
+        return chain(moves, _action_steps(state, occ, ACTIONS, frozenset()))
+    return iter(())
 
 
 def _place_steps(state: State) -> Iterator[Place]:
