@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test bench bench-cores lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# CORES_ARGS="--tree DIR" measures the rules cores of another checkout (see bench/cores.py).
+bench-cores: $(STAMP)
+	$(BIN)/python bench/cores.py --steps $(CORES_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check companion tests bench

@@ -37,6 +37,7 @@ import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from itertools import chain
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -658,11 +659,14 @@ class UranusRules:
         """The cards ``player`` may show, in :data:`ALL_MISSIONS` order."""
         return [card for card in ALL_MISSIONS if may_hold(state, player, card)]
 
-    def _scores(self, state: State, standing: bool) -> Iterator[Score]:
+    def _scores(self, state: State, standing: bool) -> list[Score]:
         decks = [deck for deck, left in enumerate(state.decks, 1) if left]
-        for mission in self._showable(state, state.to_move):
-            if not (standing and mission == HEXAGON):
-                yield from (_SCORES[mission, deck] for deck in decks)
+        return [
+            _SCORES[mission, deck]
+            for mission in self._showable(state, state.to_move)
+            if not (standing and mission == HEXAGON)
+            for deck in decks
+        ]
 
     def legal_steps(self, state: State) -> Iterator[Step]:
         """Placement: every free, flowerless spot.  Turn: every :class:`Move` (each colour
@@ -675,18 +679,17 @@ class UranusRules:
         A dealt game never leaves a player without a step: while it goes on the decks hold
         cards, so a gardener that cannot move can still score a card."""
         if state.phase == "placement":
-            yield from (Place(c) for c in state.shape.grid.cells if self._placeable(state, c))
-        elif state.phase == "turn":
-            for cell in self._destinations(state):
-                yield from self._moves_to(state, cell)
+            return (Place(c) for c in state.shape.grid.cells if self._placeable(state, c))
+        if state.phase == "turn":  # chained, not yielded again one by one
+            moves = (self._moves_to(state, cell) for cell in self._destinations(state))
             standing = HEXAGON not in state.discarded and hexagon_standing(state)
-            yield from self._scores(state, standing)
-            if standing:
-                players = range(1, state.players + 1)
-                yield from (Claim(p) for p in players if may_hold(state, p, HEXAGON))
-        elif state.phase == "reveal":
-            yield from (Reveal(card) for card in self._showable(state, state.to_move)
-                        if card not in state.hands[state.to_move - 1])
+            players = range(1, state.players + 1) if standing else range(0)
+            claims = (Claim(p) for p in players if may_hold(state, p, HEXAGON))
+            return chain(chain.from_iterable(moves), self._scores(state, standing), claims)
+        if state.phase == "reveal":
+            return (Reveal(card) for card in self._showable(state, state.to_move)
+                    if card not in state.hands[state.to_move - 1])
+        return iter(())
 
     def apply(self, state: State, step: Step) -> State:
         """The state after ``step`` (the text, Setup and Your turn; docs/RULINGS.md Uranus
