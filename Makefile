@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 CHROMEDRIVER := /usr/bin/chromedriver
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test bench bench-cores lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ $(CHROMEDRIVER):
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# CORES_ARGS="--tree DIR" measures the rules cores of another checkout (see bench/cores.py).
+bench-cores: $(STAMP)
+	$(BIN)/python bench/cores.py --steps $(CORES_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check companion tests bench

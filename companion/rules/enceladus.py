@@ -70,8 +70,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from functools import lru_cache
-from itertools import combinations, combinations_with_replacement, product
+from functools import cache, lru_cache
+from itertools import chain, combinations, combinations_with_replacement, product, repeat
 from typing import Any, ClassVar
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
@@ -351,6 +351,11 @@ class Action:
 
 Step = Place | Move | Action
 
+_SET_ACTION = tuple(getattr(Action, field).__set__ for field in Action.__slots__)
+"""Setters of the fields of an :class:`Action` through its slots, for listing the thousands of
+steps of a position: a frozen dataclass's constructor sets each field through
+``object.__setattr__``, which doubles the cost of that list."""
+
 
 # ----------------------------------------------------------------------------- setup
 
@@ -482,9 +487,11 @@ def _pairs(
     first: Callable[[Square], bool], second: Callable[[Square], bool], focus: frozenset[Square]
 ) -> Iterator[tuple[Square, Square]]:
     """Pairs ``(a, b)``, ``a != b``, ``first(a)`` and ``second(b)``, with ``focus <= {a, b}``;
-    with a focus, only the squares in it are tested on one side (no scan of the garden)."""
+    with a focus, only the squares in it are tested on one side (no scan of the garden).
+    Without a focus no square may pass both tests (each square is tested once, not once a
+    pair)."""
     if len(focus) > 2:
-        return
+        return iter(())
     if len(focus) == 2:
         x, y = sorted(focus)
         tries: Iterable[tuple[Square, Square]] = ((x, y), (y, x))
@@ -492,9 +499,8 @@ def _pairs(
         (x,) = focus
         tries = [(x, b) for b in SQUARES] + [(a, x) for a in SQUARES]
     else:
-        seconds = [b for b in SQUARES if second(b)]
-        tries = ((a, b) for a in SQUARES if first(a) for b in seconds)
-    yield from ((a, b) for a, b in tries if a != b and first(a) and second(b))
+        return product([a for a in SQUARES if first(a)], [b for b in SQUARES if second(b)])
+    return ((a, b) for a, b in tries if a != b and first(a) and second(b))
 
 
 def _uses(
@@ -509,14 +515,15 @@ def _uses(
     garden = state.garden
     if name in MARTIAN_ACTIONS:
         targets = _MARTIAN_TARGETS[name]
-        for m in _movers(state):
-            if m < _STARTS_FROM:  # a Martian outside the garden cannot use them (the text)
-                yield from ((m, (t,)) for t in targets(garden, occ, m) if focus <= {m, t})
-        return
+        return iter([
+            (m, (t,))
+            for m in _movers(state)
+            if m < _STARTS_FROM  # a Martian outside the garden cannot use them (the text)
+            for t in targets(garden, occ, m)
+            if focus <= {m, t}
+        ])
     if name in ("tube", "wildflower"):
-        if not focus:
-            yield None, ()
-        return
+        return iter(() if focus else [(None, ())])
 
     def flower(sq: Square) -> bool:
         return garden[sq] >= 0
@@ -531,17 +538,21 @@ def _uses(
         return garden[sq] >= 0 and sq not in occ
 
     if name == "pick":
-        yield from ((None, (s,)) for s in (focus or SQUARES) if len(focus) <= 1 and flower(s))
-        return
+        return ((None, (s,)) for s in (focus or SQUARES) if len(focus) <= 1 and flower(s))
+    pairs: Iterable[tuple[Square, Square]]
     if name == "swap_peak_flower":
         pairs = _pairs(peak, free_flower, focus)
     elif name == "swap_flowers":
-        pairs = ((a, b) for a, b in _pairs(flower, flower, focus) if a < b)
+        pairs = (
+            ((a, b) for a, b in _pairs(flower, flower, focus) if a < b)
+            if focus
+            else combinations([s for s in SQUARES if flower(s)], 2)
+        )
     elif name == "move_flower":
         pairs = _pairs(flower, empty, focus)
     else:
         pairs = _pairs(peak, empty, focus)
-    yield from ((None, pair) for pair in pairs)
+    return zip(repeat(None), pairs)
 
 
 # ----------------------------------------------------------------------------- steps
@@ -551,11 +562,12 @@ def legal_steps(state: State) -> Iterator[Step]:
     """Every legal step, lazily: placements, then moves, then special actions (every use,
     payment colour and tube draw); nothing once the game is over."""
     if state.phase is Phase.PLACEMENT:
-        yield from _place_steps(state)
-    elif state.phase is Phase.TURN:
+        return _place_steps(state)
+    if state.phase is Phase.TURN:  # chained, not yielded again one by one: thousands
         occ = _occupancy(state)
-        yield from (_move_step(state, *m) for m in _moves(state, occ))
-        yield from _action_steps(state, occ, ACTIONS, frozenset())
+        moves = (_move_step(state, *m) for m in _moves(state, occ))
+        return chain(moves, _action_steps(state, occ, ACTIONS, frozenset()))
+    return iter(())
 
 
 def _place_steps(state: State) -> Iterator[Place]:
@@ -595,6 +607,11 @@ def _action_open(state: State, k: int) -> bool:
     return state.discs[k] is None and (k != _TUBE or sum(state.tube) >= DRAW)
 
 
+@cache  # at most one entry for each pair of squares
+def _square_names(cells: tuple[Square, ...]) -> tuple[str, ...]:
+    return tuple(SQUARE_NAMES[c] for c in cells)
+
+
 def _action_steps(
     state: State,
     occ: Mapping[int, int],
@@ -610,7 +627,10 @@ def _action_steps(
     if not pays:
         return
     colours = state.options.colours
+    pay_names = [colours[pay] for pay in (pays[:1] if distinct else pays)]
     two = state.options.martians_per_player == 2
+    new = object.__new__
+    set_name, set_pay, set_cells, set_drawn, set_martian = _SET_ACTION
     for name in names:
         k = ACTIONS.index(name)
         if not _action_open(state, k) or (within is not None and _SLOTS_FROM + k not in within):
@@ -620,18 +640,26 @@ def _action_steps(
             if within is None and not distinct
             else _narrow_uses(state, occ, name, focus, within)
         )
-        for martian, cells in uses:
-            m_name = LAYOUT[martian] if two and martian is not None else None
-            cell_names = tuple(SQUARE_NAMES[c] for c in cells)
+        if k != _TUBE:
+            for martian, cells in uses:
+                m_name = LAYOUT[martian] if two and martian is not None else None
+                cell_names = _square_names(cells)
+                for pay_name in pay_names:
+                    action = new(Action)
+                    set_name(action, name)
+                    set_pay(action, pay_name)
+                    set_cells(action, cell_names)
+                    set_drawn(action, ())
+                    set_martian(action, m_name)
+                    yield action
+            continue
+        for _ in uses:
             for pay in pays[:1] if distinct else pays:
-                if k != _TUBE:
-                    yield Action(name, colours[pay], cell_names, (), m_name)
-                    continue
                 tube = list(state.tube)
                 tube[pay] += PAYMENT
                 for drawn in combinations_with_replacement(range(len(colours)), DRAW):
                     if all(drawn.count(c) <= tube[c] for c in set(drawn)):
-                        yield Action(name, colours[pay], (), tuple(colours[c] for c in drawn))
+                        yield Action(name, colours[pay], (), tuple([colours[c] for c in drawn]))
                         if distinct:
                             break
 

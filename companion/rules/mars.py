@@ -60,7 +60,7 @@ from companion.rules.base import (
     martian_on,
     parse_piece,
 )
-from companion.rules.hexes import DIRECTIONS, Hex, add, hex_name, hexagon, parse_hex
+from companion.rules.hexes import Hex, hex_name, hexagon, parse_hex
 
 COLOURS: tuple[str, ...] = ("blue", "yellow", "white", "gray", "red", "green")
 """The six flower colours, in the order reserves are written (Mars #1)."""
@@ -227,6 +227,23 @@ class Discard:
 
 Step = Place | Roll | Move | Discard
 """Every Mars step."""
+
+_PLACES: Mapping[Hex, Place] = {cell: Place(cell) for cell in GRID.cells}
+"""``_PLACES[cell]``: the placement there, built once (steps are values)."""
+
+_MOVES: Mapping[tuple[int, Hex], tuple[Move, tuple[Move, ...]]] = {
+    (die, cell): (Move(die, cell), tuple(Move(die, cell, colour) for colour in COLOURS))
+    for die in range(1, 7)
+    for cell in GRID.cells
+}
+"""``_MOVES[die, cell]``: the move onto a flower there, and the moves planting each colour of
+:data:`COLOURS`, built once."""
+
+_ROLLS: tuple[tuple[Roll, ...], ...] = tuple(
+    tuple(Roll(values) for values in itertools.combinations_with_replacement(range(1, 7), n))
+    for n in range(7)
+)
+"""``_ROLLS[n]``: every sorted roll of ``n`` dice, built once (up to 462 a roll phase)."""
 
 
 # --- state -------------------------------------------------------------------------------
@@ -446,10 +463,11 @@ def position(
 def _obstacle(state: State, path: Sequence[Hex], others: frozenset[Hex]) -> tuple[str, str] | None:
     """Why a gardener cannot travel ``path`` (its last hex the landing) and the rule that
     says so, or ``None`` when it can (Mars #3, #9)."""
+    cells = state.cells
     for cell in path:
         if cell in others:
             return f"A gardener on {hex_name(cell)} is in the way.", R_MOVE
-        if state.at(cell) == PEAK:
+        if cells[_INDEX[cell]] == PEAK:
             return f"The peak on {hex_name(cell)} is in the way.", R_PEAKS
     if path[-1] == CENTRE:
         return "A gardener may pass over the central space but never stop on it.", R_CENTRE
@@ -463,14 +481,25 @@ def _others(state: State) -> frozenset[Hex]:
     return frozenset(g for i, g in enumerate(state.gardeners) if g is not None and i != mover)
 
 
-def _reach(state: State, die: int) -> Iterator[Hex]:
+_PATHS: Mapping[tuple[Hex, int], tuple[tuple[Hex, ...], ...]] = {
+    (start, die): tuple(ray[:die] for ray in GRID.rays[start] if len(ray) >= die)
+    for start in GRID.cells
+    for die in range(1, 7)
+}
+"""``_PATHS[start, die]``: the hexes a gardener on ``start`` crosses with a ``die``, one path
+for each direction that stays on the board, its landing last."""
+
+
+def _reach(state: State, die: int, others: frozenset[Hex] | None = None) -> Iterator[Hex]:
+    """Where die ``die`` takes the gardener to move (``others``: :func:`_others`, when known)."""
     start = state.gardeners[state.to_move - 1]
     if start is None:
         return
-    others = _others(state)
-    for ray in GRID.rays[start]:
-        if len(ray) >= die and _obstacle(state, ray[:die], others) is None:
-            yield ray[die - 1]
+    if others is None:
+        others = _others(state)
+    for path in _PATHS[start, die]:
+        if _obstacle(state, path, others) is None:
+            yield path[-1]
 
 
 def destinations(state: State, die: int | None = None) -> frozenset[Hex]:
@@ -515,13 +544,30 @@ def _lose_point(scores: tuple[int, ...], player: int) -> tuple[int, ...]:
     return tuple(max(0, s - 1) if i == player - 1 else s for i, s in enumerate(scores))
 
 
-def _next_turn(state: State, *, extra: bool) -> State:
-    """After a die is used (or the roll was 0): the same player again with ``extra`` (Mars #8,
-    a die is left), else the next player; the phase follows."""
-    phase = _phase(state.cells, state.gardeners, state.reserves, state.pool)
+def _next_turn(state: State, *, extra: bool, **changes: Any) -> State:
+    """``state`` with ``changes`` (of cells, gardeners, reserves, scores, planted, pool) after
+    a die is used (or the roll was 0): the same player again with ``extra`` (Mars #8, a die
+    is left), else the next player; the phase follows."""
+    phase = _phase(
+        changes.get("cells", state.cells),
+        changes.get("gardeners", state.gardeners),
+        changes.get("reserves", state.reserves),
+        changes.get("pool", state.pool),
+    )
     keep = extra and phase is Phase.MOVE
     to_move = state.to_move if keep else state.to_move % state.players + 1
-    return replace(state, to_move=to_move, phase=phase, extra_turn=keep)
+    return State(  # not replace(): it costs twice as much, on every die used
+        options=state.options,
+        cells=changes.get("cells", state.cells),
+        gardeners=changes.get("gardeners", state.gardeners),
+        reserves=changes.get("reserves", state.reserves),
+        scores=changes.get("scores", state.scores),
+        planted=changes.get("planted", state.planted),
+        pool=changes.get("pool", state.pool),
+        to_move=to_move,
+        phase=phase,
+        extra_turn=keep,
+    )
 
 
 def _illegal(reason: str, rule: str, step: Step) -> IllegalMoveError:
@@ -600,15 +646,13 @@ def _apply_move(state: State, step: Move) -> State:
     assert start is not None  # the move phase has every gardener placed
     if step.to not in GRID:
         raise _illegal(f"{hex_name(step.to)} is off the board.", R_MOVE, step)
-    direction = next((d for d in DIRECTIONS if add(start, d, step.die) == step.to), None)
-    if direction is None:
+    path = next((p for p in _PATHS.get((start, step.die), ()) if p[-1] == step.to), None)
+    if path is None:
         raise _illegal(
             f"With a {step.die} the gardener moves exactly {step.die} hexes in a straight line.",
             R_MOVE,
             step,
         )
-    # The board is convex, so the whole path is on it when both ends are.
-    path = [add(start, direction, k) for k in range(1, step.die + 1)]
     blocked = _obstacle(state, path, _others(state))
     if blocked is not None:
         raise _illegal(*blocked, step)
@@ -622,10 +666,13 @@ def _apply_move(state: State, step: Move) -> State:
                 R_MOVE,
                 step,
             )
-        moved = replace(
-            state, gardeners=gardeners, pool=pool, scores=_lose_point(state.scores, player)
+        return _next_turn(
+            state,
+            extra=False,
+            gardeners=gardeners,
+            pool=pool,
+            scores=_lose_point(state.scores, player),
         )
-        return _next_turn(moved, extra=False)
     if step.plant is None:
         raise _illegal(
             "On an empty hex the gardener plants a flower from your reserve.", R_MOVE, step
@@ -647,8 +694,10 @@ def _apply_move(state: State, step: Move) -> State:
         last_flower = cells.count(step.plant) == FLOWERS_PER_COLOUR
     else:
         last_flower = new_row[colour] == 0
-    planted = replace(
+    extra = track_extra or (last_flower and state.options.last_flower_extra_turn)
+    return _next_turn(
         state,
+        extra=extra,
         cells=tuple(cells),
         gardeners=gardeners,
         pool=pool,
@@ -656,8 +705,6 @@ def _apply_move(state: State, step: Move) -> State:
         scores=tuple(score if i == player - 1 else s for i, s in enumerate(state.scores)),
         planted=tuple(n + 1 if i == player - 1 else n for i, n in enumerate(state.planted)),
     )
-    extra = track_extra or (last_flower and state.options.last_flower_extra_turn)
-    return _next_turn(planted, extra=extra)
 
 
 def _apply_discard(state: State, step: Discard) -> State:
@@ -669,12 +716,12 @@ def _apply_discard(state: State, step: Discard) -> State:
             R_DIE,
             step,
         )
-    discarded = replace(
+    return _next_turn(
         state,
+        extra=False,
         pool=_pool_without(state.pool, step.die),
         scores=_lose_point(state.scores, state.to_move),
     )
-    return _next_turn(discarded, extra=False)
 
 
 # --- notation ----------------------------------------------------------------------------
@@ -895,25 +942,29 @@ class MarsRules:
         """Every legal step, lazily: placements; every sorted roll of :func:`dice_to_roll`
         dice (``Roll(())`` alone when 0); for each distinct pool value its moves (one per
         colour in the reserve onto an empty hex); the discards when no die can move."""
+        if state.phase is Phase.ROLL:
+            return iter(_ROLLS[dice_to_roll(state)])
+        return self._placements_and_moves(state)
+
+    def _placements_and_moves(self, state: State) -> Iterator[Step]:
         if state.phase is Phase.PLACEMENT:
             occupied = set(state.gardeners)
-            for cell in GRID.cells:
-                if cell != CENTRE and state.at(cell) == EMPTY and cell not in occupied:
-                    yield Place(cell)
-        elif state.phase is Phase.ROLL:
-            for values in itertools.combinations_with_replacement(range(1, 7), dice_to_roll(state)):
-                yield Roll(values)
+            for cell, piece in zip(GRID.cells, state.cells, strict=True):
+                if cell != CENTRE and piece == EMPTY and cell not in occupied:
+                    yield _PLACES[cell]
         elif state.phase is Phase.MOVE:
-            colours = [c for c, n in state.reserve(state.to_move).items() if n]
+            reserve = state.reserves[state.to_move - 1]
+            colours = [c for c, n in enumerate(reserve) if n]
+            others = _others(state)
             moved = False
             for die in sorted(set(state.pool)):
-                for cell in _reach(state, die):
+                for cell in _reach(state, die, others):
                     moved = True
-                    if state.at(cell) == EMPTY:
-                        for colour in colours:
-                            yield Move(die, cell, colour)
+                    onto_flower, planting = _MOVES[die, cell]
+                    if state.cells[_INDEX[cell]] == EMPTY:
+                        yield from (planting[c] for c in colours)
                     else:
-                        yield Move(die, cell)
+                        yield onto_flower
             if not moved:
                 for die in sorted(set(state.pool)):
                     yield Discard(die)

@@ -29,6 +29,7 @@ import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 
 from companion.errors import ConfigError, InvalidStepError
@@ -206,20 +207,33 @@ def pairs(garden: Garden, first: str, second: str) -> int:
     )
 
 
-def _hexagons_with_corner(garden: Garden, corner: Hex, index: int) -> Iterator[Hex]:
-    """Centres of the one-colour hexagons with ``corner`` at ``centre + s * DIRECTIONS[index]``."""
-    colour = garden.flowers.get(corner)
-    if colour is None:
-        return
+@lru_cache(maxsize=4096)
+def _hexagons_at(
+    grid: HexGrid, corner: Hex, index: int
+) -> tuple[tuple[Hex, tuple[Hex, ...]], ...]:
+    """``(centre, corners)`` of the regular hexagons of ``grid`` with ``corner`` at
+    ``centre + s * DIRECTIONS[index]``, smallest first (memoised: every listing of steps asks
+    whether a hexagon stands)."""
+    found: list[tuple[Hex, tuple[Hex, ...]]] = []
     side = 1
     while True:
         centre = add(corner, DIRECTIONS[index], -side)
-        corners = [add(centre, d, side) for d in DIRECTIONS]
-        if not all(c in garden.grid for c in corners):
-            return  # the boards are convex: a larger hexagon leaves them too
-        if all(garden.flowers.get(c) == colour for c in corners):
-            yield centre
+        corners = tuple(add(centre, d, side) for d in DIRECTIONS)
+        if not all(c in grid for c in corners):
+            return tuple(found)  # the boards are convex: a larger hexagon leaves them too
+        found.append((centre, corners))
         side += 1
+
+
+def _hexagons_with_corner(garden: Garden, corner: Hex, index: int) -> Iterator[Hex]:
+    """Centres of the one-colour hexagons with ``corner`` at ``centre + s * DIRECTIONS[index]``."""
+    flowers = garden.flowers
+    colour = flowers.get(corner)
+    if colour is None:
+        return
+    for centre, corners in _hexagons_at(garden.grid, corner, index):
+        if all(flowers.get(c) == colour for c in corners):
+            yield centre
 
 
 def hexagon_stands(garden: Garden) -> bool:

@@ -36,6 +36,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from itertools import chain
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -219,6 +221,22 @@ class Reveal:
 
 Step = Place | Move | Score | Claim | Reveal
 
+_MOVES: Mapping[Hex, tuple[Move, tuple[Move, ...]]] = {
+    cell: (Move(cell), tuple(Move(cell, colour) for colour in COLOURS))
+    for shape in BOARDS.values()
+    for cell in shape.grid.cells
+}
+"""``_MOVES[spot]``: the move onto a flower there, and the moves planting each colour of
+:data:`~companion.rules.missions.COLOURS`, built once (steps are values)."""
+
+_SCORES: Mapping[tuple[str, int], Score] = {
+    (mission, deck): Score(mission, deck)
+    for mission in ALL_MISSIONS
+    for deck in range(1, max(shape.decks for shape in BOARDS.values()) + 1)
+}
+"""``_SCORES[mission, deck]``: the score of a card drawing its replacement unknown, built once
+(naming a card checks it)."""
+
 
 @dataclass(frozen=True, slots=True)
 class State:
@@ -311,7 +329,12 @@ def hexagon_standing(state: State) -> bool:
 
 def seen(state: State) -> frozenset[str]:
     """The cards whose place is known: in someone's known hand, or scored."""
-    return frozenset(card for hand in state.hands for card in hand) | state.discarded
+    return _seen(state.hands, state.discarded)
+
+
+@lru_cache(maxsize=64)  # asked once for every card on every listing of steps
+def _seen(hands: tuple[tuple[str, ...], ...], discarded: frozenset[str]) -> frozenset[str]:
+    return frozenset(card for hand in hands for card in hand) | discarded
 
 
 def may_hold(state: State, player: int, mission: str) -> bool:
@@ -626,21 +649,24 @@ class UranusRules:
                     yield cell
 
     def _moves_to(self, state: State, cell: Hex) -> Iterator[Move]:
+        onto_flower, planting = _MOVES[cell]
         if state.flowers[state.shape.index[cell]]:
-            yield Move(cell)
-            return
+            return iter((onto_flower,))
         reserve = state.reserves[state.to_move - 1]
-        yield from (Move(cell, c) for c, n in zip(COLOURS, reserve, strict=True) if n)
+        return (planting[c] for c, n in enumerate(reserve) if n)
 
     def _showable(self, state: State, player: int) -> list[str]:
         """The cards ``player`` may show, in :data:`ALL_MISSIONS` order."""
         return [card for card in ALL_MISSIONS if may_hold(state, player, card)]
 
-    def _scores(self, state: State, standing: bool) -> Iterator[Score]:
+    def _scores(self, state: State, standing: bool) -> list[Score]:
         decks = [deck for deck, left in enumerate(state.decks, 1) if left]
-        for mission in self._showable(state, state.to_move):
-            if not (standing and mission == HEXAGON):
-                yield from (Score(mission, deck) for deck in decks)
+        return [
+            _SCORES[mission, deck]
+            for mission in self._showable(state, state.to_move)
+            if not (standing and mission == HEXAGON)
+            for deck in decks
+        ]
 
     def legal_steps(self, state: State) -> Iterator[Step]:
         """Placement: every free, flowerless spot.  Turn: every :class:`Move` (each colour
@@ -653,18 +679,17 @@ class UranusRules:
         A dealt game never leaves a player without a step: while it goes on the decks hold
         cards, so a gardener that cannot move can still score a card."""
         if state.phase == "placement":
-            yield from (Place(c) for c in state.shape.grid.cells if self._placeable(state, c))
-        elif state.phase == "turn":
-            for cell in self._destinations(state):
-                yield from self._moves_to(state, cell)
+            return (Place(c) for c in state.shape.grid.cells if self._placeable(state, c))
+        if state.phase == "turn":  # chained, not yielded again one by one
+            moves = (self._moves_to(state, cell) for cell in self._destinations(state))
             standing = HEXAGON not in state.discarded and hexagon_standing(state)
-            yield from self._scores(state, standing)
-            if standing:
-                players = range(1, state.players + 1)
-                yield from (Claim(p) for p in players if may_hold(state, p, HEXAGON))
-        elif state.phase == "reveal":
-            yield from (Reveal(card) for card in self._showable(state, state.to_move)
-                        if card not in state.hands[state.to_move - 1])
+            players = range(1, state.players + 1) if standing else range(0)
+            claims = (Claim(p) for p in players if may_hold(state, p, HEXAGON))
+            return chain(chain.from_iterable(moves), self._scores(state, standing), claims)
+        if state.phase == "reveal":
+            return (Reveal(card) for card in self._showable(state, state.to_move)
+                    if card not in state.hands[state.to_move - 1])
+        return iter(())
 
     def apply(self, state: State, step: Step) -> State:
         """The state after ``step`` (the text, Setup and Your turn; docs/RULINGS.md Uranus
