@@ -95,7 +95,8 @@ def layout_cells(board: str = "") -> tuple[Cell, ...]:
     """The 91 hexes in dump order (one board: ``board`` is ignored)."""
     return _NAMES
 
-# The rule each refusal names (IllegalMoveError.rule): the text's section, the clarification.
+# The rule each refusal names (IllegalMoveError.rule): the text's section, and the settled
+# reading in docs/RULINGS.md where there is one.
 R_SETUP = "Gardens of Mars, Setup"
 R_ROLL = "Gardens of Mars, Rolling Dice (docs/RULINGS.md Mars #2)"
 R_MOVE = "Gardens of Mars, Moving and Planting"
