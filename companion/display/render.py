@@ -38,6 +38,7 @@ nothing does.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from PIL import Image
 
@@ -55,6 +56,7 @@ from companion.display.text import (
     Ticker,
     draw_tape,
     plain,
+    strip,
 )
 from companion.display.text import width as text_width
 from companion.rules.base import parse_piece
@@ -135,8 +137,8 @@ def render_frame(
         raise ValueError(f"cannot draw on a {width} x {height} matrix")
     mono = mode == "1"
     pen = _Pen(Image.new("RGB", (width, height)), mono, frame, ticker, tick)
-    grid = None if mono else board_grid(screen.layout, screen.cells)
-    cell = _cell_size(grid, width, height) if grid is not None else 0
+    grid, cell = (None, 0) if mono else _map_geometry(screen.layout, tuple(screen.cells), width,
+                                                      height)
     if screen.ranking and not screen.highlights:
         _draw_end(pen, screen)
     elif grid is not None and cell:
@@ -216,6 +218,7 @@ def _badge_width(font: Font) -> int:
     return font.height
 
 
+@lru_cache(maxsize=64)
 def _glyph_width(ch: str, font: Font) -> int:
     columns = font.glyphs[ord(ch)]
     return len(columns) - (1 if columns and columns[-1] == 0 else 0)
@@ -236,10 +239,11 @@ def _draw_badge(pen: _Pen, box: Box, player: int, font: Font, *, filled: bool = 
         ink = colour if shade != colour else palette.BLACK
     x = left + (box_w - _glyph_width(digit, font) + 1) // 2
     y = top + (box_h - font.height + 1) // 2
-    for dx, column in enumerate(font.glyphs[ord(digit)]):
-        for row in range(font.height):
-            if column >> (font.top + row) & 1 and 0 <= y + row < top + box_h:
-                pen.image.putpixel((x + dx, y + row), ink)
+    glyph = strip(((digit, ink),), font)
+    rows = min(font.height, top + box_h - y)  # cut at the bottom of the box
+    if rows > 0:
+        window = (0, 0, glyph.width, rows)
+        pen.image.paste(glyph.image.crop(window), (x, y), glyph.mask.crop(window))
 
 
 # ---- text areas -----------------------------------------------------------------------------
@@ -291,6 +295,22 @@ def _draw_text_area(
 
 
 # ---- the mini-map ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def _grid(layout: str, cells: tuple[str, ...]) -> BoardGrid:
+    """:func:`~companion.display.geometry.board_grid`, computed once per board: ``cells`` are
+    the names of its cells."""
+    return board_grid(layout, cells)
+
+
+@lru_cache(maxsize=16)
+def _map_geometry(layout: str, cells: tuple[str, ...], width: int, height: int
+                  ) -> tuple[BoardGrid, int]:
+    """The grid of ``layout`` made of ``cells`` (names) and its cell size in pixels on a
+    ``width`` x ``height`` matrix (:func:`_cell_size`), computed once per board and matrix."""
+    grid = _grid(layout, cells)
+    return grid, _cell_size(grid, width, height)
 
 
 def _cell_size(grid: BoardGrid, width: int, height: int) -> int:
@@ -415,28 +435,58 @@ def _background(layout: str, name: str) -> Colour:
 def _draw_board(
     pen: _Pen, screen: Screen, grid: BoardGrid, cell: int, origin: tuple[int, int]
 ) -> None:
-    """Draw every cell of ``grid``: pieces, gardeners with their marks, highlights."""
-    image, frame = pen.image, pen.frame
-    left, top = origin
+    """Draw every cell of ``grid``: pieces, gardeners with their marks, highlights (the board
+    drawn once for each step of its blinking and flashing: :func:`_board`)."""
+    frame = pen.frame
+    flash = ((frame // FLASH) % 2,) if cell == 1 else ()  # gardeners flash at a pixel a cell
+    roles = sorted(set(screen.highlights.values()))
+    phases = tuple((role, palette.blink_phase(role, frame)) for role in roles)
+    board, animated = _board(screen.layout, tuple(screen.cells.items()),
+                             tuple(screen.highlights.items()), cell, flash, phases)
+    pen.image.paste(board, origin)  # the board is drawn first, on black: seams stay black
+    pen.animated |= animated
+
+
+@lru_cache(maxsize=32)
+def _board(
+    layout: str,
+    cells: tuple[tuple[str, str], ...],
+    highlights: tuple[tuple[str, str], ...],
+    cell: int,
+    flash: tuple[int, ...],
+    phases: tuple[tuple[str, int], ...],
+) -> tuple[Image.Image, bool]:
+    """The board's image (RGB, its pixel size at ``cell`` pixels a cell) for these ``cells``
+    and ``highlights`` (name-piece and name-role pairs) with the gardeners in ``flash`` phase
+    (``(1,)``: flashed to white; ``()``: not flashing) and each highlight role in its blink
+    phase (:func:`companion.display.palette.blink_phase`); and whether it is animated."""
+    grid = _grid(layout, tuple(name for name, _ in cells))
+    image = Image.new("RGB", grid.pixel_size(cell))
+    pieces, lit, blinking = dict(cells), dict(highlights), dict(phases)
+    animated = False
     block = cell - 1 if cell >= 3 else cell  # a dark seam between big cells
     quarter = max(1, block // 2)
     pixels = image.load() if block == 1 else None  # one pixel a cell: set it, no paste
+
+    def blink(colour: Colour, role: str) -> Colour:
+        return colour if blinking[role] else palette.highlighted(colour, role)
+
     for name, (x2, y) in grid.positions.items():
-        piece = screen.cells.get(name, "")
+        piece = pieces.get(name, "")
         info = parse_piece(piece)
-        main = palette.piece_colour(piece) if piece else _background(screen.layout, name)
+        main = palette.piece_colour(piece) if piece else _background(layout, name)
         mark = palette.gardener_mark(info.player) if info.kind == "martian" else None
         under = palette.piece_colour(info.colour) if mark and info.colour else None
         if mark and pixels is not None:
-            pen.animated = True
-            main = mark if (frame // FLASH) % 2 else main
-        role = screen.highlights.get(name)
+            animated = True
+            main = mark if flash[0] else main
+        role = lit.get(name)
         if role:
-            main = palette.blink(main, role, frame)
-            under = palette.blink(under, role, frame) if under else None
-            mark = palette.blink(mark, role, frame) if mark else None
-            pen.animated = True
-        x, y_px = left + x2 * cell // 2, top + y * cell
+            main = blink(main, role)
+            under = blink(under, role) if under else None
+            mark = blink(mark, role) if mark else None
+            animated = True
+        x, y_px = x2 * cell // 2, y * cell
         if pixels is not None:
             pixels[x, y_px] = main
             continue
@@ -446,6 +496,7 @@ def _draw_board(
                                 y_px + block))
         if mark:
             image.paste(mark, (x, y_px, x + max(1, block // 3), y_px + max(1, block // 3)))
+    return image, animated
 
 
 # ---- the end of the game --------------------------------------------------------------------

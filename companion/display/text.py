@@ -2,7 +2,9 @@
 
 Glyphs come from ``luma.core.legacy`` (``text``/``textsize``, the fonts of
 ``luma.core.legacy.font`` made proportional), as in luma's own ``show_message``; this module only
-chooses the font, clips to a box and scrolls.
+chooses the font, clips to a box and scrolls.  A line is measured and set once (a
+:class:`Strip`, remembered for the lines in use); each frame then shows a window of it, so a
+scrolling line costs a crop and a paste a frame, not a glyph lookup per character.
 
 A line is a :class:`Tape` of items (a prompt, a player's score, an extra).  A tape wider than
 its box is a ticker: it rests :data:`HOLD` frames with its start readable, runs left one pixel a
@@ -17,6 +19,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from luma.core.legacy import text as legacy_text
 from luma.core.legacy import textsize
@@ -57,9 +60,10 @@ SMALL = Font(proportional(TINY_FONT), top=1, height=5, arrow=">")
 """luma's 3 x 5 ``TINY_FONT`` (printable ASCII only), for a score line under a mini-map."""
 
 
+@lru_cache(maxsize=1024)
 def plain(text: str) -> str:
     """``text`` folded to printable ASCII (accents dropped, other characters as ``?``), the
-    range every legacy font covers."""
+    range every legacy font covers.  Remembered: the same texts come back on every frame."""
     out = []
     for ch in text:
         base = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode("ascii")
@@ -67,9 +71,46 @@ def plain(text: str) -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=1024)
+def _chunk_width(chunk: str, font: Font) -> int:
+    return int(textsize(chunk, font.glyphs)[0])
+
+
 def width(segments: Sequence[Segment], font: Font) -> int:
-    """Width in pixels of ``segments`` set in ``font``."""
-    return sum(textsize(chunk, font.glyphs)[0] for chunk, _ in segments if chunk)
+    """Width in pixels of ``segments`` set in ``font`` (each run of text measured once, then
+    remembered)."""
+    return sum(_chunk_width(chunk, font) for chunk, _ in segments if chunk)
+
+
+@dataclass(frozen=True)
+class Strip:
+    """A line of text set once: ``image`` (RGB, the line's width in pixels x the glyph rows of
+    its font from ``Font.top`` down) and ``mask`` (mode ``"1"``, the lit pixels of ``image``),
+    to paste windows of over what is drawn already."""
+
+    image: Image.Image
+    mask: Image.Image
+
+    @property
+    def width(self) -> int:
+        """The line's width in pixels."""
+        return self.image.width
+
+
+@lru_cache(maxsize=64)
+def strip(segments: tuple[Segment, ...], font: Font, mono: bool = False) -> Strip:
+    """``segments`` set in ``font`` (every one white with ``mono``), remembered for the lines
+    in use: a frame of a ticker is then a window of the same strip.  An empty line is a strip
+    of width 0."""
+    size = (width(segments, font), 8 - font.top)  # a legacy glyph column has 8 rows
+    image, mask = Image.new("RGB", size), Image.new("1", size)
+    draw, lit = ImageDraw.Draw(image), ImageDraw.Draw(mask)
+    x = 0
+    for chunk, colour in segments:
+        legacy_text(draw, (x, -font.top), chunk, fill=WHITE if mono else colour, font=font.glyphs)
+        legacy_text(lit, (x, -font.top), chunk, fill=1, font=font.glyphs)
+        x += _chunk_width(chunk, font) if chunk else 0
+    return Strip(image, mask)
 
 
 @dataclass(frozen=True)
@@ -203,24 +244,19 @@ def draw_tape(
     come round (:func:`cycle`), 0 when it stands still.
     """
     left, top, box_w, box_h = box
-    segments = tape.segments()
-    total = width(segments, font)
+    line = strip(tuple(tape.segments()), font, mono)
+    total = line.width
     if total == 0 or box_w <= 0:
         return 0
-    strip = image.crop((left, top, left + box_w, top + box_h))
-    draw = ImageDraw.Draw(strip)
-    y = -font.top
     if total <= box_w:
         starts = [(box_w - total) // 2 if centre else 0]
     else:
         offset = offset_at(total, phase)
         starts = [-offset, total + GAP - offset]
+    rows = min(box_h, line.image.height)
     for x in starts:
-        for chunk, colour in segments:
-            for ch in chunk:
-                advance = textsize(ch, font.glyphs)[0]
-                if x + advance > 0 and x < box_w:
-                    legacy_text(draw, (x, y), ch, fill=WHITE if mono else colour, font=font.glyphs)
-                x += advance
-    image.paste(strip, (left, top))
+        first, last = max(0, -x), min(total, box_w - x)  # the columns of the line in the box
+        if first < last and rows > 0:
+            window = (first, 0, last, rows)
+            image.paste(line.image.crop(window), (left + x + first, top), line.mask.crop(window))
     return cycle(total) if total > box_w else 0
