@@ -1,10 +1,11 @@
 """Lines of text on the matrix: luma's legacy bitmap fonts, coloured segments, the ticker.
 
-Glyphs come from ``luma.core.legacy`` (``text``/``textsize``, the fonts of
-``luma.core.legacy.font`` made proportional), as in luma's own ``show_message``; this module only
+Glyphs come from ``luma.core.legacy`` (the fonts of ``luma.core.legacy.font`` made
+proportional), set as luma's legacy ``text`` sets them (a glyph's columns side by side, bit ``j``
+of a column the pixel in row ``j``), as in luma's own ``show_message``; this module only
 chooses the font, clips to a box and scrolls.  A line is measured and set once (a
 :class:`Strip`, remembered for the lines in use); each frame then shows a window of it, so a
-scrolling line costs a crop and a paste a frame, not a glyph lookup per character.
+scrolling line costs a crop and a paste a frame, not a glyph look-up per character.
 
 A line is a :class:`Tape` of items (a prompt, a player's score, an extra).  A tape wider than
 its box is a ticker: it rests :data:`HOLD` frames with its start readable, runs left one pixel a
@@ -21,10 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from luma.core.legacy import text as legacy_text
-from luma.core.legacy import textsize
 from luma.core.legacy.font import CP437_FONT, TINY_FONT, proportional
-from PIL import Image, ImageDraw
+from PIL import Image
 
 from companion.display.palette import TEXT, WHITE, Colour
 
@@ -72,14 +71,21 @@ def plain(text: str) -> str:
 
 
 @lru_cache(maxsize=1024)
-def _chunk_width(chunk: str, font: Font) -> int:
-    return int(textsize(chunk, font.glyphs)[0])
+def _glyph(ch: str, font: Font) -> bytes:
+    return bytes(font.glyphs[ord(ch)])
+
+
+@lru_cache(maxsize=1024)
+def _columns(chunk: str, font: Font) -> bytes:
+    """The columns of ``chunk`` set in ``font``, a byte each (bit ``j``: the pixel in row
+    ``j``), each glyph's looked up once."""
+    return b"".join(_glyph(ch, font) for ch in chunk)
 
 
 def width(segments: Sequence[Segment], font: Font) -> int:
     """Width in pixels of ``segments`` set in ``font`` (each run of text measured once, then
     remembered)."""
-    return sum(_chunk_width(chunk, font) for chunk, _ in segments if chunk)
+    return sum(len(_columns(chunk, font)) for chunk, _ in segments if chunk)
 
 
 @dataclass(frozen=True)
@@ -102,14 +108,21 @@ def strip(segments: tuple[Segment, ...], font: Font, mono: bool = False) -> Stri
     """``segments`` set in ``font`` (every one white with ``mono``), remembered for the lines
     in use: a frame of a ticker is then a window of the same strip.  An empty line is a strip
     of width 0."""
-    size = (width(segments, font), 8 - font.top)  # a legacy glyph column has 8 rows
-    image, mask = Image.new("RGB", size), Image.new("1", size)
-    draw, lit = ImageDraw.Draw(image), ImageDraw.Draw(mask)
+    columns = [_columns(chunk, font) for chunk, _ in segments]
+    total = sum(len(c) for c in columns)
+    image = Image.new("RGB", (total, 8 - font.top))  # a legacy glyph column has 8 rows
+    if not total:
+        return Strip(image, Image.new("1", image.size))
+    # a byte a column as the rows of an 8-pixel-wide image (bit 7 at the left), turned a
+    # quarter left: column x, row j
+    bits = Image.frombytes("1", (8, total), b"".join(columns))
+    mask = bits.transpose(Image.Transpose.ROTATE_90).crop((0, font.top, total, 8))
     x = 0
-    for chunk, colour in segments:
-        legacy_text(draw, (x, -font.top), chunk, fill=WHITE if mono else colour, font=font.glyphs)
-        legacy_text(lit, (x, -font.top), chunk, fill=1, font=font.glyphs)
-        x += _chunk_width(chunk, font) if chunk else 0
+    for chunk, (_, colour) in zip(columns, segments, strict=True):
+        if chunk:
+            window = (x, 0, x + len(chunk), image.height)
+            image.paste(WHITE if mono else colour, window, mask.crop(window))
+            x += len(chunk)
     return Strip(image, mask)
 
 
