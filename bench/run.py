@@ -320,7 +320,8 @@ def _cpu_seconds(pid: int) -> float:
 def _companion_run(display: str, python_path: str | None = None) -> Iterator[int]:
     """``companion run`` refereeing the setup of a two-player Enceladus game from a simulated
     board (its heartbeat every second) on the dummy matrix of the ``[display]`` lines
-    ``display``; yields the process id once it has begun the game, and stops it on leaving.
+    ``display``; yields the process id once the board has said hello to it, and stops it on
+    leaving.
     ``python_path``: the tree to run the companion of (default: this one)."""
     state = ENCELADUS.new_game(2, 1, {})
     with (
@@ -338,14 +339,14 @@ def _companion_run(display: str, python_path: str | None = None) -> Iterator[int
         env = dict(os.environ, GPIOZERO_PIN_FACTORY="mock")
         if python_path:
             env["PYTHONPATH"] = python_path
-        child = subprocess.Popen(
+        child = subprocess.Popen(  # run from the folder: python -m looks first where it runs
             [sys.executable, "-m", "companion.cli", "run", "--config", str(config)],
-            env=env, stderr=subprocess.PIPE, text=True,
+            env=env, cwd=folder, stderr=subprocess.PIPE, text=True,
         )
         try:
             assert child.stderr is not None
-            for line in child.stderr:  # blocks until the log says the game has begun
-                if "new game" in line:
+            for line in child.stderr:  # blocks until the log says the board is talking
+                if "says hello" in line:
                     break
             # keep reading the log, so a full pipe never stops the companion
             threading.Thread(target=shutil.copyfileobj, args=(child.stderr, io.StringIO()),
@@ -417,8 +418,8 @@ def display_costs(games: int) -> dict[str, Any]:
 
 def idle_scrolling(seconds: float, python_path: str | None = None) -> dict[str, float]:
     """CPU (% of a core) of ``companion run`` while the setup message scrolls on each of
-    :data:`MATRICES`: ``seconds`` from 2 s after the game began, all before the scroll comes
-    to rest (30 s after the screen came).  ``python_path``: as for :func:`_companion_run`."""
+    :data:`MATRICES`: ``seconds`` from 2 s after the board said hello, all before the scroll
+    comes to rest (30 s after the screen came).  ``python_path``: as for :func:`_companion_run`."""
     found = {}
     for width, height, mode in MATRICES:
         lines = f'display = "dummy"\nwidth = {width}\nheight = {height}\nmode = "{mode}"\n'
