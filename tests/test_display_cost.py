@@ -15,7 +15,7 @@ from luma.core.legacy.font import proportional
 from companion.display import Screen, render_frame
 from companion.display.text import HOLD, Font, Ticker
 from companion.rules.hexes import hex_name, hexagon
-from tests.test_display import HANDS, enceladus_midgame
+from tests.test_display import HANDS, enceladus_midgame, screens, text_screens
 
 # the module, which the package's function of the same name hides
 render_module = importlib.import_module("companion.display.render")
@@ -121,3 +121,33 @@ def test_the_board_is_drawn_once_per_step_of_its_blinking(monkeypatch: pytest.Mo
     for frame in range(FRAMES):
         assert render_frame(shown, width=32, height=32, mode="RGB", frame=frame).animated
     assert len(parsed) == drawn
+
+
+def frames_of(shown: Screen, width: int, height: int, mode: str, count: int,
+              ticker: Ticker | None = None) -> list[Any]:
+    return [render_frame(shown, width=width, height=height, mode=mode, frame=f, ticker=ticker,
+                         tick=f) for f in range(count)]
+
+
+@pytest.mark.parametrize("size", [(16, 16, "RGB"), (32, 32, "RGB"), (64, 32, "RGB"),
+                                  (32, 8, "1"), (64, 8, "1"), (32, 16, "1")])
+def test_a_frame_says_truly_how_many_frames_after_it_are_the_same(
+        size: tuple[int, int, str]) -> None:
+    width, height, mode = size
+    kinds = screens() | text_screens()
+    slept = 0
+    for name, shown in kinds.items():
+        for ticker in (None, Ticker()):
+            frames = frames_of(shown, width, height, mode, 2 * FRAMES, ticker)
+            for f, drawn in enumerate(frames):
+                assert drawn.animated or not drawn.still, name
+                for later in frames[f + 1:f + 1 + drawn.still]:
+                    assert later.image.tobytes() == drawn.image.tobytes(), (name, f)
+                slept += drawn.still > 0
+    assert slept  # some frames are slept through: the tickers' rests, between blinks
+
+
+def test_a_ticker_rests_at_its_start_in_one_frame() -> None:
+    shown = Screen("enceladus", "enceladus", {}, message="A message too long for the chain")
+    frames = frames_of(shown, 32, 8, "1", HOLD + 3)
+    assert [f.still for f in frames] == [HOLD - f for f in range(HOLD)] + [0, 0, 0]

@@ -256,3 +256,30 @@ def test_a_warning_blinks_on_however_long_it_stands(device: Any) -> None:
         assert display.wait_frames(drawn + 50, WAIT)
     finally:
         display.close()
+
+
+class Recorder:
+    """A device keeping every image it is given."""
+
+    width, height, mode = 32, 8, "1"
+
+    def __init__(self) -> None:
+        self.images: list[bytes] = []
+
+    def display(self, image: Image.Image) -> None:
+        self.images.append(image.tobytes())
+
+    def cleanup(self) -> None:
+        pass
+
+
+def test_the_thread_wakes_only_for_a_frame_that_differs() -> None:
+    recorder = Recorder()
+    display = Display(recorder, frame_interval=0.001)
+    try:
+        display.show(screen(LONG))
+        assert display.wait_frames(HOLD + 10, WAIT)  # the rest at the start, then scrolling
+    finally:
+        display.close()
+    images = recorder.images
+    assert all(a != b for a, b in zip(images, images[1:], strict=False))

@@ -10,9 +10,9 @@ however long the scrolling message before it.
 Animation is driven by the clock, not by the count of frames drawn: a slow frame is followed by
 the one due then, so a ticker runs at one pixel per ``frame_interval`` however long drawing
 takes.  The thread wakes only for a frame that differs from the last: it sleeps through a
-ticker's rest at its start and between two blinks.  The tickers keep their place from one screen to the next
-(:class:`companion.display.text.Ticker`); highlights blink from the moment a screen with new
-text arrives, and keep their rhythm while only the highlights change.
+ticker's rest at its start and between two blinks.  The tickers keep their place from one
+screen to the next (:class:`companion.display.text.Ticker`); highlights blink from the moment
+a screen with new text arrives, and keep their rhythm while only the highlights change.
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ from companion.display.geometry import BoardGrid, board_grid
 from companion.display.palette import Colour
 from companion.display.screen import Screen
 from companion.display.text import (
+    HOLD,
     LARGE,
     SMALL,
     Box,
@@ -87,6 +88,10 @@ class Frame:
     animated: bool
     cycle: int = 0
     """Frames until every ticker on it has come round to its start once (0: none scrolls)."""
+    still: int = 0
+    """Frames after this one that are the same picture, one a step of ``frame`` (and of the
+    ticker's ``tick``): a ticker resting at its start, highlights and gardeners between two
+    blinks; the display sleeps through them."""
 
 
 @dataclass
@@ -100,12 +105,19 @@ class _Pen:
     tick: int
     animated: bool = field(default=False)
     cycle: int = field(default=0)
+    still: int | None = field(default=None)  # the fewest frames anything moving stays the same
+
+    def moves(self, same_for: int) -> None:
+        """Something on the frame moves, and stays the same for ``same_for`` frames more."""
+        self.animated = True
+        self.still = same_for if self.still is None else min(self.still, same_for)
 
     def line(self, box: Box, tape: Tape, font: Font, *, centre: bool = True) -> None:
         phase = self.frame if self.ticker is None else self.ticker.phase(box, tape, font,
                                                                           self.tick)
         frames = draw_tape(self.image, box, tape, font, phase, centre=centre, mono=self.mono)
-        self.animated |= bool(frames)
+        if frames:  # a ticker rests at its start until its phase is past HOLD
+            self.moves(max(0, HOLD - phase % frames))
         self.cycle = max(self.cycle, frames)
 
 
@@ -151,7 +163,7 @@ def render_frame(
         image = image.convert("1", dither=Image.Dither.NONE)
     elif mode != "RGB":
         image = image.convert(mode)
-    return Frame(image, pen.animated, pen.cycle)
+    return Frame(image, pen.animated, pen.cycle, pen.still or 0)
 
 
 # ---- text content ---------------------------------------------------------------------------
@@ -444,7 +456,9 @@ def _draw_board(
     board, animated = _board(screen.layout, tuple(screen.cells.items()),
                              tuple(screen.highlights.items()), cell, flash, phases)
     pen.image.paste(board, origin)  # the board is drawn first, on black: seams stay black
-    pen.animated |= animated
+    if animated:  # until the next blink of a role or flash of the gardeners, if any
+        periods = [palette.ROLE_PERIODS[role] for role in roles] + [FLASH] * len(flash)
+        pen.moves(min(period - 1 - frame % period for period in periods))
 
 
 @lru_cache(maxsize=32)
