@@ -26,6 +26,12 @@
    no page open, and with a page open (an event stream read); each also timed from its
    start to ``READY=1`` on a notify socket (the board answered); and in process, the time
    from :meth:`WebView.publish` to the state read from an open event stream.
+6. **The display**: the share of the whole games of part 1 spent drawing; the time of a
+   frame on a 16x16 RGB matrix and a 32x8 MAX7219 chain, their screens drawn frame after
+   frame as the display thread does; the CPU of ``companion run`` while the setup message
+   scrolls (before it comes to rest).  ``--before TREE`` takes the same figures of the
+   companion in another source tree (a git worktree of an earlier commit) in the same run,
+   in turn with this one's, side by side.
 
 ``make bench`` (or ``python bench/run.py``; ``--only`` picks parts) prints Markdown tables;
 RESULTS.md holds the last figures with the machine they were taken on.  A Raspberry Pi Zero
@@ -36,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import os
 import platform
 import random
@@ -46,8 +53,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -55,7 +62,8 @@ from typing import Any
 from companion import journal
 from companion.board import protocol
 from companion.config import BoardConfig, Config, GameConfig, JournalConfig
-from companion.display import make_device, render
+from companion.display import make_device, render, render_frame
+from companion.display.text import Ticker
 from companion.events import BoardMessage, Timer
 from companion.referee.effects import Show
 from companion.referee.mars import MarsTable
@@ -326,13 +334,15 @@ def _cpu_seconds(pid: int) -> float:
     return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
 
 
-def resident_memory(seconds: float, warm_up: float = 35.0, web: str = "",
-                    page: bool = False) -> dict[str, float]:
-    """VmRSS/VmHWM (MiB) of ``companion run`` refereeing the setup of a simulated board, and
-    its CPU use while idle: ``seconds`` after a ``warm_up`` (start, imports, the first dump,
-    the matrix's scroll coming to rest), with the board's heartbeat every second; and the
-    seconds from its start to ``READY=1``.  ``web``: ``[web] listen``; ``page``: a page is
-    open on it throughout (its event stream read on a thread)."""
+@contextmanager
+def _companion_run(display: str, python_path: str | None = None,
+                   web: str = "") -> Iterator[tuple[int, float]]:
+    """``companion run`` refereeing the setup of a two-player Enceladus game from a simulated
+    board (its heartbeat every second) on the dummy matrix of the ``[display]`` lines
+    ``display``; yields the process id and the seconds from its start to ``READY=1`` on a
+    notify socket (the board answered), and stops it on leaving.  ``python_path``: the tree
+    to run the companion of (default: this one); ``web``: ``[web] listen`` (none when empty,
+    so an earlier tree without the section runs too)."""
     state = ENCELADUS.new_game(2, 1, {})
     with (
         tempfile.TemporaryDirectory() as folder,
@@ -342,36 +352,48 @@ def resident_memory(seconds: float, warm_up: float = 35.0, web: str = "",
         config.write_text(
             f'[game]\nname = "enceladus"\nplayers = 2\nseed = 1\n'
             f'[board]\nport = "{board.port}"\n'
-            f'[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\nmode = "RGB"\n'
+            f'[display]\n{display}'
             f'[buttons]\nbuzzer = ""\n'
             f'[journal]\ndirectory = "{folder}/journal"\n'
-            f'[web]\nlisten = "{web}"\n'
+            + (f'[web]\nlisten = "{web}"\n' if web else "")
         )
         notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         notify.bind(f"{folder}/notify")
         notify.settimeout(30)
         env = dict(os.environ, GPIOZERO_PIN_FACTORY="mock", NOTIFY_SOCKET=f"{folder}/notify")
+        if python_path:
+            env["PYTHONPATH"] = python_path
         started = time.perf_counter()
-        child = subprocess.Popen(
+        child = subprocess.Popen(  # run from the folder: python -m looks first where it runs
             [sys.executable, "-m", "companion.cli", "run", "--config", str(config)],
-            env=env,
-            stderr=subprocess.DEVNULL,
+            env=env, cwd=folder, stderr=subprocess.DEVNULL,
         )
         try:
             while b"READY=1" not in notify.recv(4096):
                 pass
-            ready = time.perf_counter() - started
-            if page:
-                threading.Thread(target=_read_events, args=(web,), daemon=True).start()
-            time.sleep(warm_up)
-            started = _cpu_seconds(child.pid)
-            time.sleep(seconds)
-            cpu = _cpu_seconds(child.pid) - started
-            status = Path(f"/proc/{child.pid}/status").read_text()
+            yield child.pid, time.perf_counter() - started
         finally:
             child.terminate()
             child.wait(10)
             notify.close()
+
+
+def resident_memory(seconds: float, warm_up: float = 35.0, web: str = "",
+                    page: bool = False) -> dict[str, float]:
+    """VmRSS/VmHWM (MiB) of ``companion run`` refereeing the setup of a simulated board, and
+    its CPU use while idle: ``seconds`` after a ``warm_up`` (start, imports, the first dump,
+    the matrix's scroll coming to rest), with the board's heartbeat every second; and the
+    seconds from its start to ``READY=1``.  ``web``: ``[web] listen``; ``page``: a page is
+    open on it throughout (its event stream read on a thread)."""
+    with _companion_run('display = "dummy"\nwidth = 16\nheight = 16\nmode = "RGB"\n',
+                        web=web) as (pid, ready):
+        if page:
+            threading.Thread(target=_read_events, args=(web,), daemon=True).start()
+        time.sleep(warm_up)
+        started = _cpu_seconds(pid)
+        time.sleep(seconds)
+        cpu = _cpu_seconds(pid) - started
+        status = Path(f"/proc/{pid}/status").read_text()
     fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
     return {
         "rss_mib": int(fields["VmRSS"].split()[0]) / 1024,
@@ -426,6 +448,99 @@ def web_latency(count: int = 200) -> tuple[float, float, float]:
     return spread(times)
 
 
+# ---- 5. the display ---------------------------------------------------------------------------
+
+MATRICES = ((16, 16, "RGB"), (32, 8, "1"))
+"""The matrices of the display figures: a 16 x 16 RGB panel, a 32 x 8 MAX7219 chain."""
+
+RUN_FRAMES = 60
+"""Consecutive frames drawn of each screen for the time of a frame: the hold at the start of
+a ticker (20 frames) and 40 pixels of scrolling."""
+
+
+def display_costs(games: int) -> dict[str, Any]:
+    """Part 1's games of people on identity boards: the share of their whole time spent
+    drawing (each update's last screen on both :data:`MATRICES`), and the CPU time of a
+    frame on each matrix: every tenth of those screens drawn :data:`RUN_FRAMES` frames
+    running on a ticker, as the display thread draws them, microseconds (median, p99,
+    max)."""
+    samples: list[Update] = []
+    whole = 0.0
+    for game in GAMES:
+        for seed in range(1, games + 1):
+            table = _table(game, seed, "identity", PEOPLE)
+            table.game, table.samples = game, samples
+            started = time.perf_counter()
+            table.play()
+            table.close_update()
+            whole += time.perf_counter() - started
+    screens = [s.screen for s in samples if s.screen is not None][::10]
+    frames: dict[str, list[float]] = {}
+    for width, height, mode in MATRICES:
+        took, ticker, tick = [], Ticker(), 0
+        for screen in screens:
+            for frame in range(RUN_FRAMES):
+                started = time.thread_time()  # CPU time: a shared machine's pauses left out
+                render_frame(screen, width=width, height=height, mode=mode, frame=frame,
+                             ticker=ticker, tick=tick)
+                took.append(time.thread_time() - started)
+                tick += 1
+        frames[f"{width}x{height} {mode}"] = [t * 1e6 for t in spread(took)]
+    return {"share": sum(s.rgb + s.mono for s in samples) / whole, "frame_us": frames,
+            "screens": len(screens)}
+
+
+def idle_scrolling(seconds: float, python_path: str | None = None) -> dict[str, float]:
+    """CPU (% of a core) of ``companion run`` while the setup message scrolls on each of
+    :data:`MATRICES`: ``seconds`` from 2 s after the board said hello, all before the scroll
+    comes to rest (30 s after the screen came).  ``python_path``: as for :func:`_companion_run`."""
+    found = {}
+    for width, height, mode in MATRICES:
+        lines = f'display = "dummy"\nwidth = {width}\nheight = {height}\nmode = "{mode}"\n'
+        with _companion_run(lines, python_path) as (pid, _):
+            time.sleep(2.0)  # the first dump and its screen
+            started = _cpu_seconds(pid)
+            time.sleep(seconds)
+            found[f"{width}x{height} {mode}"] = 100 * (_cpu_seconds(pid) - started) / seconds
+    return found
+
+
+def display_side_by_side(games: int, before: str, seconds: float, rounds: int = 2) -> None:
+    """The display figures of the companion in the tree ``before`` and of this one, taken in
+    turn in one run (``rounds`` times the idle CPU, its median quoted), as a Markdown table."""
+    def costs(tree: str | None) -> dict[str, Any]:
+        env = dict(os.environ, PYTHONPATH=tree) if tree else None
+        out = subprocess.run([sys.executable, __file__, "--display-costs", str(games)],
+                             env=env, check=True, capture_output=True, text=True).stdout
+        return dict(json.loads(out))
+
+    found = {"before": costs(before), "after": costs(None)}
+    idle: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+    for _ in range(rounds):
+        idle["before"].append(idle_scrolling(seconds, before))
+        idle["after"].append(idle_scrolling(seconds, None))
+    print(f"\n## The display: before ({before}) and after, in one run")
+    print(f"{3 * games} games; a frame: {found['after']['screens']} of their screens drawn "
+          f"{RUN_FRAMES} frames running on a ticker; idle: companion run while the setup message "
+          f"scrolls, {seconds:.0f} s, median of {rounds}")
+    print("| figure | before | after | after / before |\n| --- | --- | --- | --- |")
+
+    def row(label: str, old: float, new: float, digits: int = 1) -> None:
+        print(f"| {label} | {old:.{digits}f} | {new:.{digits}f} | {new / old:.2f} |")
+
+    row("drawing, % of whole-game time", 100 * found["before"]["share"],
+        100 * found["after"]["share"])
+    for matrix, (median, p99, most) in found["after"]["frame_us"].items():
+        old_median, old_p99, old_most = found["before"]["frame_us"][matrix]
+        row(f"a frame {matrix}, median (µs CPU)", old_median, median, 0)
+        row(f"a frame {matrix}, p99 (µs CPU)", old_p99, p99, 0)
+        row(f"a frame {matrix}, max (µs CPU)", old_most, most, 0)
+    for matrix in idle["after"][0]:
+        old = statistics.median(run[matrix] for run in idle["before"])
+        new = statistics.median(run[matrix] for run in idle["after"])
+        row(f"idle CPU while scrolling, {matrix} (% of a core)", old, new, 2)
+
+
 # ---- the report -------------------------------------------------------------------------------
 
 
@@ -435,7 +550,7 @@ def _figures(rows: list[tuple[str, tuple[float, float, float]]], digits: int = 2
         print(f"| {label} | {median:.{digits}f} | {p99:.{digits}f} | {most:.{digits}f} |")
 
 
-PARTS = ("updates", "pty", "startup", "idle", "web")
+PARTS = ("updates", "pty", "startup", "idle", "web", "display")
 
 
 def main() -> None:
@@ -446,7 +561,14 @@ def main() -> None:
     parser.add_argument("--journals", default="0,100,1000",
                         help="finished games kept, for the start-up figures")
     parser.add_argument("--only", choices=PARTS, action="append", help="run only these parts")
+    parser.add_argument("--before", metavar="TREE",
+                        help="the display figures of the companion in this source tree too "
+                        "(e.g. a git worktree of an earlier commit), side by side")
+    parser.add_argument("--display-costs", type=int, metavar="GAMES", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.display_costs:  # the in-process display figures as JSON, for --before
+        print(json.dumps(display_costs(args.display_costs)))
+        return
     parts = args.only or PARTS
     python = f"{platform.python_implementation()} {platform.python_version()}"
     print(f"machine: {platform.machine()}, {python}, {os.cpu_count()} cores")
@@ -513,6 +635,19 @@ def main() -> None:
             print(f"| {label} | {memory['rss_mib']:.1f} MiB | {memory['hwm_mib']:.1f} MiB | "
                   f"{memory['idle_cpu_percent']:.2f} % | {memory['ready_s']:.2f} s |")
         _figures([("publish -> state read from the event stream (ms)", web_latency())])
+
+    if "display" in parts:
+        if args.before:
+            display_side_by_side(args.games, args.before, 20.0)
+        else:
+            costs, idle = display_costs(args.games), idle_scrolling(20.0)
+            print(f"\n## The display ({costs['screens']} screens drawn {RUN_FRAMES} frames "
+                  "running; idle: companion run while the setup message scrolls)")
+            print(f"drawing: {100 * costs['share']:.1f} % of whole-game time")
+            _figures([(f"a frame {m} (µs CPU)", tuple(v)) for m, v in costs["frame_us"].items()],
+                   digits=0)
+            for matrix, cpu in idle.items():
+                print(f"idle CPU while scrolling, {matrix}: {cpu:.2f} % of a core")
 
 
 if __name__ == "__main__":

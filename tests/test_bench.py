@@ -52,3 +52,11 @@ def test_every_field_update_is_timed_with_the_timers_it_sets_off() -> None:
 def test_start_up_begins_a_game_in_a_folder_of_finished_ones() -> None:
     found = _bench().startup([0, 20], repeats=1)
     assert sorted(found) == [0, 20] and all(seconds > 0 for seconds in found.values())
+
+
+def test_the_display_figures_time_every_frame_on_both_matrices() -> None:
+    bench = _bench()
+    found = bench.display_costs(1)
+    assert 0 < found["share"] < 1 and found["screens"] > 0
+    assert sorted(found["frame_us"]) == ["16x16 RGB", "32x8 1"]
+    assert all(0 < median <= p99 <= most for median, p99, most in found["frame_us"].values())

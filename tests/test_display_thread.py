@@ -200,15 +200,28 @@ def test_a_new_message_starts_from_its_beginning(stepped: Display) -> None:
     assert same(stepped.last_image, render(screen(LONG + "!"), width=32, height=8, mode="1"))
 
 
+def drawn_frames(shown: Screen, upto: int, width: int = 32, height: int = 8,
+                 mode: str = "1") -> list[int]:
+    """The frames from 0 to ``upto`` a display draws for ``shown``: each whose picture differs
+    from the one before (the thread sleeps through the others)."""
+    images = [render(shown, width=width, height=height, mode=mode, frame=k).tobytes()
+              for k in range(upto + 1)]
+    return [k for k in range(upto + 1) if k == 0 or images[k] != images[k - 1]]
+
+
 def test_a_long_message_scrolls_by_itself_one_pixel_a_frame(device: Any, time: Time) -> None:
     display = on(device, time)
+    frames = drawn_frames(screen(LONG), HOLD + 13)
+    assert frames == [0, *range(HOLD + 1, HOLD + 14)]  # held still, then a pixel a frame
     try:
         display.show(screen(LONG))
         for tick in range(HOLD + 12):
-            assert display.wait_frames(tick + 1, WAIT)
+            assert display.wait_frames(sum(k <= tick for k in frames), WAIT)
             assert same(display.last_image, render(screen(LONG), width=32, height=8, mode="1",
                                                    frame=tick)), tick
-            assert time.asked[-1] == pytest.approx(1.0)  # asleep until the next frame is due
+            following = next(k for k in frames if k > tick)
+            # asleep until the next frame that differs is due
+            assert time.asked[-1] == pytest.approx(following - tick)
             time.step()
         assert not same(display.last_image, render(screen(LONG), width=32, height=8, mode="1"))
     finally:
@@ -376,8 +389,9 @@ def test_highlights_changing_under_the_same_text_keep_their_rhythm(time: Time) -
         assert display.wait_frames(1, WAIT)
         for _ in range(period):  # into the blink's second phase
             time.step()
+        drawn = display.frames_drawn
         display.show(more)
-        assert display.wait_frames(period + 2, WAIT)
+        assert display.wait_frames(drawn + 1, WAIT)
         expected = render(more, width=16, height=16, mode="RGB", frame=period)
         assert not same(expected, render(more, width=16, height=16, mode="RGB"))
         assert same(display.last_image, expected)
@@ -449,7 +463,7 @@ def test_an_idle_scroll_comes_to_rest_at_its_start_and_the_next_screen_scrolls(
         assert display.wait_frames(rested + 1, WAIT)
         for _ in range(HOLD + 2):
             time.step()
-        assert display.frames_drawn == rested + HOLD + 3
+        assert display.frames_drawn == rested + len(drawn_frames(screen(LONG + "!"), HOLD + 2))
         assert same(display.last_image, render(screen(LONG + "!"), width=32, height=8, mode="1",
                                                frame=HOLD + 2))
     finally:
@@ -462,9 +476,38 @@ def test_a_warning_blinks_on_however_long_it_stands(device: Any, time: Time) -> 
     try:
         display.show(warning)
         assert display.wait_frames(1, WAIT)
+        frames = drawn_frames(warning, 59)
+        assert len(frames) > 10  # it blinks on
         for frame in range(1, 60):
             time.step()
-            assert display.frames_drawn == frame + 1
+            assert display.frames_drawn == sum(k <= frame for k in frames)
         assert same(display.last_image, render(warning, width=32, height=8, mode="1", frame=59))
     finally:
         display.close()
+
+
+class Recorder:
+    """A device keeping every image it is given."""
+
+    width, height, mode = 32, 8, "1"
+
+    def __init__(self) -> None:
+        self.images: list[bytes] = []
+
+    def display(self, image: Image.Image) -> None:
+        self.images.append(image.tobytes())
+
+    def cleanup(self) -> None:
+        pass
+
+
+def test_the_thread_wakes_only_for_a_frame_that_differs() -> None:
+    recorder = Recorder()
+    display = Display(recorder, frame_interval=0.001)
+    try:
+        display.show(screen(LONG))
+        assert display.wait_frames(HOLD + 10, WAIT)  # the rest at the start, then scrolling
+    finally:
+        display.close()
+    images = recorder.images
+    assert all(a != b for a, b in zip(images, images[1:], strict=False))

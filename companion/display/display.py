@@ -9,9 +9,10 @@ however long the scrolling message before it.
 
 Animation is driven by the clock, not by the count of frames drawn: a slow frame is followed by
 the one due then, so a ticker runs at one pixel per ``frame_interval`` however long drawing
-takes.  The tickers keep their place from one screen to the next
-(:class:`companion.display.text.Ticker`); highlights blink from the moment a screen with new
-text arrives, and keep their rhythm while only the highlights change.
+takes.  The thread wakes only for a frame that differs from the last: it sleeps through a
+ticker's rest at its start and between two blinks.  The tickers keep their place from one
+screen to the next (:class:`companion.display.text.Ticker`); highlights blink from the moment
+a screen with new text arrives, and keep their rhythm while only the highlights change.
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ class Display:
         ticker = Ticker()
         shown = 0  # the tick at which the screen's text arrived: highlights blink from it
         animated = False
+        still = due_tick = 0
         due = 0.0
         shown_at = 0.0
         while True:
@@ -141,7 +143,10 @@ class Display:
                 if self._closing:
                     return
                 now = self._clock()
+                # woken for a frame: that frame at least (the division may round below it)
                 tick = int((now - epoch) / self._interval)
+                if animated and not self._fresh:
+                    tick = max(tick, due_tick)
                 if self._fresh:
                     new = self._screen
                     if not (screen and new and _same_text(screen, new)):
@@ -150,17 +155,24 @@ class Display:
                     shown_at = now
             if screen is None:
                 continue
-            if _only_scrolls(screen) and now - shown_at >= self._calm_after:
+            calms = _only_scrolls(screen)
+            if calms and now - shown_at >= self._calm_after:
                 ticker.reset()  # at rest at the start; the next screen starts over
                 self._draw(screen, 0, None, 0)
                 animated = False
             else:
-                animated = self._draw(screen, tick - shown, ticker, tick)
-            due = epoch + (tick + 1) * self._interval
+                animated, still = self._draw(screen, tick - shown, ticker, tick)
+            # the next frame that differs; no later than the moment to come to rest
+            due_tick = tick + 1 + still
+            due = epoch + due_tick * self._interval
+            if calms:
+                due = min(due, shown_at + self._calm_after)
 
-    def _draw(self, screen: Screen, frame: int, ticker: Ticker | None, tick: int) -> bool:
-        """Draw one frame; returns whether to draw the next one after ``frame_interval``: the
-        screen is animated, or drawing failed (a passing fault heals by itself)."""
+    def _draw(self, screen: Screen, frame: int, ticker: Ticker | None,
+              tick: int) -> tuple[bool, int]:
+        """Draw one frame; returns whether to draw another (the screen is animated, or drawing
+        failed: a passing fault heals by itself), and after how many frames more than the next
+        (:attr:`companion.display.render.Frame.still`: the same picture till then)."""
         device = self._device
         try:
             rendered = render_frame(screen, width=device.width, height=device.height,
@@ -170,7 +182,7 @@ class Display:
             if not self._failing:
                 log.exception("drawing on the display failed; the display goes on")
             self._failing += 1
-            return True
+            return True, 0
         if self._failing:
             log.warning("the display works again after %d failed frames", self._failing)
             self._failing = 0
@@ -178,4 +190,4 @@ class Display:
             self.frames_drawn += 1
             self.last_image = rendered.image
             self._cond.notify_all()
-        return rendered.animated
+        return rendered.animated, rendered.still

@@ -16,8 +16,9 @@ rows of constant ``q`` (their short sides lie along ``r``), so both fit in 8 row
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from companion.rules.hexes import Hex, parse_hex
 
@@ -28,12 +29,13 @@ _TRAY_X2 = 2 * 15
 
 @dataclass(frozen=True)
 class BoardGrid:
-    """Cell name -> ``(x2, y)`` grid position (``x2`` in half cells, both from 0).
+    """Cell name -> ``(x2, y)`` grid position (``x2`` in half cells, both from 0), read-only
+    (the renderer keeps one grid per board).
 
     ``width2``/``height`` are the extent in half cells and rows.
     """
 
-    positions: dict[str, tuple[int, int]]
+    positions: Mapping[str, tuple[int, int]]
     width2: int
     height: int
 
@@ -45,7 +47,7 @@ class BoardGrid:
 def _grid(positions: dict[str, tuple[int, int]]) -> BoardGrid:
     width2 = max(x2 for x2, _ in positions.values()) + 2
     height = max(y for _, y in positions.values()) + 1
-    return BoardGrid(positions, width2, height)
+    return BoardGrid(MappingProxyType(positions), width2, height)
 
 
 def enceladus_grid() -> BoardGrid:
@@ -75,7 +77,7 @@ def hex_grid(layout: str, cells: Iterable[str]) -> BoardGrid:
     swap = layout in ("uranus-trapezoid", "uranus-rhombus")
     axial: dict[str, Hex] = {name: parse_hex(name) for name in cells if "," in name}
     if not axial:
-        return BoardGrid({}, 0, 0)
+        return BoardGrid(MappingProxyType({}), 0, 0)
     doubled: dict[str, tuple[int, int]] = {}
     for name, (q, r) in axial.items():
         along, row = (r, q) if swap else (q, r)

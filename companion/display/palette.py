@@ -102,16 +102,27 @@ def piece_colour(piece: str) -> Colour:
     return {"wild": WILD, "peak": PEAK, "tree": TREE, "occupied": OCCUPIED}.get(info.kind, BLACK)
 
 
-def blink(normal: Colour, role: str, frame: int) -> Colour:
-    """The colour of a highlighted cell at ``frame``: the role's colour in the first phase
-    (so a new highlight shows at once), the cell's own colour in the second.  A role without a
-    colour, or whose colour is the cell's (a red flower marked ``wrong``), inverts instead: a
-    lit cell goes dark, a dark one white."""
-    if (frame // ROLE_PERIODS[role]) % 2:
-        return normal
+def blink_phase(role: str, frame: int) -> int:
+    """The phase a ``role`` highlight's blinking is in at ``frame``: 0 the first (the role's
+    colour, :func:`highlighted`), 1 the second (the cell's own colour)."""
+    return (frame // ROLE_PERIODS[role]) % 2
+
+
+def highlighted(normal: Colour, role: str) -> Colour:
+    """The colour of a cell of colour ``normal`` in the first phase of a ``role`` highlight:
+    the role's colour; for a role without one, or whose colour is the cell's (a red flower
+    marked ``wrong``), the cell inverted: a lit cell goes dark, a dark one white (``GUIDE``
+    for a role without a colour)."""
     colour = ROLE_COLOURS[role]
     if colour is None:
         return BLACK if sum(normal) > _DARK else GUIDE
     if colour == normal:
         return BLACK if normal == WHITE else WHITE
     return colour
+
+
+def blink(normal: Colour, role: str, frame: int) -> Colour:
+    """The colour of a highlighted cell at ``frame``: :func:`highlighted` in the first phase
+    (so a new highlight shows at once), the cell's own colour in the second
+    (:func:`blink_phase`)."""
+    return normal if blink_phase(role, frame) else highlighted(normal, role)

@@ -38,6 +38,7 @@ nothing does.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from PIL import Image
 
@@ -46,6 +47,7 @@ from companion.display.geometry import BoardGrid, board_grid
 from companion.display.palette import Colour
 from companion.display.screen import Screen
 from companion.display.text import (
+    HOLD,
     LARGE,
     SMALL,
     Box,
@@ -55,6 +57,7 @@ from companion.display.text import (
     Ticker,
     draw_tape,
     plain,
+    strip,
 )
 from companion.display.text import width as text_width
 from companion.rules.base import parse_piece
@@ -85,6 +88,10 @@ class Frame:
     animated: bool
     cycle: int = 0
     """Frames until every ticker on it has come round to its start once (0: none scrolls)."""
+    still: int = 0
+    """Frames after this one that are the same picture, one a step of ``frame`` (and of the
+    ticker's ``tick``): a ticker resting at its start, highlights and gardeners between two
+    blinks; the display sleeps through them."""
 
 
 @dataclass
@@ -98,12 +105,19 @@ class _Pen:
     tick: int
     animated: bool = field(default=False)
     cycle: int = field(default=0)
+    still: int | None = field(default=None)  # the fewest frames anything moving stays the same
+
+    def moves(self, same_for: int) -> None:
+        """Something on the frame moves, and stays the same for ``same_for`` frames more."""
+        self.animated = True
+        self.still = same_for if self.still is None else min(self.still, same_for)
 
     def line(self, box: Box, tape: Tape, font: Font, *, centre: bool = True) -> None:
         phase = self.frame if self.ticker is None else self.ticker.phase(box, tape, font,
                                                                           self.tick)
         frames = draw_tape(self.image, box, tape, font, phase, centre=centre, mono=self.mono)
-        self.animated |= bool(frames)
+        if frames:  # a ticker rests at its start until its phase is past HOLD
+            self.moves(max(0, HOLD - phase % frames))
         self.cycle = max(self.cycle, frames)
 
 
@@ -135,8 +149,8 @@ def render_frame(
         raise ValueError(f"cannot draw on a {width} x {height} matrix")
     mono = mode == "1"
     pen = _Pen(Image.new("RGB", (width, height)), mono, frame, ticker, tick)
-    grid = None if mono else board_grid(screen.layout, screen.cells)
-    cell = _cell_size(grid, width, height) if grid is not None else 0
+    grid, cell = (None, 0) if mono else _map_geometry(screen.layout, tuple(screen.cells), width,
+                                                      height)
     if screen.ranking and not screen.highlights:
         _draw_end(pen, screen)
     elif grid is not None and cell:
@@ -149,7 +163,7 @@ def render_frame(
         image = image.convert("1", dither=Image.Dither.NONE)
     elif mode != "RGB":
         image = image.convert(mode)
-    return Frame(image, pen.animated, pen.cycle)
+    return Frame(image, pen.animated, pen.cycle, pen.still or 0)
 
 
 # ---- text content ---------------------------------------------------------------------------
@@ -216,6 +230,7 @@ def _badge_width(font: Font) -> int:
     return font.height
 
 
+@lru_cache(maxsize=64)
 def _glyph_width(ch: str, font: Font) -> int:
     columns = font.glyphs[ord(ch)]
     return len(columns) - (1 if columns and columns[-1] == 0 else 0)
@@ -236,10 +251,11 @@ def _draw_badge(pen: _Pen, box: Box, player: int, font: Font, *, filled: bool = 
         ink = colour if shade != colour else palette.BLACK
     x = left + (box_w - _glyph_width(digit, font) + 1) // 2
     y = top + (box_h - font.height + 1) // 2
-    for dx, column in enumerate(font.glyphs[ord(digit)]):
-        for row in range(font.height):
-            if column >> (font.top + row) & 1 and 0 <= y + row < top + box_h:
-                pen.image.putpixel((x + dx, y + row), ink)
+    glyph = strip(((digit, ink),), font)
+    rows = min(font.height, top + box_h - y)  # cut at the bottom of the box
+    if rows > 0:
+        window = (0, 0, glyph.width, rows)
+        pen.image.paste(glyph.image.crop(window), (x, y), glyph.mask.crop(window))
 
 
 # ---- text areas -----------------------------------------------------------------------------
@@ -291,6 +307,22 @@ def _draw_text_area(
 
 
 # ---- the mini-map ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def _grid(layout: str, cells: tuple[str, ...]) -> BoardGrid:
+    """:func:`~companion.display.geometry.board_grid`, computed once per board: ``cells`` are
+    the names of its cells."""
+    return board_grid(layout, cells)
+
+
+@lru_cache(maxsize=16)
+def _map_geometry(layout: str, cells: tuple[str, ...], width: int, height: int
+                  ) -> tuple[BoardGrid, int]:
+    """The grid of ``layout`` made of ``cells`` (names) and its cell size in pixels on a
+    ``width`` x ``height`` matrix (:func:`_cell_size`), computed once per board and matrix."""
+    grid = _grid(layout, cells)
+    return grid, _cell_size(grid, width, height)
 
 
 def _cell_size(grid: BoardGrid, width: int, height: int) -> int:
@@ -415,28 +447,60 @@ def _background(layout: str, name: str) -> Colour:
 def _draw_board(
     pen: _Pen, screen: Screen, grid: BoardGrid, cell: int, origin: tuple[int, int]
 ) -> None:
-    """Draw every cell of ``grid``: pieces, gardeners with their marks, highlights."""
-    image, frame = pen.image, pen.frame
-    left, top = origin
+    """Draw every cell of ``grid``: pieces, gardeners with their marks, highlights (the board
+    drawn once for each step of its blinking and flashing: :func:`_board`)."""
+    frame = pen.frame
+    flash = ((frame // FLASH) % 2,) if cell == 1 else ()  # gardeners flash at a pixel a cell
+    roles = sorted(set(screen.highlights.values()))
+    phases = tuple((role, palette.blink_phase(role, frame)) for role in roles)
+    board, animated = _board(screen.layout, tuple(screen.cells.items()),
+                             tuple(screen.highlights.items()), cell, flash, phases)
+    pen.image.paste(board, origin)  # the board is drawn first, on black: seams stay black
+    if animated:  # until the next blink of a role or flash of the gardeners, if any
+        periods = [palette.ROLE_PERIODS[role] for role in roles] + [FLASH] * len(flash)
+        pen.moves(min(period - 1 - frame % period for period in periods))
+
+
+@lru_cache(maxsize=32)
+def _board(
+    layout: str,
+    cells: tuple[tuple[str, str], ...],
+    highlights: tuple[tuple[str, str], ...],
+    cell: int,
+    flash: tuple[int, ...],
+    phases: tuple[tuple[str, int], ...],
+) -> tuple[Image.Image, bool]:
+    """The board's image (RGB, its pixel size at ``cell`` pixels a cell) for these ``cells``
+    and ``highlights`` (name-piece and name-role pairs) with the gardeners in ``flash`` phase
+    (``(1,)``: flashed to white; ``()``: not flashing) and each highlight role in its blink
+    phase (:func:`companion.display.palette.blink_phase`); and whether it is animated."""
+    grid = _grid(layout, tuple(name for name, _ in cells))
+    image = Image.new("RGB", grid.pixel_size(cell))
+    pieces, lit, blinking = dict(cells), dict(highlights), dict(phases)
+    animated = False
     block = cell - 1 if cell >= 3 else cell  # a dark seam between big cells
     quarter = max(1, block // 2)
     pixels = image.load() if block == 1 else None  # one pixel a cell: set it, no paste
+
+    def blink(colour: Colour, role: str) -> Colour:
+        return colour if blinking[role] else palette.highlighted(colour, role)
+
     for name, (x2, y) in grid.positions.items():
-        piece = screen.cells.get(name, "")
+        piece = pieces.get(name, "")
         info = parse_piece(piece)
-        main = palette.piece_colour(piece) if piece else _background(screen.layout, name)
+        main = palette.piece_colour(piece) if piece else _background(layout, name)
         mark = palette.gardener_mark(info.player) if info.kind == "martian" else None
         under = palette.piece_colour(info.colour) if mark and info.colour else None
         if mark and pixels is not None:
-            pen.animated = True
-            main = mark if (frame // FLASH) % 2 else main
-        role = screen.highlights.get(name)
+            animated = True
+            main = mark if flash[0] else main
+        role = lit.get(name)
         if role:
-            main = palette.blink(main, role, frame)
-            under = palette.blink(under, role, frame) if under else None
-            mark = palette.blink(mark, role, frame) if mark else None
-            pen.animated = True
-        x, y_px = left + x2 * cell // 2, top + y * cell
+            main = blink(main, role)
+            under = blink(under, role) if under else None
+            mark = blink(mark, role) if mark else None
+            animated = True
+        x, y_px = x2 * cell // 2, y * cell
         if pixels is not None:
             pixels[x, y_px] = main
             continue
@@ -446,6 +510,7 @@ def _draw_board(
                                 y_px + block))
         if mark:
             image.paste(mark, (x, y_px, x + max(1, block // 3), y_px + max(1, block // 3)))
+    return image, animated
 
 
 # ---- the end of the game --------------------------------------------------------------------

@@ -1,8 +1,11 @@
 """Lines of text on the matrix: luma's legacy bitmap fonts, coloured segments, the ticker.
 
-Glyphs come from ``luma.core.legacy`` (``text``/``textsize``, the fonts of
-``luma.core.legacy.font`` made proportional), as in luma's own ``show_message``; this module only
-chooses the font, clips to a box and scrolls.
+Glyphs come from ``luma.core.legacy`` (the fonts of ``luma.core.legacy.font`` made
+proportional), set as luma's legacy ``text`` sets them (a glyph's columns side by side, bit ``j``
+of a column the pixel in row ``j``), as in luma's own ``show_message``; this module only
+chooses the font, clips to a box and scrolls.  A line is measured and set once (a
+:class:`Strip`, remembered for the lines in use); each frame then shows a window of it, so a
+scrolling line costs a crop and a paste a frame, not a glyph look-up per character.
 
 A line is a :class:`Tape` of items (a prompt, a player's score, an extra).  A tape wider than
 its box is a ticker: it rests :data:`HOLD` frames with its start readable, runs left one pixel a
@@ -17,11 +20,10 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
-from luma.core.legacy import text as legacy_text
-from luma.core.legacy import textsize
 from luma.core.legacy.font import CP437_FONT, TINY_FONT, proportional
-from PIL import Image, ImageDraw
+from PIL import Image
 
 from companion.display.palette import TEXT, WHITE, Colour
 
@@ -57,9 +59,10 @@ SMALL = Font(proportional(TINY_FONT), top=1, height=5, arrow=">")
 """luma's 3 x 5 ``TINY_FONT`` (printable ASCII only), for a score line under a mini-map."""
 
 
+@lru_cache(maxsize=1024)
 def plain(text: str) -> str:
     """``text`` folded to printable ASCII (accents dropped, other characters as ``?``), the
-    range every legacy font covers."""
+    range every legacy font covers.  Remembered: the same texts come back on every frame."""
     out = []
     for ch in text:
         base = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode("ascii")
@@ -67,9 +70,60 @@ def plain(text: str) -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=1024)
+def _glyph(ch: str, font: Font) -> bytes:
+    return bytes(font.glyphs[ord(ch)])
+
+
+@lru_cache(maxsize=1024)
+def _columns(chunk: str, font: Font) -> bytes:
+    """The columns of ``chunk`` set in ``font``, a byte each (bit ``j``: the pixel in row
+    ``j``), each glyph's looked up once."""
+    return b"".join(_glyph(ch, font) for ch in chunk)
+
+
 def width(segments: Sequence[Segment], font: Font) -> int:
-    """Width in pixels of ``segments`` set in ``font``."""
-    return sum(textsize(chunk, font.glyphs)[0] for chunk, _ in segments if chunk)
+    """Width in pixels of ``segments`` set in ``font`` (each run of text measured once, then
+    remembered)."""
+    return sum(len(_columns(chunk, font)) for chunk, _ in segments if chunk)
+
+
+@dataclass(frozen=True)
+class Strip:
+    """A line of text set once: ``image`` (RGB, the line's width in pixels x the glyph rows of
+    its font from ``Font.top`` down) and ``mask`` (mode ``"1"``, the lit pixels of ``image``),
+    to paste windows of over what is drawn already."""
+
+    image: Image.Image
+    mask: Image.Image
+
+    @property
+    def width(self) -> int:
+        """The line's width in pixels."""
+        return self.image.width
+
+
+@lru_cache(maxsize=64)
+def strip(segments: tuple[Segment, ...], font: Font, mono: bool = False) -> Strip:
+    """``segments`` set in ``font`` (every one white with ``mono``), remembered for the lines
+    in use: a frame of a ticker is then a window of the same strip.  An empty line is a strip
+    of width 0."""
+    columns = [_columns(chunk, font) for chunk, _ in segments]
+    total = sum(len(c) for c in columns)
+    image = Image.new("RGB", (total, 8 - font.top))  # a legacy glyph column has 8 rows
+    if not total:
+        return Strip(image, Image.new("1", image.size))
+    # a byte a column as the rows of an 8-pixel-wide image (bit 7 at the left), turned a
+    # quarter left: column x, row j
+    bits = Image.frombytes("1", (8, total), b"".join(columns))
+    mask = bits.transpose(Image.Transpose.ROTATE_90).crop((0, font.top, total, 8))
+    x = 0
+    for chunk, (_, colour) in zip(columns, segments, strict=True):
+        if chunk:
+            window = (x, 0, x + len(chunk), image.height)
+            image.paste(WHITE if mono else colour, window, mask.crop(window))
+            x += len(chunk)
+    return Strip(image, mask)
 
 
 @dataclass(frozen=True)
@@ -203,24 +257,19 @@ def draw_tape(
     come round (:func:`cycle`), 0 when it stands still.
     """
     left, top, box_w, box_h = box
-    segments = tape.segments()
-    total = width(segments, font)
+    line = strip(tuple(tape.segments()), font, mono)
+    total = line.width
     if total == 0 or box_w <= 0:
         return 0
-    strip = image.crop((left, top, left + box_w, top + box_h))
-    draw = ImageDraw.Draw(strip)
-    y = -font.top
     if total <= box_w:
         starts = [(box_w - total) // 2 if centre else 0]
     else:
         offset = offset_at(total, phase)
         starts = [-offset, total + GAP - offset]
+    rows = min(box_h, line.image.height)
     for x in starts:
-        for chunk, colour in segments:
-            for ch in chunk:
-                advance = textsize(ch, font.glyphs)[0]
-                if x + advance > 0 and x < box_w:
-                    legacy_text(draw, (x, y), ch, fill=WHITE if mono else colour, font=font.glyphs)
-                x += advance
-    image.paste(strip, (left, top))
+        first, last = max(0, -x), min(total, box_w - x)  # the columns of the line in the box
+        if first < last and rows > 0:
+            window = (first, 0, last, rows)
+            image.paste(line.image.crop(window), (left + x + first, top), line.mask.crop(window))
     return cycle(total) if total > box_w else 0
