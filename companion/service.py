@@ -787,13 +787,20 @@ def _open_web(service: Service, listen: str, stack: ExitStack) -> None:
         raise ConfigError(f"[web] listen is set but the web page cannot be served: "
                           f"{(error.name or 'tornado').split('.')[0]} is not installed "
                           f"({WEB_INSTALL})") from None
+    journals = None if service.journal_error or service.config is None else Path(
+        service.config.journal.directory)
     view = WebView(listen, title=f"Gardens of {service.referee.rules.name.capitalize()}",
-                   events=service.events, clock=service.clock)
+                   events=service.events, clock=service.clock, journals=journals)
     stack.callback(view.close)
     service.web = view
     service.commit_listeners.append(view.commit)
-    service.screen_listeners.append(
-        lambda screen: view.publish(screen, service.board, service.referee.steps_committed))
+
+    def publish(screen: Any) -> None:
+        referee = service.referee
+        view.publish(screen, service.board, referee.steps_committed,
+                     (referee.rules, referee.layout_name, tuple(referee.history), referee.state))
+
+    service.screen_listeners.append(publish)
     log.info("live page: %s", view.address)
 
 

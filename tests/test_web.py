@@ -385,3 +385,69 @@ def test_the_game_record_page_steps_through_a_journal_both_ways(
         forward.click()
         assert read_page(browser)["cells"] == dict(rules.board(moments[at].state))
     screenshots(browser, "record")
+
+
+def test_the_live_page_steps_through_the_game_so_far_and_opens_a_finished_game(
+    browser: Any, tmp_path: Path
+) -> None:
+    """Back and Next on the live page show the positions of the referee's history, on that
+    page alone: the table's next state waits until Live; a finished journal of the folder
+    opens from the list."""
+    import random
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+    from test_replay import _game
+
+    from companion.replay import read_game
+    from companion.sim.players import choose_step
+    from companion.web.server import WebView
+
+    rules = load("mars").RULES
+    state = rules.new_game(2, 7, {})
+    rng = random.Random(7)
+    history: list[tuple[Any, Any]] = []
+    for _ in range(6):
+        step = choose_step(rules, state, rng)
+        history.append((state, step))
+        state = rules.apply(state, step)
+    positions = [before for before, _ in history] + [state]
+    finished = _game(tmp_path, seed=4)
+    view = WebView("127.0.0.1:0", journals=tmp_path)
+    try:
+        live = Screen("mars", "mars", rules.board(state), message="P1: your turn", to_move=1)
+        view.publish(live, "up", len(history), (rules, "mars", tuple(history), state))
+        browser.get(view.address)
+        assert wait_for_seq(browser, 1)["message"] == "P1: your turn"
+        back = browser.find_element(By.CSS_SELECTOR, '[data-go="back"]')
+        forward = browser.find_element(By.CSS_SELECTOR, '[data-go="next"]')
+        until = WebDriverWait(browser, WAIT_S, poll_frequency=0.05).until
+
+        def at(n: int) -> dict[str, Any]:
+            until(lambda _: browser.execute_script("return document.body.dataset.at") == str(n))
+            return read_page(browser)
+
+        for n in range(len(positions) - 2, -1, -1):
+            back.click()
+            assert at(n)["cells"] == dict(rules.board(positions[n])), n
+        view.publish(replace(live, message="the table goes on"), "up", len(history))
+        for n in (1, 2, 3):
+            forward.click()
+            assert at(n)["cells"] == dict(rules.board(positions[n])), n
+        assert read_page(browser)["message"] != "the table goes on"  # stepping is local
+        browser.find_element(By.ID, "live").click()
+        until(lambda _: read_page(browser)["message"] == "the table goes on")
+        assert read_page(browser)["cells"] == dict(rules.board(state))
+
+        browser.find_element(By.CSS_SELECTOR, "#games summary").click()
+        until(lambda _: browser.find_elements(By.CSS_SELECTOR, "[data-journal]"))
+        browser.find_element(By.CSS_SELECTOR, f'[data-journal="{finished.name}"]').click()
+        _, enceladus, moments = read_game(finished)
+        page = at(len(moments) - 1)
+        assert page["cells"] == dict(enceladus.board(moments[-1].state))
+        assert page["over"] == "true"
+        back.click()
+        assert at(len(moments) - 2)["cells"] == dict(enceladus.board(moments[-2].state))
+        screenshots(browser, "live-record")
+    finally:
+        view.close()

@@ -326,3 +326,33 @@ def test_web_without_tornado_installed_is_a_config_error_naming_the_extra(
         "[web] listen is set but the web page cannot be served: tornado is not installed "
         "(pip install 'gardens-companion[web]')")
     assert list(tmp_path.glob("*.jsonl")) == []  # no journal of a game that never began
+
+
+def test_only_the_finished_games_listed_open_and_any_other_name_is_refused(
+    tmp_path: Path, view: WebView
+) -> None:
+    from test_replay import _game
+
+    from companion.replay import read_game
+
+    finished = _game(tmp_path, seed=4)
+    unfinished = _game(tmp_path, steps=5, seed=5)
+    (tmp_path / "notes.txt").write_text("not a journal")
+    web = WebView("127.0.0.1:0", journals=tmp_path)
+    try:
+        status, text = get(web, "/journals")
+        assert status == 200 and json.loads(text) == {"journals": [finished.name]}
+        status, text = get(web, f"/journals/{finished.name}")
+        game = json.loads(text)
+        _, rules, moments = read_game(finished)
+        assert status == 200 and game["name"] == finished.name
+        assert [p["board"] for p in game["positions"]] == [
+            board_svg(Screen("enceladus", "enceladus", rules.board(m.state))) for m in moments]
+        for name in (unfinished.name, "notes.txt", "..%2Fnotes.txt", "%2E%2E",
+                     f"..%2F{tmp_path.name}%2F{finished.name}", "%2Fetc%2Fpasswd"):
+            status, text = get(web, f"/journals/{name}")
+            assert status == 404 and "No such" in text and "Traceback" not in text, name
+    finally:
+        web.close()
+    assert get(view, "/journals") == (200, '{"journals": []}')  # no journal folder
+    assert get(view, f"/journals/{finished.name}")[0] == 404

@@ -22,6 +22,13 @@ it the page is read-only.  A press becomes exactly what a button makes: a
 :class:`~companion.events.Button` press and release on the daemon's one event queue.  After
 :data:`MAX_WRONG_PINS` wrong PINs in a row every press is refused for :data:`LOCKOUT_S`
 seconds (four digits are few).
+
+The game record, read-only and local to each page (stepping never changes the game):
+``GET /record`` is the game so far (every position of the referee's history, drawn as the
+record page draws a journal: :func:`companion.web.page.record`), ``GET /journals`` the names
+of the finished games in the journal folder (newest first, at most :data:`MAX_JOURNALS`) and
+``GET /journals/<name>`` one of them; any name the list does not hold is a 404, so no path
+from a request ever reaches the file system.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import tornado.httpserver
@@ -45,9 +53,11 @@ import tornado.iostream
 import tornado.netutil
 import tornado.web
 
-from companion.errors import ConfigError
+from companion import journal
+from companion.errors import ConfigError, JournalError
 from companion.events import Button, Event
-from companion.web.page import PIN_EXTRA, chart_svg, page_html, snapshot
+from companion.replay import history_moments, layout_of, read_game, screens
+from companion.web.page import PIN_EXTRA, chart_svg, page_html, record, snapshot
 
 log = logging.getLogger("companion.web")
 
@@ -67,6 +77,13 @@ BUTTONS = ("ok", "select", "undo")
 """The buttons the page can press."""
 MAX_WRONG_PINS = 5
 LOCKOUT_S = 60.0
+MAX_JOURNALS = 100
+"""Finished games the page lists, the newest first."""
+
+
+Played = tuple[Any, str, tuple[tuple[Any, Any], ...], Any]
+"""A game so far: its rules core, board layout, the referee's ``(state_before, step)``
+history and the position after it."""
 
 
 def parse_listen(listen: str) -> tuple[str, int]:
@@ -162,6 +179,30 @@ class _Press(_Base):
         self.finish({"pressed": button})
 
 
+class _GameSoFar(_Base):
+    def get(self) -> None:
+        self.set_header("Cache-Control", "no-cache")
+        self.finish(self.view.game_so_far())
+
+
+class _Journals(_Base):
+    def get(self) -> None:
+        self.set_header("Cache-Control", "no-cache")
+        self.finish({"journals": self.view.finished_journals()})
+
+
+class _Journal(_Base):
+    def get(self, name: str) -> None:
+        if name not in self.view.finished_journals():
+            raise tornado.web.HTTPError(404, reason="No such finished game")
+        try:
+            game = self.view.finished_game(name)
+        except JournalError as error:
+            raise tornado.web.HTTPError(500, reason=f"This game cannot be read: {error}"
+                                        ) from None
+        self.finish(game)
+
+
 class _Server(tornado.httpserver.HTTPServer):
     """Tornado's server with a bound on the connections it keeps."""
 
@@ -178,14 +219,16 @@ class WebView:
 
     ``title``: the page's heading.  ``events``: the daemon's event queue, where the page's
     presses go (``None``: the page is read-only); ``clock``: the daemon's clock, for their
-    time stamps; ``pin``: the control PIN (drawn when not given), :attr:`pin`.  Raises
+    time stamps; ``pin``: the control PIN (drawn when not given), :attr:`pin`;
+    ``journals``: the journal folder whose finished games the page lists (``None``: none).  Raises
     :class:`ConfigError` when the address cannot be listened on (in use, not an address of
     this machine), before any thread starts.
     """
 
     def __init__(self, listen: str, *, title: str = "Gardens Companion",
                  events: queue.Queue[Event] | None = None,
-                 clock: Callable[[], float] = time.monotonic, pin: str = "") -> None:
+                 clock: Callable[[], float] = time.monotonic, pin: str = "",
+                 journals: Path | None = None) -> None:
         host, port = parse_listen(listen)
         try:
             self._sockets = tornado.netutil.bind_sockets(port, host or None,
@@ -208,6 +251,8 @@ class WebView:
         """The PIN that lets the page press the buttons, shown on the matrix."""
         self._events = events
         self._clock = clock
+        self._journals = journals
+        self._played: Played | None = None
         self._wrong = 0
         self._locked_until = 0.0
         self.streams: set[_Events] = set()
@@ -224,11 +269,15 @@ class WebView:
         self._started.wait(5.0)
 
     # ------------------------------------------------------------------ the referee's side
-    def publish(self, screen: Any, link: str = "waiting", steps: int = 0) -> None:
+    def publish(self, screen: Any, link: str = "waiting", steps: int = 0,
+                played: Played | None = None) -> None:
         """Make ``screen`` (a :class:`~companion.display.screen.Screen`) the page's state,
         with the board link's state and the steps committed (fewer than before: steps were
-        taken back).  Never blocks, draws nothing: the server's loop draws it if a page is
-        open."""
+        taken back), and ``played``, the game so far for ``GET /record`` (kept as it is:
+        nothing in it may change afterwards).  Never blocks, draws nothing: the server's
+        loop draws it if a page is open."""
+        if played is not None:
+            self._played = played
         del self._steps[steps:]
         self._scores[steps:] = [tuple(screen.scores)]
         seq = self._latest[0] + 1
@@ -286,6 +335,39 @@ class WebView:
             self._rendered = (seq, json.dumps(data, separators=(",", ":")))
         return self._rendered
 
+    def game_so_far(self) -> dict[str, Any]:
+        """The game so far as the page steps through it (:func:`companion.web.page.record`;
+        no position before the first publish with ``played``)."""
+        if self._played is None:
+            return {"positions": [], "chart": ""}
+        rules, layout, history, state = self._played
+        moments = history_moments(rules, history, state)
+        return record(screens(layout, rules, moments), [m.step for m in moments])
+
+    def finished_journals(self) -> list[str]:
+        """The names of the journals in the journal folder whose game has ended, the newest
+        first (at most :data:`MAX_JOURNALS`); journals that cannot be read are left out."""
+        if self._journals is None or not self._journals.is_dir():
+            return []
+        names = []
+        for path in sorted(self._journals.glob("*.jsonl"), reverse=True):
+            try:
+                if journal.read(path).over is not None:
+                    names.append(path.name)
+            except JournalError:
+                continue
+            if len(names) == MAX_JOURNALS:
+                break
+        return names
+
+    def finished_game(self, name: str) -> dict[str, Any]:
+        """The finished game of journal ``name`` (one :meth:`finished_journals` lists) as the
+        page steps through it.  Raises :class:`JournalError` when it cannot be replayed."""
+        assert self._journals is not None
+        found, rules, moments = read_game(self._journals / name)
+        return {**record(screens(layout_of(found, rules), rules, moments),
+                         [m.step for m in moments]), "name": name}
+
     def _changed(self) -> None:
         self._wake_pending = False
         for stream in self.streams:
@@ -298,7 +380,9 @@ class WebView:
         asyncio.set_event_loop(self._loop)
         app = tornado.web.Application(
             [(r"/", _Page, {"view": self}), (r"/events", _Events, {"view": self}),
-             (r"/press", _Press, {"view": self})],
+             (r"/press", _Press, {"view": self}), (r"/record", _GameSoFar, {"view": self}),
+             (r"/journals", _Journals, {"view": self}),
+             (r"/journals/([^/]+)", _Journal, {"view": self})],
             default_handler_class=_NotFound, default_handler_args={"view": self},
             log_function=_log_request, compress_response=False,
         )
