@@ -451,3 +451,62 @@ def test_the_live_page_steps_through_the_game_so_far_and_opens_a_finished_game(
         screenshots(browser, "live-record")
     finally:
         view.close()
+
+
+def test_a_new_game_of_three_started_on_the_page_is_on_the_matrix_and_the_page(
+    browser: Any, tmp_path: Path, pin_factory: Any
+) -> None:
+    """The daemon as ``companion run`` builds it, ``[web] listen`` on: the page's New game
+    with the matrix's PIN reaches it as an event and the 3-player game is set up on the
+    matrix, on the page and in a new journal; an option the rules core refuses is said in
+    its words and starts nothing."""
+    from conftest import DaemonThread
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    from companion import journal
+    from companion.config import load_config
+    from companion.notify import Notifier
+    from companion.service import build
+
+    path = tmp_path / "companion.toml"
+    path.write_text(f'[game]\nname = "mars"\nseed = 5\n[board]\nport = "loop://"\n'
+                    f'[journal]\ndirectory = "{tmp_path}"\nfsync = false\n'
+                    '[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\n'
+                    '[web]\nlisten = "127.0.0.1:0"\n')
+    stack = ExitStack()
+    service = build(load_config(path), stack, pin_factory=pin_factory, notifier=Notifier())
+    daemon = DaemonThread(service, stack)
+    daemon.start()
+    try:
+        assert daemon.wait(lambda: service.last_screen is not None)
+        assert len(service.last_screen.scores) == 2
+        browser.get(service.web.address)
+        until = WebDriverWait(browser, WAIT_S, poll_frequency=0.05).until
+        until(lambda _: browser.find_element(By.ID, "new-game").is_displayed())
+        browser.find_element(By.CSS_SELECTOR, "#new-game summary").click()
+        assert "built for this game alone" in browser.find_element(By.ID, "new-game-for").text
+        browser.find_element(By.ID, "pin").send_keys(service.web.pin)
+        players = browser.find_element(By.ID, "new-players")
+        players.clear()
+        players.send_keys("3")
+        said = browser.find_element(By.ID, "new-said")
+        score = browser.find_element(By.CSS_SELECTOR, '[data-option="plant_score"]')
+        score.clear()
+        score.send_keys("biggest")
+        browser.find_element(By.ID, "new-start").click()
+        until(lambda _: said.text)
+        assert said.text == ("Option 'plant_score' must be 'group_size' or 'connected_only', "
+                             "not 'biggest'.")
+        assert said.get_attribute("data-refused") == "true" and service.games == 0
+        score.clear()
+        score.send_keys("group_size")
+        browser.find_element(By.ID, "new-start").click()
+        until(lambda _: said.text == "new game started")
+        assert daemon.wait(lambda: len(service.referee.rules.status(service.referee.state)) == 3)
+        assert daemon.wait(lambda: len(service.last_screen.scores) == 3)  # on the matrix
+        until(lambda _: len(read_page(browser)["players"]) == 3)  # and on the page
+        assert service.journal is not None and journal.read(
+            service.journal.path).header["players"] == 3
+    finally:
+        daemon.stop()

@@ -23,6 +23,13 @@ it the page is read-only.  A press becomes exactly what a button makes: a
 :data:`MAX_WRONG_PINS` wrong PINs in a row every press is refused for :data:`LOCKOUT_S`
 seconds (four digits are few).
 
+A new game from the page (``GET /game``: the form, :class:`companion.web.newgame.Choices`;
+``POST /new``, JSON ``{"pin": ..., "players": 3, "seed": 0, "options": {...}, "end": false}``),
+behind the same PIN: a choice the rules core refuses is answered 400 with its sentence; while
+a game is in progress (a step made, no ranking yet) it is refused 409 unless ``end`` confirms
+that it is to be ended; else it becomes a :class:`~companion.events.StartGame` on the event
+queue, and the daemon starts it as OK after the end starts the next game.
+
 The game record, read-only and local to each page (stepping never changes the game):
 ``GET /record`` is the game so far (every position of the referee's history, drawn as the
 record page draws a journal: :func:`companion.web.page.record`), ``GET /journals`` the names
@@ -54,9 +61,10 @@ import tornado.netutil
 import tornado.web
 
 from companion import journal
-from companion.errors import ConfigError, JournalError
-from companion.events import Button, Event
+from companion.errors import CompanionError, ConfigError, JournalError
+from companion.events import Button, Event, StartGame
 from companion.replay import history_moments, layout_of, read_game, screens
+from companion.web.newgame import Choices
 from companion.web.page import PIN_EXTRA, chart_svg, page_html, record, snapshot
 
 log = logging.getLogger("companion.web")
@@ -173,10 +181,37 @@ class _Press(_Base):
                 400, reason='A press is JSON: {"pin": "1234", "button": "ok"}') from None
         if button not in BUTTONS or not isinstance(pin, str):
             raise tornado.web.HTTPError(400, reason=f"The buttons are {', '.join(BUTTONS)}")
-        refusal = self.view.press(pin, button)
+        refusal = self.view.allowed(pin, f"a press of {button}")
         if refusal:
             raise tornado.web.HTTPError(403, reason=refusal)
+        self.view.press(button)
         self.finish({"pressed": button})
+
+
+class _Form(_Base):
+    def get(self) -> None:
+        if self.view.choices is None:
+            raise tornado.web.HTTPError(404, reason="This page cannot start games")
+        self.finish(self.view.choices.describe())
+
+
+class _NewGame(_Base):
+    """A new game asked from the page: the PIN, the choices, the confirmation, then the
+    event on the queue."""
+
+    def post(self) -> None:
+        try:
+            asked = json.loads(self.request.body)
+            pin = asked["pin"]
+            chosen = (asked["players"], asked.get("seed", 0), asked.get("options", {}))
+        except (ValueError, TypeError, KeyError):
+            raise tornado.web.HTTPError(
+                400, reason='A new game is JSON: {"pin": "1234", "players": 3}') from None
+        if not isinstance(pin, str):
+            raise tornado.web.HTTPError(400, reason="The PIN is text")
+        status, refusal = self.view.start(pin, *chosen, end=asked.get("end") is True)
+        self.set_status(status)  # the sentence in the body: a rules core's may be any text
+        self.finish({"refused": refusal} if refusal else {"started": True})
 
 
 class _GameSoFar(_Base):
@@ -220,7 +255,8 @@ class WebView:
     ``title``: the page's heading.  ``events``: the daemon's event queue, where the page's
     presses go (``None``: the page is read-only); ``clock``: the daemon's clock, for their
     time stamps; ``pin``: the control PIN (drawn when not given), :attr:`pin`;
-    ``journals``: the journal folder whose finished games the page lists (``None``: none).  Raises
+    ``journals``: the journal folder whose finished games the page lists (``None``: none);
+    ``choices``: what a new game started from the page may be (``None``: it cannot).  Raises
     :class:`ConfigError` when the address cannot be listened on (in use, not an address of
     this machine), before any thread starts.
     """
@@ -228,7 +264,7 @@ class WebView:
     def __init__(self, listen: str, *, title: str = "Gardens Companion",
                  events: queue.Queue[Event] | None = None,
                  clock: Callable[[], float] = time.monotonic, pin: str = "",
-                 journals: Path | None = None) -> None:
+                 journals: Path | None = None, choices: Choices | None = None) -> None:
         host, port = parse_listen(listen)
         try:
             self._sockets = tornado.netutil.bind_sockets(port, host or None,
@@ -252,6 +288,7 @@ class WebView:
         self._events = events
         self._clock = clock
         self._journals = journals
+        self.choices = choices if events is not None else None
         self._played: Played | None = None
         self._wrong = 0
         self._locked_until = 0.0
@@ -299,9 +336,9 @@ class WebView:
             return screen
         return replace(screen, extra={**screen.extra, PIN_EXTRA: f"PIN {self.pin}"})
 
-    def press(self, pin: str, button: str) -> str:
-        """Press ``button`` (one of :data:`BUTTONS`) for a page that gave ``pin``: its press
-        and release go on the event queue.  Returns ``""``, or why it is refused."""
+    def allowed(self, pin: str, what: str) -> str:
+        """``""`` when a page that gave ``pin`` may control the table, else why not (``what``
+        it asked, for the log: ``"a press of ok"``)."""
         now = self._clock()
         if self._events is None:
             return "This page is read-only"
@@ -311,12 +348,42 @@ class WebView:
             self._wrong += 1
             if self._wrong >= MAX_WRONG_PINS:
                 self._wrong, self._locked_until = 0, now + LOCKOUT_S
-            log.warning("a press of %s from the page was refused: wrong PIN", button)
+            log.warning("%s from the page was refused: wrong PIN", what)
             return "Wrong PIN: the matrix shows it"
         self._wrong = 0
+        return ""
+
+    def press(self, button: str) -> None:
+        """Press ``button`` (one of :data:`BUTTONS`; the page :meth:`allowed`): its press and
+        release go on the event queue."""
+        assert self._events is not None
+        now = self._clock()
         self._events.put(Button(now, name=button, pressed=True))
         self._events.put(Button(now, name=button, pressed=False))
-        return ""
+
+    def start(self, pin: str, players: Any, seed: Any, options: Any, *,
+              end: bool = False) -> tuple[int, str]:
+        """Start a new game of ``players`` with ``seed`` and ``options`` (checked by
+        :meth:`Choices.choose`) for a page that gave ``pin``, ending the game in progress
+        only when ``end``: a :class:`StartGame` on the event queue.  Returns ``(200, "")``,
+        or the HTTP status and the sentence of the refusal."""
+        if self.choices is None:
+            return 403, "This page cannot start games"
+        refusal = self.allowed(pin, "a new game")
+        if refusal:
+            return 403, refusal
+        try:
+            players, seed, options = self.choices.choose(players, seed, options)
+        except CompanionError as error:
+            return 400, str(error)
+        screen, steps = self._latest[1], self._latest[3]
+        if steps and screen is not None and not screen.ranking and not end:
+            return 409, (f"A game is in progress ({steps} steps): confirm that it ends to "
+                         "start the new one")
+        assert self._events is not None
+        self._events.put(StartGame(self._clock(), players=players, seed=seed, options=options))
+        log.info("a new game of %d players was asked from the page", players)
+        return 200, ""
 
     def close(self) -> None:
         """Stop serving and close every connection; waits for the thread up to 5 s."""
@@ -382,7 +449,8 @@ class WebView:
             [(r"/", _Page, {"view": self}), (r"/events", _Events, {"view": self}),
              (r"/press", _Press, {"view": self}), (r"/record", _GameSoFar, {"view": self}),
              (r"/journals", _Journals, {"view": self}),
-             (r"/journals/([^/]+)", _Journal, {"view": self})],
+             (r"/journals/([^/]+)", _Journal, {"view": self}),
+             (r"/game", _Form, {"view": self}), (r"/new", _NewGame, {"view": self})],
             default_handler_class=_NotFound, default_handler_args={"view": self},
             log_function=_log_request, compress_response=False,
         )

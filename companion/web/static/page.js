@@ -196,6 +196,66 @@
     });
   }
 
+  // A new game of the game this board is built for, behind the same PIN; one in progress
+  // is ended only once the box saying so is ticked.
+  (async () => {
+    const answer = await fetch("game").catch(() => null);
+    if (!answer || !answer.ok) return;
+    const form = await answer.json();
+    const name = form.game.charAt(0).toUpperCase() + form.game.slice(1);
+    $("new-game-for").textContent = "Gardens of " + name +
+      ": the board is built for this game alone.";
+    $("new-players").value = form.players;
+    $("new-seed").value = form.seed;
+    $("new-options").replaceChildren(...form.options.map(([option, value]) => {
+      const label = cell(option.replaceAll("_", " ") + " ", "label");
+      const input = document.createElement("input");
+      input.dataset.option = option;
+      input.dataset.kind = typeof value;
+      if (typeof value === "boolean") {
+        input.type = "checkbox";
+        input.checked = value;
+      } else {
+        input.type = typeof value === "number" ? "number" : "text";
+        input.value = value;
+      }
+      label.append(input);
+      return label;
+    }));
+    $("new-game").hidden = false;
+  })();
+  $("new-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const options = {};
+    for (const input of document.querySelectorAll("#new-options [data-option]")) {
+      const kind = input.dataset.kind;
+      options[input.dataset.option] = kind === "boolean" ? input.checked
+        : kind === "number" ? Number(input.value) : input.value;
+    }
+    const said = $("new-said");
+    let words, refused = true;
+    try {
+      const answer = await fetch("new", {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ pin: pin.value, players: Number($("new-players").value),
+                               seed: Number($("new-seed").value || 0), options,
+                               end: $("new-end").checked }),
+      });
+      const reply = await answer.json().catch(() => ({ refused: answer.statusText }));
+      refused = !answer.ok;
+      words = answer.ok ? "new game started" : reply.refused;
+      if (answer.status === 409) $("new-end-label").hidden = false;
+      if (answer.ok) {
+        $("new-end").checked = false;
+        $("new-end-label").hidden = true;
+      }
+    } catch (error) {
+      words = "not sent: the connection is lost";
+    }
+    said.dataset.refused = refused;
+    said.textContent = words;
+  });
+
   const source = new EventSource("events");
   source.onopen = () => connection("open", "live");
   // EventSource reconnects by itself; the first event after it is the whole table again.
