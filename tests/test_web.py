@@ -510,3 +510,45 @@ def test_a_new_game_of_three_started_on_the_page_is_on_the_matrix_and_the_page(
             service.journal.path).header["players"] == 3
     finally:
         daemon.stop()
+
+
+def test_a_game_in_progress_is_ended_from_the_page_only_once_confirmed(browser: Any) -> None:
+    import queue
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    from companion.config import GameConfig
+    from companion.events import StartGame
+    from companion.web.newgame import Choices
+    from companion.web.server import WebView
+
+    events: queue.Queue[Any] = queue.Queue()
+    view = WebView("127.0.0.1:0", events=events, pin="1357",
+                   choices=Choices(GameConfig(name="uranus")))
+    try:
+        cells = {"0,0": "", "1,0": "red"}
+        view.publish(Screen("uranus", "uranus-hexagonal", cells, message="P2: your turn",
+                            to_move=2), "up", 4)
+        browser.get(view.address)
+        until = WebDriverWait(browser, WAIT_S, poll_frequency=0.05).until
+        until(lambda _: browser.find_element(By.ID, "new-game").is_displayed())
+        browser.find_element(By.CSS_SELECTOR, "#new-game summary").click()
+        options = browser.find_elements(By.CSS_SELECTOR, "#new-options [data-option]")
+        assert [o.get_attribute("data-option") for o in options] == ["triangle_points"]
+        field = browser.find_element(By.ID, "pin")
+        field.clear()
+        field.send_keys("1357")
+        said = browser.find_element(By.ID, "new-said")
+        browser.find_element(By.ID, "new-start").click()
+        until(lambda _: said.text)
+        assert said.text.startswith("A game is in progress (4 steps)") and events.empty()
+        end = browser.find_element(By.ID, "new-end")
+        assert end.is_displayed() and not end.is_selected()
+        end.click()
+        browser.find_element(By.ID, "new-start").click()
+        until(lambda _: said.text == "new game started")
+        started = events.get(timeout=WAIT_S)
+        assert isinstance(started, StartGame) and started.players == 2
+    finally:
+        view.close()
