@@ -7,6 +7,7 @@ the producer's ``time.monotonic()`` reading in seconds, so a recorded event log 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,18 @@ class Button(Event):
 
     name: str = ""
     pressed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class StartGame(Event):
+    """Start a new game at this table now (the live page's New game, behind its PIN), as OK
+    after the end starts the next one: ``players``, ``seed`` (0 draws one) and ``options``
+    (``[game.options]``, checked by the rules core; what the board fixes, the Uranus board,
+    stays as configured)."""
+
+    players: int = 2
+    seed: int = 0
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

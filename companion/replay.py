@@ -117,11 +117,42 @@ def damage_note(record: journal.GameRecord, moments: Sequence[Moment]) -> str:
             f"{len(moments) - 1}, the rest is left out")
 
 
-def screens(record: journal.GameRecord, rules: GameRules[Any, Any],
+def layout_of(record: journal.GameRecord, rules: GameRules[Any, Any]) -> str:
+    """The board layout a journal was played on (its game's own when it does not say)."""
+    return str(record.header.get("layout", rules.name))
+
+
+def history_moments(rules: GameRules[Any, Any], history: Sequence[tuple[Any, Any]],
+                    state: Any) -> list[Moment]:
+    """Every position of a game in play: ``history`` the referee's ``(state_before, step)``
+    pairs, ``state`` the position after the last of them."""
+    positions = [before for before, _ in history] + [state]
+    moments = [Moment(0, 0, "", positions[0], tuple(rules.status(positions[0])))]
+    for number, ((before, step), after) in enumerate(zip(history, positions[1:], strict=True),
+                                                     1):
+        moments.append(Moment(number, rules.to_move(before), rules.format_step(before, step),
+                              after, tuple(rules.status(after))))
+    return moments
+
+
+def read_game(path: Path) -> tuple[journal.GameRecord, GameRules[Any, Any], list[Moment]]:
+    """The journal at ``path`` read and replayed: its record (checked), its game's rules and
+    every position.  Raises :class:`companion.errors.JournalError` for a journal that cannot
+    be read or replayed."""
+    record = journal.read(path)
+    game = record.header.get("game")
+    if game not in GAMES or "setup" not in record.header:
+        raise JournalError(f"{path.name} names no game this companion knows ({game!r}) or has "
+                           "no setup")
+    rules = load_rules(str(game)).RULES
+    record = record.checked(rules)
+    return record, rules, list(replay_game(record, rules))
+
+
+def screens(layout: str, rules: GameRules[Any, Any],
             moments: Sequence[Moment]) -> list[Screen]:
-    """The matrix's screen at every position: the board, the scores and the step made, after
-    the badge of the player who made it; at the end the ranking."""
-    layout = str(record.header.get("layout", rules.name))
+    """The matrix's screen at every position on the board ``layout``: the board, the scores
+    and the step made, after the badge of the player who made it; at the end the ranking."""
     out = []
     for moment in moments:
         over = rules.outcome(moment.state)
@@ -193,32 +224,26 @@ def replay(path: Path, *, gif: Path | None, width: int = 16, height: int = 16, m
     :class:`companion.errors.JournalError` for a journal that cannot be read or replayed,
     :class:`companion.errors.UsageError` when ``gif`` or ``html`` is the journal itself,
     :class:`companion.errors.OutputFileError` when the GIF or the page cannot be written."""
-    record = journal.read(path)
     for what, out in (("GIF", gif), ("page", html)):
         if out is not None and _same_file(out, path):
             option = "--gif" if what == "GIF" else "--html"
             raise UsageError(f"the {what} would overwrite the journal {path} it is drawn from: "
                              f"give {option} another file name")
-    game = record.header.get("game")
-    if game not in GAMES or "setup" not in record.header:
-        raise JournalError(f"{path.name} names no game this companion knows ({game!r}) or has "
-                           "no setup")
-    rules = load_rules(str(game)).RULES
-    record = record.checked(rules)
-    moments = list(replay_game(record, rules))
+    record, rules, moments = read_game(path)
     if record.damage is not None:
         log.warning("%s is %s", path.name, damage_note(record, moments))
     lines = format_game(record, moments)
+    layout = layout_of(record, rules)
     if gif is not None:
         with replaced(gif, "GIF") as temp:
-            write_gif(screens(record, rules, moments), temp, width=width, height=height,
+            write_gif(screens(layout, rules, moments), temp, width=width, height=height,
                       mode=mode, scale=scale)
         lines.append(f"Matrix animation: {gif}")
     if html is not None:
         from companion.web.page import record_html
 
         title = f"Gardens of {rules.name.capitalize()}: {path.stem}"
-        page = record_html(title, screens(record, rules, moments), [m.step for m in moments])
+        page = record_html(title, screens(layout, rules, moments), [m.step for m in moments])
         with replaced(html, "page") as temp:
             temp.write_text(page, encoding="utf-8")
         lines.append(f"Game record page: {html}")

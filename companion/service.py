@@ -44,7 +44,7 @@ from companion.errors import (
     JournalDamagedError,
     JournalError,
 )
-from companion.events import BoardMessage, Event, LinkState, Stop, Timer
+from companion.events import BoardMessage, Event, LinkState, StartGame, Stop, Timer
 from companion.notify import Notifier
 from companion.referee.effects import (
     Buzz,
@@ -181,7 +181,8 @@ class Service:
         self.last_screen: Any = None
         self.handled = 0
         self.games = 0
-        """Games started after the first (OK after an end)."""
+        """Games started by OK after an end since the configured or chosen game (the next
+        seed counts from its seed)."""
         self.ready = False
         self.board = "waiting"
         """What the service knows of the board: ``waiting``, ``up``, ``down``, ``silent``."""
@@ -265,6 +266,9 @@ class Service:
         self.handled += 1
         if isinstance(event, Reload):
             self._reload(event.path)
+            return
+        if isinstance(event, StartGame):
+            self._new_game(event)
             return
         if isinstance(event, BoardMessage) and self.board != "up":
             self.board = "up"
@@ -523,16 +527,22 @@ class Service:
             if self._plain_screen is not None:
                 self._show(self._plain_screen)
 
-    def _new_game(self) -> None:
-        """The next game at the same table: a new setup (the next seed), a new journal, a new
-        referee with the same settings; the board is asked for a dump, and the matrix shows
-        what to lay out until it matches."""
+    def _new_game(self, chosen: StartGame | None = None) -> None:
+        """The next game at the same table: a new setup (the next seed, or the players,
+        seed and options ``chosen`` on the page, which the games after it keep), a new
+        journal, a new referee with the same settings; the board is asked for a dump, and the
+        matrix shows what to lay out until it matches."""
         if self.config is None:
             return
         old = self.referee
-        self.games += 1
-        seed = self.config.game.seed + self.games if self.config.game.seed else 0
-        config = replace(self.config, game=replace(self.config.game, seed=seed))
+        if chosen is None:
+            self.games += 1
+            seed = self.config.game.seed + self.games if self.config.game.seed else 0
+            config = replace(self.config, game=replace(self.config.game, seed=seed))
+        else:
+            config = replace(self.config, game=replace(
+                self.config.game, players=chosen.players, seed=chosen.seed,
+                options=dict(chosen.options)))
         directory = None if self.journal_error else Path(config.journal.directory)
         try:
             state, journal = new_game(config, old.rules, directory, fsync=config.journal.fsync)
@@ -541,6 +551,8 @@ class Service:
             return
         if self.journal is not None:
             self.journal.close()
+        if chosen is not None:  # the next games count their seeds from the chosen one
+            self.config, self.games = config, 0
         self.journal = journal
         self.outcome = None
         self.timers.clear()
@@ -780,6 +792,7 @@ def _open_web(service: Service, listen: str, stack: ExitStack) -> None:
     """Serve the live page on ``listen``: it follows every screen shown.  Raises
     :class:`ConfigError` when the web extra is not installed or the address is refused."""
     try:
+        from companion.web.newgame import Choices
         from companion.web.server import WebView
     except ImportError as error:
         from companion.web import WEB_INSTALL
@@ -787,13 +800,22 @@ def _open_web(service: Service, listen: str, stack: ExitStack) -> None:
         raise ConfigError(f"[web] listen is set but the web page cannot be served: "
                           f"{(error.name or 'tornado').split('.')[0]} is not installed "
                           f"({WEB_INSTALL})") from None
+    journals = None if service.journal_error or service.config is None else Path(
+        service.config.journal.directory)
+    choices = None if service.config is None else Choices(service.config.game)
     view = WebView(listen, title=f"Gardens of {service.referee.rules.name.capitalize()}",
-                   events=service.events, clock=service.clock)
+                   events=service.events, clock=service.clock, journals=journals,
+                   choices=choices)
     stack.callback(view.close)
     service.web = view
     service.commit_listeners.append(view.commit)
-    service.screen_listeners.append(
-        lambda screen: view.publish(screen, service.board, service.referee.steps_committed))
+
+    def publish(screen: Any) -> None:
+        referee = service.referee
+        view.publish(screen, service.board, referee.steps_committed,
+                     (referee.rules, referee.layout_name, tuple(referee.history), referee.state))
+
+    service.screen_listeners.append(publish)
     log.info("live page: %s", view.address)
 
 

@@ -683,6 +683,27 @@ def test_ok_after_the_end_starts_the_next_game_with_its_own_journal(tmp_path: Pa
     assert json.loads(journal.read_text().splitlines()[0])["seed"] == SEED + 1
 
 
+def test_a_game_chosen_on_the_page_starts_at_once_and_the_next_games_follow_it(
+    tmp_path: Path,
+) -> None:
+    from companion.events import StartGame
+
+    config = Config(game=GameConfig(name="enceladus", seed=SEED),
+                    journal=JournalConfig(directory=str(tmp_path), fsync=False))
+    first = journal_mod.Journal.create(tmp_path, {"game": "enceladus"}, fsync=False)
+    chosen = StartGame(0, players=3, seed=77, options={"mode": "cooperative"})
+    service, _ = _service(Clock(), [(1.0, chosen), (2.0, Stop(0))], config=config,
+                          link=Link(), journal=first)
+    service.run()
+    assert service.referee.state == ENCELADUS.new_game(3, 77, {"mode": "cooperative"})
+    (started,) = set(tmp_path.glob("*.jsonl")) - {first.path}
+    header = json.loads(started.read_text().splitlines()[0])
+    assert (header["players"], header["seed"], header["options"]) == (
+        3, 77, {"mode": "cooperative"})
+    service._new_game()  # OK after its end: the same players, the next seed
+    assert service.referee.state == ENCELADUS.new_game(3, 78, {"mode": "cooperative"})
+
+
 def test_a_journal_folder_that_cannot_be_written_is_said_and_the_game_goes_on(
     tmp_path: Path, pin_factory: Any
 ) -> None:

@@ -385,3 +385,170 @@ def test_the_game_record_page_steps_through_a_journal_both_ways(
         forward.click()
         assert read_page(browser)["cells"] == dict(rules.board(moments[at].state))
     screenshots(browser, "record")
+
+
+def test_the_live_page_steps_through_the_game_so_far_and_opens_a_finished_game(
+    browser: Any, tmp_path: Path
+) -> None:
+    """Back and Next on the live page show the positions of the referee's history, on that
+    page alone: the table's next state waits until Live; a finished journal of the folder
+    opens from the list."""
+    import random
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+    from test_replay import _game
+
+    from companion.replay import read_game
+    from companion.sim.players import choose_step
+    from companion.web.server import WebView
+
+    rules = load("mars").RULES
+    state = rules.new_game(2, 7, {})
+    rng = random.Random(7)
+    history: list[tuple[Any, Any]] = []
+    for _ in range(6):
+        step = choose_step(rules, state, rng)
+        history.append((state, step))
+        state = rules.apply(state, step)
+    positions = [before for before, _ in history] + [state]
+    finished = _game(tmp_path, seed=4)
+    view = WebView("127.0.0.1:0", journals=tmp_path)
+    try:
+        live = Screen("mars", "mars", rules.board(state), message="P1: your turn", to_move=1)
+        view.publish(live, "up", len(history), (rules, "mars", tuple(history), state))
+        browser.get(view.address)
+        assert wait_for_seq(browser, 1)["message"] == "P1: your turn"
+        back = browser.find_element(By.CSS_SELECTOR, '[data-go="back"]')
+        forward = browser.find_element(By.CSS_SELECTOR, '[data-go="next"]')
+        until = WebDriverWait(browser, WAIT_S, poll_frequency=0.05).until
+
+        def at(n: int) -> dict[str, Any]:
+            until(lambda _: browser.execute_script("return document.body.dataset.at") == str(n))
+            return read_page(browser)
+
+        for n in range(len(positions) - 2, -1, -1):
+            back.click()
+            assert at(n)["cells"] == dict(rules.board(positions[n])), n
+        view.publish(replace(live, message="the table goes on"), "up", len(history))
+        for n in (1, 2, 3):
+            forward.click()
+            assert at(n)["cells"] == dict(rules.board(positions[n])), n
+        assert read_page(browser)["message"] != "the table goes on"  # stepping is local
+        browser.find_element(By.ID, "live").click()
+        until(lambda _: read_page(browser)["message"] == "the table goes on")
+        assert read_page(browser)["cells"] == dict(rules.board(state))
+
+        browser.find_element(By.CSS_SELECTOR, "#games summary").click()
+        until(lambda _: browser.find_elements(By.CSS_SELECTOR, "[data-journal]"))
+        browser.find_element(By.CSS_SELECTOR, f'[data-journal="{finished.name}"]').click()
+        _, enceladus, moments = read_game(finished)
+        page = at(len(moments) - 1)
+        assert page["cells"] == dict(enceladus.board(moments[-1].state))
+        assert page["over"] == "true"
+        back.click()
+        assert at(len(moments) - 2)["cells"] == dict(enceladus.board(moments[-2].state))
+        screenshots(browser, "live-record")
+    finally:
+        view.close()
+
+
+def test_a_new_game_of_three_started_on_the_page_is_on_the_matrix_and_the_page(
+    browser: Any, tmp_path: Path, pin_factory: Any
+) -> None:
+    """The daemon as ``companion run`` builds it, ``[web] listen`` on: the page's New game
+    with the matrix's PIN reaches it as an event and the 3-player game is set up on the
+    matrix, on the page and in a new journal; an option the rules core refuses is said in
+    its words and starts nothing."""
+    from conftest import DaemonThread
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    from companion import journal
+    from companion.config import load_config
+    from companion.notify import Notifier
+    from companion.service import build
+
+    path = tmp_path / "companion.toml"
+    path.write_text(f'[game]\nname = "mars"\nseed = 5\n[board]\nport = "loop://"\n'
+                    f'[journal]\ndirectory = "{tmp_path}"\nfsync = false\n'
+                    '[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\n'
+                    '[web]\nlisten = "127.0.0.1:0"\n')
+    stack = ExitStack()
+    service = build(load_config(path), stack, pin_factory=pin_factory, notifier=Notifier())
+    daemon = DaemonThread(service, stack)
+    daemon.start()
+    try:
+        assert daemon.wait(lambda: service.last_screen is not None)
+        assert len(service.last_screen.scores) == 2
+        browser.get(service.web.address)
+        until = WebDriverWait(browser, WAIT_S, poll_frequency=0.05).until
+        until(lambda _: browser.find_element(By.ID, "new-game").is_displayed())
+        browser.find_element(By.CSS_SELECTOR, "#new-game summary").click()
+        assert "built for this game alone" in browser.find_element(By.ID, "new-game-for").text
+        browser.find_element(By.ID, "pin").send_keys(service.web.pin)
+        players = browser.find_element(By.ID, "new-players")
+        players.clear()
+        players.send_keys("3")
+        said = browser.find_element(By.ID, "new-said")
+        score = browser.find_element(By.CSS_SELECTOR, '[data-option="plant_score"]')
+        score.clear()
+        score.send_keys("biggest")
+        browser.find_element(By.ID, "new-start").click()
+        until(lambda _: said.text)
+        assert said.text == ("Option 'plant_score' must be 'group_size' or 'connected_only', "
+                             "not 'biggest'.")
+        assert said.get_attribute("data-refused") == "true" and service.games == 0
+        score.clear()
+        score.send_keys("group_size")
+        browser.find_element(By.ID, "new-start").click()
+        until(lambda _: said.text == "new game started")
+        assert daemon.wait(lambda: len(service.referee.rules.status(service.referee.state)) == 3)
+        assert daemon.wait(lambda: len(service.last_screen.scores) == 3)  # on the matrix
+        until(lambda _: len(read_page(browser)["players"]) == 3)  # and on the page
+        assert service.journal is not None and journal.read(
+            service.journal.path).header["players"] == 3
+    finally:
+        daemon.stop()
+
+
+def test_a_game_in_progress_is_ended_from_the_page_only_once_confirmed(browser: Any) -> None:
+    import queue
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    from companion.config import GameConfig
+    from companion.events import StartGame
+    from companion.web.newgame import Choices
+    from companion.web.server import WebView
+
+    events: queue.Queue[Any] = queue.Queue()
+    view = WebView("127.0.0.1:0", events=events, pin="1357",
+                   choices=Choices(GameConfig(name="uranus")))
+    try:
+        cells = {"0,0": "", "1,0": "red"}
+        view.publish(Screen("uranus", "uranus-hexagonal", cells, message="P2: your turn",
+                            to_move=2), "up", 4)
+        browser.get(view.address)
+        until = WebDriverWait(browser, WAIT_S, poll_frequency=0.05).until
+        until(lambda _: browser.find_element(By.ID, "new-game").is_displayed())
+        browser.find_element(By.CSS_SELECTOR, "#new-game summary").click()
+        options = browser.find_elements(By.CSS_SELECTOR, "#new-options [data-option]")
+        assert [o.get_attribute("data-option") for o in options] == ["triangle_points"]
+        field = browser.find_element(By.ID, "pin")
+        field.clear()
+        field.send_keys("1357")
+        said = browser.find_element(By.ID, "new-said")
+        browser.find_element(By.ID, "new-start").click()
+        until(lambda _: said.text)
+        assert said.text.startswith("A game is in progress (4 steps)") and events.empty()
+        end = browser.find_element(By.ID, "new-end")
+        assert end.is_displayed() and not end.is_selected()
+        end.click()
+        browser.find_element(By.ID, "new-start").click()
+        until(lambda _: said.text == "new game started")
+        started = events.get(timeout=WAIT_S)
+        assert isinstance(started, StartGame) and started.players == 2
+    finally:
+        view.close()

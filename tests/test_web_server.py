@@ -326,3 +326,86 @@ def test_web_without_tornado_installed_is_a_config_error_naming_the_extra(
         "[web] listen is set but the web page cannot be served: tornado is not installed "
         "(pip install 'gardens-companion[web]')")
     assert list(tmp_path.glob("*.jsonl")) == []  # no journal of a game that never began
+
+
+def test_only_the_finished_games_listed_open_and_any_other_name_is_refused(
+    tmp_path: Path, view: WebView
+) -> None:
+    from test_replay import _game
+
+    from companion.replay import read_game
+
+    finished = _game(tmp_path, seed=4)
+    unfinished = _game(tmp_path, steps=5, seed=5)
+    (tmp_path / "notes.txt").write_text("not a journal")
+    web = WebView("127.0.0.1:0", journals=tmp_path)
+    try:
+        status, text = get(web, "/journals")
+        assert status == 200 and json.loads(text) == {"journals": [finished.name]}
+        status, text = get(web, f"/journals/{finished.name}")
+        game = json.loads(text)
+        _, rules, moments = read_game(finished)
+        assert status == 200 and game["name"] == finished.name
+        assert [p["board"] for p in game["positions"]] == [
+            board_svg(Screen("enceladus", "enceladus", rules.board(m.state))) for m in moments]
+        for name in (unfinished.name, "notes.txt", "..%2Fnotes.txt", "%2E%2E",
+                     f"..%2F{tmp_path.name}%2F{finished.name}", "%2Fetc%2Fpasswd"):
+            status, text = get(web, f"/journals/{name}")
+            assert status == 404 and "No such" in text and "Traceback" not in text, name
+    finally:
+        web.close()
+    assert get(view, "/journals") == (200, '{"journals": []}')  # no journal folder
+    assert get(view, f"/journals/{finished.name}")[0] == 404
+
+
+def new(view: WebView, **asked: object) -> tuple[int, str]:
+    """``POST /new``: the status and the page's sentence (``""`` when started)."""
+    with closing(http.client.HTTPConnection("127.0.0.1", port(view), timeout=5)) as conn:
+        conn.request("POST", "/new", body=json.dumps(asked),
+                     headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        return response.status, json.loads(response.read()).get("refused", "")
+
+
+def test_a_new_game_needs_the_pin_a_choice_the_rules_core_takes_and_a_confirmation() -> None:
+    """Refusals are the rules core's own sentences; a game in progress ends only when the
+    page confirms it."""
+    from companion.config import GameConfig
+    from companion.events import StartGame
+    from companion.web.newgame import Choices
+
+    events: queue.Queue[object] = queue.Queue()
+    web = WebView("127.0.0.1:0", events=events, pin="0042",
+                  choices=Choices(GameConfig(name="mars", options={"peaks": 2})))
+    try:
+        status, form = get(web, "/game")
+        described = json.loads(form)
+        assert described["game"] == "mars" and ["peaks", 2] in described["options"]
+        assert ["center_blocks_path", False] in described["options"]  # the core's default
+        assert new(web, pin="1234", players=3) == (403, "Wrong PIN: the matrix shows it")
+        assert new(web, pin="0042", players=3, options={"plant_score": "most"}) == (
+            400, "Option 'plant_score' must be 'group_size' or 'connected_only', not 'most'.")
+        assert new(web, pin="0042", players=7) == (400, "Gardens of Mars is for 2 to 5 players,"
+                                                        " not 7.")
+        assert new(web, pin="0042", players=3, options={"board": "rhombus"}) == (
+            400, "Gardens of Mars on this board has no option 'board'")
+        assert new(web, pin="0042", players="three")[0] == 400
+        assert events.empty()
+        web.publish(screen(), "up", 4)  # a game in progress
+        status, said = new(web, pin="0042", players=3, seed=9, options={"peaks": 1})
+        assert status == 409 and "A game is in progress (4 steps)" in said and events.empty()
+        assert new(web, pin="0042", players=3, seed=9, options={"peaks": 1}, end=True) == (
+            200, "")
+        started = events.get_nowait()
+        assert isinstance(started, StartGame)
+        assert (started.players, started.seed, dict(started.options)) == (3, 9, {"peaks": 1})
+        web.publish(screen(ranking=((1, "20 pts"),)), "up", 30)  # over: no confirmation
+        assert new(web, pin="0042", players=2) == (200, "")
+    finally:
+        web.close()
+    read_only = WebView("127.0.0.1:0", choices=Choices(GameConfig(name="mars")))
+    try:
+        assert get(read_only, "/game")[0] == 404
+        assert new(read_only, pin="", players=3) == (403, "This page cannot start games")
+    finally:
+        read_only.close()

@@ -235,27 +235,34 @@ def chart_svg(scores: list[tuple[tuple[int, str], ...]]) -> str:
     return "".join(parts)
 
 
+def record(screens: list[Screen], steps: list[str]) -> dict[str, Any]:
+    """A game record as the page steps through it, JSON-ready: ``positions``, the
+    :data:`Snapshot` after every step (each with its ``step`` notation), and ``chart``, the
+    score chart; ``screens[i]`` is the position after step ``i`` (0: the setup), ``steps[i]``
+    that step's notation (``""`` for the setup)."""
+    positions = [{**snapshot(screen, seq=i + 1, link="record", steps=i), "step": step}
+                 for i, (screen, step) in enumerate(zip(screens, steps, strict=True))]
+    return {"positions": positions,
+            "chart": chart_svg([tuple(screen.scores) for screen in screens])}
+
+
 def record_html(title: str, screens: list[Screen], steps: list[str]) -> str:
-    """The game record as one self-contained page: ``screens[i]`` is the position after
-    step ``i`` (0: the setup), ``steps[i]`` that step's notation (``""`` for the setup);
-    stepped through forwards and backwards, with the score chart."""
-    snapshots = []
-    for i, (screen, step) in enumerate(zip(screens, steps, strict=True)):
-        snapshots.append({**snapshot(screen, seq=i + 1, link="record", steps=i), "step": step})
-    return page_html(title, initial=snapshots,
-                     chart=chart_svg([tuple(screen.scores) for screen in screens]))
+    """The game record (:func:`record`) as one self-contained page, stepped through forwards
+    and backwards, with the score chart."""
+    return page_html(title, initial=record(screens, steps))
 
 
 def _asset(name: str) -> str:
     return resources.files("companion.web").joinpath("static", name).read_text("utf-8")
 
 
-def page_html(title: str, *, initial: list[Snapshot] | None = None, chart: str = "") -> str:
+def page_html(title: str, *, initial: dict[str, Any] | None = None) -> str:
     """The whole page, its script and style inline (nothing is fetched from elsewhere).
 
     Without ``initial`` the page follows the table live (server-sent events from
-    ``events``); with a list of snapshots (each with its ``step`` notation) it shows them
-    alone, stepped through with its buttons, above ``chart`` (a game record in a file)."""
+    ``events``) and steps through the game so far and the finished games on request; with a
+    :func:`record` it shows that game alone, stepped through with its buttons (a game record
+    in a file)."""
     data = "" if initial is None else json.dumps(initial, separators=(",", ":"))
     # "</" inside a script element would end it: JSON allows the escaped form.
     data = data.replace("</", "<\\/")
@@ -263,5 +270,4 @@ def page_html(title: str, *, initial: list[Snapshot] | None = None, chart: str =
             .replace("{{title}}", html.escape(title))
             .replace("{{style}}", _asset("page.css"))
             .replace("{{script}}", _asset("page.js"))
-            .replace("{{chart}}", chart)
             .replace("{{record}}", data))

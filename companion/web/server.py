@@ -22,6 +22,20 @@ it the page is read-only.  A press becomes exactly what a button makes: a
 :class:`~companion.events.Button` press and release on the daemon's one event queue.  After
 :data:`MAX_WRONG_PINS` wrong PINs in a row every press is refused for :data:`LOCKOUT_S`
 seconds (four digits are few).
+
+A new game from the page (``GET /game``: the form, :class:`companion.web.newgame.Choices`;
+``POST /new``, JSON ``{"pin": ..., "players": 3, "seed": 0, "options": {...}, "end": false}``),
+behind the same PIN: a choice the rules core refuses is answered 400 with its sentence; while
+a game is in progress (a step made, no ranking yet) it is refused 409 unless ``end`` confirms
+that it is to be ended; else it becomes a :class:`~companion.events.StartGame` on the event
+queue, and the daemon starts it as OK after the end starts the next game.
+
+The game record, read-only and local to each page (stepping never changes the game):
+``GET /record`` is the game so far (every position of the referee's history, drawn as the
+record page draws a journal: :func:`companion.web.page.record`), ``GET /journals`` the names
+of the finished games in the journal folder (newest first, at most :data:`MAX_JOURNALS`) and
+``GET /journals/<name>`` one of them; any name the list does not hold is a 404, so no path
+from a request ever reaches the file system.
 """
 
 from __future__ import annotations
@@ -38,6 +52,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import tornado.httpserver
@@ -45,9 +60,12 @@ import tornado.iostream
 import tornado.netutil
 import tornado.web
 
-from companion.errors import ConfigError
-from companion.events import Button, Event
-from companion.web.page import PIN_EXTRA, chart_svg, page_html, snapshot
+from companion import journal
+from companion.errors import CompanionError, ConfigError, JournalError
+from companion.events import Button, Event, StartGame
+from companion.replay import history_moments, layout_of, read_game, screens
+from companion.web.newgame import Choices
+from companion.web.page import PIN_EXTRA, chart_svg, page_html, record, snapshot
 
 log = logging.getLogger("companion.web")
 
@@ -67,6 +85,13 @@ BUTTONS = ("ok", "select", "undo")
 """The buttons the page can press."""
 MAX_WRONG_PINS = 5
 LOCKOUT_S = 60.0
+MAX_JOURNALS = 100
+"""Finished games the page lists, the newest first."""
+
+
+Played = tuple[Any, str, tuple[tuple[Any, Any], ...], Any]
+"""A game so far: its rules core, board layout, the referee's ``(state_before, step)``
+history and the position after it."""
 
 
 def parse_listen(listen: str) -> tuple[str, int]:
@@ -156,10 +181,61 @@ class _Press(_Base):
                 400, reason='A press is JSON: {"pin": "1234", "button": "ok"}') from None
         if button not in BUTTONS or not isinstance(pin, str):
             raise tornado.web.HTTPError(400, reason=f"The buttons are {', '.join(BUTTONS)}")
-        refusal = self.view.press(pin, button)
+        refusal = self.view.allowed(pin, f"a press of {button}")
         if refusal:
             raise tornado.web.HTTPError(403, reason=refusal)
+        self.view.press(button)
         self.finish({"pressed": button})
+
+
+class _Form(_Base):
+    def get(self) -> None:
+        if self.view.choices is None:
+            raise tornado.web.HTTPError(404, reason="This page cannot start games")
+        self.finish(self.view.choices.describe())
+
+
+class _NewGame(_Base):
+    """A new game asked from the page: the PIN, the choices, the confirmation, then the
+    event on the queue."""
+
+    def post(self) -> None:
+        try:
+            asked = json.loads(self.request.body)
+            pin = asked["pin"]
+            chosen = (asked["players"], asked.get("seed", 0), asked.get("options", {}))
+        except (ValueError, TypeError, KeyError):
+            raise tornado.web.HTTPError(
+                400, reason='A new game is JSON: {"pin": "1234", "players": 3}') from None
+        if not isinstance(pin, str):
+            raise tornado.web.HTTPError(400, reason="The PIN is text")
+        status, refusal = self.view.start(pin, *chosen, end=asked.get("end") is True)
+        self.set_status(status)  # the sentence in the body: a rules core's may be any text
+        self.finish({"refused": refusal} if refusal else {"started": True})
+
+
+class _GameSoFar(_Base):
+    def get(self) -> None:
+        self.set_header("Cache-Control", "no-cache")
+        self.finish(self.view.game_so_far())
+
+
+class _Journals(_Base):
+    def get(self) -> None:
+        self.set_header("Cache-Control", "no-cache")
+        self.finish({"journals": self.view.finished_journals()})
+
+
+class _Journal(_Base):
+    def get(self, name: str) -> None:
+        if name not in self.view.finished_journals():
+            raise tornado.web.HTTPError(404, reason="No such finished game")
+        try:
+            game = self.view.finished_game(name)
+        except JournalError as error:
+            raise tornado.web.HTTPError(500, reason=f"This game cannot be read: {error}"
+                                        ) from None
+        self.finish(game)
 
 
 class _Server(tornado.httpserver.HTTPServer):
@@ -178,14 +254,17 @@ class WebView:
 
     ``title``: the page's heading.  ``events``: the daemon's event queue, where the page's
     presses go (``None``: the page is read-only); ``clock``: the daemon's clock, for their
-    time stamps; ``pin``: the control PIN (drawn when not given), :attr:`pin`.  Raises
+    time stamps; ``pin``: the control PIN (drawn when not given), :attr:`pin`;
+    ``journals``: the journal folder whose finished games the page lists (``None``: none);
+    ``choices``: what a new game started from the page may be (``None``: it cannot).  Raises
     :class:`ConfigError` when the address cannot be listened on (in use, not an address of
     this machine), before any thread starts.
     """
 
     def __init__(self, listen: str, *, title: str = "Gardens Companion",
                  events: queue.Queue[Event] | None = None,
-                 clock: Callable[[], float] = time.monotonic, pin: str = "") -> None:
+                 clock: Callable[[], float] = time.monotonic, pin: str = "",
+                 journals: Path | None = None, choices: Choices | None = None) -> None:
         host, port = parse_listen(listen)
         try:
             self._sockets = tornado.netutil.bind_sockets(port, host or None,
@@ -208,6 +287,9 @@ class WebView:
         """The PIN that lets the page press the buttons, shown on the matrix."""
         self._events = events
         self._clock = clock
+        self._journals = journals
+        self.choices = choices if events is not None else None
+        self._played: Played | None = None
         self._wrong = 0
         self._locked_until = 0.0
         self.streams: set[_Events] = set()
@@ -224,11 +306,15 @@ class WebView:
         self._started.wait(5.0)
 
     # ------------------------------------------------------------------ the referee's side
-    def publish(self, screen: Any, link: str = "waiting", steps: int = 0) -> None:
+    def publish(self, screen: Any, link: str = "waiting", steps: int = 0,
+                played: Played | None = None) -> None:
         """Make ``screen`` (a :class:`~companion.display.screen.Screen`) the page's state,
         with the board link's state and the steps committed (fewer than before: steps were
-        taken back).  Never blocks, draws nothing: the server's loop draws it if a page is
-        open."""
+        taken back), and ``played``, the game so far for ``GET /record`` (kept as it is:
+        nothing in it may change afterwards).  Never blocks, draws nothing: the server's
+        loop draws it if a page is open."""
+        if played is not None:
+            self._played = played
         del self._steps[steps:]
         self._scores[steps:] = [tuple(screen.scores)]
         seq = self._latest[0] + 1
@@ -250,9 +336,9 @@ class WebView:
             return screen
         return replace(screen, extra={**screen.extra, PIN_EXTRA: f"PIN {self.pin}"})
 
-    def press(self, pin: str, button: str) -> str:
-        """Press ``button`` (one of :data:`BUTTONS`) for a page that gave ``pin``: its press
-        and release go on the event queue.  Returns ``""``, or why it is refused."""
+    def allowed(self, pin: str, what: str) -> str:
+        """``""`` when a page that gave ``pin`` may control the table, else why not (``what``
+        it asked, for the log: ``"a press of ok"``)."""
         now = self._clock()
         if self._events is None:
             return "This page is read-only"
@@ -262,12 +348,42 @@ class WebView:
             self._wrong += 1
             if self._wrong >= MAX_WRONG_PINS:
                 self._wrong, self._locked_until = 0, now + LOCKOUT_S
-            log.warning("a press of %s from the page was refused: wrong PIN", button)
+            log.warning("%s from the page was refused: wrong PIN", what)
             return "Wrong PIN: the matrix shows it"
         self._wrong = 0
+        return ""
+
+    def press(self, button: str) -> None:
+        """Press ``button`` (one of :data:`BUTTONS`; the page :meth:`allowed`): its press and
+        release go on the event queue."""
+        assert self._events is not None
+        now = self._clock()
         self._events.put(Button(now, name=button, pressed=True))
         self._events.put(Button(now, name=button, pressed=False))
-        return ""
+
+    def start(self, pin: str, players: Any, seed: Any, options: Any, *,
+              end: bool = False) -> tuple[int, str]:
+        """Start a new game of ``players`` with ``seed`` and ``options`` (checked by
+        :meth:`Choices.choose`) for a page that gave ``pin``, ending the game in progress
+        only when ``end``: a :class:`StartGame` on the event queue.  Returns ``(200, "")``,
+        or the HTTP status and the sentence of the refusal."""
+        if self.choices is None:
+            return 403, "This page cannot start games"
+        refusal = self.allowed(pin, "a new game")
+        if refusal:
+            return 403, refusal
+        try:
+            players, seed, options = self.choices.choose(players, seed, options)
+        except CompanionError as error:
+            return 400, str(error)
+        screen, steps = self._latest[1], self._latest[3]
+        if steps and screen is not None and not screen.ranking and not end:
+            return 409, (f"A game is in progress ({steps} steps): confirm that it ends to "
+                         "start the new one")
+        assert self._events is not None
+        self._events.put(StartGame(self._clock(), players=players, seed=seed, options=options))
+        log.info("a new game of %d players was asked from the page", players)
+        return 200, ""
 
     def close(self) -> None:
         """Stop serving and close every connection; waits for the thread up to 5 s."""
@@ -286,6 +402,39 @@ class WebView:
             self._rendered = (seq, json.dumps(data, separators=(",", ":")))
         return self._rendered
 
+    def game_so_far(self) -> dict[str, Any]:
+        """The game so far as the page steps through it (:func:`companion.web.page.record`;
+        no position before the first publish with ``played``)."""
+        if self._played is None:
+            return {"positions": [], "chart": ""}
+        rules, layout, history, state = self._played
+        moments = history_moments(rules, history, state)
+        return record(screens(layout, rules, moments), [m.step for m in moments])
+
+    def finished_journals(self) -> list[str]:
+        """The names of the journals in the journal folder whose game has ended, the newest
+        first (at most :data:`MAX_JOURNALS`); journals that cannot be read are left out."""
+        if self._journals is None or not self._journals.is_dir():
+            return []
+        names = []
+        for path in sorted(self._journals.glob("*.jsonl"), reverse=True):
+            try:
+                if journal.read(path).over is not None:
+                    names.append(path.name)
+            except JournalError:
+                continue
+            if len(names) == MAX_JOURNALS:
+                break
+        return names
+
+    def finished_game(self, name: str) -> dict[str, Any]:
+        """The finished game of journal ``name`` (one :meth:`finished_journals` lists) as the
+        page steps through it.  Raises :class:`JournalError` when it cannot be replayed."""
+        assert self._journals is not None
+        found, rules, moments = read_game(self._journals / name)
+        return {**record(screens(layout_of(found, rules), rules, moments),
+                         [m.step for m in moments]), "name": name}
+
     def _changed(self) -> None:
         self._wake_pending = False
         for stream in self.streams:
@@ -298,7 +447,10 @@ class WebView:
         asyncio.set_event_loop(self._loop)
         app = tornado.web.Application(
             [(r"/", _Page, {"view": self}), (r"/events", _Events, {"view": self}),
-             (r"/press", _Press, {"view": self})],
+             (r"/press", _Press, {"view": self}), (r"/record", _GameSoFar, {"view": self}),
+             (r"/journals", _Journals, {"view": self}),
+             (r"/journals/([^/]+)", _Journal, {"view": self}),
+             (r"/game", _Form, {"view": self}), (r"/new", _NewGame, {"view": self})],
             default_handler_class=_NotFound, default_handler_args={"view": self},
             log_function=_log_request, compress_response=False,
         )

@@ -58,7 +58,6 @@
     $("steps").textContent = s.steps + (s.steps === 1 ? " step" : " steps") + " played";
     if (s.record) {  // live: the steps so far and the chart of the scores
       $("stepper").hidden = false;
-      $("stepping").hidden = true;
       $("record-steps").replaceChildren(cell("setup", "li"), ...s.record.map(
         ([player, step]) => cell("P" + player + " " + step, "li")));
       $("chart").innerHTML = s.chart;
@@ -66,53 +65,113 @@
     window.dispatchEvent(new CustomEvent("snapshot", { detail: s.seq }));
   }
 
+  // A game record stepped through with the buttons, the slider, the list of steps or the
+  // arrow keys: a file's, or on the live page the game so far or a finished game, local to
+  // this page (the table goes on; "Live" follows it again).
+  const slider = $("record-at");
+  let browsing = null;  // { positions, items, at } while stepping through a record
+  function browse(game) {
+    slider.max = game.positions.length - 1;
+    const items = game.positions.map((s, i) => {
+      const li = cell(i ? (s.to_move ? "P" + s.to_move + " " : "") + s.step : "setup", "li");
+      li.addEventListener("click", () => go(i));
+      return li;
+    });
+    $("record-steps").replaceChildren(...items);
+    $("chart").innerHTML = game.chart;
+    browsing = { positions: game.positions, items, at: 0 };
+    body.dataset.browsing = game.name || "game";
+  }
+  function go(i) {
+    if (!browsing || !browsing.positions.length) return;
+    const at = browsing.at = Math.max(0, Math.min(browsing.positions.length - 1, i));
+    body.dataset.at = at;
+    slider.value = at;
+    browsing.items.forEach((li, n) => li.setAttribute("aria-current", n === at));
+    const cursor = document.getElementById("chart-cursor");
+    if (cursor) {
+      const x = Number(cursor.dataset.left) + at * Number(cursor.dataset.step);
+      cursor.setAttribute("x1", x);
+      cursor.setAttribute("x2", x);
+    }
+    show(browsing.positions[at]);
+  }
+  const moves = { first: () => 0, back: () => browsing.at - 1, next: () => browsing.at + 1,
+                  last: () => browsing.positions.length - 1 };
+  let following = false;  // the live page: what the table shows now, when not browsing
+  let latest = null;
+  async function open(address) {
+    const said = $("browse-said");
+    try {
+      const answer = await fetch(address);
+      if (!answer.ok) {
+        said.textContent = answer.statusText;
+        return false;
+      }
+      browse(await answer.json());
+      said.textContent = "";
+      return true;
+    } catch (error) {
+      said.textContent = "not read: the connection is lost";
+      return false;
+    }
+  }
+  for (const button of document.querySelectorAll("#stepper [data-go]")) {
+    button.addEventListener("click", async () => {
+      // Following the table, a step opens the game so far at its last position first.
+      if (!browsing && following) {
+        if (!(await open("record"))) return;
+        browsing.at = browsing.positions.length - 1;
+      }
+      if (browsing) go(moves[button.dataset.go]());
+    });
+  }
+  slider.addEventListener("input", () => go(Number(slider.value)));
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "ArrowLeft") go(browsing ? browsing.at - 1 : 0);
+    if (event.key === "ArrowRight") go(browsing ? browsing.at + 1 : 0);
+  });
+
   function connection(state, words) {
     body.dataset.connection = state;
     $("connection").textContent = words;
   }
 
   const record = JSON.parse($("record").textContent || "null");
-  if (record) {
-    // A game record: every position after every step, stepped through with the buttons,
-    // the slider, the list of steps or the arrow keys.
+  if (record) {  // a game record in a file: nothing else to follow
     connection("record", "game record");
     $("stepper").hidden = false;
     $("controls").hidden = true;
-    const slider = $("record-at");
-    slider.max = record.length - 1;
-    const items = record.map((s, i) => {
-      const li = cell(i ? (s.to_move ? "P" + s.to_move + " " : "") + s.step : "setup", "li");
-      li.addEventListener("click", () => go(i));
-      return li;
-    });
-    $("record-steps").replaceChildren(...items);
-    const cursor = document.getElementById("chart-cursor");
-    let at = 0;
-    function go(i) {
-      at = Math.max(0, Math.min(record.length - 1, i));
-      body.dataset.at = at;
-      slider.value = at;
-      items.forEach((li, n) => li.setAttribute("aria-current", n === at));
-      if (cursor) {
-        const x = Number(cursor.dataset.left) + at * Number(cursor.dataset.step);
-        cursor.setAttribute("x1", x);
-        cursor.setAttribute("x2", x);
-      }
-      show(record[at]);
-    }
-    const moves = { first: () => 0, back: () => at - 1, next: () => at + 1,
-                    last: () => record.length - 1 };
-    for (const button of document.querySelectorAll("#stepper [data-go]")) {
-      button.addEventListener("click", () => go(moves[button.dataset.go]()));
-    }
-    slider.addEventListener("input", () => go(Number(slider.value)));
-    document.addEventListener("keydown", (event) => {
-      if (event.key === "ArrowLeft") go(at - 1);
-      if (event.key === "ArrowRight") go(at + 1);
-    });
-    go(record.length - 1);
+    browse(record);
+    go(record.positions.length - 1);
     return;
   }
+  following = true;
+  $("browse").hidden = false;
+  $("live").addEventListener("click", () => {
+    browsing = null;
+    delete body.dataset.browsing;
+    delete body.dataset.at;
+    if (latest) show(latest);
+  });
+  const games = $("games");
+  games.addEventListener("toggle", async () => {
+    if (!games.open) return;
+    const answer = await fetch("journals").catch(() => null);
+    if (!answer || !answer.ok) return;
+    const { journals } = await answer.json();
+    $("journals").replaceChildren(...journals.map((name) => {
+      const li = document.createElement("li");
+      const button = cell(name.replace(/\.jsonl$/, ""), "button");
+      button.type = "button";
+      button.dataset.journal = name;
+      button.addEventListener("click", async () => {
+        if (await open("journals/" + encodeURIComponent(name))) go(browsing.positions.length - 1);
+      });
+      li.append(button);
+      return li;
+    }));
+  });
   // The buttons: a press goes to the companion with the PIN its matrix shows, and becomes
   // the same button press as at the table; without the PIN the page only watches.
   const pin = $("pin");
@@ -137,9 +196,72 @@
     });
   }
 
+  // A new game of the game this board is built for, behind the same PIN; one in progress
+  // is ended only once the box saying so is ticked.
+  (async () => {
+    const answer = await fetch("game").catch(() => null);
+    if (!answer || !answer.ok) return;
+    const form = await answer.json();
+    const name = form.game.charAt(0).toUpperCase() + form.game.slice(1);
+    $("new-game-for").textContent = "Gardens of " + name +
+      ": the board is built for this game alone.";
+    $("new-players").value = form.players;
+    $("new-seed").value = form.seed;
+    $("new-options").replaceChildren(...form.options.map(([option, value]) => {
+      const label = cell(option.replaceAll("_", " ") + " ", "label");
+      const input = document.createElement("input");
+      input.dataset.option = option;
+      input.dataset.kind = typeof value;
+      if (typeof value === "boolean") {
+        input.type = "checkbox";
+        input.checked = value;
+      } else {
+        input.type = typeof value === "number" ? "number" : "text";
+        input.value = value;
+      }
+      label.append(input);
+      return label;
+    }));
+    $("new-game").hidden = false;
+  })();
+  $("new-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const options = {};
+    for (const input of document.querySelectorAll("#new-options [data-option]")) {
+      const kind = input.dataset.kind;
+      options[input.dataset.option] = kind === "boolean" ? input.checked
+        : kind === "number" ? Number(input.value) : input.value;
+    }
+    const said = $("new-said");
+    let words, refused = true;
+    try {
+      const answer = await fetch("new", {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ pin: pin.value, players: Number($("new-players").value),
+                               seed: Number($("new-seed").value || 0), options,
+                               end: $("new-end").checked }),
+      });
+      const reply = await answer.json().catch(() => ({ refused: answer.statusText }));
+      refused = !answer.ok;
+      words = answer.ok ? "new game started" : reply.refused;
+      if (answer.status === 409) $("new-end-label").hidden = false;
+      if (answer.ok) {
+        $("new-end").checked = false;
+        $("new-end-label").hidden = true;
+      }
+    } catch (error) {
+      words = "not sent: the connection is lost";
+    }
+    said.dataset.refused = refused;
+    said.textContent = words;
+  });
+
   const source = new EventSource("events");
   source.onopen = () => connection("open", "live");
   // EventSource reconnects by itself; the first event after it is the whole table again.
   source.onerror = () => connection("lost", "connection lost: reconnecting…");
-  source.onmessage = (event) => show(JSON.parse(event.data));
+  source.onmessage = (event) => {
+    latest = JSON.parse(event.data);
+    if (!browsing) show(latest);
+  };
 })();
