@@ -176,9 +176,13 @@ def test_a_flood_of_connections_is_bounded_and_serving_goes_on(view: WebView) ->
                 for _ in range(MAX_CONNECTIONS)]
         extra = stack.enter_context(socket.create_connection(("127.0.0.1", port(view))))
         extra.settimeout(5)
-        extra.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        with pytest.raises(ConnectionResetError):  # closed at once, the request unread
+        # closed at once, no answer: an end of stream, or a reset when the request was
+        # already there unread (which of the two is the kernel's race, not the server's)
+        try:
+            extra.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
             assert extra.recv(100) == b""
+        except (ConnectionResetError, BrokenPipeError):
+            pass
         assert len(idle) == MAX_CONNECTIONS
     assert first_served(view) == 200
 
