@@ -1,5 +1,6 @@
-"""What many test modules share: gpiozero mock pins (the ``pin_factory`` fixture) and the
-daemon run in a thread of the test process (:class:`DaemonThread`).
+"""What many test modules share: gpiozero mock pins (the ``pin_factory`` fixture), the
+daemon run in a thread of the test process (:class:`DaemonThread`) and ``companion rules
+check`` run on case files (:func:`rules_check`).
 
 Every wait here is bounded and ends on a condition the code under test notifies, never on
 the machine's speed.
@@ -7,15 +8,30 @@ the machine's speed.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPin
 
 from companion.events import Button
+
+
+def rules_check(*files: Path) -> subprocess.CompletedProcess[str]:
+    """``companion rules check FILES...`` in a child process, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "companion.cli", "rules", "check", *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
 
 WAIT_S = 30.0
 """The longest any one wait on the daemon lasts: reached only when something is broken."""

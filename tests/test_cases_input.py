@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import rules_check
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,16 +27,6 @@ APPLY = {  # a case with an apply query of each game, so that steps get fuzzed t
     )
     for game in ("enceladus", "mars", "uranus")
 }
-
-
-def check(*files: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "companion.cli", "rules", "check", *map(str, files)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def run(case: dict[str, Any]) -> str:
@@ -69,7 +58,7 @@ def changed(game: str, **position: Any) -> dict[str, Any]:
 def test_a_malformed_file_is_one_failure_in_words(tmp_path: Path, text: str, said: str) -> None:
     path = tmp_path / "bad.json"
     path.write_text(text)
-    result = check(path)
+    result = rules_check(path)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
         result.stdout.splitlines()[0], "0 passed, 1 failed"], result.stdout

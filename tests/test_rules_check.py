@@ -10,12 +10,11 @@ from __future__ import annotations
 import copy
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import rules_check
 
 from companion.rules import load
 from companion.rules.cases import default_adapter_for, load_cases, run_case
@@ -28,16 +27,6 @@ RULINGS = (ROOT / "docs" / "RULINGS.md").read_text(encoding="utf-8")
 CASES_DOC = (ROOT / "docs" / "CASES.md").read_text(encoding="utf-8")
 GAME_NAMES = {"enceladus": "Enceladus", "mars": "Mars", "uranus": "Uranus"}
 FIRST_CASE = json.loads((CASE_DIR / "enceladus.json").read_text())[0]
-
-
-def check(*files: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "companion.cli", "rules", "check", *map(str, files)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
@@ -102,7 +91,7 @@ def test_the_example_of_the_case_format_passes() -> None:
 
 @pytest.mark.parametrize("path", CASE_FILES, ids=lambda p: p.name)
 def test_every_case_passes(path: Path) -> None:
-    result = check(path)
+    result = rules_check(path)
     lines = result.stdout.splitlines()
     cases = json.loads(path.read_text())
     assert lines[-1] == f"{len(cases)} passed, 0 failed", result.stdout + result.stderr
@@ -115,7 +104,7 @@ def test_a_failing_case_is_reported_with_what_was_expected_and_exits_1(tmp_path:
     case["expect"]["hands"]["1"] = "9-9-9-9-9"
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps([case]))
-    result = check(wrong)
+    result = rules_check(wrong)
     assert result.returncode == 1
     first, last = result.stdout.splitlines()
     assert re.fullmatch(rf"FAIL {case['id']}: expected .*9-9-9-9-9.*, got .*3-4-5-5-6.*", first)
@@ -125,7 +114,7 @@ def test_a_failing_case_is_reported_with_what_was_expected_and_exits_1(tmp_path:
 def test_a_broken_case_file_is_named_not_a_traceback(tmp_path: Path) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text("[{")
-    result = check(broken)
+    result = rules_check(broken)
     assert result.returncode == 1
     assert "broken.json, line 1: not valid JSON" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
@@ -136,7 +125,7 @@ def test_a_case_of_an_unknown_game_fails_rather_than_being_skipped(tmp_path: Pat
     case = {**copy.deepcopy(FIRST_CASE), "id": "x", "game": "chess"}
     path = tmp_path / "chess.json"
     path.write_text(json.dumps([case]))
-    result = check(path)
+    result = rules_check(path)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
         "FAIL x: unknown game 'chess'; a case is of enceladus, mars, uranus", "0 passed, 1 failed"]
@@ -147,13 +136,13 @@ def test_a_malformed_position_fails_in_words_not_in_class_names(tmp_path: Path) 
     case["position"]["players"] = "two"
     path = tmp_path / "bad.json"
     path.write_text(json.dumps([case]))
-    first = check(path).stdout.splitlines()[0]
+    first = rules_check(path).stdout.splitlines()[0]
     assert first.startswith(f"FAIL {case['id']}: the case is malformed: position.players")
     assert "Error" not in first
 
 
 def test_the_help_points_at_the_case_format_in_the_repository() -> None:
-    result = check(Path("--help"))
+    result = rules_check(Path("--help"))
     assert result.returncode == 0
     assert "docs/CASES.md" in " ".join(result.stdout.split())
     assert (ROOT / "docs" / "CASES.md").is_file()

@@ -431,7 +431,7 @@ def _draw_map_layout(pen: _Pen, screen: Screen, grid: BoardGrid, cell: int) -> N
     _draw_text_area(pen, below, screen, rest, guiding=False)
 
 
-def _background(layout: str, name: str) -> Colour:
+def empty_cell_colour(layout: str, name: str) -> Colour:
     """What an empty cell shows: faint marks for the board's shape, black in the garden."""
     if layout == "enceladus":
         if name[0] in "LRB":
@@ -488,7 +488,7 @@ def _board(
     for name, (x2, y) in grid.positions.items():
         piece = pieces.get(name, "")
         info = parse_piece(piece)
-        main = palette.piece_colour(piece) if piece else _background(layout, name)
+        main = palette.piece_colour(piece) if piece else empty_cell_colour(layout, name)
         mark = palette.gardener_mark(info.player) if info.kind == "martian" else None
         under = palette.piece_colour(info.colour) if mark and info.colour else None
         if mark and pixels is not None:

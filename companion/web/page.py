@@ -24,7 +24,7 @@ from typing import Any
 from companion.display import palette
 from companion.display.geometry import board_grid
 from companion.display.palette import Colour
-from companion.display.render import DIE_FACE, _background  # the matrix's own colours
+from companion.display.render import DIE_FACE, empty_cell_colour  # the matrix's own colours
 from companion.display.screen import Screen
 from companion.rules.base import parse_piece
 
@@ -130,7 +130,7 @@ def board_svg(screen: Screen) -> str:
         attrs = f'data-cell="{html.escape(name)}" data-piece="{html.escape(piece)}"'
         if role:
             attrs += f' data-role="{role}"'
-        fill = _css(_lift(_background(screen.layout, name)))
+        fill = _css(_lift(empty_cell_colour(screen.layout, name)))
         parts.append(f'<g class="cell" {attrs} transform="translate({x:.1f},{y_px:.1f})">'
                      f'{shape} fill="{fill}"/>{_piece_svg(piece, size)}')
         if square and name[0] in "AT":
