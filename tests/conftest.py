@@ -1,6 +1,7 @@
 """What many test modules share: gpiozero mock pins (the ``pin_factory`` fixture), the
 daemon run in a thread of the test process (:class:`DaemonThread`) and ``companion rules
-check`` run on case files (:func:`rules_check`).
+check`` run on case files (:func:`rules_check`), and the benchmark scripts loaded as modules
+(:func:`load_bench`).
 
 Every wait here is bounded and ends on a condition the code under test notifies, never on
 the machine's speed.
@@ -8,12 +9,14 @@ the machine's speed.
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -31,6 +34,17 @@ def rules_check(*files: Path) -> subprocess.CompletedProcess[str]:
         timeout=300,
         check=False,
     )
+
+
+def load_bench(name: str) -> ModuleType:
+    """``bench/<name>.py`` imported as the module ``bench_<name>`` (bench/ is no package)."""
+    path = Path(__file__).resolve().parent.parent / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[f"bench_{name}"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 WAIT_S = 30.0

@@ -3,23 +3,16 @@ timers it sets off, and the start-up figure begins a game in a folder of finishe
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
+
+from conftest import load_bench
 
 from companion.board import protocol
 from companion.events import BoardMessage, Timer
 
 
 def _bench() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "bench" / "run.py"
-    spec = importlib.util.spec_from_file_location("bench_run", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_run"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("run")
 
 
 def test_every_field_update_is_timed_with_the_timers_it_sets_off() -> None:

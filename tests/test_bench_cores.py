@@ -3,12 +3,11 @@ tree it is given, and reports what it measured."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import load_bench
 
 from companion import rules
 
@@ -16,13 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _bench() -> ModuleType:
-    path = ROOT / "bench" / "cores.py"
-    spec = importlib.util.spec_from_file_location("bench_cores", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_cores"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("cores")
 
 
 @pytest.mark.parametrize("game", rules.GAMES)
