@@ -798,16 +798,12 @@ def _plain(model: type[Any], section: str) -> Callable[[Mapping[str, object], _P
     return read
 
 
+# Each section of _SECTIONS read by its own reader, or by its one model's keys.
 _READERS: Mapping[str, Callable[[Mapping[str, object], _Problems], Any]] = MappingProxyType({
-    "game": _read_game,
-    "board": _plain(BoardConfig, "board"),
-    "buttons": _read_buttons,
-    "display": _read_display,
-    "switches": _plain(SwitchMatrixConfig, "switches"),
-    "journal": _plain(JournalConfig, "journal"),
-    "log": _plain(LogConfig, "log"),
-    "web": _plain(WebConfig, "web"),
-})  # fmt: skip
+    section: {"game": _read_game, "buttons": _read_buttons, "display": _read_display}.get(
+        section, _plain(models[0], section))
+    for section, models in _SECTIONS.items()
+})
 
 
 @dataclass(frozen=True, slots=True)
