@@ -127,6 +127,8 @@ CASES = {
                                  SENTENCE, []),
     "replay-gif-too-large": (("replay", "{dir}/game.jsonl", "--gif", "{dir}/game.gif",
                               "--width", "1024", "--scale", "8"), 2, SENTENCE, ["game.gif"]),
+    "replay-html-under-a-file": (("replay", "{dir}/game.jsonl", "--html",
+                                  "{dir}/binary.dat/game.html"), 73, SENTENCE, []),
     "replay-gif-is-the-journal": (("replay", "{dir}/game.jsonl", "--gif", "{dir}/game.jsonl"),
                                   2, SENTENCE, []),
     "replay-width-zero": (("replay", "{dir}/game.jsonl", "--width", "0"), 2, USAGE, []),
