@@ -208,6 +208,20 @@ def test_replay_never_writes_its_gif_over_the_journal(files: Path) -> None:
     assert journal_file.read_bytes() == before
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="a kernel's folder (Linux /proc)")
+def test_an_output_in_a_folder_that_takes_no_files_is_not_called_a_missing_folder(
+        files: Path) -> None:
+    """/proc is there but refuses new files (with "no such file"): saying there is no folder
+    /proc would send the reader looking for the wrong fault."""
+    done = companion("replay", "game.jsonl", "--gif", "/proc/game.gif", cwd=files)
+    assert done.returncode == 73, done.stderr
+    assert done.stderr == ("companion: cannot write the GIF /proc/game.gif: the folder /proc "
+                           "takes no new file\n")
+    done = companion("replay", "game.jsonl", "--gif", "missing/game.gif", cwd=files)
+    assert done.stderr == ("companion: cannot write the GIF missing/game.gif: there is no "
+                           "folder missing\n")
+
+
 def test_every_documented_exit_status_is_in_the_help() -> None:
     done = companion("--help", cwd=ROOT)
     text = " ".join(done.stdout.split())
