@@ -79,6 +79,7 @@ CASES = {
     "record-no-such-folder": (("record", "loop://", "{dir}/nonexistent/dir/t.txt"), 73,
                               SENTENCE, ["nonexistent"]),
     "record-into-a-folder": (("record", "loop://", "{dir}/a-folder"), 73, SENTENCE, []),
+    "record-over-the-journal": (("record", "loop://", "{dir}/game.jsonl"), 2, SENTENCE, []),
     "record-seconds-not-a-number": (("record", "loop://", "{dir}/t.txt", "--seconds", "x"), 2,
                                     USAGE, ["t.txt"]),
     "record-seconds-negative": (("record", "loop://", "{dir}/t.txt", "--seconds", "-1"), 2,
