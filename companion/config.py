@@ -35,6 +35,7 @@ reload would ignore, so it can say so in the log.
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import errno
 import json
@@ -992,8 +993,9 @@ def load_config(path: str | os.PathLike[str]) -> Config:
     """The configuration in the TOML file at ``path``.
 
     Raises :class:`companion.errors.UnreadableConfigError` for a file that cannot be read
-    (missing, a folder, no permission, not UTF-8 text), :class:`companion.errors.ConfigError`
-    for one that is not TOML and every problem :func:`parse_config` finds.
+    (missing, a folder, no permission, not UTF-8 text, UTF-8 with a byte order mark),
+    :class:`companion.errors.ConfigError` for one that is not TOML and every problem
+    :func:`parse_config` finds.
     """
     source = os.fspath(path)
     try:
@@ -1006,6 +1008,10 @@ def load_config(path: str | os.PathLike[str]) -> Config:
     except OSError as error:
         raise UnreadableConfigError(
             f"{source}: the file cannot be read ({error.strerror})") from None
+    if data.startswith(codecs.BOM_UTF8):  # TOML readers refuse it with "invalid statement"
+        raise UnreadableConfigError(
+            f'{source}, line 1: the file begins with a byte order mark (saved as "UTF-8 with '
+            'BOM"); save it as plain UTF-8')
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -60,8 +60,10 @@ def read_text(path: str | os.PathLike[str], what: str, *, encoding: str = "utf-8
 def output_error(path: str | os.PathLike[str], what: str, error: OSError) -> OutputFileError:
     """The sentence for ``error``, met while writing the ``what`` at ``path``."""
     reason = _reason(error)
-    if error.errno == errno.ENOENT:
-        reason = f"there is no folder {Path(path).parent}"
+    folder = Path(path).parent
+    if error.errno == errno.ENOENT:  # in a folder that is there: a kernel's one, such as /proc
+        reason = (f"the folder {folder} takes no new file" if folder.is_dir()
+                  else f"there is no folder {folder}")
     return OutputFileError(f"cannot write the {what} {os.fspath(path)}: {reason}")
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -219,8 +220,9 @@ def _same_file(one: Path, other: Path) -> bool:
 def replay(path: Path, *, gif: Path | None, width: int = 16, height: int = 16, mode: str = "RGB",
            scale: int = 8, html: Path | None = None) -> list[str]:
     """Read the journal at ``path``, return the lines to print and write the GIF to ``gif``
-    and the game record page to ``html`` (unless ``None``; each written whole or not at all:
-    :func:`companion.web.page.record_html`, one self-contained file).  Raises
+    and the game record page to ``html`` (unless ``None``; each written whole or not at all,
+    and neither when the other cannot be: :func:`companion.web.page.record_html`, one
+    self-contained file).  Raises
     :class:`companion.errors.JournalError` for a journal that cannot be read or replayed,
     :class:`companion.errors.UsageError` when ``gif`` or ``html`` is the journal itself,
     :class:`companion.errors.OutputFileError` when the GIF or the page cannot be written."""
@@ -234,17 +236,20 @@ def replay(path: Path, *, gif: Path | None, width: int = 16, height: int = 16, m
         log.warning("%s is %s", path.name, damage_note(record, moments))
     lines = format_game(record, moments)
     layout = layout_of(record, rules)
-    if gif is not None:
-        with replaced(gif, "GIF") as temp:
-            write_gif(screens(layout, rules, moments), temp, width=width, height=height,
+    # Both files are begun before either is written and renamed into place only when both are
+    # whole: a page that cannot be written leaves no GIF behind, and the other way round.
+    with ExitStack() as outputs:
+        gif_temp = None if gif is None else outputs.enter_context(replaced(gif, "GIF"))
+        html_temp = None if html is None else outputs.enter_context(replaced(html, "page"))
+        if gif_temp is not None:
+            write_gif(screens(layout, rules, moments), gif_temp, width=width, height=height,
                       mode=mode, scale=scale)
-        lines.append(f"Matrix animation: {gif}")
-    if html is not None:
-        from companion.web.page import record_html
+            lines.append(f"Matrix animation: {gif}")
+        if html_temp is not None:
+            from companion.web.page import record_html
 
-        title = f"Gardens of {rules.name.capitalize()}: {path.stem}"
-        page = record_html(title, screens(layout, rules, moments), [m.step for m in moments])
-        with replaced(html, "page") as temp:
-            temp.write_text(page, encoding="utf-8")
-        lines.append(f"Game record page: {html}")
+            title = f"Gardens of {rules.name.capitalize()}: {path.stem}"
+            page = record_html(title, screens(layout, rules, moments), [m.step for m in moments])
+            html_temp.write_text(page, encoding="utf-8")
+            lines.append(f"Game record page: {html}")
     return lines

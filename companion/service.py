@@ -192,6 +192,7 @@ class Service:
         self._retry_at = 0.0
         self._status = ""
         self._plain_screen: Any = None
+        self._out_of_step = False
         self._journal_alarm = bool(self.journal_error) or (
             self.journal is not None and self.journal.behind > 0)
         self._errors = BurstLog(log, "internal error (the game goes on)", self.clock, ERROR_BURST_S)
@@ -485,6 +486,14 @@ class Service:
         wrong = _wrong_cells(screen)
         if wrong and wrong != _wrong_cells(self._plain_screen):
             log.info("no legal step explains the board: %s shown as wrong", ", ".join(wrong))
+        # Out of step (a setup not made, steps made while the companion was down): said once
+        # until the board matches, not at every piece the players put right.
+        restore = sorted(screen.highlights) if self.referee.syncing and screen.highlights else []
+        if restore and not self._out_of_step:
+            more = f" and {len(restore) - 8} more" if len(restore) > 8 else ""
+            log.info("the board does not show the game as it stands: %d cells to set up or put "
+                     "back (%s%s)", len(restore), ", ".join(restore[:8]), more)
+        self._out_of_step = bool(restore)
         self._plain_screen = screen
         if self.note and not self.referee.syncing:
             self.note = ""  # the board matches: the players have seen where the game stands

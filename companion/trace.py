@@ -40,7 +40,7 @@ from companion.board.protocol import (
     SetLed,
     encode,
 )
-from companion.errors import LinkError, ProtocolError
+from companion.errors import LinkError, ProtocolError, UsageError
 from companion.events import BadLine, BoardMessage, Event
 from companion.files import open_output, output_error, read_text
 
@@ -148,6 +148,19 @@ def read_trace(path: str | os.PathLike[str]) -> Trace:
     return parse_trace(read_text(path, "trace file", encoding="ascii"), os.fspath(path))
 
 
+def _refuse_other_file(path: str) -> None:
+    """Raise :class:`companion.errors.UsageError` when ``path`` holds something other than a
+    trace (a game journal given by mistake): a recording writes over a trace only."""
+    try:
+        with open(path, "rb") as existing:
+            first = existing.readline(len(HEADER))
+    except OSError:  # not there, or not readable: opening it for writing will say
+        return
+    if first and first != HEADER.encode():
+        raise UsageError(f"{path} is not a trace (it does not begin with {HEADER!r}), so "
+                         "record does not write over it: give another file name")
+
+
 def record(
     port: str,
     out: TextIO | str | os.PathLike[str],
@@ -167,10 +180,13 @@ def record(
 
     With ``ask`` the board is first sent ``HELLO?`` and ``DUMP?``, so the trace begins with
     the whole board (and replays from a known state).  Returns the number of chunks.
-    Raises :class:`companion.errors.LinkError` when the port cannot be opened or is lost
-    (saying how many chunks were kept), :class:`companion.errors.OutputFileError` when the
+    Raises :class:`companion.errors.UsageError` when ``out`` is a file that holds something
+    other than a trace, :class:`companion.errors.LinkError` when the port cannot be opened or
+    is lost (saying how many chunks were kept), :class:`companion.errors.OutputFileError` when the
     trace cannot be written.
     """
+    if isinstance(out, str | os.PathLike):
+        _refuse_other_file(os.fspath(out))
     try:
         link = serial_factory(port, baudrate=115200, timeout=0.05)
     except OPEN_ERRORS as error:

@@ -79,6 +79,7 @@ CASES = {
     "record-no-such-folder": (("record", "loop://", "{dir}/nonexistent/dir/t.txt"), 73,
                               SENTENCE, ["nonexistent"]),
     "record-into-a-folder": (("record", "loop://", "{dir}/a-folder"), 73, SENTENCE, []),
+    "record-over-the-journal": (("record", "loop://", "{dir}/game.jsonl"), 2, SENTENCE, []),
     "record-seconds-not-a-number": (("record", "loop://", "{dir}/t.txt", "--seconds", "x"), 2,
                                     USAGE, ["t.txt"]),
     "record-seconds-negative": (("record", "loop://", "{dir}/t.txt", "--seconds", "-1"), 2,
@@ -100,6 +101,9 @@ CASES = {
     "sim-replay-under-a-file": (("sim", "--replay", "{dir}/binary.dat/t.trace"), 66, SENTENCE,
                                 []),
     "sim-replay-empty": (("sim", "--replay", "{dir}/empty.txt"), 1, SENTENCE, []),
+    "sim-replay-with-a-scenario": (("sim", "--replay",
+                                    "{root}/tests/traces/enceladus-4-steps.trace",
+                                    "--scenario", "{dir}/missing.scenario"), 2, SENTENCE, []),
     "sim-replay-speed-zero": (("sim", "--replay", "{root}/tests/traces/enceladus-4-steps.trace",
                                "--speed", "0"), 2, USAGE, []),
     "sim-scenario-missing": (("sim", "--scenario", "{dir}/missing.scenario"), 66, SENTENCE, []),
@@ -127,6 +131,8 @@ CASES = {
                                  SENTENCE, []),
     "replay-gif-too-large": (("replay", "{dir}/game.jsonl", "--gif", "{dir}/game.gif",
                               "--width", "1024", "--scale", "8"), 2, SENTENCE, ["game.gif"]),
+    "replay-html-under-a-file": (("replay", "{dir}/game.jsonl", "--html",
+                                  "{dir}/binary.dat/game.html"), 73, SENTENCE, []),
     "replay-gif-is-the-journal": (("replay", "{dir}/game.jsonl", "--gif", "{dir}/game.jsonl"),
                                   2, SENTENCE, []),
     "replay-width-zero": (("replay", "{dir}/game.jsonl", "--width", "0"), 2, USAGE, []),
@@ -204,6 +210,20 @@ def test_replay_never_writes_its_gif_over_the_journal(files: Path) -> None:
         assert done.stderr == "companion: the GIF would overwrite the journal game.jsonl it " \
                               "is drawn from: give --gif another file name\n"
     assert journal_file.read_bytes() == before
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="a kernel's folder (Linux /proc)")
+def test_an_output_in_a_folder_that_takes_no_files_is_not_called_a_missing_folder(
+        files: Path) -> None:
+    """/proc is there but refuses new files (with "no such file"): saying there is no folder
+    /proc would send the reader looking for the wrong fault."""
+    done = companion("replay", "game.jsonl", "--gif", "/proc/game.gif", cwd=files)
+    assert done.returncode == 73, done.stderr
+    assert done.stderr == ("companion: cannot write the GIF /proc/game.gif: the folder /proc "
+                           "takes no new file\n")
+    done = companion("replay", "game.jsonl", "--gif", "missing/game.gif", cwd=files)
+    assert done.stderr == ("companion: cannot write the GIF missing/game.gif: there is no "
+                           "folder missing\n")
 
 
 def test_every_documented_exit_status_is_in_the_help() -> None:

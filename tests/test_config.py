@@ -634,6 +634,16 @@ def test_file_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
     assert str(caught.value) == f"{path}, line 3: this is not UTF-8 text"
 
 
+def test_file_saved_with_a_byte_order_mark_says_so(tmp_path: Path) -> None:
+    """Windows editors save "UTF-8 with BOM"; TOML readers refuse the mark at column 1."""
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b'\xef\xbb\xbf[log]\nlevel = "info"\n')
+    with pytest.raises(UnreadableConfigError) as caught:
+        check_config(path)
+    assert str(caught.value) == (f"{path}, line 1: the file begins with a byte order mark "
+                                 '(saved as "UTF-8 with BOM"); save it as plain UTF-8')
+
+
 def test_check_config_lists_problems_with_the_file_name(tmp_path: Path) -> None:
     path = tmp_path / "companion.toml"
     path.write_text('[board]\ndice = "cup"\n[log]\nlevel = 3\n')

@@ -204,6 +204,25 @@ def test_a_resumed_game_is_out_of_sync_until_the_board_matches(tmp_path: Path) -
     assert messages[-1].endswith("your turn") and service.referee.steps_committed == 3
 
 
+def test_a_board_that_does_not_show_the_game_is_logged_once_until_it_does(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A daemon whose matrix nobody sees says in its log that the board is not set up as the
+    game stands (another setup here), once however many dumps repeat it."""
+    clock, state = Clock(), _setup()
+    other = ENCELADUS.new_game(2, SEED + 1, {})
+    script = [(0.0, _dump(other)), (0.5, _dump(other)), (1.0, _dump(state)), (2.0, Stop(0))]
+    service, _ = _service(clock, script, state=state)
+    with caplog.at_level(logging.INFO, logger="companion"):
+        service.run()
+    said = [r.getMessage() for r in caplog.records if "does not show the game" in r.getMessage()]
+    differ = sorted(c for c in ENCELADUS.layout(state)
+                    if ENCELADUS.board(state)[c] != ENCELADUS.board(other)[c])
+    assert len(said) == 1, said
+    assert service.referee.steps_committed == 0 and not service.referee.syncing
+    assert said[0].startswith(f"the board does not show the game as it stands: {len(differ)} "
+                              f"cells to set up or put back ({', '.join(differ[:8])}")
+
+
 # --------------------------------------------------------------------------- systemd
 
 

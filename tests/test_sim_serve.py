@@ -202,6 +202,15 @@ def test_options_that_do_not_go_with_the_players_are_refused_in_one_sentence() -
     with pytest.raises(UsageError, match="do not go with --scenario"):
         run_sim(replay_file=None, players=None, scenario_file="x", empty=False,
                 interactive=True, **common)
+    # a trace replays what a board once sent: a setup or planted sensors would be ignored
+    with pytest.raises(UsageError, match="^--replay plays a recorded trace as it was, so it "
+                                         "does not go with --scenario$"):
+        run_sim(replay_file="t", players=None, scenario_file="x", empty=False, **common)
+    with pytest.raises(UsageError, match="does not go with --empty$"):
+        run_sim(replay_file="t", players=None, scenario_file=None, empty=True, **common)
+    with pytest.raises(UsageError, match="does not go with --stuck or --flaky$"):
+        run_sim(replay_file="t", players=None, scenario_file=None, empty=False,
+                **{**common, "faults": Faults(stuck=("a1",))})
 
 
 @pytest.mark.parametrize("option", ["--pace", "--speed"])

@@ -16,13 +16,14 @@ from typing import Any
 import pytest
 
 from companion.board import protocol
-from companion.errors import ProtocolError
+from companion.errors import ProtocolError, UsageError
 from companion.events import BadLine, BoardMessage
 from companion.service import build
 from companion.sim.demo import demo_config
 from companion.sim.scenario import drive, read_scenario, scenario_referee
 from companion.sim.serve import ServedBoard, replay_trace
 from companion.trace import (
+    HEADER,
     Chunk,
     Trace,
     board_events,
@@ -111,6 +112,21 @@ def test_corpus_trace_commits_its_scenarios_steps(path: Path) -> None:
     events = board_events(read_trace(path))
     run = drive(scenario_referee(scenario), events, events[-1].t + 3.0)
     assert run.committed == scenario.expected
+
+
+def test_record_never_writes_over_a_file_that_is_not_a_trace(tmp_path: Path) -> None:
+    """A game journal (or any other file) given as the trace by mistake is kept as it was;
+    an earlier trace and an empty file are written over."""
+    journal = tmp_path / "game.jsonl"
+    journal.write_text('{"journal":2,"game":"enceladus"}\n')
+    with pytest.raises(UsageError, match=f"^{re.escape(str(journal))} is not a trace"):
+        record("loop://", journal, seconds=0.01)
+    assert journal.read_text() == '{"journal":2,"game":"enceladus"}\n'
+    for earlier in (f"{HEADER} port=loop://\n", ""):
+        trace = tmp_path / "earlier.trace"
+        trace.write_text(earlier)
+        record("loop://", trace, seconds=0.01)
+        assert trace.read_text().startswith(HEADER)
 
 
 def test_record_saves_what_the_board_sends_after_asking_for_hello_and_dump() -> None:

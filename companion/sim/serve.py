@@ -354,6 +354,12 @@ def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: s
         other = "--replay" if replay_file else "--scenario" if scenario_file else "--empty"
         raise UsageError(f"--players and --interactive play the game's setup, so they do not "
                           f"go with {other}")
+    planted = faults.stuck or faults.flaky
+    if replay_file is not None and (scenario_file or empty or planted):
+        other = ("--scenario" if scenario_file else "--empty" if empty
+                 else "--stuck or --flaky")
+        raise UsageError(f"--replay plays a recorded trace as it was, so it does not go with "
+                         f"{other}")
     stop = stop or threading.Event()
     if replay_file is not None:
         trace = read_trace(replay_file)
