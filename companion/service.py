@@ -47,6 +47,7 @@ from companion.errors import (
 from companion.events import BoardMessage, Event, LinkState, StartGame, Stop, Timer
 from companion.notify import Notifier
 from companion.referee.effects import (
+    Adopted,
     Buzz,
     Committed,
     GameOver,
@@ -465,6 +466,8 @@ class Service:
             self._journal(lambda j: j.finish(effect.outcome))
             if self.stop_when_over:
                 self.running = False
+        elif isinstance(effect, Adopted):
+            self._adopted(effect.position)
         elif isinstance(effect, NewGame):
             self._new_game()
         elif isinstance(effect, Show):
@@ -477,6 +480,17 @@ class Service:
                 self.link.send(effect.message)
         elif isinstance(effect, Note):
             log.log(logging.getLevelName(effect.level.upper()), "%s", effect.text)
+
+    def _adopted(self, position: str) -> None:
+        """The players' garden is the setup: the journal begins again with it in its header,
+        so that a restart and a replay start from it as from a seeded setup."""
+        log.info("setup taken from the board: %s", position)
+        if self.journal is not None:
+            journal = self.journal
+            try:
+                self.journal = journal.with_setup(position)
+            except JournalError as error:
+                log.error("%s; the game goes on, but a restart would not find its setup", error)
 
     def _show(self, screen: Any) -> None:
         """Show ``screen``, marked while the journal is behind (players must know that a power
@@ -566,7 +580,8 @@ class Service:
         self.outcome = None
         self.timers.clear()
         self.referee = Referee(old.rules, state, old.layout_name, old.settings, syncing=True,
-                               extensions=game_extensions(config))
+                               extensions=game_extensions(config),
+                               adopt=config.game.setup == "board")
         log.info("new game (seed %d)", config.game.seed)
         self._execute(self.referee.start(self.clock()))
         if self.link is not None:
@@ -751,7 +766,8 @@ def build(
             refused.callback(start.journal.path.unlink, missing_ok=True)
         referee = Referee(rules, start.state, layout_name(config), referee_settings(config),
                           history=start.history, syncing=True, resumed=start.in_flight,
-                          extensions=game_extensions(config))
+                          extensions=game_extensions(config),
+                          adopt=config.game.setup == "board" and not start.history)
         service = Service(referee, events, clock=clock, journal=start.journal,
                           journal_error=journal_error, note=start.note, notifier=notifier,
                           ready_timeout_s=config.board.ready_timeout_s, config=config,

@@ -227,6 +227,21 @@ class GameRules(Protocol[State, Step]):
         """Read :meth:`format_position` back.  Raises :class:`InvalidStepError`."""
         ...
 
+    # -- a setup laid out by hand (at random, as the rules texts say) instead of the seed's
+    def setup_problems(self, state: State, board: Board) -> list[SetupProblem]:
+        """Every setup condition of the rules that ``board`` (every cell of the layout to
+        its piece, as an identity board reports it) breaks, each with its cells; ``[]`` when
+        it is a legal setup.  ``state`` is a fresh game of :meth:`new_game` (its players and
+        options)."""
+        ...
+
+    def adopt_setup(self, state: State, board: Board) -> State:
+        """``state`` (a fresh game) with the setup of ``board`` in place of its seeded one;
+        what is not on the board (dealt reserves, hands) stays.  Raises
+        :class:`companion.errors.InvalidPositionError` with every sentence of
+        :meth:`setup_problems` when it finds any (:func:`setup_refused`)."""
+        ...
+
 
 def board_diff(before: Board, after: Board) -> dict[Cell, Piece]:
     """The cells where ``after`` differs from ``before``, mapped to their piece in ``after``."""
@@ -255,27 +270,6 @@ class SetupProblem:
 
     text: str
     cells: tuple[Cell, ...] = ()
-
-
-class AdoptsSetups(Protocol[State]):
-    """What a rules core offers to start a game from the board as the players laid it out
-    (by hand, at random, as the rules texts say) instead of from its seed.
-
-    ``state`` is a fresh game of :meth:`GameRules.new_game` (it gives the players, the
-    options and, for the parts not on the board, such as dealt reserves, their values).
-    """
-
-    def setup_problems(self, state: State, board: Board) -> list[SetupProblem]:
-        """Every setup condition of the rules that ``board`` (every cell of the layout to
-        its piece, as an identity board reports it) breaks, each with its cells; empty when
-        the board is a legal setup."""
-        ...
-
-    def adopt_setup(self, state: State, board: Board) -> State:
-        """``state`` with the setup of ``board`` in place of its seeded one.  Raises
-        :class:`companion.errors.InvalidPositionError` with every problem's sentence
-        when :meth:`setup_problems` finds any (:func:`setup_refused`)."""
-        ...
 
 
 def setup_refused(problems: Sequence[SetupProblem]) -> InvalidPositionError:

@@ -2418,7 +2418,7 @@ class EnceladusRules:
     def parse_position(self, text: str) -> State:
         return parse_position(text)
 
-    # -- setups laid out by hand (base.AdoptsSetups)
+    # -- setups laid out by hand (the GameRules seam)
     def setup_problems(self, state: State, board: base.Board) -> list[base.SetupProblem]:
         return setup_problems(state, board)
 

@@ -1169,7 +1169,7 @@ class MarsRules:
         and for a position the rules do not allow."""
         return _parse_fields(text)
 
-    # -- setups laid out by hand (companion.rules.base.AdoptsSetups)
+    # -- setups laid out by hand (the GameRules seam)
     def setup_problems(self, state: State, board: Mapping[Cell, Piece]) -> list[SetupProblem]:
         return setup_problems(state, board)
 

@@ -1175,7 +1175,7 @@ class UranusRules:
                 raise
             raise InvalidStepError(f"not a Gardens of Uranus position: {error}") from None
 
-    # -- setups laid out by hand (companion.rules.base.AdoptsSetups)
+    # -- setups laid out by hand (the GameRules seam)
     def setup_problems(self, state: State, board: Mapping[Cell, Piece]) -> list[SetupProblem]:
         return setup_problems(state, board)
 

@@ -1,0 +1,114 @@
+"""Whole games started from a setup the players laid out by hand, at random (drawn by the
+simulator, never from the companion's seed), through the simulated board and the real
+referee, refereed to their end; and what the referee shows while the setup is not legal."""
+
+from __future__ import annotations
+
+import random
+
+from companion.board import protocol
+from companion.events import BoardMessage, Button, Timer
+from companion.referee.effects import Adopted, Show
+from companion.referee.mars import MarsTable
+from companion.referee.referee import USE_GARDEN, Referee, RefereeSettings
+from companion.referee.uranus import CardTable, load_catalogue
+from companion.rules import enceladus, mars, uranus
+from companion.rules.squares import SQUARE_NAMES
+from companion.sim.handsetup import bare_board, draw_setup
+from companion.sim.harness import GameReport, VirtualTable
+
+
+def _clean(report: GameReport) -> None:
+    assert report.over, f"seed {report.seed}: the game did not reach its end"
+    assert (report.false_alarms, report.missed, report.false_commits) == (0, 0, 0)
+    # every step committed once (two flowers of one colour swapped read as any such swap)
+    assert len(report.committed) == len(report.performed)
+
+
+def test_enceladus_whole_game_from_a_garden_laid_out_by_hand() -> None:
+    state = enceladus.RULES.new_game(2, 11, {})
+    setup = draw_setup(enceladus.RULES, state, random.Random(501))
+    assert setup != enceladus.RULES.board(state)  # not the companion's seeded garden
+    table = VirtualTable(enceladus.RULES, state, "enceladus", seed=7)
+    report = table.play(setup=setup)
+    _clean(report)
+    assert {c: p for c, p in enceladus.RULES.board(table.referee.history[0][0]).items()
+            if c in SQUARE_NAMES} == {c: setup[c] for c in SQUARE_NAMES}
+
+
+def test_mars_whole_game_with_peaks_laid_out_by_hand() -> None:
+    state = mars.RULES.new_game(3, 12, {"peaks": 4})
+    setup = draw_setup(mars.RULES, state, random.Random(502))
+    assert setup != mars.RULES.board(state)
+    table = VirtualTable(mars.RULES, state, "mars", seed=8)
+    table.referee.extensions.append(MarsTable("tray", rng=random.Random(8)))
+    report = table.play(setup=setup)
+    _clean(report)
+    first = mars.RULES.board(table.referee.history[0][0])
+    assert {c for c, p in first.items() if p == "peak"} == {
+        c for c, p in setup.items() if p == "peak"}
+
+
+def test_uranus_whole_game_with_trees_laid_out_by_hand() -> None:
+    state = uranus.RULES.new_game(2, 13, {"board": "rhombus"})
+    setup = draw_setup(uranus.RULES, state, random.Random(503))
+    assert setup != uranus.RULES.board(state)
+    table = VirtualTable(uranus.RULES, state, "uranus-rhombus", seed=9,
+                         settings=RefereeSettings(settle_s=0.25))
+    table.referee.extensions = [CardTable(load_catalogue(), cards="reader")]
+    report = table.play(setup=setup)
+    _clean(report)
+    assert table.referee.history[0][0].trees == frozenset(
+        uranus.parse_hex(c) for c, p in setup.items() if p == "tree")
+
+
+def _dump(referee: Referee, board: dict[str, str], t: float) -> list[object]:
+    pieces = tuple(board[c] for c in referee.layout)
+    return referee.handle(BoardMessage(t, protocol.Dump(seq=0, pieces=pieces)))
+
+
+def _shown(effects: list[object]) -> Show:
+    return [e for e in effects if isinstance(e, Show)][-1]
+
+
+def test_a_setup_that_breaks_a_condition_is_named_and_taken_once_put_right() -> None:
+    state = enceladus.RULES.new_game(2, 11, {})
+    setup = draw_setup(enceladus.RULES, state, random.Random(1))
+    flower = next(c for c in SQUARE_NAMES if setup[c] != "peak")
+    referee = Referee(enceladus.RULES, state, "enceladus", adopt=True)
+    screen = _shown(_dump(referee, {**setup, flower: "", "R2": "M1"}, 0.0)).screen
+    assert screen.message.startswith(
+        f"Setup: Every square of the garden holds a flower or a peak: {flower} does not.")
+    assert screen.message.endswith("(2 more)")
+    assert screen.highlights == dict.fromkeys(sorted({flower, "R2"}), "wrong")
+    assert screen.cells[flower] == "" and screen.cells["R2"] == "M1"  # the board as it is
+    assert referee.adopt and not referee.history
+    # put right: taken after the settle time, never before
+    effects = _dump(referee, setup, 1.0)
+    assert not [e for e in effects if isinstance(e, Adopted)]
+    effects = referee.handle(Timer(1.0 + referee.settings.settle_s, "settle"))
+    adopted = [e for e in effects if isinstance(e, Adopted)]
+    assert adopted and enceladus.RULES.parse_position(adopted[0].position) == referee.state
+    assert not referee.adopt and not referee.syncing
+    assert _shown(effects).screen.message == "P1: your turn"
+
+
+def test_ok_on_use_this_garden_takes_the_garden_of_a_seeded_game() -> None:
+    state = enceladus.RULES.new_game(2, 11, {})
+    setup = draw_setup(enceladus.RULES, state, random.Random(2))
+    referee = Referee(enceladus.RULES, state, "enceladus")
+    screen = _shown(_dump(referee, setup, 0.0)).screen
+    assert screen.message == "Set up the board as shown" and screen.menu == (USE_GARDEN,)
+    effects = referee.handle(Button(0.5, "ok", True))  # the board has stood still: at once
+    assert [e for e in effects if isinstance(e, Adopted)]
+    assert enceladus.RULES.board(referee.state) == {**setup, **{
+        c: "" for c in enceladus.TRAY_CELLS}}
+
+
+def test_a_presence_board_is_never_offered_the_garden_as_it_stands() -> None:
+    state = enceladus.RULES.new_game(2, 11, {})
+    referee = Referee(enceladus.RULES, state, "enceladus",
+                      settings=RefereeSettings(presence=True))
+    board = {c: "occupied" if p else "" for c, p in bare_board(enceladus.RULES, state).items()}
+    screen = _shown(_dump(referee, board, 0.0)).screen
+    assert screen.message == "Set up the board as shown" and screen.menu == ()
