@@ -27,7 +27,7 @@ import logging
 import queue
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -568,7 +568,8 @@ class Service:
                 options=dict(chosen.options)))
         directory = None if self.journal_error else Path(config.journal.directory)
         try:
-            state, journal = new_game(config, old.rules, directory, fsync=config.journal.fsync)
+            state, journal = new_game(config, old.rules, directory, fsync=config.journal.fsync,
+                                      reserves=chosen.reserves if chosen is not None else ())
         except CompanionError as error:
             log.error("cannot start a new game: %s", error)
             return
@@ -698,12 +699,17 @@ def _resume(config: Config, rules: GameRules[Any, Any], path: Path, *,
 
 
 def new_game(
-    config: Config, rules: GameRules[Any, Any], directory: Path | None, *, fsync: bool = True
+    config: Config, rules: GameRules[Any, Any], directory: Path | None, *, fsync: bool = True,
+    reserves: Sequence[Mapping[str, int]] = (),
 ) -> tuple[Any, journal_mod.Journal | None]:
-    """A new game from the configuration (seed 0 draws one) and its journal in
-    ``directory``.  Raises :class:`JournalError` when the journal cannot be created."""
+    """A new game from the configuration (seed 0 draws one), with ``reserves`` as dealt by
+    hand (each player's ``{colour: count}``) when given, and its journal in ``directory``.
+    Raises :class:`JournalError` when the journal cannot be created and
+    :class:`companion.errors.InvalidPositionError` for reserves that do not add up."""
     seed = config.game.seed or random.SystemRandom().randrange(1, 2**31)
     state = rules.new_game(config.game.players, seed, config.game.rules_options())
+    if reserves:
+        state = rules.deal_reserves(state, reserves)
     journal = None
     if directory is not None:
         header = {"game": config.game.name, "layout": layout_name(config),

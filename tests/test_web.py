@@ -552,3 +552,72 @@ def test_a_game_in_progress_is_ended_from_the_page_only_once_confirmed(browser: 
         assert isinstance(started, StartGame) and started.players == 2
     finally:
         view.close()
+
+
+def test_reserves_dealt_by_hand_are_entered_on_the_page_and_checked_against_the_bag(
+    browser: Any, tmp_path: Path, pin_factory: Any
+) -> None:
+    """Gardens of Mars deals flowers at random from the bag: the New game form takes each
+    player's counts as dealt at the table; a deal that does not add up is said in a sentence
+    and starts nothing; one that does is the new game's reserves, in its journal too."""
+    from conftest import DaemonThread
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    from companion import journal
+    from companion.config import load_config
+    from companion.notify import Notifier
+    from companion.rules import mars
+    from companion.service import build
+
+    path = tmp_path / "companion.toml"
+    path.write_text(f'[game]\nname = "mars"\nseed = 5\n[board]\nport = "loop://"\n'
+                    f'[journal]\ndirectory = "{tmp_path}"\nfsync = false\n'
+                    '[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\n'
+                    '[web]\nlisten = "127.0.0.1:0"\n')
+    stack = ExitStack()
+    service = build(load_config(path), stack, pin_factory=pin_factory, notifier=Notifier())
+    daemon = DaemonThread(service, stack)
+    daemon.start()
+    dealt = [dict(zip(mars.COLOURS, (4, 6, 5, 5, 5, 5), strict=True)),
+             dict(zip(mars.COLOURS, (6, 4, 5, 5, 5, 5), strict=True))]
+    try:
+        assert daemon.wait(lambda: service.last_screen is not None)
+        browser.get(service.web.address)
+        until = WebDriverWait(browser, WAIT_S, poll_frequency=0.05).until
+        until(lambda _: browser.find_element(By.ID, "new-game").is_displayed())
+        browser.find_element(By.CSS_SELECTOR, "#new-game summary").click()
+        browser.find_element(By.ID, "pin").send_keys(service.web.pin)
+        rows = browser.find_elements(By.CSS_SELECTOR, "#new-reserves tbody tr")
+        assert len(rows) == 2  # one a player, a count a colour
+        assert [th.text for th in browser.find_elements(
+            By.CSS_SELECTOR, "#new-reserves thead th")][1:] == list(mars.COLOURS)
+
+        def enter(deal: list[dict[str, int]]) -> None:
+            for player, counts in enumerate(deal, 1):
+                for colour, count in counts.items():
+                    box = browser.find_element(
+                        By.CSS_SELECTOR, f'#new-reserves input[data-player="{player}"]'
+                                         f'[data-colour="{colour}"]')
+                    box.clear()
+                    box.send_keys(str(count))
+
+        said = browser.find_element(By.ID, "new-said")
+        enter([dealt[0], {**dealt[1], "green": 6}])
+        browser.find_element(By.ID, "new-start").click()
+        until(lambda _: said.text)
+        assert said.text == ("P2 has 31 flowers: with 2 players each is dealt 30. "
+                             "The reserves hold 11 green flowers: the bag has only 10.")
+        assert said.get_attribute("data-refused") == "true"
+        assert service.referee.state.reserves != tuple(
+            tuple(r[c] for c in mars.COLOURS) for r in dealt)
+        enter(dealt)
+        browser.find_element(By.ID, "new-start").click()
+        until(lambda _: said.text == "new game started")
+        wanted = tuple(tuple(r[c] for c in mars.COLOURS) for r in dealt)
+        assert daemon.wait(lambda: service.referee.state.reserves == wanted)
+        assert service.journal is not None
+        header = journal.read(service.journal.path).header
+        assert mars.RULES.parse_position(header["setup"]).reserves == wanted
+    finally:
+        daemon.stop()

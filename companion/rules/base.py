@@ -242,6 +242,19 @@ class GameRules(Protocol[State, Step]):
         :meth:`setup_problems` when it finds any (:func:`setup_refused`)."""
         ...
 
+    def reserve_problems(self, state: State, reserves: Sequence[Mapping[str, int]]) -> list[str]:
+        """What does not add up in reserves dealt by hand at the table (``reserves[p - 1]``:
+        player p's ``{colour: count}``) for the fresh game ``state``: one sentence per
+        problem (the rules' flowers per player and of each colour in the bag); ``[]`` when
+        the deal adds up."""
+        ...
+
+    def deal_reserves(self, state: State, reserves: Sequence[Mapping[str, int]]) -> State:
+        """``state`` (a fresh game) with ``reserves`` as dealt by hand in place of its seeded
+        deal.  Raises :class:`companion.errors.InvalidPositionError` with every sentence of
+        :meth:`reserve_problems` when it finds any."""
+        ...
+
 
 def board_diff(before: Board, after: Board) -> dict[Cell, Piece]:
     """The cells where ``after`` differs from ``before``, mapped to their piece in ``after``."""

@@ -2425,6 +2425,17 @@ class EnceladusRules:
     def adopt_setup(self, state: State, board: base.Board) -> State:
         return adopt_setup(state, board)
 
+    def reserve_problems(self, state: State, reserves: Sequence[Mapping[str, int]]) -> list[str]:
+        if any(any(counts.values()) for counts in reserves):
+            return ["Gardens of Enceladus deals no flowers: every reserve starts empty."]
+        return []
+
+    def deal_reserves(self, state: State, reserves: Sequence[Mapping[str, int]]) -> State:
+        problems = self.reserve_problems(state, reserves)
+        if problems:
+            raise InvalidPositionError(" ".join(problems))
+        return state
+
 
 RULES = EnceladusRules()
 

@@ -1176,6 +1176,12 @@ class MarsRules:
     def adopt_setup(self, state: State, board: Mapping[Cell, Piece]) -> State:
         return adopt_setup(state, board)
 
+    def reserve_problems(self, state: State, reserves: Sequence[Mapping[str, int]]) -> list[str]:
+        return reserve_problems(state.players, reserves)
+
+    def deal_reserves(self, state: State, reserves: Sequence[Mapping[str, int]]) -> State:
+        return deal_reserves(state, reserves)
+
 
 RULES = MarsRules()
 """The Gardens of Mars rules core."""

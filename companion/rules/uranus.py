@@ -1182,6 +1182,12 @@ class UranusRules:
     def adopt_setup(self, state: State, board: Mapping[Cell, Piece]) -> State:
         return adopt_setup(state, board)
 
+    def reserve_problems(self, state: State, reserves: Sequence[Mapping[str, int]]) -> list[str]:
+        return reserve_problems(state.players, reserves)
+
+    def deal_reserves(self, state: State, reserves: Sequence[Mapping[str, int]]) -> State:
+        return deal_reserves(state, reserves)
+
 
 def _shown(state: State, player: int, mission: str) -> tuple[tuple[str, ...], int]:
     """Player ``player``'s known hand without ``mission`` and their unknown count, after they
