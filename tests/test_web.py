@@ -621,3 +621,71 @@ def test_reserves_dealt_by_hand_are_entered_on_the_page_and_checked_against_the_
         assert mars.RULES.parse_position(header["setup"]).reserves == wanted
     finally:
         daemon.stop()
+
+
+def test_a_presence_board_s_setup_is_guided_on_the_page_at_full_size(browser: Any) -> None:
+    """A presence board cannot see colours, so its players lay out the setup the companion
+    shows: the page draws the garden at full size with the cells still to fill highlighted
+    and counted, and they go out as the sensors see them filled."""
+    from selenium.webdriver.common.by import By
+
+    from companion.board import protocol
+    from companion.events import BoardMessage, Timer
+    from companion.referee.effects import Show
+    from companion.referee.referee import Referee, RefereeSettings
+    from companion.rules.squares import SQUARE_NAMES
+    from companion.sim.handsetup import bare_board
+    from companion.web.server import WebView
+
+    rules = load("enceladus").RULES
+    state = rules.new_game(2, 4, {})
+    referee = Referee(rules, state, "enceladus", RefereeSettings(presence=True))
+    view = WebView("127.0.0.1:0")
+    seq = 0
+
+    def publish(effects: list[Any]) -> dict[str, Any]:
+        nonlocal seq
+        shown = [e.screen for e in effects if isinstance(e, Show)]
+        if shown:
+            seq += 1
+            view.publish(shown[-1], "up", 0)
+        return wait_for_seq(browser, seq)
+
+    try:
+        board = {c: "occupied" if p else "" for c, p in bare_board(rules, state).items()}
+        browser.get(view.address)
+        dump = protocol.Dump(seq=0, pieces=tuple(board[c] for c in referee.layout))
+        page = publish(referee.handle(BoardMessage(0.0, dump)))
+        assert page["message"] == "Set up the board as shown"
+        assert {c for c, role in page["roles"].items() if role == "place"} == set(SQUARE_NAMES)
+        assert browser.find_element(By.ID, "to-fill").text == "100 cells still to fill"
+        assert browser.execute_script("return document.body.dataset.settingUp") == "true"
+        browser.set_window_size(*DESKTOP)  # the garden, not the scores, takes the screen
+        try:
+            svg = browser.find_element(By.CSS_SELECTOR, "#board svg").rect
+            height = browser.execute_script("return window.innerHeight")
+            width = browser.execute_script("return document.body.clientWidth")
+            assert svg["height"] > 0.85 * height or svg["width"] > 0.9 * width, svg
+        finally:
+            browser.set_window_size(*PHONE)
+        t = 1.0
+        for cell in SQUARE_NAMES[:30]:  # the first three rows filled, one piece at a time
+            t += 0.1
+            update = protocol.FieldUpdate(seq=0, cell=cell, piece="occupied")
+            referee.handle(BoardMessage(t, update))
+            effects = referee.handle(Timer(t + 0.05, "debounce"))
+        page = publish(effects)
+        assert {c for c, role in page["roles"].items() if role == "place"} == set(
+            SQUARE_NAMES[30:])
+        assert browser.find_element(By.ID, "to-fill").text == "70 cells still to fill"
+        for cell in SQUARE_NAMES[30:]:
+            t += 0.1
+            referee.handle(BoardMessage(t, protocol.FieldUpdate(seq=0, cell=cell,
+                                                                piece="occupied")))
+            effects = referee.handle(Timer(t + 0.05, "debounce"))
+        page = publish(effects)
+        assert page["message"] == "P1: your turn" and not page["roles"]
+        assert browser.find_element(By.ID, "to-fill").text == ""
+        assert browser.execute_script("return document.body.dataset.settingUp") == "false"
+    finally:
+        view.close()

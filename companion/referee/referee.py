@@ -77,6 +77,10 @@ Effects = list[Any]
 DONE = "done"
 """The one option of the menu that asks whether a step the board shows is done (OK)."""
 
+SET_UP = "Set up the board as shown"
+"""The prompt of a setup not laid out yet: the cells still to fill are highlighted
+(``place``), those to clear too (``pick``)."""
+
 USE_GARDEN = "use this garden"
 """The one option of the menu beside "Set up the board as shown" on an identity board, before
 the first step: OK takes the garden laid out by hand instead (:attr:`Referee.adopt`)."""
@@ -888,7 +892,7 @@ class Referee:
             )
         if diff and (self.syncing or outcome is not None):
             what = (
-                "Set up the board as shown" if not self.history else "Put the board back as shown"
+                SET_UP if not self.history else "Put the board back as shown"
             )
             base = replace(base, message=what, highlights=_restore_roles(self.expected, diff))
             return replace(base, menu=(USE_GARDEN,)) if self._may_adopt() else base

@@ -29,6 +29,10 @@
     body.dataset.steps = s.steps;
     body.dataset.over = s.ranking.length > 0;
     $("message").textContent = s.message;
+    // A setup being laid out: the board at full size, the cells still to fill counted.
+    body.dataset.settingUp = s.to_fill > 0;
+    $("to-fill").textContent = s.to_fill > 0
+      ? s.to_fill + (s.to_fill === 1 ? " cell" : " cells") + " still to fill" : "";
     $("board-link").textContent = s.link_words;
     // The board is drawn again only when it changed (a prompt or a score alone does not).
     if (s.board !== drawn.board) $("board").innerHTML = drawn.board = s.board;
