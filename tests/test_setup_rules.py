@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from companion.errors import InvalidPositionError
+from companion.errors import IllegalMoveError, InvalidPositionError
 from companion.rules import enceladus, mars, uranus
 from companion.rules.base import SetupProblem
 from companion.rules.squares import SQUARE_NAMES
@@ -237,3 +237,25 @@ def test_what_does_not_add_up_in_a_deal_is_said_in_a_sentence() -> None:
         "2 players are dealt flowers, not 1."]
     with pytest.raises(InvalidPositionError, match="P1 has 31 flowers"):
         mars.deal_reserves(mars.RULES.new_game(2, 1, {}), wrong)
+
+
+# ----------------------------------------------------------------------------- Uranus hands
+
+
+def test_uranus_cards_registered_face_down_become_known_and_are_refused_when_they_cannot_be(
+) -> None:
+    state = uranus.RULES.new_game(2, 1, {})
+    step = uranus.RULES.parse_step(state, "show:triangle:red")
+    after = uranus.RULES.apply(state, step)
+    assert (after.hands[0], after.unknown, after.to_move, after.phase) == (
+        ("triangle:red",), (4, 5), 1, "placement")
+    assert uranus.RULES.parse_position(uranus.RULES.format_position(after)) == after
+    with pytest.raises(IllegalMoveError, match="registered already"):
+        uranus.RULES.apply(after, step)
+    for mission in ("groups:red", "groups:blue", "hexagon", "pairs:blue-red"):
+        after = uranus.RULES.apply(after, uranus.Reveal(mission))
+    with pytest.raises(IllegalMoveError, match="all 5 of player 1's cards are registered"):
+        uranus.RULES.apply(after, uranus.Reveal("groups:green"))
+    placed = uranus.RULES.apply(after, next(iter(uranus.RULES.legal_steps(after))))
+    with pytest.raises(IllegalMoveError, match="player 1 holds the triangle:red card"):
+        uranus.RULES.apply(placed, step)

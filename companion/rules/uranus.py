@@ -592,6 +592,34 @@ def adopt_setup(state: State, observed: Mapping[Cell, Piece]) -> State:
         parse_hex(name) for name, piece in observed.items() if piece == TREE))
 
 
+def register_card(state: State, step: Reveal, text: str = "") -> State:
+    """Before the gardeners are all placed, the player to move registers ``step.mission``,
+    one of the five cards the draft left them, face down with the card reader: the companion
+    knows it from then on (as a card shown later would tell it), the turn stays theirs
+    (the text, Setup: the drafted hands are secret).  ``text`` names the step in errors.
+
+    Raises :class:`IllegalMoveError` outside placement, when all the player's cards are
+    known, or for a card they cannot hold (:func:`card_refusal`: known in another hand).
+    """
+    def refuse(reason: str) -> IllegalMoveError:
+        return IllegalMoveError(reason, rule=RULE_SETUP, step=text or f"show:{step.mission}")
+
+    if state.phase != "placement":
+        raise refuse("cards are registered before the gardeners are placed")
+    p = state.to_move
+    if step.mission in state.hands[p - 1]:
+        raise refuse(f"the {step.mission} card is registered already")
+    if not state.unknown[p - 1]:
+        raise refuse(f"all {HAND_SIZE} of player {p}'s cards are registered")
+    refusal = card_refusal(state, p, step.mission)
+    if refusal is not None:
+        raise refuse(refusal)
+    return replace(state,
+                   hands=_with(state.hands, p - 1, tuple(sorted([*state.hands[p - 1],
+                                                                 step.mission]))),
+                   unknown=_with(state.unknown, p - 1, state.unknown[p - 1] - 1))
+
+
 def reserve_problems(players: int, reserves: Sequence[Mapping[str, int]]) -> list[str]:
     """What does not add up in reserves dealt by hand (``reserves[p - 1]``: player p's
     ``{colour: count}``): each player is dealt 30 flowers with 2 players, 20 with 3, 15 with
@@ -742,7 +770,9 @@ class UranusRules:
         hold, each non-empty deck, the replacement unknown, as the companion sees it), then,
         while a hexagon stands, a :class:`Claim` for every player who may hold the Hexagon.
         Reveal: a :class:`Reveal` of each card the player showing may hold.  Nothing once
-        over.  (A :class:`Score` naming its drawn card is legal too, see :meth:`apply`.)
+        over.  (A :class:`Score` naming its drawn card is legal too, see :meth:`apply`, and
+        so is a :class:`Reveal` in placement, a card registered face down:
+        :func:`register_card`.)
 
         A dealt game never leaves a player without a step: while it goes on the decks hold
         cards, so a gardener that cannot move can still score a card."""
@@ -775,6 +805,8 @@ class UranusRules:
         text = self.format_step(state, step)
         if state.phase == "over":
             raise IllegalMoveError("the game is over", rule=RULE_END, step=text)
+        if isinstance(step, Reveal) and state.phase == "placement":
+            return register_card(state, step, text)
         if isinstance(step, Reveal):
             return self._reveal(state, step, text)
         if state.phase == "reveal":
