@@ -112,3 +112,52 @@ def test_a_presence_board_is_never_offered_the_garden_as_it_stands() -> None:
     board = {c: "occupied" if p else "" for c, p in bare_board(enceladus.RULES, state).items()}
     screen = _shown(_dump(referee, board, 0.0)).screen
     assert screen.message == "Set up the board as shown" and screen.menu == ()
+
+
+def _press(referee: Referee, name: str, t: float) -> list[object]:
+    return referee.handle(Button(t, name, True))
+
+
+def _enter(referee: Referee, deal: list[list[int]], t: float) -> tuple[list[object], float]:
+    """Enter ``deal`` (per player, the counts of every colour but the last) with Select and
+    OK as the players do; the effects of the last OK and the time after it."""
+    effects: list[object] = []
+    for counts in deal:
+        for count in counts:
+            for _ in range(count):
+                t += 0.3
+                _press(referee, "select", t)
+            t += 0.3
+            effects = _press(referee, "ok", t)
+    return effects, t
+
+
+def test_reserves_dealt_by_hand_are_entered_with_select_and_ok_and_checked() -> None:
+    from companion.config import BoardConfig, Config, GameConfig
+    from companion.referee.mars import extensions
+
+    config = Config(game=GameConfig(name="mars", setup="board"), board=BoardConfig(dice="tray"))
+    state = mars.RULES.new_game(2, 3, {})
+    referee = Referee(mars.RULES, state, "mars", adopt=True, extensions=extensions(config))
+    empty = dict.fromkeys(referee.layout, "")
+    _dump(referee, empty, 0.0)
+    effects = referee.handle(Timer(referee.settings.settle_s, "settle"))  # the empty board
+    assert [e for e in effects if isinstance(e, Adopted)] and not referee.adopt
+    assert _shown(effects).screen.message == (
+        "Reserves dealt by hand: P1 blue? 0 (Select +1, OK next)")
+    assert _shown(_press(referee, "select", 1.0)).screen.message.startswith(
+        "Reserves dealt by hand: P1 blue? 1")
+    _press(referee, "ok", 1.2)  # P1 has one blue flower: the bag's other 9 are P2's at most
+    effects, t = _enter(referee, [[5, 6, 6, 6], [10, 4, 4, 4, 4]], 2.0)
+    screen = _shown(effects).screen
+    # each player's last colour is the rest of their deal: only the bag can be overdrawn
+    assert screen.urgent and screen.message.startswith(
+        "The reserves hold 11 blue flowers: the bag has only 10.")
+    assert screen.message.endswith("Again: Reserves dealt by hand: P1 blue? 0 "
+                                   "(Select +1, OK next)")
+    effects, t = _enter(referee, [[4, 6, 5, 5, 5], [6, 4, 5, 5, 5]], t)
+    adopted = [e for e in effects if isinstance(e, Adopted)]
+    wanted = ((4, 6, 5, 5, 5, 5), (6, 4, 5, 5, 5, 5))
+    assert referee.state.reserves == wanted and adopted
+    assert mars.RULES.parse_position(adopted[0].position).reserves == wanted
+    assert _shown(effects).screen.message.startswith("P1: take ")  # placement goes on

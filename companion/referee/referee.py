@@ -492,13 +492,18 @@ class Referee:
             return [SetTimer("settle", due), Show(replace(shown, message="Setup: checking..."))]
         state = self.rules.adopt_setup(self.state, self.observed)
         self.adopt = False
-        self._new_state(state)
         return [
             SetTimer("settle", None),
-            Adopted(self.rules.format_position(state), state),
             Note("info", "the garden on the board is the setup"),
-            *self._evaluate(now),
+            *self.replace_setup(state, now),
         ]
+
+    def replace_setup(self, state: Any, now: float) -> Effects:
+        """Before the first step, ``state`` is the game's setup from now on (the garden laid
+        out by hand, reserves dealt by hand): :class:`Adopted` tells the service, for the
+        journal's header, then the board is weighed against it."""
+        self._new_state(state)
+        return [Adopted(self.rules.format_position(state), state), *self._evaluate(now)]
 
     # ------------------------------------------------------------------ recognition
     def _diff(self) -> dict[Cell, Piece]:

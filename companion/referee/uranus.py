@@ -57,12 +57,15 @@ from companion.config import Config
 from companion.display.screen import Screen
 from companion.errors import ConfigError, IllegalMoveError
 from companion.events import BoardMessage, Button, Event
+from companion.referee.deal import DealTable
 from companion.referee.effects import Buzz, Note, Show
 from companion.referee.recognition import board_diff
 from companion.referee.referee import Effects, Question, Referee
 from companion.rules.hexes import hex_name
-from companion.rules.missions import HEXAGON, parse_catalogue
+from companion.rules.missions import COLOURS, HEXAGON, parse_catalogue
 from companion.rules.uranus import (
+    FLOWERS_EACH,
+    FLOWERS_PER_COLOUR,
     HAND_SIZE,
     RULES,
     Claim,
@@ -102,11 +105,17 @@ def load_catalogue(path: str | os.PathLike[str] = "") -> dict[str, str]:
     return parse_catalogue(text, str(resource))
 
 
-def extensions(config: Config) -> list[CardTable]:
+def extensions(config: Config) -> list[Any]:
     """The referee extensions of a Gardens of Uranus game: one :class:`CardTable` with the
     card source of ``[board] cards`` and the catalogue of ``[board] missions``
-    (:func:`load_catalogue`).  Raises :class:`ConfigError` for a missing or broken catalogue."""
-    return [CardTable(load_catalogue(config.board.missions), cards=config.board.cards)]
+    (:func:`load_catalogue`), and with ``[game] setup = "board"`` a
+    :class:`~companion.referee.deal.DealTable` after it for the reserves dealt by hand.
+    Raises :class:`ConfigError` for a missing or broken catalogue."""
+    table: list[Any] = [CardTable(load_catalogue(config.board.missions),
+                                  cards=config.board.cards)]
+    if config.game.setup == "board":  # the flowers dealt from the bag by hand, too
+        table.append(DealTable(COLOURS, dict(FLOWERS_EACH), FLOWERS_PER_COLOUR))
+    return table
 
 
 def card_text(mission: str) -> str:
