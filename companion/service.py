@@ -580,9 +580,13 @@ class Service:
         self.journal = journal
         self.outcome = None
         self.timers.clear()
+        extensions = game_extensions(config)
+        if chosen is not None and chosen.reserves:  # dealt by hand and typed in on the page
+            from companion.referee.deal import DealTable
+
+            extensions = [e for e in extensions if not isinstance(e, DealTable)]
         self.referee = Referee(old.rules, state, old.layout_name, old.settings, syncing=True,
-                               extensions=game_extensions(config),
-                               adopt=config.game.setup == "board")
+                               extensions=extensions, adopt=config.game.setup == "board")
         log.info("new game (seed %d)", config.game.seed)
         self._execute(self.referee.start(self.clock()))
         if self.link is not None:

@@ -5,6 +5,7 @@ referee, refereed to their end; and what the referee shows while the setup is no
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from companion.board import protocol
 from companion.events import BoardMessage, Button, Timer
@@ -161,3 +162,30 @@ def test_reserves_dealt_by_hand_are_entered_with_select_and_ok_and_checked() -> 
     assert referee.state.reserves == wanted and adopted
     assert mars.RULES.parse_position(adopted[0].position).reserves == wanted
     assert _shown(effects).screen.message.startswith("P1: take ")  # placement goes on
+
+
+def test_reserves_typed_in_on_the_page_are_not_asked_again_at_the_companion(
+        tmp_path: Path) -> None:
+    import queue
+
+    from companion.config import Config, GameConfig, JournalConfig
+    from companion.events import StartGame
+    from companion.referee.deal import DealTable
+    from companion.service import Service, game_extensions
+
+    config = Config(game=GameConfig(name="mars", setup="board"),
+                    journal=JournalConfig(directory=str(tmp_path), fsync=False))
+    state = mars.RULES.new_game(2, 3, {})
+    referee = Referee(mars.RULES, state, "mars", adopt=True, extensions=game_extensions(config))
+    assert any(isinstance(e, DealTable) for e in referee.extensions)
+    service = Service(referee, queue.Queue(), config=config)
+    deal = ({"blue": 4, "yellow": 6, "white": 5, "gray": 5, "red": 5, "green": 5},
+            {"blue": 6, "yellow": 4, "white": 5, "gray": 5, "red": 5, "green": 5})
+    service._handle(StartGame(0.0, players=2, seed=9, reserves=deal))
+    assert service.referee.state.reserves == ((4, 6, 5, 5, 5, 5), (6, 4, 5, 5, 5, 5))
+    assert service.referee.adopt  # the garden is still the players'
+    assert not any(isinstance(e, DealTable) for e in service.referee.extensions)
+    service._handle(StartGame(1.0, players=2, seed=9))  # no counts typed in: asked
+    assert any(isinstance(e, DealTable) for e in service.referee.extensions)
+    if service.journal is not None:
+        service.journal.close()
