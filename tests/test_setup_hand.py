@@ -81,7 +81,7 @@ def test_a_setup_that_breaks_a_condition_is_named_and_taken_once_put_right() -> 
     assert screen.message.startswith(
         f"Setup: Every square of the garden holds a flower or a peak: {flower} does not.")
     assert screen.message.endswith("(2 more)")
-    assert screen.highlights == dict.fromkeys(sorted({flower, "R2"}), "wrong")
+    assert screen.highlights == {flower: "place", "R2": "wrong"}  # to fill, to take away
     assert screen.cells[flower] == "" and screen.cells["R2"] == "M1"  # the board as it is
     assert referee.adopt and not referee.history
     # put right: taken after the settle time, never before

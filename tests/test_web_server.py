@@ -442,3 +442,21 @@ def test_reserves_from_the_page_are_checked_in_a_sentence_before_a_game_starts()
     finally:
         web.close()
     assert Choices(GameConfig(name="enceladus")).describe()["colours"] == []
+
+
+def test_cards_registered_face_down_are_not_named_in_the_game_so_far() -> None:
+    from companion.display.screen import Screen
+    from companion.rules.uranus import RULES
+
+    state = RULES.new_game(2, 1, {})
+    step = RULES.parse_step(state, "show:triangle:red")
+    after = RULES.apply(state, step)
+    web = WebView("127.0.0.1:0")
+    try:
+        screen = Screen("uranus", "uranus-hexagonal", RULES.board(after), message="P1: ...")
+        web.publish(screen, "up", 1, (RULES, "uranus-hexagonal", ((state, step),), after))
+        status, text = get(web, "/record")
+        assert status == 200 and "triangle:red" not in text
+        assert json.loads(text)["positions"][1]["step"] == "a card registered face down"
+    finally:
+        web.close()

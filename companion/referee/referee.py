@@ -180,7 +180,8 @@ class Referee:
     ``adopt``: the setup is the one the players lay out by hand (``[game] setup = "board"``,
     or OK on the *use this garden* menu of an identity board before the first step): until
     the board meets every setup condition of the rules, the matrix names the first condition
-    broken and shows the cells of all of them as wrong; once it does and has stood still for
+    broken and highlights the cells of all of them (empty ones to fill, the others as wrong);
+    once it does and has stood still for
     the settle time, it is the game's setup (:class:`Adopted`) and the game starts from it.
     """
 
@@ -482,11 +483,13 @@ class Referee:
         problems = self.rules.setup_problems(self.state, self.observed)
         shown = replace(self._screen(now), cells={c: self.observed[c] for c in self.layout})
         if problems:
-            cells = {c for problem in problems for c in problem.cells}
+            # An empty cell named is one to fill; a piece named is in the wrong place.
+            cells = sorted({c for problem in problems for c in problem.cells})
             more = f" ({len(problems) - 1} more)" if len(problems) > 1 else ""
             return [SetTimer("settle", None), Show(replace(
                 shown, message=f"Setup: {problems[0].text}{more}",
-                highlights=dict.fromkeys(sorted(cells), "wrong")))]
+                highlights={c: "place" if self.observed[c] == EMPTY else "wrong"
+                            for c in cells}))]
         due = self.last_change_t + self.settings.settle_s
         if now < due - 1e-9:  # a hand may still be laying out the last pieces
             return [SetTimer("settle", due), Show(replace(shown, message="Setup: checking..."))]

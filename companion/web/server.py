@@ -188,6 +188,15 @@ class _Press(_Base):
         self.finish({"pressed": button})
 
 
+def _public(step: str, state: Any) -> str:
+    """A step as anyone watching the page may read it: a Gardens of Uranus mission card
+    registered face down before the turns (``show:...`` while gardeners are being placed)
+    is secret, so it is not named."""
+    if step.startswith("show:") and getattr(state, "phase", "") == "placement":
+        return "a card registered face down"
+    return step
+
+
 class _Form(_Base):
     def get(self) -> None:
         if self.view.choices is None:
@@ -411,7 +420,8 @@ class WebView:
         if self._played is None:
             return {"positions": [], "chart": ""}
         rules, layout, history, state = self._played
-        moments = history_moments(rules, history, state)
+        moments = [replace(m, step=_public(m.step, m.state))
+                   for m in history_moments(rules, history, state)]
         return record(screens(layout, rules, moments), [m.step for m in moments])
 
     def finished_journals(self) -> list[str]:
