@@ -345,7 +345,7 @@ class Journal:
 
     def with_setup(self, setup: str) -> Journal:
         """The journal of this game begun again with ``setup`` (position notation) as its
-        setup: the garden the players laid out by hand, adopted before the first step.  The
+        setup, before the first step: the garden laid out or the reserves dealt by hand.  The
         new file's header is written and the folder's pointer moved to it before this file,
         which holds only the old header, is removed, so a power cut leaves one or the other
         as the game in progress.  Raises :class:`JournalError` when the new file cannot be

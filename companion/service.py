@@ -482,9 +482,10 @@ class Service:
             log.log(logging.getLevelName(effect.level.upper()), "%s", effect.text)
 
     def _adopted(self, position: str) -> None:
-        """The players' garden is the setup: the journal begins again with it in its header,
-        so that a restart and a replay start from it as from a seeded setup."""
-        log.info("setup taken from the board: %s", position)
+        """The setup is the players' (a garden laid out, reserves dealt by hand): the journal
+        begins again with it in its header, so that a restart and a replay start from it as
+        from a seeded setup."""
+        log.info("the setup is the players': %s", position)
         if self.journal is not None:
             journal = self.journal
             try:

@@ -181,8 +181,8 @@ class Referee:
     or OK on the *use this garden* menu of an identity board before the first step): until
     the board meets every setup condition of the rules, the matrix names the first condition
     broken and highlights the cells of all of them (empty ones to fill, the others as wrong);
-    once it does and has stood still for
-    the settle time, it is the game's setup (:class:`Adopted`) and the game starts from it.
+    once it does and has stood still for the settle time, it is the game's setup
+    (:class:`Adopted`) and the game starts from it.
     """
 
     rules: GameRules[Any, Any]
