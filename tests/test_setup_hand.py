@@ -8,15 +8,22 @@ import random
 from pathlib import Path
 
 from companion.board import protocol
+from companion.config import Config, GameConfig
 from companion.events import BoardMessage, Button, Timer
+from companion.referee.deal import DealTable
 from companion.referee.effects import Adopted, Show
-from companion.referee.mars import MarsTable
+from companion.referee.mars import extensions as mars_extensions
 from companion.referee.referee import USE_GARDEN, Referee, RefereeSettings
-from companion.referee.uranus import CardTable, load_catalogue
+from companion.referee.uranus import extensions as uranus_extensions
 from companion.rules import enceladus, mars, uranus
 from companion.rules.squares import SQUARE_NAMES
-from companion.sim.handsetup import bare_board, draw_setup
+from companion.sim.handsetup import bare_board, draw_deal, draw_setup
 from companion.sim.harness import GameReport, VirtualTable
+
+
+def _config(game: str) -> Config:
+    """The configuration of a game whose setup is the players': garden and deal."""
+    return Config(game=GameConfig(name=game, setup="board"))
 
 
 def _clean(report: GameReport) -> None:
@@ -42,9 +49,12 @@ def test_mars_whole_game_with_peaks_laid_out_by_hand() -> None:
     setup = draw_setup(mars.RULES, state, random.Random(502))
     assert setup != mars.RULES.board(state)
     table = VirtualTable(mars.RULES, state, "mars", seed=8)
-    table.referee.extensions.append(MarsTable("tray", rng=random.Random(8)))
-    report = table.play(setup=setup)
+    table.referee.extensions = mars_extensions(_config("mars"))  # the dice tray, the deal
+    deal = draw_deal(mars.RULES, state, random.Random(602))
+    report = table.play(setup=setup, deal=deal)
     _clean(report)
+    assert table.referee.history[0][0].reserves == tuple(
+        tuple(r[c] for c in mars.COLOURS) for r in deal) != state.reserves
     first = mars.RULES.board(table.referee.history[0][0])
     assert {c for c, p in first.items() if p == "peak"} == {
         c for c, p in setup.items() if p == "peak"}
@@ -56,9 +66,12 @@ def test_uranus_whole_game_with_trees_laid_out_by_hand() -> None:
     assert setup != uranus.RULES.board(state)
     table = VirtualTable(uranus.RULES, state, "uranus-rhombus", seed=9,
                          settings=RefereeSettings(settle_s=0.25))
-    table.referee.extensions = [CardTable(load_catalogue(), cards="reader")]
-    report = table.play(setup=setup)
+    table.referee.extensions = uranus_extensions(_config("uranus"))  # the deal, the reader
+    deal = draw_deal(uranus.RULES, state, random.Random(603))
+    report = table.play(setup=setup, deal=deal)
     _clean(report)
+    assert table.referee.history[0][0].reserves == tuple(
+        tuple(r[c] for c in uranus.COLOURS) for r in deal) != state.reserves
     assert table.referee.history[0][0].trees == frozenset(
         uranus.parse_hex(c) for c, p in setup.items() if p == "tree")
 
@@ -170,7 +183,6 @@ def test_reserves_typed_in_on_the_page_are_not_asked_again_at_the_companion(
 
     from companion.config import Config, GameConfig, JournalConfig
     from companion.events import StartGame
-    from companion.referee.deal import DealTable
     from companion.service import Service, game_extensions
 
     config = Config(game=GameConfig(name="mars", setup="board"),

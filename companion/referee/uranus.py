@@ -109,12 +109,13 @@ def extensions(config: Config) -> list[Any]:
     """The referee extensions of a Gardens of Uranus game: one :class:`CardTable` with the
     card source of ``[board] cards`` and the catalogue of ``[board] missions``
     (:func:`load_catalogue`), and with ``[game] setup = "board"`` a
-    :class:`~companion.referee.deal.DealTable` after it for the reserves dealt by hand.
+    :class:`~companion.referee.deal.DealTable` before it for the reserves dealt by hand.
     Raises :class:`ConfigError` for a missing or broken catalogue."""
     table: list[Any] = [CardTable(load_catalogue(config.board.missions),
                                   cards=config.board.cards)]
     if config.game.setup == "board":  # the flowers dealt from the bag by hand, too
-        table.append(DealTable(COLOURS, dict(FLOWERS_EACH), FLOWERS_PER_COLOUR))
+        # First: while the deal is entered, Select adds a flower, never arms ask mode.
+        table.insert(0, DealTable(COLOURS, dict(FLOWERS_EACH), FLOWERS_PER_COLOUR))
     return table
 
 

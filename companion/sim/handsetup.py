@@ -7,7 +7,9 @@ peaks fence off part of the garden; Mars, an empty board (with the peaks variant
 peaks on hexes apart from each other and from the central space); Uranus, the board's trees on
 random spots off the edge.  :func:`bare_board` is the table before that, and
 :func:`lay_out` the script of a person putting the pieces down one at a time.  The referee
-takes the result with its ``adopt`` (``[game] setup = "board"``).
+takes the result with its ``adopt`` (``[game] setup = "board"``).  In Mars and Uranus the
+players also deal the flowers from the bag (:func:`draw_deal`) and enter the counts with
+Select and OK (:func:`deal_presses`, for :class:`companion.referee.deal.DealTable`).
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from companion.rules import enceladus, mars
+from companion.rules import enceladus, mars, uranus
 from companion.rules.base import EMPTY, PEAK, TREE, Board, Cell, GameRules, Piece, parse_piece
 from companion.rules.hexes import hex_name
+from companion.rules.missions import COLOURS
 from companion.rules.squares import SQUARE_NAMES
-from companion.sim.perform import Op, Put
+from companion.sim.perform import Op, Press, Put
 
 SET_DOWN_S = (0.1, 0.6)
 """Seconds between two pieces a person puts down from the bag (shortest, longest)."""
@@ -72,3 +75,29 @@ def lay_out(board: Board, setup: Board, rng: random.Random) -> list[Op]:
     rng.shuffle(cells)
     return [Put(rng.uniform(*SET_DOWN_S), cell, setup[cell]) for cell in cells]
 
+
+def draw_deal(rules: GameRules[Any, Any], state: Any,
+              rng: random.Random) -> list[dict[str, int]]:
+    """The flowers of a Mars or Uranus bag dealt at random with ``rng`` to the players of the
+    fresh game ``state``: each player's ``{colour: count}``."""
+    if rules.name == "mars":
+        colours, each, per_colour = mars.COLOURS, mars.DEAL, mars.FLOWERS_PER_COLOUR
+    elif rules.name == "uranus":
+        colours, each, per_colour = COLOURS, uranus.FLOWERS_EACH, uranus.FLOWERS_PER_COLOUR
+    else:
+        raise ValueError(f"{rules.name} deals no flowers")
+    bag = [c for c in colours for _ in range(per_colour)]
+    rng.shuffle(bag)
+    players, hand = rules.players(state), each[rules.players(state)]
+    return [{c: bag[p * hand:(p + 1) * hand].count(c) for c in colours} for p in range(players)]
+
+
+def deal_presses(deal: list[dict[str, int]], rng: random.Random) -> list[Op]:
+    """Select and OK as the players enter ``deal`` at the companion: per player, Select as
+    many times as each colour's count, then OK, every colour but the last (the rest)."""
+    ops: list[Op] = []
+    for counts in deal:
+        for count in list(counts.values())[:-1]:
+            ops += [Press(rng.uniform(0.15, 0.4), "select") for _ in range(count)]
+            ops.append(Press(rng.uniform(0.3, 0.8), "ok"))
+    return ops

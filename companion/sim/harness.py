@@ -31,7 +31,7 @@ from companion.referee.effects import Buzz, Committed, SetTimer, Show
 from companion.referee.recognition import sensed
 from companion.referee.referee import DEFAULT_SETTINGS, Referee, RefereeSettings
 from companion.rules.base import Board, Cell, GameRules, parse_piece
-from companion.sim.handsetup import bare_board, lay_out
+from companion.sim.handsetup import bare_board, deal_presses, lay_out
 from companion.sim.perform import (
     PEOPLE,
     Noise,
@@ -321,16 +321,30 @@ class VirtualTable:
         self.truth = self.rules.adopt_setup(self.truth, setup)
         return bool(self.referee.state == self.truth)
 
-    def play(self, max_steps: int = 2000, setup: Board | None = None) -> GameReport:
+    def enter_deal(self, deal: list[dict[str, int]]) -> bool:
+        """The players enter the reserves ``deal``, dealt by hand, with Select and OK
+        (:class:`companion.referee.deal.DealTable`); the game goes on from them.  False when
+        the referee did not take them."""
+        self._play_ops(deal_presses(deal, self.rng))
+        self._advance(self.now + 0.5)
+        self.truth = self.rules.deal_reserves(self.truth, deal)
+        return bool(self.referee.state == self.truth)
+
+    def play(self, max_steps: int = 2000, setup: Board | None = None,
+             deal: list[dict[str, int]] | None = None) -> GameReport:
         """Play to the end (or ``max_steps``); the report says what happened.  With
         ``setup`` the game starts from the board with its garden still in the bag
         (:func:`companion.sim.handsetup.bare_board`), which the players lay out as
-        ``setup`` (:meth:`lay_out`) for the referee to adopt."""
+        ``setup`` (:meth:`lay_out`) for the referee to adopt; with ``deal`` they then enter
+        the reserves they dealt by hand (:meth:`enter_deal`)."""
         if setup is not None:
             self.board = bare_board(self.rules, self.truth)
             self.referee.adopt = True
         self.start()
         if setup is not None and not self.lay_out(setup):
+            self.report.seconds = self.now
+            return self.report
+        if deal is not None and not self.enter_deal(deal):
             self.report.seconds = self.now
             return self.report
         for _ in range(max_steps):
