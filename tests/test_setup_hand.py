@@ -147,7 +147,7 @@ def _enter(referee: Referee, deal: list[list[int]], t: float) -> tuple[list[obje
 
 
 def test_reserves_dealt_by_hand_are_entered_with_select_and_ok_and_checked() -> None:
-    from companion.config import BoardConfig, Config, GameConfig
+    from companion.config import BoardConfig
     from companion.referee.mars import extensions
 
     config = Config(game=GameConfig(name="mars", setup="board"), board=BoardConfig(dice="tray"))
@@ -181,7 +181,7 @@ def test_reserves_typed_in_on_the_page_are_not_asked_again_at_the_companion(
         tmp_path: Path) -> None:
     import queue
 
-    from companion.config import Config, GameConfig, JournalConfig
+    from companion.config import JournalConfig
     from companion.events import StartGame
     from companion.service import Service, game_extensions
 
