@@ -27,7 +27,7 @@ import logging
 import queue
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -47,6 +47,7 @@ from companion.errors import (
 from companion.events import BoardMessage, Event, LinkState, StartGame, Stop, Timer
 from companion.notify import Notifier
 from companion.referee.effects import (
+    Adopted,
     Buzz,
     Committed,
     GameOver,
@@ -465,6 +466,8 @@ class Service:
             self._journal(lambda j: j.finish(effect.outcome))
             if self.stop_when_over:
                 self.running = False
+        elif isinstance(effect, Adopted):
+            self._adopted(effect.position)
         elif isinstance(effect, NewGame):
             self._new_game()
         elif isinstance(effect, Show):
@@ -477,6 +480,18 @@ class Service:
                 self.link.send(effect.message)
         elif isinstance(effect, Note):
             log.log(logging.getLevelName(effect.level.upper()), "%s", effect.text)
+
+    def _adopted(self, position: str) -> None:
+        """The setup is the players' (a garden laid out, reserves dealt by hand): the journal
+        begins again with it in its header, so that a restart and a replay start from it as
+        from a seeded setup."""
+        log.info("the setup is the players': %s", position)
+        if self.journal is not None:
+            journal = self.journal
+            try:
+                self.journal = journal.with_setup(position)
+            except JournalError as error:
+                log.error("%s; the game goes on, but a restart would not find its setup", error)
 
     def _show(self, screen: Any) -> None:
         """Show ``screen``, marked while the journal is behind (players must know that a power
@@ -554,7 +569,8 @@ class Service:
                 options=dict(chosen.options)))
         directory = None if self.journal_error else Path(config.journal.directory)
         try:
-            state, journal = new_game(config, old.rules, directory, fsync=config.journal.fsync)
+            state, journal = new_game(config, old.rules, directory, fsync=config.journal.fsync,
+                                      reserves=chosen.reserves if chosen is not None else ())
         except CompanionError as error:
             log.error("cannot start a new game: %s", error)
             return
@@ -565,8 +581,13 @@ class Service:
         self.journal = journal
         self.outcome = None
         self.timers.clear()
+        extensions = game_extensions(config)
+        if chosen is not None and chosen.reserves:  # dealt by hand and typed in on the page
+            from companion.referee.deal import DealTable
+
+            extensions = [e for e in extensions if not isinstance(e, DealTable)]
         self.referee = Referee(old.rules, state, old.layout_name, old.settings, syncing=True,
-                               extensions=game_extensions(config))
+                               extensions=extensions, adopt=config.game.setup == "board")
         log.info("new game (seed %d)", config.game.seed)
         self._execute(self.referee.start(self.clock()))
         if self.link is not None:
@@ -683,12 +704,17 @@ def _resume(config: Config, rules: GameRules[Any, Any], path: Path, *,
 
 
 def new_game(
-    config: Config, rules: GameRules[Any, Any], directory: Path | None, *, fsync: bool = True
+    config: Config, rules: GameRules[Any, Any], directory: Path | None, *, fsync: bool = True,
+    reserves: Sequence[Mapping[str, int]] = (),
 ) -> tuple[Any, journal_mod.Journal | None]:
-    """A new game from the configuration (seed 0 draws one) and its journal in
-    ``directory``.  Raises :class:`JournalError` when the journal cannot be created."""
+    """A new game from the configuration (seed 0 draws one), with ``reserves`` as dealt by
+    hand (each player's ``{colour: count}``) when given, and its journal in ``directory``.
+    Raises :class:`JournalError` when the journal cannot be created and
+    :class:`companion.errors.InvalidPositionError` for reserves that do not add up."""
     seed = config.game.seed or random.SystemRandom().randrange(1, 2**31)
     state = rules.new_game(config.game.players, seed, config.game.rules_options())
+    if reserves:
+        state = rules.deal_reserves(state, reserves)
     journal = None
     if directory is not None:
         header = {"game": config.game.name, "layout": layout_name(config),
@@ -751,7 +777,8 @@ def build(
             refused.callback(start.journal.path.unlink, missing_ok=True)
         referee = Referee(rules, start.state, layout_name(config), referee_settings(config),
                           history=start.history, syncing=True, resumed=start.in_flight,
-                          extensions=game_extensions(config))
+                          extensions=game_extensions(config),
+                          adopt=config.game.setup == "board" and not start.history)
         service = Service(referee, events, clock=clock, journal=start.journal,
                           journal_error=journal_error, note=start.note, notifier=notifier,
                           ready_timeout_s=config.board.ready_timeout_s, config=config,

@@ -39,6 +39,15 @@ class GameOver:
 
 
 @dataclass(frozen=True, slots=True)
+class Adopted:
+    """The garden the players laid out by hand is the game's setup: ``position`` is its
+    position notation (for the journal's header), ``state`` the state."""
+
+    position: str
+    state: Any
+
+
+@dataclass(frozen=True, slots=True)
 class NewGame:
     """The players pressed OK after the end: set up the next game."""
 

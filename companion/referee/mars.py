@@ -48,9 +48,11 @@ from companion.config import Config
 from companion.display.screen import Screen
 from companion.errors import IllegalMoveError
 from companion.events import BoardMessage, Button, Event
+from companion.referee.deal import DealTable
 from companion.referee.effects import Buzz, Note, Show
 from companion.referee.recognition import board_diff
 from companion.referee.referee import Effects, Referee
+from companion.rules import mars
 from companion.rules.hexes import hex_name
 from companion.rules.mars import (
     COLOURS,
@@ -81,13 +83,18 @@ COLOUR_LETTERS: dict[str, str] = {
 R_DICE = "Gardens of Mars, Rolling Dice"
 
 
-def extensions(config: Config) -> list[MarsTable]:
+def extensions(config: Config) -> list[Any]:
     """The referee extensions of a Gardens of Mars game: one :class:`MarsTable` with the dice
     source of ``[board] dice``; virtual dice are seeded from ``[game] seed`` (0: from the
-    operating system), and roll on the Roll button when ``[buttons] roll`` is wired."""
+    operating system), and roll on the Roll button when ``[buttons] roll`` is wired; with
+    ``[game] setup = "board"``, a :class:`~companion.referee.deal.DealTable` after it for
+    the reserves dealt by hand."""
     seed = config.game.seed or None
-    return [MarsTable(config.board.dice, rng=random.Random(seed),
-                      roll_button=config.buttons.pins.roll is not None)]
+    table: list[Any] = [MarsTable(config.board.dice, rng=random.Random(seed),
+                                  roll_button=config.buttons.pins.roll is not None)]
+    if config.game.setup == "board":  # the flowers dealt from the bag by hand, too
+        table.append(DealTable(mars.COLOURS, dict(mars.DEAL), mars.FLOWERS_PER_COLOUR))
+    return table
 
 
 @dataclass
