@@ -210,7 +210,8 @@ class Broker:
     file and ACL in ``folder``; ``users`` (name to password) and ``acl`` (the ACL file's
     text) make it refuse anonymous clients.  :meth:`start` returns once it listens (it says
     so on its log); :meth:`kill` ends it with SIGKILL, as a crash would; :meth:`start`
-    again brings it back on the same port, without the retained messages (no persistence).
+    again brings it back on the same port, without the retained messages (no persistence);
+    :meth:`freeze` and :meth:`thaw` stop and resume it (SIGSTOP, SIGCONT).
     """
 
     def __init__(self, folder: Path, *, users: dict[str, str] | None = None,
@@ -261,6 +262,15 @@ class Broker:
             assert line, f"mosquitto did not start: {''.join(log)}"
             if " running" in line:
                 return
+
+    def freeze(self) -> None:
+        """Stop the broker dead (SIGSTOP): connections stay open, nothing is answered."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
 
     def kill(self) -> None:
         if self.process is not None:

@@ -6,17 +6,23 @@ journal published step by step; and the configuration's refusals.
 from __future__ import annotations
 
 import json
+import queue
+import signal
+import subprocess
+import sys
+import threading
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import Broker, DaemonThread, Listener
-from test_mqtt import same_as_journal
+from conftest import WAIT_S, Broker, DaemonThread, Listener
+from test_mqtt import journal_steps, same_as_journal, steps_heard
 
-from companion.config import MqttConfig
+from companion.config import MqttConfig, broker_address, load_config
 from companion.display import make_device
 from companion.errors import ConfigError
+from companion.mqtt.publisher import ACKED
 from companion.sim.demo import demo_config
 from companion.sim.table import seat
 
@@ -76,8 +82,6 @@ def test_a_password_file_that_cannot_be_read_stops_the_start(tmp_path: Path,
 ])
 def test_a_bad_mqtt_key_is_named_with_its_file_and_line(tmp_path: Path, lines: str,
                                                          problem: str) -> None:
-    from companion.config import load_config
-
     path = tmp_path / "companion.toml"
     path.write_text(f"[mqtt]\n{lines}\n")
     with pytest.raises(ConfigError) as refused:
@@ -87,8 +91,6 @@ def test_a_bad_mqtt_key_is_named_with_its_file_and_line(tmp_path: Path, lines: s
 
 
 def test_broker_urls_give_the_scheme_s_port_when_they_name_none(tmp_path: Path) -> None:
-    from companion.config import broker_address, load_config
-
     path = tmp_path / "companion.toml"
     path.write_text('[mqtt]\nbroker = "mqtts://broker.club"\nusername = "t1"\n'
                     'password_file = "secret"\nca_file = "ca.pem"\n')
@@ -122,9 +124,6 @@ SEATED = (
 
 
 def test_without_mqtt_neither_the_publisher_nor_paho_is_imported(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     code = SEATED.format(folder=str(tmp_path), broker="")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)
@@ -132,9 +131,6 @@ def test_without_mqtt_neither_the_publisher_nor_paho_is_imported(tmp_path: Path)
 
 
 def test_mqtt_without_paho_installed_is_a_config_error_naming_the_extra(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     code = ("import sys\nsys.modules['paho'] = None  # as if the mqtt extra were not installed\n"
             + SEATED.format(folder=str(tmp_path), broker="mqtt://127.0.0.1:1"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -143,3 +139,95 @@ def test_mqtt_without_paho_installed_is_a_config_error_naming_the_extra(tmp_path
         "[mqtt] broker is set but the table cannot be published: paho-mqtt is not installed "
         "(pip install 'gardens-companion[mqtt]')")
     assert list(tmp_path.glob("*.jsonl")) == []  # no journal of a game that never began
+
+
+TABLE_PROCESS = """\
+import signal, sys
+from contextlib import ExitStack
+from dataclasses import replace
+from pathlib import Path
+from companion.config import MqttConfig
+from companion.display import make_device
+from companion.sim.demo import MATRIX, demo_config
+from companion.sim.table import seat
+
+journals, broker, play = Path(sys.argv[1]), sys.argv[2], sys.argv[3] == "play"
+config = demo_config("enceladus", 2, 5, "hexagonal", journals)
+config = replace(config, mqtt=MqttConfig(broker=broker, table="t1"))
+with ExitStack() as stack:
+    table = seat(config, stack, device=make_device({"display": "dummy", **MATRIX}), speed=8.0)
+    service = table.service
+    service.commit_listeners.append(lambda step: print("commit", step.number, flush=True))
+    signal.signal(signal.SIGTERM, lambda *_: service.stop("SIGTERM"))
+    if play:
+        table.players.start()
+        stack.callback(table.players.stop)
+    print("journal", service.journal.path, flush=True)
+    service.run()
+"""
+
+
+class TableProcess:
+    """A companion in a child process on its simulated board, publishing to ``broker`` with
+    its journals in ``folder``; ``play``: its virtual players play.  What it prints (its
+    commits) is read as it comes."""
+
+    def __init__(self, folder: Path, broker: Broker, *, play: bool) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", TABLE_PROCESS, str(folder), broker.url,
+             "play" if play else "idle"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        self.lines: queue.Queue[str] = queue.Queue()
+        stdout = self.process.stdout
+        assert stdout is not None
+
+        def read() -> None:
+            for line in stdout:
+                self.lines.put(line.strip())
+            self.lines.put("")
+
+        threading.Thread(target=read, daemon=True).start()
+        self.journal = Path(self.next_line("journal").split(" ", 1)[1])
+
+    def next_line(self, starting: str) -> str:
+        """The next line it prints that starts with ``starting`` (bounded wait)."""
+        while True:
+            line = self.lines.get(timeout=WAIT_S)
+            assert line, f"the companion ended: {self.process.stderr.read()}"  # type: ignore
+            if line.startswith(starting):
+                return line
+
+
+def test_a_companion_killed_between_commit_and_publish_sends_the_rest_when_started_again(
+    tmp_path: Path, broker: Broker
+) -> None:
+    heard = Listener(broker.url)
+    table = TableProcess(tmp_path, broker, play=True)
+    restarted = None
+    try:
+        table.next_line("commit 2")
+        broker.freeze()  # steps are committed, and their publishing waits for the broker
+        table.next_line("commit 4")
+        table.process.send_signal(signal.SIGKILL)  # the power goes
+        table.process.wait(WAIT_S)
+        broker.thaw()
+        committed = journal_steps(table.journal)
+        acked = json.loads((tmp_path / ACKED).read_text())["games"]
+        game_id = table.journal.name.removesuffix(".jsonl")
+        assert acked[game_id] < committed[-1][0]  # committed lines the broker never had
+        restarted = TableProcess(tmp_path, broker, play=False)
+        assert restarted.journal == table.journal  # the game resumed
+        assert heard.wait(lambda: [s["seq"] for s in steps_heard(heard)]
+                          == [seq for seq, _ in committed])
+        assert heard.wait(lambda: json.loads(heard.on("gardens/t1/state")[-1])["seq"]
+                          == committed[-1][0])
+        restarted.process.send_signal(signal.SIGTERM)
+        assert restarted.process.wait(WAIT_S) == 0
+        assert heard.wait(lambda: heard.on("gardens/t1/status")[-1:] == [b"offline"])
+    finally:
+        heard.close()
+        for process in (table.process, restarted.process if restarted else None):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
