@@ -11,7 +11,9 @@ broker acknowledges, never on the machine's speed.
 from __future__ import annotations
 
 import json
+import logging
 import random
+import shutil
 import socket
 import threading
 from collections.abc import Iterator
@@ -19,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WAIT_S, Broker, Listener
+from conftest import WAIT_S, Broker, Listener, certificates
 
 from companion import journal as journal_mod
 from companion.config import MqttConfig
+from companion.errors import ConfigError
 from companion.mqtt.publisher import ACKED, Publisher
 from companion.rules import load as load_rules
 
@@ -325,5 +328,166 @@ def test_with_the_documented_acl_a_table_writes_only_its_own_topics(tmp_path: Pa
         assert {"gardens/t1/status", "gardens/t1/game", "gardens/t1/state",
                 "homeassistant/sensor/gardens_t1/game/config"} <= heard
         board.close()
+    finally:
+        secured.kill()
+
+
+@pytest.mark.skipif(not shutil.which("openssl"), reason="needs the openssl command")
+def test_over_tls_the_broker_is_trusted_through_the_configured_ca_file(tmp_path: Path) -> None:
+    folder = tmp_path / "broker"
+    folder.mkdir()
+    tls = certificates(folder)
+    secured = Broker(folder, tls=tls)
+    secured.start()
+    try:
+        heard = Listener(secured.url)
+        table = Table(tmp_path)
+        acks = Acks()
+        publisher = Publisher(MqttConfig(broker=secured.tls_url, table="t1",
+                                         ca_file=str(tls / "ca.pem")),
+                              tmp_path, reconnect_s=FAST, on_acked=acks)
+        publisher.start(table.journal.path)
+        try:
+            table.step()
+            publisher.journal_written(table.journal.path)
+            assert acks.wait_for(table.game_id, table.seq)
+        finally:
+            publisher.close()
+        assert heard.wait(lambda: same_as_journal(heard, table.journal.path))
+        heard.close()
+    finally:
+        secured.kill()
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    (None, "cannot be read (No such file or directory)"),
+    ("not a certificate\n", "holds no certificate (a PEM file is wanted)"),
+])
+def test_a_ca_file_that_is_no_certificate_is_a_config_error(
+    tmp_path: Path, content: str | None, problem: str
+) -> None:
+    ca = tmp_path / "ca.pem"
+    if content is not None:
+        ca.write_text(content)
+    with pytest.raises(ConfigError) as refused:
+        Publisher(MqttConfig(broker="mqtts://127.0.0.1:1", table="t1", ca_file=str(ca)),
+                  tmp_path)
+    assert str(refused.value) == f"[mqtt] ca_file {ca} {problem}"
+
+
+def test_home_assistant_finds_the_table_with_a_score_sensor_per_seat(
+    tmp_path: Path, broker: Broker, listener: Listener
+) -> None:
+    acks = Acks()
+    publisher = Publisher(settings(broker), tmp_path, reconnect_s=FAST, on_acked=acks)
+    three = Table(tmp_path, players=3)
+    publisher.start(three.journal.path)
+    try:
+        node = "homeassistant/sensor/gardens_t1"
+
+        def announced() -> bool:  # the seat 3 sensor, then the last one of the batch
+            topics = [t for t, p, _ in listener.messages if p or "seat5" in t]
+            three = f"{node}/seat3_score/config"
+            return three in topics and f"{node}/seat5_score/config" in topics[
+                topics.index(three):]
+
+        assert listener.wait(announced)
+        configs = {t: json.loads(p) if p else None for t, p, _ in listener.messages
+                   if t.startswith("homeassistant/")}
+        sensors = {t.removeprefix(f"{node}/").removesuffix("/config"): c
+                   for t, c in configs.items()}
+        assert set(sensors) >= {"game", "to_move", "seat1_score", "seat2_score", "seat3_score"}
+        assert sensors["seat4_score"] is None and sensors["seat5_score"] is None  # removed
+        game = sensors["game"]
+        assert game["state_topic"] == "gardens/t1/state"
+        assert game["availability_topic"] == "gardens/t1/status"
+        assert (game["payload_available"], game["payload_not_available"]) == ("online",
+                                                                             "offline")
+        assert game["device"]["identifiers"] == ["gardens_t1"]
+        assert sensors["seat3_score"]["value_template"] == "{{ value_json.scores[2] }}"
+        assert len({c["unique_id"] for c in sensors.values() if c}) == 5
+        # the next game has two seats: the third seat's sensor goes
+        three.journal.finish(three.rules.outcome(three.state) or _ended(three))
+        publisher.journal_written(three.journal.path)
+        two = Table(tmp_path, seed=4)
+        publisher.journal_written(two.journal.path)
+        assert acks.wait_for(two.game_id, 1)
+        assert listener.wait(lambda: listener.on(f"{node}/seat3_score/config")[-1:] == [b""])
+    finally:
+        publisher.close()
+    retained = Listener(broker.url, f"{node}/#")
+    try:  # what Home Assistant finds when it starts later: the retained configs
+        assert retained.wait(lambda: len(retained.messages) == 4)
+        assert {t.split("/")[3] for t, _, _ in retained.messages} == {
+            "game", "to_move", "seat1_score", "seat2_score"}
+    finally:
+        retained.close()
+
+
+def _ended(table: Table) -> Any:
+    """An end for a game stopped early (players who leave the table)."""
+    from companion.rules.base import Outcome
+
+    return Outcome((1,), "stopped", ((1, "-", 1), (2, "-", 0), (3, "-", 0)))
+
+
+def test_a_companion_acts_on_nothing_it_receives(
+    tmp_path: Path, broker: Broker, listener: Listener
+) -> None:
+    table = Table(tmp_path)
+    acks = Acks()
+    publisher = Publisher(settings(broker), tmp_path, reconnect_s=FAST, on_acked=acks)
+    publisher.start(table.journal.path)
+    try:
+        table.step()
+        publisher.journal_written(table.journal.path)
+        assert acks.wait_for(table.game_id, table.seq)
+        hostile = Listener(broker.url, "nothing/at/all")
+        for topic in ("gardens/t1/step", "gardens/t1/state", "gardens/t1/command",
+                      "gardens/t1/set", "homeassistant/status", "gardens/t1"):
+            hostile.client.publish(topic, b"\xff not json", qos=1).wait_for_publish(WAIT_S)
+        hostile.close()
+        table.step()
+        publisher.journal_written(table.journal.path)
+        assert acks.wait_for(table.game_id, table.seq)
+    finally:
+        publisher.close()
+    assert publisher.client.on_message is None  # it subscribed to nothing, handles nothing
+    assert json.loads(acks_file(tmp_path))["games"] == {table.game_id: table.seq}
+
+
+def test_a_refused_password_is_logged_once_and_nothing_is_noted_as_sent(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "broker"
+    folder.mkdir()
+    secured = Broker(folder, users={"t1": "right"}, acl=ACL.read_text())
+    secured.start()
+    try:
+        table = Table(tmp_path)
+        refused = threading.Event()
+
+        class Refusals(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                if "refused the connection" in record.getMessage():
+                    refused.set()
+
+        watcher = Refusals()
+        logging.getLogger("companion.mqtt").addHandler(watcher)
+        publisher = Publisher(settings(secured, username="t1", password="wrong"), tmp_path,
+                              reconnect_s=FAST)
+        try:
+            with caplog.at_level(logging.WARNING, logger="companion.mqtt"):
+                publisher.start(table.journal.path)
+                table.step()
+                publisher.journal_written(table.journal.path)
+                assert refused.wait(WAIT_S)
+        finally:
+            publisher.close()
+            logging.getLogger("companion.mqtt").removeHandler(watcher)
+        lines = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+        assert len(lines) == 1, lines
+        assert "not authori" in lines[0].lower(), lines
+        assert json.loads(acks_file(tmp_path))["games"] == {table.game_id: 0}
     finally:
         secured.kill()

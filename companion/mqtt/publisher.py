@@ -115,6 +115,8 @@ class Publisher:
     every line written to a journal (from any thread; it returns at once), :meth:`close` at
     the end (``offline`` is published, waited for at most :data:`CLOSE_WAIT_S`).
     ``password`` is the broker's (:meth:`from_config` reads ``[mqtt] password_file``);
+    raises :class:`ConfigError` for a ``ca_file`` that cannot be read or holds no certificate
+    and for a host name that cannot name the table;
     ``reconnect_s`` the first and the longest wait before connecting again, in seconds.
     ``on_acked`` (tests, measurements) is called from the publisher's thread with
     ``(game_id, seq)`` each time the broker has a journal line.
@@ -143,7 +145,14 @@ class Publisher:
         if config.username:
             client.username_pw_set(config.username, password or config.password or None)
         if tls:
-            client.tls_set(ca_certs=config.ca_file or None, cert_reqs=ssl.CERT_REQUIRED)
+            try:
+                client.tls_set(ca_certs=config.ca_file or None, cert_reqs=ssl.CERT_REQUIRED)
+            except ssl.SSLError:
+                raise ConfigError(f"[mqtt] ca_file {config.ca_file} holds no certificate (a "
+                                  "PEM file is wanted)") from None
+            except OSError as error:
+                raise ConfigError(f"[mqtt] ca_file {config.ca_file} cannot be read "
+                                  f"({error.strerror})") from None
         client.will_set(self.topics.of("status"), OFFLINE, qos=1, retain=True)
         client.reconnect_delay_set(*reconnect_s)  # type: ignore[arg-type]  # floats work
         client.on_connect = self._on_connect
