@@ -491,3 +491,52 @@ def test_a_refused_password_is_logged_once_and_nothing_is_noted_as_sent(
         assert json.loads(acks_file(tmp_path))["games"] == {table.game_id: 0}
     finally:
         secured.kill()
+
+
+def test_a_game_that_ended_unsent_is_published_before_the_next_one(
+    tmp_path: Path, broker: Broker
+) -> None:
+    first = Table(tmp_path)
+    acks = Acks()
+    publisher = Publisher(settings(broker), tmp_path, reconnect_s=FAST, on_acked=acks)
+    publisher.start(first.journal.path)
+    first.step()
+    publisher.journal_written(first.journal.path)
+    assert acks.wait_for(first.game_id, first.seq)
+    broker.kill()
+    first.play_out()  # the game ends while the broker is away, and the companion stops
+    publisher.journal_written(first.journal.path)
+    publisher.close()
+    broker.start()
+    heard = Listener(broker.url)
+    second = Table(tmp_path, seed=8)  # started again: a new game, the last one unsent
+    acks = Acks()
+    again = Publisher(settings(broker), tmp_path, reconnect_s=FAST, on_acked=acks)
+    again.start(second.journal.path)
+    try:
+        assert acks.wait_for(second.game_id, 1)
+    finally:
+        again.close()
+    assert heard.wait(lambda: json.loads(heard.on("gardens/t1/state")[-1])["game_id"]
+                      == second.game_id)
+    heard.close()
+    games = [json.loads(p)["game_id"] for p in heard.on("gardens/t1/step")]
+    assert games == [first.game_id] * (first.seq - 2)  # all but the step the broker had
+
+
+def test_an_unreadable_acknowledgement_file_sends_the_game_again(
+    tmp_path: Path, broker: Broker, listener: Listener, caplog: pytest.LogCaptureFixture
+) -> None:
+    table = Table(tmp_path)
+    table.step()
+    (tmp_path / ACKED).write_text('{"v": 1, "games": [')  # cut short
+    acks = Acks()
+    with caplog.at_level(logging.WARNING, logger="companion.mqtt"):
+        publisher = Publisher(settings(broker), tmp_path, reconnect_s=FAST, on_acked=acks)
+    publisher.start(table.journal.path)
+    try:
+        assert acks.wait_for(table.game_id, table.seq)
+    finally:
+        publisher.close()
+    assert f"mqtt: {tmp_path / ACKED} cannot be read" in caplog.text
+    assert listener.wait(lambda: same_as_journal(listener, table.journal.path))

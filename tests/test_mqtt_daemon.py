@@ -22,6 +22,7 @@ from test_mqtt import journal_steps, same_as_journal, steps_heard
 from companion.config import MqttConfig, broker_address, load_config
 from companion.display import make_device
 from companion.errors import ConfigError
+from companion.events import StartGame
 from companion.mqtt.publisher import ACKED
 from companion.sim.demo import demo_config
 from companion.sim.table import seat
@@ -42,12 +43,19 @@ def test_the_daemon_publishes_each_step_it_commits(tmp_path: Path, broker: Broke
             journal = running.service.journal
             assert journal is not None
             assert heard.wait(lambda: same_as_journal(heard, journal.path))
+            state = json.loads(heard.on("gardens/t1/state")[-1])
+            assert state["steps"] == len(running.commits)
+            assert state["game_id"] == journal.path.name.removesuffix(".jsonl")
+            # a new game at the table (the live page's New game): its journal is published
+            running.service.events.put(StartGame(running.service.clock(), players=3, seed=9))
+            assert heard.wait(lambda: len(heard.on("gardens/t1/game")) == 2)
+            game = json.loads(heard.on("gardens/t1/game")[-1])
+            assert game["players"] == 3 and game["seed"] == 9
+            assert heard.wait(lambda: json.loads(heard.on("gardens/t1/state")[-1])["game_id"]
+                              == game["game_id"] != state["game_id"])
         assert heard.wait(lambda: heard.on("gardens/t1/status")[-1:] == [b"offline"])
     finally:
         heard.close()
-    state = json.loads(heard.on("gardens/t1/state")[-1])
-    assert state["steps"] == len(running.commits)
-    assert state["game_id"] == journal.path.name.removesuffix(".jsonl")
 
 
 def test_a_password_file_that_cannot_be_read_stops_the_start(tmp_path: Path,

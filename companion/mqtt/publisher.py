@@ -37,9 +37,10 @@ from typing import Any
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 
+from companion import journal as journal_mod
 from companion.board.link import BurstLog
 from companion.config import MqttConfig, broker_address
-from companion.errors import ConfigError
+from companion.errors import ConfigError, JournalError
 from companion.mqtt.messages import (
     OFFLINE,
     ONLINE,
@@ -139,6 +140,8 @@ class Publisher:
         self._retained: dict[str, Message] = {}  # the last game and state acknowledged
         self._failures = BurstLog(log, "mqtt: the broker cannot be reached", clock,
                                   ERROR_BURST_S)
+        self._losses = BurstLog(log, "mqtt: the connection to the broker is lost", clock,
+                                ERROR_BURST_S)
         tls, self.host, self.port = broker_address(config.broker)
         client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"gardens-{self.topics.table}",
                              protocol=paho.MQTTv311, clean_session=True)
@@ -186,7 +189,7 @@ class Publisher:
         for game_id in self.acked.games:
             path = self.directory / f"{game_id}.jsonl"
             if path != current and path.exists():
-                self._events.put(("journal", path))
+                self._events.put(("earlier", path))
         if current is not None:
             self._events.put(("journal", current))
         self._thread.start()
@@ -246,12 +249,14 @@ class Publisher:
     def _handle(self, kind: str, value: Any) -> None:
         if kind == "journal":
             self._read(value)
+        elif kind == "earlier":
+            self._read_earlier(value)
         elif kind == "connected":
             self._connected()
         elif kind == "lost":
             if self._online:
-                log.warning("mqtt: the connection to %s:%d is lost (%s); the steps wait in the "
-                            "journal", self.host, self.port, value)
+                self._losses.report(f"{self.host}:{self.port} ({value}); the steps wait in the "
+                                    "journal")
             self._online = False
         elif kind == "acked":
             self._acked(value)
@@ -279,9 +284,20 @@ class Publisher:
         if feed.players != players and feed is self._feed and self._online:
             self._outbox.extend(discovery(self.topics, feed.players))
 
+    def _read_earlier(self, path: Path) -> None:
+        """An earlier game's journal: read only if it has lines the broker lacks (a start
+        looks at every game :data:`ACKED` remembers)."""
+        try:
+            lines = len(journal_mod.read(path).lines)
+        except JournalError:
+            return
+        if lines > self.acked.games.get(path.name.removesuffix(".jsonl"), 0):
+            self._read(path)
+
     def _connected(self) -> None:
         log.info("mqtt: connected to %s:%d", self.host, self.port)
         self._failures.flush()
+        self._losses.quiet()
         self._online = True
         again = [Message(self.topics.of("status"), ONLINE.encode(), retain=True)]
         again += discovery(self.topics, self._feed.players if self._feed else 0)
