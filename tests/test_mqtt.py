@@ -26,6 +26,7 @@ from conftest import WAIT_S, Broker, Listener, certificates
 from companion import journal as journal_mod
 from companion.config import MqttConfig
 from companion.errors import ConfigError
+from companion.mqtt.messages import GameFeed, Topics, ranks, score
 from companion.mqtt.publisher import ACKED, Publisher
 from companion.rules import load as load_rules
 
@@ -33,17 +34,22 @@ FAST = (0.05, 0.2)
 """Reconnect waits for the tests (seconds): the broker is on this machine."""
 
 
-class Table:
-    """A game journal in ``directory`` written as the daemon writes it: a seeded Gardens of
-    Enceladus game whose steps are drawn from the legal ones."""
+LAYOUTS = {"enceladus": "enceladus", "mars": "mars", "uranus": "uranus-hexagonal"}
 
-    def __init__(self, directory: Path, seed: int = 3, players: int = 2) -> None:
-        self.rules = load_rules("enceladus").RULES
-        self.state = self.rules.new_game(players, seed, {})
+
+class Table:
+    """A game journal in ``directory`` written as the daemon writes it: a seeded game
+    (Gardens of Enceladus unless ``game`` says) whose steps are drawn from the legal ones."""
+
+    def __init__(self, directory: Path, seed: int = 3, players: int = 2,
+                 game: str = "enceladus") -> None:
+        self.rules = load_rules(game).RULES
+        options = {"board": "hexagonal"} if game == "uranus" else {}
+        self.state = self.rules.new_game(players, seed, options)
         self.history: list[Any] = []
         self.rng = random.Random(seed)
-        header = {"game": "enceladus", "layout": "enceladus", "players": players,
-                  "seed": seed, "options": {}, "setup": self.rules.format_position(self.state)}
+        header = {"game": game, "layout": LAYOUTS[game], "players": players, "seed": seed,
+                  "options": options, "setup": self.rules.format_position(self.state)}
         self.journal = journal_mod.Journal.create(directory, header, fsync=False)
         self.game_id = self.journal.path.name.removesuffix(".jsonl")
 
@@ -540,3 +546,40 @@ def test_an_unreadable_acknowledgement_file_sends_the_game_again(
         publisher.close()
     assert f"mqtt: {tmp_path / ACKED} cannot be read" in caplog.text
     assert listener.wait(lambda: same_as_journal(listener, table.journal.path))
+
+
+@pytest.mark.parametrize("game", ["enceladus", "mars", "uranus"])
+def test_the_state_follows_every_line_of_each_game(tmp_path: Path, game: str) -> None:
+    table = Table(tmp_path, seed=11, players=3, game=game)
+    wanted = []  # what each state message must say, from the rules core itself
+    for _ in range(6):
+        table.step()
+        wanted.append((table.rules.to_move(table.state), len(table.history)))
+    table.undo()
+    wanted.append((table.rules.to_move(table.state), len(table.history)))
+    table.play_out()
+    feed = GameFeed(table.journal.path, Topics("gardens", "t1"))
+    lines = feed.read()
+    assert [seq for seq, _ in lines] == list(range(1, table.seq + 1))
+    states = [json.loads(messages[-1].payload) for _, messages in lines]
+    assert [messages[-1].mark for _, messages in lines] == [
+        (table.game_id, seq) for seq in range(1, table.seq + 1)]
+    assert [(s["to_move"], s["steps"]) for s in states[1:8]] == wanted
+    assert states[0]["to_move"] == 1 and states[0]["steps"] == 0
+    outcome = table.rules.outcome(table.state)
+    end = states[-1]
+    assert end["over"] and end["to_move"] is None and end["winners"] == list(outcome.winners)
+    final = {player: text for player, text, _ in outcome.ranking}
+    assert end["scores"] == [score(final[p]) for p in range(1, 4)]
+    points = {player: value for player, _, value in outcome.ranking}
+    assert end["ranks"] == [1 + sum(q > points[p] for q in points.values()) for p in (1, 2, 3)]
+    assert [end["ranks"][w - 1] for w in outcome.winners] == [1] * len(outcome.winners)
+    assert feed.read() == []  # nothing new: nothing given twice
+
+
+def test_ranks_share_ties_and_read_points_and_hands() -> None:
+    assert ranks(((1, "12 pts"), (2, "30 pts"), (3, "12 pts")), None) == [2, 1, 2]
+    assert ranks(((1, "-3 pts"), (2, "0 pts")), None) == [2, 1]
+    assert ranks(((1, "3-4-5-5-6"), (2, "3-4-4-6-6"), (3, "3-4-5-5-6")), None) == [1, 3, 1]
+    assert score("12 pts") == 12 and score("-74 pts") == -74
+    assert score("3-4-5-5-6") == "3-4-5-5-6"
