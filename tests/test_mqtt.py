@@ -10,8 +10,10 @@ broker acknowledges, never on the machine's speed.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
+import os
 import random
 import shutil
 import socket
@@ -348,6 +350,17 @@ def test_over_tls_the_broker_is_trusted_through_the_configured_ca_file(tmp_path:
     try:
         heard = Listener(secured.url)
         table = Table(tmp_path)
+        other = tmp_path / "other"  # a certificate authority that did not sign the broker's
+        other.mkdir()
+        certificates(other)
+        untrusting = Publisher(MqttConfig(broker=secured.tls_url, table="t1",
+                                          ca_file=str(other / "ca.pem")),
+                               tmp_path, reconnect_s=FAST)
+        with Logged("no connection to") as refused:
+            untrusting.start(table.journal.path)
+            assert refused.wait(WAIT_S)
+        untrusting.close()
+        assert "certificate" in refused.message, refused.message
         acks = Acks()
         publisher = Publisher(MqttConfig(broker=secured.tls_url, table="t1",
                                          ca_file=str(tls / "ca.pem")),
@@ -462,6 +475,54 @@ def test_a_companion_acts_on_nothing_it_receives(
     assert json.loads(acks_file(tmp_path))["games"] == {table.game_id: table.seq}
 
 
+class Logged(logging.Handler):
+    """Within ``with``: ``wait()`` blocks until ``companion.mqtt`` logs a line holding
+    ``words``, kept as ``message``."""
+
+    def __init__(self, words: str) -> None:
+        super().__init__()
+        self.words = words
+        self.message = ""
+        self.seen = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.words in record.getMessage() and not self.seen.is_set():
+            self.message = record.getMessage()
+            self.seen.set()
+
+    def wait(self, timeout: float) -> bool:
+        return self.seen.wait(timeout)
+
+    def __enter__(self) -> Logged:
+        logging.getLogger("companion.mqtt").addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        logging.getLogger("companion.mqtt").removeHandler(self)
+
+
+def test_a_companion_that_may_not_use_the_network_is_told_what_to_allow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = socket.socket
+
+    def sandboxed(family: int = socket.AF_INET, *args: Any, **kwargs: Any) -> socket.socket:
+        if family in (socket.AF_INET, socket.AF_INET6):  # as RestrictAddressFamilies=AF_UNIX
+            raise OSError(errno.EAFNOSUPPORT, os.strerror(errno.EAFNOSUPPORT))
+        return real(family, *args, **kwargs)
+
+    publisher = Publisher(MqttConfig(broker="mqtt://127.0.0.1:1883", table="t1"), tmp_path)
+    monkeypatch.setattr(socket, "socket", sandboxed)
+    with pytest.raises(ConfigError) as refused:
+        publisher.start(None)
+    monkeypatch.undo()
+    publisher.close()
+    assert str(refused.value) == (
+        "[mqtt] broker is set but this companion may not use the network (Address family not "
+        "supported by protocol); under companion.service allow it with "
+        "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 (sudo systemctl edit companion)")
+
+
 def test_a_refused_password_is_logged_once_and_nothing_is_noted_as_sent(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -471,26 +532,25 @@ def test_a_refused_password_is_logged_once_and_nothing_is_noted_as_sent(
     secured.start()
     try:
         table = Table(tmp_path)
-        refused = threading.Event()
-
-        class Refusals(logging.Handler):
-            def emit(self, record: logging.LogRecord) -> None:
-                if "refused the connection" in record.getMessage():
-                    refused.set()
-
-        watcher = Refusals()
-        logging.getLogger("companion.mqtt").addHandler(watcher)
         publisher = Publisher(settings(secured, username="t1", password="wrong"), tmp_path,
                               reconnect_s=FAST)
+        answers = threading.Semaphore(0)  # the broker's answers to its connection attempts
+        answer = publisher.client.on_connect
+
+        def counted(*args: Any) -> None:
+            answer(*args)
+            answers.release()
+
+        publisher.client.on_connect = counted
         try:
             with caplog.at_level(logging.WARNING, logger="companion.mqtt"):
                 publisher.start(table.journal.path)
                 table.step()
                 publisher.journal_written(table.journal.path)
-                assert refused.wait(WAIT_S)
+                for _ in range(3):  # refused three times, and it tries again
+                    assert answers.acquire(timeout=WAIT_S)
         finally:
             publisher.close()
-            logging.getLogger("companion.mqtt").removeHandler(watcher)
         lines = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
         assert len(lines) == 1, lines
         assert "not authori" in lines[0].lower(), lines

@@ -28,6 +28,7 @@ import logging
 import os
 import queue
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -185,16 +186,23 @@ class Publisher:
     def start(self, current: Path | None) -> None:
         """Connect (in the background) and publish what the broker lacks: the lines after the
         last acknowledged of the games :data:`ACKED` remembers, oldest first, then those of
-        ``current``, the journal of the game in progress."""
+        ``current``, the journal of the game in progress.  Raises :class:`ConfigError` when
+        this process may not open network sockets (a sandbox without ``AF_INET``)."""
         for game_id in self.acked.games:
             path = self.directory / f"{game_id}.jsonl"
             if path != current and path.exists():
                 self._events.put(("earlier", path))
         if current is not None:
             self._events.put(("journal", current))
+        try:
+            self.client.loop_start()  # its wake-up pair is a loopback TCP connection
+        except OSError as error:
+            raise ConfigError(f"[mqtt] broker is set but this companion may not use the network "
+                              f"({error.strerror}); under companion.service allow it with "
+                              "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 (sudo systemctl "
+                              "edit companion)") from None
         self._thread.start()
         self.client.connect_async(self.host, self.port, keepalive=KEEPALIVE_S)
-        self.client.loop_start()
         log.info("mqtt: publishing table %s to %s:%d", self.topics.table, self.host, self.port)
 
     def journal_written(self, path: Path) -> None:
@@ -224,8 +232,12 @@ class Publisher:
         self._events.put(("connected", None))
 
     def _on_connect_fail(self, client: Any, userdata: Any) -> None:
-        self._failures.report(f"no connection to {self.host}:{self.port}; the steps wait in "
-                              "the journal")
+        error = sys.exc_info()[1]  # paho calls this while handling the connection's error
+        why = ""
+        if isinstance(error, OSError):
+            why = f" ({getattr(error, 'verify_message', None) or error.strerror or error})"
+        self._failures.report(f"no connection to {self.host}:{self.port}{why}; the steps "
+                              "wait in the journal")
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any,
                        properties: Any) -> None:
