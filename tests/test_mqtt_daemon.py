@@ -70,17 +70,25 @@ def test_the_daemon_publishes_each_step_it_commits(tmp_path: Path, broker: Broke
         heard.close()
 
 
-def test_a_password_file_that_cannot_be_read_stops_the_start(tmp_path: Path,
-                                                              broker: Broker) -> None:
+@pytest.mark.parametrize(("content", "problem"), [
+    (None, "cannot be read (No such file or directory)"),
+    (b"\nsecret\n", "holds no password on its first line"),
+    (b"\xff\xfe", "cannot be read (not UTF-8 text)"),
+])
+def test_a_password_file_without_a_password_stops_the_start(
+    tmp_path: Path, broker: Broker, content: bytes | None, problem: str
+) -> None:
     config = demo_config("enceladus", 2, 5, "hexagonal", tmp_path / "journal")
-    missing = tmp_path / "nowhere"
+    secret = tmp_path / "secret"
+    if content is not None:
+        secret.write_bytes(content)
     config = replace(config, mqtt=MqttConfig(broker=broker.url, table="t1", username="u",
-                                             password_file=str(missing)))
+                                             password_file=str(secret)))
     device = make_device({"display": "dummy", "width": 16, "height": 16, "mode": "RGB"})
     with ExitStack() as stack, pytest.raises(ConfigError) as refused:
         seat(config, stack, device=device)
-    assert str(refused.value) == (f"[mqtt] password_file {missing} cannot be read (No such "
-                                  "file or directory)")
+    assert str(refused.value) == f"[mqtt] password_file {secret} {problem}"
+    assert list((tmp_path / "journal").glob("*.jsonl")) == []  # no game that never began
 
 
 @pytest.mark.parametrize(("lines", "problem"), [

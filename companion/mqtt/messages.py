@@ -76,12 +76,14 @@ class Topics:
 class Message:
     """One MQTT message, sent with QoS 1: ``topic``, ``payload`` (UTF-8), ``retain``;
     ``mark`` ``(game_id, seq)`` on the last message of a journal line, so that its
-    acknowledgement says the line has reached the broker."""
+    acknowledgement says the line has reached the broker; ``again``: sent again on a new
+    connection (the status, the discovery, the last game and state)."""
 
     topic: str
     payload: bytes
     retain: bool = False
     mark: tuple[str, int] | None = None
+    again: bool = False
 
 
 def _json(payload: dict[str, Any]) -> bytes:

@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -116,12 +117,14 @@ class Publisher:
     :meth:`start` with the journal of the game in progress, :meth:`journal_written` after
     every line written to a journal (from any thread; it returns at once), :meth:`close` at
     the end (``offline`` is published, waited for at most :data:`CLOSE_WAIT_S`).
+
     ``password`` is the broker's (:meth:`from_config` reads ``[mqtt] password_file``);
-    raises :class:`ConfigError` for a ``ca_file`` that cannot be read or holds no certificate
-    and for a host name that cannot name the table;
-    ``reconnect_s`` the first and the longest wait before connecting again, in seconds.
+    ``reconnect_s`` the first and the longest wait before connecting again, in seconds;
+    ``clock`` (seconds) times the bursts of repeated connection failures logged once;
     ``on_acked`` (tests, measurements) is called from the publisher's thread with
-    ``(game_id, seq)`` each time the broker has a journal line.
+    ``(game_id, seq)`` each time the broker has a journal line.  Raises
+    :class:`ConfigError` for a ``ca_file`` that cannot be read or holds no certificate and
+    for a host name that cannot name the table.
     """
 
     def __init__(self, config: MqttConfig, directory: Path, *, password: str = "",
@@ -169,8 +172,8 @@ class Publisher:
     @classmethod
     def from_config(cls, config: MqttConfig, directory: Path, **kwargs: Any) -> Publisher:
         """The publisher of ``[mqtt]``, with the password of ``password_file`` (its first
-        line).  Raises :class:`ConfigError` for a password file that cannot be read or a host
-        name that cannot name the table."""
+        line).  Raises :class:`ConfigError` for a password file that cannot be read or whose
+        first line is empty, and as the constructor does."""
         password = ""
         if config.password_file:
             try:
@@ -179,7 +182,10 @@ class Publisher:
                 reason = getattr(error, "strerror", None) or "not UTF-8 text"
                 raise ConfigError(f"[mqtt] password_file {config.password_file} cannot be read "
                                   f"({reason})") from None
-            password = text.splitlines()[0] if text.strip() else ""
+            password = text.splitlines()[0] if text else ""
+            if not password:
+                raise ConfigError(f"[mqtt] password_file {config.password_file} holds no "
+                                  "password on its first line")
         return cls(config, directory, password=password, **kwargs)
 
     # ------------------------------------------------------------------ any thread
@@ -314,10 +320,13 @@ class Publisher:
         again = [Message(self.topics.of("status"), ONLINE.encode(), retain=True)]
         again += discovery(self.topics, self._feed.players if self._feed else 0)
         again += self._retained.values()
-        # After the message in flight, which paho sends again first.
+        # After the message in flight, which paho sends again first; those a connection lost
+        # before they went out had to send again are left out (a flapping link piles none).
         at = 1 if self._in_flight is not None else 0
-        for n, message in enumerate(again):
-            self._outbox.insert(at + n, message)
+        queued = list(self._outbox)
+        waiting = [m for m in queued[at:] if not m.again]
+        self._outbox = collections.deque(
+            [*queued[:at], *(replace(m, again=True, mark=None) for m in again), *waiting])
 
     def _acked(self, mid: int) -> None:
         if mid != self._in_flight:
