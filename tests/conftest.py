@@ -317,9 +317,10 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
 
 
 class Listener:
-    """A client of ``broker`` (an :class:`Broker`) subscribed to ``topics`` that keeps every
-    message it receives, in order, as ``(topic, payload, retained)``; :meth:`wait` blocks
-    until a condition on them holds.  ``username``/``password`` for a broker with users."""
+    """A client of the broker at ``url`` (a :class:`Broker`'s) subscribed to ``topics`` that
+    keeps every message it receives, in order, as ``(topic, payload, retained)``; :meth:`wait`
+    blocks until a condition on them holds.  ``username``/``password`` for a broker with
+    users."""
 
     def __init__(self, url: str, topics: str = "#", *, username: str = "",
                  password: str = "") -> None:

@@ -63,8 +63,8 @@ KEEP_GAMES = 20
 """How many games :data:`ACKED` remembers (a restart looks at those for lines not sent)."""
 
 KEEPALIVE_S = 30
-"""Seconds of silence after which paho pings the broker; a connection that does not answer
-within half as long again is taken as lost (a network gone without a word)."""
+"""Seconds of silence after which paho pings the broker; a connection whose answer has not
+come as long again after is taken as lost (a network gone without a word)."""
 
 RECONNECT_S = (1.0, 30.0)
 """The first and the longest wait before paho connects again, in seconds."""
