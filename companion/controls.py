@@ -31,16 +31,18 @@ import time
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from importlib.metadata import entry_points
 from queue import Queue
 from types import MappingProxyType, TracebackType
-from typing import Any, Protocol
+from typing import Any, Protocol, assert_never
 
 from gpiozero import LED, Buzzer, DigitalInputDevice, GPIOPinInUse, GPIOZeroError
 
 from companion import events
 from companion.config import ButtonPins
 from companion.errors import ConfigError
+from companion.referee.effects import BuzzPattern
 
 log = logging.getLogger(__name__)
 
@@ -57,18 +59,28 @@ class Beeps:
     n: int
 
 
-BUZZ_PATTERNS: Mapping[str, Beeps] = MappingProxyType({
-    "illegal": Beeps(0.08, 0.08, 3),  # the board matches no legal step
-    "question": Beeps(0.04, 0.0, 1),  # the players are asked to choose with Select and OK
+BUZZ_PATTERNS: Mapping[BuzzPattern, Beeps] = MappingProxyType({
+    BuzzPattern.ILLEGAL: Beeps(0.08, 0.08, 3),  # the board matches no legal step
+    BuzzPattern.QUESTION: Beeps(0.04, 0.0, 1),  # the players are asked to choose with Select and OK
 })  # fmt: skip
-"""What :meth:`Controls.buzz` sounds, by the name the referee gives (``Buzz.pattern``)."""
+"""What :meth:`Controls.buzz` sounds, by the pattern the referee gives (``Buzz.pattern``)."""
 
-STATUS_BLINKS: Mapping[str, tuple[float, float]] = MappingProxyType({
-    "busy": (0.5, 0.5),
-    "error": (0.1, 0.1),
+
+class StatusLight(StrEnum):
+    """What the status LED shows: ``ready`` steady light, ``busy`` blinking, ``error``
+    blinking fast (:data:`STATUS_BLINKS`), ``off`` none."""
+
+    READY = "ready"
+    BUSY = "busy"
+    ERROR = "error"
+    OFF = "off"
+
+
+STATUS_BLINKS: Mapping[StatusLight, tuple[float, float]] = MappingProxyType({
+    StatusLight.BUSY: (0.5, 0.5),
+    StatusLight.ERROR: (0.1, 0.1),
 })  # fmt: skip
-"""The status LED's blinking states: on and off times in seconds.  ``"ready"`` is steady
-light and ``"off"`` none."""
+"""The status LED's blinking states: on and off times in seconds."""
 
 _PLATFORM_FACTORIES = ("lgpio", "rpigpio", "pigpio", "native")  # gpiozero's own order
 # The library each platform factory drives, and its Raspberry Pi OS package.  "native" needs
@@ -227,7 +239,7 @@ class Controls:
 
     def __init__(
         self,
-        queue: Queue[events.Event],
+        queue: Queue[events.AnyEvent],
         *,
         pins: ButtonPins,
         pin_factory: Any,
@@ -325,10 +337,10 @@ class Controls:
                 self._queue.put(events.Button(self._clock(), name=name, pressed=pressed))
                 contact.reported = pressed
 
-    def buzz(self, pattern: str) -> None:
-        """Sound ``pattern`` (a key of :data:`BUZZ_PATTERNS`, e.g. ``"illegal"``: three
-        80 ms beeps) in the background; a new pattern cuts the one playing.  Nothing happens
-        without a buzzer.  Raises ``ValueError`` for an unknown pattern."""
+    def buzz(self, pattern: BuzzPattern) -> None:
+        """Sound ``pattern`` (:data:`BUZZ_PATTERNS`: ``illegal`` is three 80 ms beeps) in the
+        background; a new pattern cuts the one playing.  Nothing happens without a buzzer.
+        Raises ``ValueError`` for an unknown pattern."""
         if pattern not in BUZZ_PATTERNS:
             known = ", ".join(BUZZ_PATTERNS)
             raise ValueError(f"unknown buzzer pattern {pattern!r}; known: {known}")
@@ -336,22 +348,24 @@ class Controls:
         if self._buzzer is not None and not self._closed:
             self._buzzer.beep(beeps.on_s, beeps.off_s, beeps.n, background=True)
 
-    def status(self, state: str) -> None:
-        """Show ``state`` on the status LED: ``"ready"`` steady, ``"busy"`` blinking,
-        ``"error"`` blinking fast (:data:`STATUS_BLINKS`), ``"off"``.  Nothing happens
-        without a status LED.  Raises ``ValueError`` for an unknown state."""
-        if state not in ("ready", "off", *STATUS_BLINKS):
-            known = ", ".join(("ready", "off", *STATUS_BLINKS))
+    def status(self, state: StatusLight) -> None:
+        """Show ``state`` on the status LED.  Nothing happens without a status LED.  Raises
+        ``ValueError`` for an unknown state."""
+        if state not in tuple(StatusLight):
+            known = ", ".join(StatusLight)
             raise ValueError(f"unknown status {state!r}; known: {known}")
         if self._led is None or self._closed:
             return
-        if state == "ready":
-            self._led.on()
-        elif state == "off":
-            self._led.off()
-        else:
-            on_s, off_s = STATUS_BLINKS[state]
-            self._led.blink(on_s, off_s, background=True)
+        match StatusLight(state):
+            case StatusLight.READY:
+                self._led.on()
+            case StatusLight.OFF:
+                self._led.off()
+            case StatusLight.BUSY | StatusLight.ERROR as blinking:
+                on_s, off_s = STATUS_BLINKS[blinking]
+                self._led.blink(on_s, off_s, background=True)
+            case _ as unknown:
+                assert_never(unknown)
 
     def close(self) -> None:
         """Stop debouncing and close every device.  Safe to call twice."""

@@ -185,7 +185,7 @@ class Monitor:
             self.layout = layout
             self.tracker = HealthTracker(protocol.LAYOUTS[layout], start=t, **self.thresholds)
 
-    def handle(self, event: events.Event) -> list[str]:
+    def handle(self, event: events.AnyEvent) -> list[str]:
         """Take one event; return what to print about it."""
         if self.start is None:
             self.start = event.t
@@ -273,7 +273,7 @@ def run_monitor(port: str, *, seconds: float | None = None, display: Any = None,
     from companion.board.link import BoardLink
 
     monitor = Monitor(**thresholds)
-    inbox: queue.Queue[events.Event] = queue.Queue()
+    inbox: queue.Queue[events.AnyEvent] = queue.Queue()
     reported: dict[Cell, str] = {}
     end = None if seconds is None else clock() + seconds
     interrupted: KeyboardInterrupt | None = None

@@ -22,33 +22,54 @@ GPIO pins that cannot be opened leave the game refereed without them while they 
 
 from __future__ import annotations
 
-import importlib
 import logging
 import queue
-import random
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from companion import journal as journal_mod
 from companion.board import protocol
-from companion.board.link import BurstLog
-from companion.config import RELOADABLE, Config, DisplayConfig, layout_name
-from companion.errors import (
-    CompanionError,
-    ConfigError,
-    JournalBusyError,
-    JournalDamagedError,
-    JournalError,
+from companion.bursts import BurstLog
+from companion.config import RELOADABLE, Config, DisplayConfig
+from companion.controls import StatusLight
+from companion.daemon.games import (
+    StartingGame,
+    game_extensions,
+    make_referee,
+    new_game,
+    new_or_resumed_game,
+    referee_settings,
 )
-from companion.events import BoardMessage, Event, LinkState, StartGame, Stop, Timer
+from companion.daemon.health import BoardStatus, Health
+from companion.daemon.matrix import MatrixSlot
+from companion.daemon.record import ERROR_BURST_S, JOURNAL_ALARM, JOURNAL_RETRY_S, Record
+from companion.daemon.retry import RETRY_FIRST_S, RETRY_MAX_S, Retries
+from companion.daemon.seams import GameJournal, Link, Matrix, Panel
+from companion.display.screen import Screen
+from companion.errors import CompanionError, ConfigError, JournalBusyError, JournalError
+from companion.events import (
+    AnyEvent,
+    BadLine,
+    BoardMessage,
+    Button,
+    Fault,
+    LinkState,
+    Reload,
+    StartGame,
+    Stop,
+    Timer,
+    TimerName,
+)
 from companion.notify import Notifier
 from companion.referee.effects import (
     Buzz,
     Committed,
+    Effect,
+    Effects,
     GameOver,
     NewGame,
     Note,
@@ -57,160 +78,146 @@ from companion.referee.effects import (
     Show,
     Undone,
 )
-from companion.referee.referee import Referee, RefereeSettings
+from companion.referee.referee import Referee
 from companion.rules import load as load_rules
-from companion.rules.base import GameRules
+from companion.rules.base import Outcome
+
+if TYPE_CHECKING:
+    from companion.web.server import WebView
+
+__all__ = [
+    "JOURNAL_ALARM", "JOURNAL_RETRY_S", "RETRY_FIRST_S", "RETRY_MAX_S", "Reload", "Service",
+    "StartingGame", "build", "game_extensions", "new_or_resumed_game", "referee_settings",
+]
 
 log = logging.getLogger("companion")
 
-ERROR_BURST_S = 60.0
-"""Seconds during which a repeated error is counted instead of logged again."""
 
-JOURNAL_RETRY_S = 5.0
-"""Seconds between two attempts to write a journal that fell behind, while no step comes."""
-
-JOURNAL_ALARM = "Journal write failed: the game goes on"
-"""The matrix's words when the journal cannot be written."""
-
-RETRY_FIRST_S = 2.0
-"""Seconds before a part that failed to open (the display, the GPIO pins) is tried again."""
-
-RETRY_MAX_S = 60.0
-"""The longest wait between two tries; the wait doubles from :data:`RETRY_FIRST_S` up to it."""
-
-
-def referee_settings(config: Config) -> RefereeSettings:
-    """The referee's timings (seconds) from ``[board]``."""
-    board = config.board
-    return RefereeSettings(
-        debounce_s=board.debounce_ms / 1000,
-        settle_s=board.settle_ms / 1000,
-        grace_s=board.grace_ms / 1000,
-        tray=board.tray,
-        heartbeat_timeout_s=board.heartbeat_timeout_s,
-        presence=board.sensing == "presence",
-    )
-
-
-@dataclass(slots=True)
-class _Retry:
-    """A part that failed to open: ``open`` is tried again at ``at`` (seconds), after ``wait``
-    seconds; ``error`` is the last failure's sentence."""
-
-    open: Callable[[], None]
-    at: float
-    wait: float
-    error: str
-    tries: int = 1
-
-
-def _sentence(error: BaseException) -> str:
-    """An error in words, to go inside a log line: ours are sentences already (their full stop
-    is dropped), anything else gets its type named."""
-    if isinstance(error, CompanionError | OSError) and str(error):
-        return str(error).rstrip(".")
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-
-
-def _wrong_cells(screen: Any) -> list[str]:
-    """The cells ``screen`` (a :class:`companion.display.screen.Screen` or ``None``) shows as
-    wrong, sorted."""
+def _wrong_cells(screen: Screen | None) -> list[str]:
+    """The cells ``screen`` shows as wrong, sorted."""
     highlights = screen.highlights if screen is not None else {}
     return sorted(cell for cell, role in highlights.items() if role == "wrong")
 
 
-def _ordinal(n: int) -> str:
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
-@dataclass(frozen=True, slots=True)
-class Reload(Event):
-    """Re-read the configuration file at ``path`` and apply its ``[display]`` (``SIGHUP``)."""
-
-    path: str = ""
-
-
-@dataclass
 class Service:
-    """The running daemon around one :class:`Referee`.
+    """The running daemon around one :class:`Referee`: the loop, its timers and the dispatch
+    of events to the referee and of effects to the parts.
 
     ``display``, ``controls``, ``link`` and ``journal`` are optional so that tools and tests
     can run the loop with only some parts; ``screen_listeners`` are called with every screen
-    shown (the live view of ``companion monitor``, tests, the demo's players reading the matrix).
+    shown (the live view of ``companion monitor``, the live page, tests, the demo's players
+    reading the matrix) and ``commit_listeners`` with every step committed.
 
-    ``notifier`` speaks to systemd (:mod:`companion.notify`): ``READY=1`` once the board has
-    answered, or after ``ready_timeout_s`` seconds with a *no board* screen; ``WATCHDOG=1``
-    from the loop every half watchdog interval (the loop wakes for it); ``STATUS=`` lines when
-    the game or the board changes.  ``config`` and ``display_factory`` (a ``DisplayConfig``
-    to a new :class:`companion.display.Display`) let a :class:`Reload` event rebuild the
-    matrix without touching the game.  ``note`` (a damaged journal, :class:`StartingGame`)
-    comes before the message of every screen until the referee is in step with the board.
+    ``notifier`` speaks to systemd (:mod:`companion.daemon.health`): ``READY=1`` once the
+    board has answered, or after ``ready_timeout_s`` seconds with a *no board* screen;
+    ``WATCHDOG=1`` from the loop every half watchdog interval (the loop wakes for it);
+    ``STATUS=`` lines when the game or the board changes.  ``config`` and ``display_factory``
+    (a ``DisplayConfig`` to a new :class:`companion.display.Display`) let a :class:`Reload`
+    event rebuild the matrix without touching the game (:mod:`companion.daemon.matrix`).
+    ``journal_error`` (games are not saved) and ``note`` (a damaged journal,
+    :class:`StartingGame`) are told on the matrix (:mod:`companion.daemon.record`).
 
     A part that cannot be opened (:meth:`open_later`: the display without SPI or a desktop,
     the GPIO pins without a pin factory) does not stop the referee: the game goes on without
     it (the log, and the buzzer and status LED or the matrix, whichever is there, say what
-    happens) and it is tried again from the loop, the wait doubling from
-    :data:`RETRY_FIRST_S` to :data:`RETRY_MAX_S` seconds.
+    happens) and it is tried again from the loop (:mod:`companion.daemon.retry`).
     """
 
-    referee: Referee
-    events: queue.Queue[Event]
-    clock: Callable[[], float] = time.monotonic
-    display: Any = None
-    controls: Any = None
-    link: Any = None
-    journal: journal_mod.Journal | None = None
-    screen_listeners: list[Callable[[Any], None]] = field(default_factory=list)
-    commit_listeners: list[Callable[[Committed], None]] = field(default_factory=list)
-    stop_when_over: bool = False
-    notifier: Notifier = field(default_factory=Notifier)
-    ready_timeout_s: float = 10.0
-    config: Config | None = None
-    display_factory: Callable[[DisplayConfig], Any] | None = None
-    port: str = ""
-    journal_error: str = ""
-    note: str = ""
-    web: Any = None
-    """The live page (:class:`companion.web.server.WebView`) when ``[web] listen`` is set."""
-
-    def __post_init__(self) -> None:
-        self.timers: dict[str, float] = {}
-        self.outcome: Any = None
+    def __init__(
+        self,
+        referee: Referee,
+        events: queue.Queue[AnyEvent],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        display: Matrix | None = None,
+        controls: Panel | None = None,
+        link: Link | None = None,
+        journal: GameJournal | None = None,
+        stop_when_over: bool = False,
+        notifier: Notifier | None = None,
+        ready_timeout_s: float = 10.0,
+        config: Config | None = None,
+        display_factory: Callable[[DisplayConfig], Matrix] | None = None,
+        port: str = "",
+        journal_error: str = "",
+        note: str = "",
+    ) -> None:
+        self.referee = referee
+        self.events = events
+        self.clock = clock
+        self.controls = controls
+        self.link = link
+        self.stop_when_over = stop_when_over
+        self.config = config
+        self.port = port
+        self.screen_listeners: list[Callable[[Screen], None]] = []
+        self.commit_listeners: list[Callable[[Committed], None]] = []
+        self.web: WebView | None = None
+        """The live page when ``[web] listen`` is set."""
+        self.timers: dict[TimerName, float] = {}
+        self.outcome: Outcome | None = None
         self.running = False
-        self.last_screen: Any = None
         self.handled = 0
         self.games = 0
         """Games started by OK after an end since the configured or chosen game (the next
         seed counts from its seed)."""
-        self.ready = False
-        self.board = "waiting"
-        """What the service knows of the board: ``waiting``, ``up``, ``down``, ``silent``."""
-        self._down_notice = ""  # what the link said to do about the outage, if anything
-        self._ready_at: float | None = None
-        self._ping_at: float | None = None
-        self._retry_at = 0.0
-        self._status = ""
-        self._plain_screen: Any = None
+        self.health = Health(notifier or Notifier(), self._status_led,
+                             ready_timeout_s=ready_timeout_s)
+        self.record = Record(journal, clock, error=journal_error, note=note)
+        self.matrix = MatrixSlot(display, display_factory)
+        self.retries = Retries(clock)
+        self._plain_screen: Screen | None = None
         self._out_of_step = False
-        self._journal_alarm = bool(self.journal_error) or (
-            self.journal is not None and self.journal.behind > 0)
-        self._errors = BurstLog(log, "internal error (the game goes on)", self.clock, ERROR_BURST_S)
-        self._journal_errors = BurstLog(log, "journal", self.clock, ERROR_BURST_S)
-        self._retries: dict[str, _Retry] = {}
+        self._errors = BurstLog(log, "internal error (the game goes on)", clock, ERROR_BURST_S)
+
+    # ------------------------------------------------------------------ what the parts know
+    @property
+    def notifier(self) -> Notifier:
+        return self.health.notifier
+
+    @property
+    def board(self) -> BoardStatus:
+        """What the service knows of the board (:class:`BoardStatus`)."""
+        return self.health.board
+
+    @property
+    def ready(self) -> bool:
+        """Whether start-up is over (``READY=1`` was sent)."""
+        return self.health.ready
+
+    @property
+    def journal(self) -> GameJournal | None:
+        """The journal of the game in progress, ``None`` when it is not recorded."""
+        return self.record.journal
+
+    @property
+    def journal_error(self) -> str:
+        """Why games are not saved, ``""`` when they are."""
+        return self.record.error
+
+    @property
+    def display(self) -> Matrix | None:
+        """The matrix shown now."""
+        return self.matrix.display
+
+    @display.setter
+    def display(self, display: Matrix | None) -> None:
+        self.matrix.display = display
+
+    @property
+    def last_screen(self) -> Screen | None:
+        """The last screen shown, as the matrix shows it."""
+        return self.matrix.last_screen
 
     # ------------------------------------------------------------------ the loop
-    def run(self) -> Any:
+    def run(self) -> Outcome | None:
         """Run until a :class:`Stop` event (or the end of the game with ``stop_when_over``).
 
         Returns the game's outcome, or ``None`` when it did not end.
         """
         self.running = True
-        now = self.clock()
-        self._ready_at = now + self.ready_timeout_s
-        if self.notifier.watchdog_s is not None:
-            self._ping_at = now
-        self._execute(self.referee.start(now))
+        self.health.start(self.clock())
+        self._execute(self.referee.start(self.clock()))
         self._report_status()
         try:
             while self.running:
@@ -224,14 +231,13 @@ class Service:
                 self._report_status()
         finally:
             self.running = False
-            self.notifier.stopping()
+            self.health.stopping()
         return self.outcome
 
-    def _next_event(self) -> Event | None:
-        """The next event, or ``None`` when a timer, the readiness wait or the watchdog is due
-        first.  Blocks without polling."""
-        own = (t for t in (self._ready_at, self._ping_at) if t is not None)
-        due = [*self.timers.values(), *own, *(r.at for r in self._retries.values())]
+    def _next_event(self) -> AnyEvent | None:
+        """The next event, or ``None`` when a timer, the readiness wait, the watchdog or a
+        part to open again is due first.  Blocks without polling."""
+        due = [*self.timers.values(), *self.health.deadlines(), *self.retries.deadlines()]
         timeout = max(0.0, min(due) - self.clock()) if due else None
         try:
             return self.events.get(timeout=timeout)
@@ -242,17 +248,12 @@ class Service:
         """What is due whatever the event: the watchdog, the readiness wait, the timers, a
         journal that fell behind, a part to try opening again."""
         now = self.clock()
-        if self._ping_at is not None and now >= self._ping_at and self.notifier.watchdog_s:
-            self.notifier.watchdog()
-            self._ping_at = now + self.notifier.watchdog_s / 2
-        if self._ready_at is not None and now >= self._ready_at:
-            self._ready_at = None
+        if self.health.tick(now):
             self._no_board(now)
         self._fire_timers()
-        if self.journal is not None and self.journal.behind and now >= self._retry_at:
-            self._retry_at = now + JOURNAL_RETRY_S
-            self._journal(lambda j: j.flush())
-        self._retry_parts(now)
+        if self.record.retry(now):
+            self._show_again()
+        self.retries.run(now)
 
     def _fire_timers(self) -> None:
         now = self.clock()
@@ -260,25 +261,25 @@ class Service:
             if at <= now and self.timers.get(name) == at:
                 del self.timers[name]
                 self._handle(Timer(now, name))
-                if name == "heartbeat":
+                if name == TimerName.HEARTBEAT:
                     self._silent()
 
-    def _handle(self, event: Event) -> None:
+    # ------------------------------------------------------------------ dispatch
+    def _handle(self, event: AnyEvent) -> None:
         self.handled += 1
-        if isinstance(event, Reload):
-            self._reload(event.path)
-            return
-        if isinstance(event, StartGame):
-            self._new_game(event)
-            return
-        if isinstance(event, BoardMessage) and self.board != "up":
-            self.board = "up"
-            self._status_led("ready")
-        elif isinstance(event, LinkState) and not event.up:
-            self.board = "down"
-            self._status_led("error")
-        if isinstance(event, LinkState):
-            self._down_notice = "" if event.up else event.notice
+        match event:
+            case Reload():
+                self._reload(event.path)
+                return
+            case StartGame():
+                self._new_game(event)
+                return
+            case BoardMessage() | LinkState():
+                self.health.saw(event)
+            case Button() | Timer() | BadLine() | Fault() | Stop():
+                pass
+            case _:
+                assert_never(event)
         try:
             effects = self.referee.handle(event)
         except Exception as error:  # a bug must not end the game: log it and go on
@@ -287,36 +288,106 @@ class Service:
             return
         self._execute(effects)
         if isinstance(event, BoardMessage) and not self.ready:
-            self._ready_now()
+            self.health.ready_now(self._status_text())
+
+    def _execute(self, effects: Effects) -> None:
+        for effect in effects:
+            try:
+                self._effect(effect)
+            except CompanionError as error:
+                log.error("%s", error)
+
+    def _effect(self, effect: Effect) -> None:
+        match effect:
+            case SetTimer():
+                if effect.at is None:
+                    self.timers.pop(effect.name, None)
+                else:
+                    self.timers[effect.name] = effect.at
+            case Committed():
+                log.info("step %d, player %d: %s", effect.number, effect.player, effect.step)
+                self._journal(lambda j: j.step(effect.number, effect.player, effect.step))
+                for listener in self.commit_listeners:
+                    listener(effect)
+            case Undone():
+                log.info("step %d (%s) taken back", effect.number, effect.step)
+                self._journal(lambda j: j.undo(effect.number))
+            case GameOver():
+                self.outcome = effect.outcome
+                ranking = ", ".join(f"P{p} {text} ({points})"
+                                    for p, text, points in effect.outcome.ranking)
+                log.info("game over (%s): %s", effect.outcome.termination, ranking)
+                self._journal(lambda j: j.finish(effect.outcome))
+                if self.stop_when_over:
+                    self.running = False
+            case NewGame():
+                self._new_game()
+            case Show():
+                self._show(effect.screen)
+            case Buzz():
+                if self.controls is not None:
+                    self.controls.buzz(effect.pattern)
+            case Send():
+                if self.link is not None:
+                    self.link.send(effect.message)
+            case Note():
+                log.log(effect.level.logging_level, "%s", effect.text)
+            case _:
+                assert_never(effect)
+
+    def _show(self, screen: Screen) -> None:
+        """Show ``screen`` with what the record adds (:meth:`Record.overlay`: players must
+        know that a power cut now would lose steps).  A board refused (cells shown as wrong)
+        is logged once, and again when other cells become wrong, so that a daemon whose
+        matrix nobody sees tells what it refuses."""
+        wrong = _wrong_cells(screen)
+        if wrong and wrong != _wrong_cells(self._plain_screen):
+            log.info("no legal step explains the board: %s shown as wrong", ", ".join(wrong))
+        # Out of step (a setup not made, steps made while the companion was down): said once
+        # until the board matches, not at every piece the players put right.
+        restore = sorted(screen.highlights) if self.referee.syncing and screen.highlights else []
+        if restore and not self._out_of_step:
+            more = f" and {len(restore) - 8} more" if len(restore) > 8 else ""
+            log.info("the board does not show the game as it stands: %d cells to set up or put "
+                     "back (%s%s)", len(restore), ", ".join(restore[:8]), more)
+        self._out_of_step = bool(restore)
+        self._plain_screen = screen
+        screen = self.record.overlay(screen, syncing=self.referee.syncing)
+        if self.web is not None:
+            screen = self.web.mark(screen)  # the control PIN, for whoever reads the matrix
+        self.matrix.show(screen)
+        for listener in self.screen_listeners:
+            listener(screen)
+
+    def _show_again(self) -> None:
+        """Show the screen of now again (the record's part of it changed)."""
+        if self._plain_screen is not None:
+            self._show(self._plain_screen)
+
+    def _journal(self, write: Callable[[GameJournal], None]) -> None:
+        """Write to the journal (:meth:`Record.write`): the game goes on whatever happens."""
+        if self.record.write(write):
+            self._show_again()
 
     # ------------------------------------------------------------------ the board and systemd
-    def _ready_now(self) -> None:
-        """Start-up is over (the board answered, or the wait for it ran out): ``READY=1``."""
-        self._ready_at = None
-        self.ready = True
-        self._status = self._status_text()
-        self.notifier.ready(self._status)
-
     def _silent(self) -> None:
         """No heartbeat for ``heartbeat_timeout_s``: the referee shows it; a stalled board that
         recovers is asked for a fresh dump so that the referee resyncs."""
-        self.board = "silent"
-        self._status_led("error")
+        self.health.silent()
         if self.link is not None:
             self.link.send(protocol.RequestDump())
 
     def _no_board(self, now: float) -> None:
         """The board did not answer within ``ready_timeout_s``: say so, and tell systemd that
         the start is over (the link keeps trying)."""
-        if self.ready:
-            return
         where = f" on {self.port}" if self.port else ""
-        log.warning("no board answered%s within %g s; still trying", where, self.ready_timeout_s)
+        log.warning("no board answered%s within %g s; still trying", where,
+                    self.health.ready_timeout_s)
         # A port another program holds is no cable fault: keep the link's notice naming it.
-        text = self._down_notice or f"No board{where}: check the USB cable"
+        text = self.health.down_notice or f"No board{where}: check the USB cable"
         self._effect(self.referee.notice(text, now, urgent=True))
-        self.board = "down"
-        self._ready_now()
+        self.health.no_board()
+        self.health.ready_now(self._status_text())
 
     def _status_text(self) -> str:
         """One line for ``systemctl status``: the game, the step, the board, the journal."""
@@ -326,22 +397,14 @@ class Service:
             game += ", game over"
         elif referee.steps_committed or referee.have_board:
             game += f", P{referee.rules.to_move(referee.state)} to move"
-        board = {"waiting": "waiting for the board", "up": "board connected",
-                 "down": "board disconnected", "silent": "board silent"}[self.board]
-        text = f"{game}; {board}"
-        if self.journal is not None and self.journal.behind:
-            text += f"; journal NOT saved ({self.journal.behind} lines waiting)"
-        for what in self._retries:
-            text += f"; no {what} (trying again)"
-        return text
+        parts = [game, self.health.board.words, self.record.status(),
+                 *(f"no {what} (trying again)" for what in self.retries.names())]
+        return "; ".join(part for part in parts if part)
 
     def _report_status(self) -> None:
-        text = self._status_text()
-        if text != self._status:
-            self._status = text
-            self.notifier.status(text)
+        self.health.report(self._status_text())
 
-    def _status_led(self, state: str) -> None:
+    def _status_led(self, state: StatusLight) -> None:
         if self.controls is not None:
             self.controls.status(state)
 
@@ -351,29 +414,7 @@ class Service:
         with ``error``: say so, and call ``open_part`` from the loop after
         :data:`RETRY_FIRST_S` seconds, then after twice as long each time it raises, up to
         :data:`RETRY_MAX_S`, until it returns (it attaches the part itself)."""
-        log.error("the %s cannot be opened: %s; refereeing on and trying again in %g s",
-                  what, _sentence(error), RETRY_FIRST_S)
-        self._retries[what] = _Retry(open_part, self.clock() + RETRY_FIRST_S, RETRY_FIRST_S,
-                                     _sentence(error))
-
-    def _retry_parts(self, now: float) -> None:
-        for what, retry in list(self._retries.items()):
-            if now < retry.at:
-                continue
-            retry.tries += 1
-            try:
-                retry.open()
-            except Exception as error:  # whatever a device raises, the game goes on
-                retry.wait = min(2 * retry.wait, RETRY_MAX_S)
-                retry.at = now + retry.wait
-                same = _sentence(error) == retry.error
-                retry.error = _sentence(error)
-                log.log(logging.DEBUG if same else logging.WARNING,
-                        "the %s still cannot be opened: %s; trying again in %g s",
-                        what, retry.error, retry.wait, exc_info=log.isEnabledFor(logging.DEBUG))
-            else:
-                del self._retries[what]
-                log.info("the %s opened at the %s try", what, _ordinal(retry.tries))
+        self.retries.later(what, open_part, error)
 
     def open_display(self) -> None:
         """Open the matrix of ``config.display``; one that cannot be opened is tried again
@@ -385,14 +426,9 @@ class Service:
 
     def _open_display(self) -> None:
         """Open the matrix of the running display settings and show the screen of the game."""
-        if self.config is None or self.display_factory is None:
+        if self.config is None:
             raise RuntimeError("this service was not built from a configuration")
-        self._attach_display(self.display_factory(self.config.display))
-
-    def _attach_display(self, display: Any) -> None:
-        self.display = display
-        if self.last_screen is not None:
-            display.show(self.last_screen)
+        self.matrix.open(self.config.display)
 
     # ------------------------------------------------------------------ SIGHUP
     def _reload(self, path: str) -> None:
@@ -414,128 +450,17 @@ class Service:
         if later:
             log.warning("reload: %s changed; that takes effect at the next start",
                         ", ".join(f"[{name}]" for name in later))
-        if not display_changes(self.config, new) or self.display_factory is None:
+        if not display_changes(self.config, new) or self.matrix.factory is None:
             log.info("reload: the display settings are unchanged")
-            if "display" in self._retries:
-                self._retries["display"].at = self.clock()
+            if "display" in self.retries:
+                self.retries.now("display")
             return
-        try:
-            display = self.display_factory(new.display)
-        except Exception as error:  # whatever the new device raises, the old one stays
-            keeping = ("keeping the current display" if self.display is not None
-                       else "still without a display, the running settings are tried again")
-            log.error("display reload failed: %s; %s", _sentence(error), keeping)
-            return
-        old, before = self.display, self.config.display
-        self.config = self.config.replace_display(new.display)
-        self._retries.pop("display", None)
-        if old is not None:
-            # A device of the same type drives the same matrix: the old must not switch it off.
-            old.close(switch_off=before.luma["display"] != new.display.luma["display"])
-        self._attach_display(display)
-        log.info("reload: display settings applied")
+        if self.matrix.replace(self.config.display, new.display):
+            self.config = self.config.replace_display(new.display)
+            self.retries.drop("display")
+            log.info("reload: display settings applied")
 
-    # ------------------------------------------------------------------ effects
-    def _execute(self, effects: list[Any]) -> None:
-        for effect in effects:
-            try:
-                self._effect(effect)
-            except CompanionError as error:
-                log.error("%s", error)
-
-    def _effect(self, effect: Any) -> None:
-        if isinstance(effect, SetTimer):
-            if effect.at is None:
-                self.timers.pop(effect.name, None)
-            else:
-                self.timers[effect.name] = effect.at
-        elif isinstance(effect, Committed):
-            log.info("step %d, player %d: %s", effect.number, effect.player, effect.step)
-            self._journal(lambda j: j.step(effect.number, effect.player, effect.step))
-            for listener in self.commit_listeners:
-                listener(effect)
-        elif isinstance(effect, Undone):
-            log.info("step %d (%s) taken back", effect.number, effect.step)
-            self._journal(lambda j: j.undo(effect.number))
-        elif isinstance(effect, GameOver):
-            self.outcome = effect.outcome
-            ranking = ", ".join(f"P{p} {text} ({points})"
-                                for p, text, points in effect.outcome.ranking)
-            log.info("game over (%s): %s", effect.outcome.termination, ranking)
-            self._journal(lambda j: j.finish(effect.outcome))
-            if self.stop_when_over:
-                self.running = False
-        elif isinstance(effect, NewGame):
-            self._new_game()
-        elif isinstance(effect, Show):
-            self._show(effect.screen)
-        elif isinstance(effect, Buzz):
-            if self.controls is not None:
-                self.controls.buzz(effect.pattern)
-        elif isinstance(effect, Send):
-            if self.link is not None:
-                self.link.send(effect.message)
-        elif isinstance(effect, Note):
-            log.log(logging.getLevelName(effect.level.upper()), "%s", effect.text)
-
-    def _show(self, screen: Any) -> None:
-        """Show ``screen``, marked while the journal is behind (players must know that a power
-        cut now would lose steps); the first screen after a failed write says so in words.
-        A board refused (cells shown as wrong) is logged once, and again when other cells
-        become wrong, so that a daemon whose matrix nobody sees tells what it refuses."""
-        wrong = _wrong_cells(screen)
-        if wrong and wrong != _wrong_cells(self._plain_screen):
-            log.info("no legal step explains the board: %s shown as wrong", ", ".join(wrong))
-        # Out of step (a setup not made, steps made while the companion was down): said once
-        # until the board matches, not at every piece the players put right.
-        restore = sorted(screen.highlights) if self.referee.syncing and screen.highlights else []
-        if restore and not self._out_of_step:
-            more = f" and {len(restore) - 8} more" if len(restore) > 8 else ""
-            log.info("the board does not show the game as it stands: %d cells to set up or put "
-                     "back (%s%s)", len(restore), ", ".join(restore[:8]), more)
-        self._out_of_step = bool(restore)
-        self._plain_screen = screen
-        if self.note and not self.referee.syncing:
-            self.note = ""  # the board matches: the players have seen where the game stands
-        if self.note:
-            screen = replace(screen, message=f"{self.note}. {screen.message}")
-        if self.journal_error:
-            screen = replace(screen, extra={**screen.extra, "journal": "NOT saved"})
-            if self._journal_alarm:
-                self._journal_alarm = False
-                screen = replace(screen, message=f"Games are not saved: {self.journal_error}",
-                                 urgent=True)
-        elif self.journal is not None and self.journal.behind:
-            screen = replace(screen, extra={**screen.extra, "journal": "NOT saved"})
-            if self._journal_alarm:
-                self._journal_alarm = False
-                screen = replace(screen, message=JOURNAL_ALARM, urgent=True)
-        if self.web is not None:
-            screen = self.web.mark(screen)  # the control PIN, for whoever reads the matrix
-        self.last_screen = screen
-        if self.display is not None:
-            self.display.show(screen)
-        for listener in self.screen_listeners:
-            listener(screen)
-
-    def _journal(self, write: Callable[[journal_mod.Journal], None]) -> None:
-        """Write to the journal; a failure is logged once per burst and shown on the matrix,
-        and the game goes on (the journal keeps the lines and writes them when it can)."""
-        if self.journal is None:
-            return
-        was_behind = self.journal.behind
-        try:
-            write(self.journal)
-        except JournalError as error:
-            self._journal_errors.report(str(error))
-            self._journal_alarm = self._journal_alarm or not was_behind
-            return
-        if was_behind:
-            self._journal_errors.flush()
-            log.warning("the journal is whole again: %d waiting lines written", was_behind)
-            if self._plain_screen is not None:
-                self._show(self._plain_screen)
-
+    # ------------------------------------------------------------------ the next game
     def _new_game(self, chosen: StartGame | None = None) -> None:
         """The next game at the same table: a new setup (the next seed, or the players,
         seed and options ``chosen`` on the page, which the games after it keep), a new
@@ -543,7 +468,7 @@ class Service:
         matrix shows what to lay out until it matches."""
         if self.config is None:
             return
-        old = self.referee
+        rules = self.referee.rules
         if chosen is None:
             self.games += 1
             seed = self.config.game.seed + self.games if self.config.game.seed else 0
@@ -554,149 +479,34 @@ class Service:
                 options=dict(chosen.options)))
         directory = None if self.journal_error else Path(config.journal.directory)
         try:
-            state, journal = new_game(config, old.rules, directory, fsync=config.journal.fsync)
+            state, journal = new_game(config, rules, directory, fsync=config.journal.fsync)
         except CompanionError as error:
             log.error("cannot start a new game: %s", error)
             return
-        if self.journal is not None:
-            self.journal.close()
+        self.record.replace(journal)
         if chosen is not None:  # the next games count their seeds from the chosen one
             self.config, self.games = config, 0
-        self.journal = journal
         self.outcome = None
         self.timers.clear()
-        self.referee = Referee(old.rules, state, old.layout_name, old.settings, syncing=True,
-                               extensions=game_extensions(config))
+        self.referee = make_referee(config, rules, StartingGame(state, [], journal))
         log.info("new game (seed %d)", config.game.seed)
         self._execute(self.referee.start(self.clock()))
         if self.link is not None:
             self.link.send(protocol.RequestDump())
 
+    # ------------------------------------------------------------------ from other threads
     def stop(self, reason: str = "") -> None:
         """Ask the loop to end (thread-safe: it goes through the queue)."""
         self.events.put(Stop(self.clock(), reason))
 
     def close_display(self) -> None:
         """Close the matrix shown now (the one built at start, or by the last reload)."""
-        if self.display is not None:
-            self.display.close()
+        self.matrix.close()
 
     def reload(self, path: str) -> None:
         """Ask the loop to apply the display settings of ``path`` (thread-safe, and safe from
         a signal handler: it only puts an event on the queue)."""
         self.events.put(Reload(self.clock(), path))
-
-
-def game_extensions(config: Config) -> list[Any]:
-    """The referee extensions of the configured game (dice, cards...): a game that has inputs
-    besides its cells has a module ``companion.referee.<game>`` with
-    ``extensions(config) -> list[Extension]``."""
-    try:
-        module = importlib.import_module(f"companion.referee.{config.game.name}")
-    except ModuleNotFoundError:
-        return []
-    extensions: list[Any] = module.extensions(config)
-    return extensions
-
-
-@dataclass
-class StartingGame:
-    """The game the daemon starts with: its ``state``, the ``history`` of ``(state_before,
-    step)`` pairs already committed and its ``journal`` (``None`` without a journal folder).
-
-    ``resumed``: it goes on from a journal.  ``in_flight``: a step may have been made, or been
-    settling, while the companion was down (a resumed journal that does not end by taking a
-    step back), so a board showing a legal step is that step (:class:`Referee`'s
-    ``resumed``).  ``note``: what the matrix tells the players about a damaged journal, ``""``
-    when there is nothing to tell.
-    """
-
-    state: Any
-    history: list[tuple[Any, Any]]
-    journal: journal_mod.Journal | None
-    resumed: bool = False
-    in_flight: bool = False
-    note: str = ""
-
-
-def new_or_resumed_game(
-    config: Config, rules: GameRules[Any, Any], directory: Path | None, *, fsync: bool = True
-) -> StartingGame:
-    """The game to referee: the game in progress in ``directory``
-    (:func:`companion.journal.latest_unfinished`) resumed, up to its last good line, else a
-    new game from the configuration (seed 0 draws one).
-
-    A damaged journal is kept beside the resumed one as ``<name>.damaged``; one whose header
-    is damaged is renamed so and a new game starts.  Either is logged once, as a warning, and
-    told on the matrix (``note``).  Raises :class:`JournalError` when the journal cannot be
-    repaired or created.
-    """
-    note = ""
-    if directory is not None:
-        path = journal_mod.latest_unfinished(directory)
-        if path is not None:
-            resumed = _resume(config, rules, path, fsync=fsync)
-            if isinstance(resumed, StartingGame):
-                return resumed
-            note = resumed
-    state, journal = new_game(config, rules, directory, fsync=fsync)
-    return StartingGame(state, [], journal, note=note)
-
-
-def _resume(config: Config, rules: GameRules[Any, Any], path: Path, *,
-            fsync: bool) -> StartingGame | str:
-    """The game of the journal at ``path``, or the note for the new game that replaces it."""
-    try:
-        record = journal_mod.read(path)
-    except JournalDamagedError as error:
-        aside = journal_mod.set_aside(path)
-        log.warning("journal %s is damaged at line %d (%s); kept as %s; a new game starts",
-                    path.name, error.line, error.reason, aside.name)
-        return f"Journal damaged at line {error.line}: a new game starts"
-    except JournalError as error:
-        log.error("cannot resume %s: %s; starting a new game", path.name, error)
-        return ""
-    if record.header.get("game") != config.game.name:
-        log.warning("%s is a %s game; starting a new %s game", path.name,
-                    record.header.get("game"), config.game.name)
-        return ""
-    try:
-        record = record.checked(rules)
-        history = [(before, step) for before, step, _ in record.replay(rules)]
-    except CompanionError as error:
-        log.error("cannot resume %s: %s; starting a new game", path.name, error)
-        return ""
-    kept = journal_mod.cut_to_good(record, fsync=fsync)
-    state = rules.apply(*history[-1]) if history else rules.parse_position(record.header["setup"])
-    damage, note = record.damage, ""
-    if damage is not None and kept is not None:
-        log.warning("journal %s is damaged at line %d (%s); the game resumes after step %d; "
-                    "the damaged file is kept as %s", path.name, damage.line, damage.reason,
-                    len(history), kept.name)
-        note = f"Journal damaged at line {damage.line}: the game resumes after step {len(history)}"
-    else:
-        if record.dropped_torn_line:
-            log.warning("%s: the last line was cut off (power loss?) and is dropped", path.name)
-        log.info("resuming %s after step %d", path.name, len(history))
-    return StartingGame(state, history, journal_mod.Journal.continuing(record, fsync=fsync),
-                        resumed=True, in_flight=not record.ends_with_undo, note=note)
-
-
-def new_game(
-    config: Config, rules: GameRules[Any, Any], directory: Path | None, *, fsync: bool = True
-) -> tuple[Any, journal_mod.Journal | None]:
-    """A new game from the configuration (seed 0 draws one) and its journal in
-    ``directory``.  Raises :class:`JournalError` when the journal cannot be created."""
-    seed = config.game.seed or random.SystemRandom().randrange(1, 2**31)
-    state = rules.new_game(config.game.players, seed, config.game.rules_options())
-    journal = None
-    if directory is not None:
-        header = {"game": config.game.name, "layout": layout_name(config),
-                  "players": config.game.players,
-                  "seed": seed, "options": config.game.rules_options(),
-                  "setup": rules.format_position(state)}
-        journal = journal_mod.Journal.create(directory, header, fsync=fsync)
-    return state, journal
 
 
 def build(
@@ -725,7 +535,7 @@ def build(
     from companion.board.link import BoardLink
     from companion.controls import make_pin_factory
 
-    events: queue.Queue[Event] = queue.Queue()
+    events: queue.Queue[AnyEvent] = queue.Queue()
     if notifier is None:
         notifier = Notifier.from_environment()
     stack.callback(notifier.close)
@@ -749,9 +559,7 @@ def build(
         if start.journal is not None and not start.resumed:
             # A start refused after this leaves no journal of a game that never began.
             refused.callback(start.journal.path.unlink, missing_ok=True)
-        referee = Referee(rules, start.state, layout_name(config), referee_settings(config),
-                          history=start.history, syncing=True, resumed=start.in_flight,
-                          extensions=game_extensions(config))
+        referee = make_referee(config, rules, start)
         service = Service(referee, events, clock=clock, journal=start.journal,
                           journal_error=journal_error, note=start.note, notifier=notifier,
                           ready_timeout_s=config.board.ready_timeout_s, config=config,
@@ -779,15 +587,17 @@ def build(
         if config.web.listen:
             _open_web(service, config.web.listen, stack)
         if not config.switches.rows:
-            service.link = BoardLink(config.board.port, events, baudrate=config.board.baudrate,
-                                     clock=clock)
-            stack.callback(service.link.close)
-            service.link.start()
+            link = BoardLink(config.board.port, events, baudrate=config.board.baudrate,
+                             clock=clock)
+            stack.callback(link.close)
+            service.link = link
+            link.start()
         refused.pop_all()
     return service
 
 
-def _make_display(settings: DisplayConfig, clock: Callable[[], float], device: Any = None) -> Any:
+def _make_display(settings: DisplayConfig, clock: Callable[[], float],
+                  device: Any = None) -> Matrix:
     """A :class:`companion.display.Display` on ``device``, else on the device ``settings``
     configure."""
     from companion.display import Display, make_device
@@ -819,7 +629,7 @@ def _open_web(service: Service, listen: str, stack: ExitStack) -> None:
     service.web = view
     service.commit_listeners.append(view.commit)
 
-    def publish(screen: Any) -> None:
+    def publish(screen: Screen) -> None:
         referee = service.referee
         view.publish(screen, service.board, referee.steps_committed,
                      (referee.rules, referee.layout_name, tuple(referee.history), referee.state))

@@ -103,7 +103,7 @@ class GpioMatrix:
     stops and releases the pins.
     """
 
-    def __init__(self, queue: Queue[events.Event], *, layout: str, rows: Sequence[str],
+    def __init__(self, queue: Queue[events.AnyEvent], *, layout: str, rows: Sequence[str],
                  columns: Sequence[str], pin_factory: Any, debounce_s: float = 0.02,
                  scan_interval_s: float = 0.002,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -142,7 +142,7 @@ class GpioMatrix:
             raise
 
     @classmethod
-    def from_config(cls, config: Config, queue: Queue[events.Event], *, pin_factory: Any,
+    def from_config(cls, config: Config, queue: Queue[events.AnyEvent], *, pin_factory: Any,
                     clock: Callable[[], float] = time.monotonic) -> GpioMatrix:
         """The matrix of ``config.switches`` for the configured game's layout, on
         ``pin_factory`` (the one the buttons use)."""

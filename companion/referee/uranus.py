@@ -47,13 +47,12 @@ from pathlib import Path
 from typing import Any
 
 from companion.board import protocol
-from companion.config import Config
 from companion.display.screen import Screen
 from companion.errors import ConfigError, IllegalMoveError
-from companion.events import BoardMessage, Button, Event
-from companion.referee.effects import Buzz, Note, Show
+from companion.events import BoardMessage, Button
+from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLevel, Show
 from companion.referee.recognition import board_diff
-from companion.referee.referee import Effects, Question, Referee
+from companion.referee.referee import Question, Referee, RefereeSettings
 from companion.rules.hexes import hex_name
 from companion.rules.missions import HEXAGON, parse_catalogue
 from companion.rules.uranus import (
@@ -95,11 +94,12 @@ def load_catalogue(path: str | os.PathLike[str] = "") -> dict[str, str]:
     return parse_catalogue(text, str(resource))
 
 
-def extensions(config: Config) -> list[CardTable]:
+def extensions(settings: RefereeSettings, seed: int) -> list[CardTable]:
     """The referee extensions of a Gardens of Uranus game: one :class:`CardTable` with the
-    card source of ``[board] cards`` and the catalogue of ``[board] missions``
-    (:func:`load_catalogue`).  Raises :class:`ConfigError` for a missing or broken catalogue."""
-    return [CardTable(load_catalogue(config.board.missions), cards=config.board.cards)]
+    card source ``settings.cards`` and the catalogue at ``settings.missions``
+    (:func:`load_catalogue`); the cards draw nothing, so ``seed`` is not used.  Raises
+    :class:`ConfigError` for a missing or broken catalogue."""
+    return [CardTable(load_catalogue(settings.missions), cards=settings.cards)]
 
 
 def card_text(mission: str) -> str:
@@ -127,7 +127,7 @@ class CardTable:
         self._held: str | None = None  # a card shown while the last step settled
 
     # ------------------------------------------------------------------ events
-    def handle(self, referee: Referee, event: Event) -> Effects | None:
+    def handle(self, referee: Referee, event: Button | BoardMessage) -> Effects | None:
         """``CARD`` messages, and Select/OK on a settled board; ``None`` for anything else."""
         if isinstance(event, BoardMessage) and isinstance(event.message, protocol.Card):
             return self._card(referee, event.message.card_id, event.t)
@@ -145,15 +145,16 @@ class CardTable:
         if self._ask_in is state or state.phase in ("placement", "over"):
             self._ask_in = None
             text = f"{mission} would score {mission_value(state, mission)} now"
-            return [Note("info", f"card {card_id} shown to ask: {text}"), referee.notice(text, now)]
+            return [Note(NoteLevel.INFO, f"card {card_id} shown to ask: {text}"),
+                    referee.notice(text, now)]
         if not _settled(referee):
             if referee.have_board and referee.settling:
                 # Shown by the next player while the last step settles or is asked about.
                 self._held = card_id
-                return [Note("info", f"card {card_id} shown while the last step settles; it "
-                                     "counts once the step is committed")]
+                return [Note(NoteLevel.INFO, f"card {card_id} shown while the last step "
+                                             "settles; it counts once the step is committed")]
             return [referee.notice(f"P{state.to_move}: put the board right, then show the card",
-                                   now, urgent=True), Buzz("illegal")]
+                                   now, urgent=True), Buzz(BuzzPattern.ILLEGAL)]
         player = state.to_move
         if state.phase == "reveal":
             if mission in state.hands[player - 1]:
@@ -207,9 +208,7 @@ class CardTable:
             if len(options) > 1:
                 break
             level += 1
-        referee.question = Question(list(steps), level, options, dict(referee.observed),
-                                    list(steps))
-        return [Buzz("question"), Show(referee.screen(now))]
+        return referee.ask(steps, options, now, level=level, origin=steps)
 
     def _commit(self, referee: Referee, step: Hashable, now: float) -> Effects:
         before: State = referee.state
@@ -219,7 +218,7 @@ class CardTable:
             return _refuse(referee, now, str(error), f"P{before.to_move}: {error.reason}")
         after: State = referee.state
         if after.phase == "over" and before.phase != "over":
-            effects.append(Note("info", final_breakdown(after)))
+            effects.append(Note(NoteLevel.INFO, final_breakdown(after)))
         return effects
 
     # ------------------------------------------------------------------ screens
@@ -338,5 +337,5 @@ def _last_score(referee: Referee) -> str:
 
 
 def _refuse(referee: Referee, now: float, log_text: str, shown: str) -> Effects:
-    return [Note("warning", f"refused: {log_text}"), Buzz("illegal"),
+    return [Note(NoteLevel.WARNING, f"refused: {log_text}"), Buzz(BuzzPattern.ILLEGAL),
             referee.notice(shown, now, urgent=True)]

@@ -62,7 +62,7 @@ import tornado.web
 
 from companion import journal
 from companion.errors import CompanionError, ConfigError, JournalError
-from companion.events import Button, Event, StartGame
+from companion.events import AnyEvent, Button, StartGame
 from companion.replay import history_moments, layout_of, read_game, screens
 from companion.web.newgame import Choices
 from companion.web.page import PIN_EXTRA, chart_svg, page_html, record, snapshot
@@ -262,7 +262,7 @@ class WebView:
     """
 
     def __init__(self, listen: str, *, title: str = "Gardens Companion",
-                 events: queue.Queue[Event] | None = None,
+                 events: queue.Queue[AnyEvent] | None = None,
                  clock: Callable[[], float] = time.monotonic, pin: str = "",
                  journals: Path | None = None, choices: Choices | None = None) -> None:
         host, port = parse_listen(listen)
