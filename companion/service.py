@@ -533,7 +533,7 @@ def build(
     be created; the journal of the game that would have started is then removed.
     """
     from companion.board.link import BoardLink
-    from companion.controls import make_pin_factory
+    from companion.board.pins import make_pin_factory
 
     events: queue.Queue[AnyEvent] = queue.Queue()
     if notifier is None:

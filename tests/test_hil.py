@@ -80,7 +80,7 @@ def pins(request: pytest.FixtureRequest) -> Iterator[tuple[object, list[str], li
     if request.param == "real":
         if not (ROWS and COLUMNS):
             pytest.skip("set COMPANION_TEST_ROWS and COMPANION_TEST_COLUMNS to scan real pins")
-        from companion.controls import make_pin_factory
+        from companion.board.pins import make_pin_factory
 
         factory = make_pin_factory()
         yield factory, ROWS, COLUMNS

@@ -36,8 +36,8 @@ from gpiozero.pins.mock import MockFactory, MockPin
 
 from companion import events
 from companion.board import protocol
+from companion.board.pins import claim
 from companion.config import Config, layout_name, matrix_too_small
-from companion.controls import claim
 from companion.errors import ConfigError
 from companion.rules.base import EMPTY, Cell, Piece
 
@@ -99,7 +99,7 @@ class GpioMatrix:
 
     Raises :class:`companion.errors.ConfigError` (a ``ValueError``) for a matrix smaller than
     the layout and for a pin that cannot be used (one another part holds is named with it,
-    :func:`companion.controls.claim`).  Nothing is scanned until :meth:`start`; :meth:`close`
+    :func:`companion.board.pins.claim`).  Nothing is scanned until :meth:`start`; :meth:`close`
     stops and releases the pins.
     """
 
