@@ -36,6 +36,7 @@ from gpiozero.pins.mock import MockFactory, MockPin
 
 from companion import events
 from companion.board import protocol
+from companion.board.debounce import Debounce
 from companion.board.pins import claim
 from companion.config import Config, layout_name, matrix_too_small
 from companion.errors import ConfigError
@@ -209,7 +210,7 @@ class GpioMatrix:
         """The first scan (at ``now``, seconds) is the settled board: link up, hello, dump.
         The scanning thread calls this and :meth:`scan`; tests call them on a virtual clock."""
         self._settled = self.read()
-        self._pending: dict[int, tuple[Piece, float]] = {}
+        self._pending: Debounce[int, Piece] = Debounce(self.debounce_s)
         self._queue.put(events.LinkState(now, True, f"scanning {self.port}"))
         self._post(now, self._hello())
         self._post(now, protocol.Dump(0, tuple(self._settled)))
@@ -221,14 +222,11 @@ class GpioMatrix:
         ``debounce_s``; a dump if one was asked for; a heartbeat when one is due."""
         settled, pending = self._settled, self._pending
         for index, piece in enumerate(self.read()):
-            if piece == settled[index]:
-                pending.pop(index, None)
-            elif index not in pending or pending[index][0] != piece:
-                pending[index] = (piece, now)
-            elif now - pending[index][1] >= self.debounce_s - 1e-9:
-                settled[index] = piece
-                self.latency = now - pending.pop(index)[1]
-                self._post(now, protocol.FieldUpdate(0, self.cells[index], piece))
+            pending.read(index, piece, settled[index], now)
+        for index, piece, since in sorted(pending.due(now)):
+            settled[index] = piece
+            self.latency = now - since
+            self._post(now, protocol.FieldUpdate(0, self.cells[index], piece))
         if self._dump_wanted.is_set():
             self._dump_wanted.clear()
             self._post(now, self._hello())

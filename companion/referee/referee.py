@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, assert_never
 
 from companion.board import protocol
+from companion.board.debounce import Debounce
 from companion.display.screen import Screen
 from companion.events import (
     AnyEvent,
@@ -169,12 +170,6 @@ class Extension(Protocol):
 
 
 @dataclass
-class _Pending:
-    piece: Piece
-    since: float
-
-
-@dataclass
 class Referee:
     """Referee of one game.
 
@@ -206,7 +201,7 @@ class Referee:
         self.tray: frozenset[Cell] = self.rules.tray_cells(self.state)
         self.observed: dict[Cell, Piece] = dict.fromkeys(self.layout, EMPTY)
         self.have_board = False
-        self.pending: dict[Cell, _Pending] = {}
+        self.pending: Debounce[Cell, Piece] = Debounce(self.settings.debounce_s)
         self.last_change_t = 0.0
         # The last change, when it put a piece down: (cell, what the cell read before).
         self.last_put: tuple[Cell, Piece] | None = None
@@ -363,19 +358,13 @@ class Referee:
                     f"{self.layout_name} layout does not have; ignored",
                 )
             ]
-        if piece == self.observed[cell]:
-            self.pending.pop(cell, None)  # a glitch shorter than the debounce time
-        else:
-            self.pending[cell] = _Pending(piece, now)
+        self.pending.read(cell, piece, self.observed[cell], now)
         return self._accept_due(now)
 
     def _accept_due(self, now: float) -> Effects:
-        due = [
-            c for c, p in self.pending.items() if now - p.since >= self.settings.debounce_s - 1e-9
-        ]
-        for cell in due:
+        due = self.pending.due(now)
+        for cell, after, _ in due:
             before = self.observed[cell]
-            after = self.pending.pop(cell).piece
             self.observed[cell] = after
             self.touched.note(cell, after)
             self.last_change_t = now
@@ -383,9 +372,9 @@ class Referee:
             # it) or put down: only a piece put down may still be slid on.
             self.last_put = None if on_the_way(after, before) else (cell, before)
         effects: Effects = []
-        if self.pending:
-            first = min(p.since for p in self.pending.values())
-            effects.append(SetTimer(TimerName.DEBOUNCE, first + self.settings.debounce_s))
+        next_at = self.pending.next_at()
+        if next_at is not None:
+            effects.append(SetTimer(TimerName.DEBOUNCE, next_at))
         if due:
             effects += self._evaluate(now)
         return effects
