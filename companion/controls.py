@@ -40,7 +40,7 @@ from companion.board.pins import claim
 from companion.config import ButtonPins
 from companion.referee.effects import BuzzPattern
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("companion.controls")
 
 BUTTONS = ("ok", "undo", "select", "roll")
 """The button names, as in :class:`companion.events.Button` and ``[buttons]``."""
