@@ -424,7 +424,7 @@ def _free_port() -> int:
 def web_latency(count: int = 200) -> tuple[float, float, float]:
     """Milliseconds from :meth:`WebView.publish` of an Enceladus screen to its state read
     from an open event stream, over ``count`` screens one at a time."""
-    from companion.display.screen import Screen
+    from companion.referee.screen import Screen
     from companion.web.server import WebView
 
     state = ENCELADUS.new_game(2, 1, {})

@@ -32,8 +32,8 @@ from typing import Any, Final
 
 from companion import events
 from companion.board import protocol
-from companion.display.screen import Screen
 from companion.errors import LinkError
+from companion.referee.screen import Screen
 from companion.rules.base import EMPTY, Cell, Piece
 
 LIT_S: Final = 2.0

@@ -49,7 +49,6 @@ from companion.daemon.matrix import MatrixSlot
 from companion.daemon.record import ERROR_BURST_S, JOURNAL_ALARM, JOURNAL_RETRY_S, Record
 from companion.daemon.retry import RETRY_FIRST_S, RETRY_MAX_S, Retries
 from companion.daemon.seams import GameJournal, Link, Matrix, Panel
-from companion.display.screen import Screen
 from companion.errors import CompanionError, ConfigError, JournalBusyError, JournalError
 from companion.events import (
     AnyEvent,
@@ -79,6 +78,7 @@ from companion.referee.effects import (
     Undone,
 )
 from companion.referee.referee import Referee
+from companion.referee.screen import Screen
 from companion.rules import load as load_rules
 from companion.rules.base import Outcome
 

@@ -16,7 +16,7 @@ from PIL import Image
 
 from companion.config import layout_name
 from companion.display import render
-from companion.display.screen import Screen
+from companion.referee.screen import Screen
 from companion.rules import load
 from companion.service import game_extensions, referee_settings
 from companion.sim.demo import demo_config

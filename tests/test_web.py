@@ -26,9 +26,9 @@ import pytest
 
 from companion.config import layout_name
 from companion.display import make_device
-from companion.display.screen import Screen
 from companion.events import Event
 from companion.referee.effects import Committed, Show
+from companion.referee.screen import Screen
 from companion.rules import load
 from companion.service import game_extensions, referee_settings
 from companion.sim.demo import MATRIX, demo_config

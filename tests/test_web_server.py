@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from companion.config import WebConfig
-from companion.display.screen import Screen
 from companion.errors import ConfigError
+from companion.referee.screen import Screen
 from companion.web import server as server_mod
 from companion.web.page import board_svg
 from companion.web.server import (

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from companion.config import DisplayConfig
 from companion.daemon.retry import sentence
 from companion.daemon.seams import Matrix
-from companion.display.screen import Screen
+from companion.referee.screen import Screen
 
 log = logging.getLogger("companion")
 

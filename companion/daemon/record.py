@@ -13,8 +13,8 @@ from dataclasses import replace
 
 from companion.bursts import BurstLog
 from companion.daemon.seams import GameJournal
-from companion.display.screen import Screen
 from companion.errors import JournalError
+from companion.referee.screen import Screen
 
 log = logging.getLogger("companion")
 

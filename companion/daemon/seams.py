@@ -14,8 +14,8 @@ from typing import Protocol
 
 from companion.board.protocol import PiToBoard
 from companion.controls import StatusLight
-from companion.display.screen import Screen
 from companion.referee.effects import BuzzPattern
+from companion.referee.screen import Screen
 from companion.rules.base import Outcome
 
 

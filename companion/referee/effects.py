@@ -13,8 +13,8 @@ from enum import StrEnum
 from typing import TypeAlias
 
 from companion.board.protocol import PiToBoard
-from companion.display.screen import Screen
 from companion.events import TimerName
+from companion.referee.screen import Screen
 from companion.rules.base import Outcome
 
 
@@ -53,7 +53,7 @@ class NewGame:
 
 @dataclass(frozen=True, slots=True)
 class Show:
-    """Show this :class:`companion.display.screen.Screen` on the matrix."""
+    """Show this :class:`companion.referee.screen.Screen` on the matrix."""
 
     screen: Screen
 

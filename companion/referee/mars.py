@@ -44,12 +44,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from companion.board import protocol
-from companion.display.screen import Screen
 from companion.errors import IllegalMoveError
 from companion.events import BoardMessage, Button
 from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLevel, Show
 from companion.referee.recognition import board_diff
 from companion.referee.referee import Referee, RefereeSettings
+from companion.referee.screen import Screen
 from companion.rules.hexes import hex_name
 from companion.rules.mars import (
     COLOURS,

@@ -40,7 +40,6 @@ from typing import Any, Protocol, assert_never
 
 from companion.board import protocol
 from companion.board.debounce import Debounce
-from companion.display.screen import Screen
 from companion.events import (
     AnyEvent,
     BadLine,
@@ -77,6 +76,7 @@ from companion.referee.recognition import (
     on_the_way,
     sensed_board,
 )
+from companion.referee.screen import Screen
 from companion.rules.base import (
     EMPTY,
     Board,

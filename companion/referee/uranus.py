@@ -47,12 +47,12 @@ from pathlib import Path
 from typing import Any
 
 from companion.board import protocol
-from companion.display.screen import Screen
 from companion.errors import ConfigError, IllegalMoveError
 from companion.events import BoardMessage, Button
 from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLevel, Show
 from companion.referee.recognition import board_diff
 from companion.referee.referee import Question, Referee, RefereeSettings
+from companion.referee.screen import Screen
 from companion.rules.hexes import hex_name
 from companion.rules.missions import HEXAGON, parse_catalogue
 from companion.rules.uranus import (

@@ -1,7 +1,7 @@
 """The table's web page as data: a :class:`Snapshot` of what the matrix shows, drawn as SVG.
 
 Pure and without a server (:mod:`companion.web.server` serves it, ``companion replay --html``
-writes it to a file): :func:`snapshot` turns a :class:`~companion.display.screen.Screen` and
+writes it to a file): :func:`snapshot` turns a :class:`~companion.referee.screen.Screen` and
 the board link's state into a JSON-ready dict, :func:`board_svg` draws the board from the
 same cell positions as the matrix's mini-map (:func:`companion.display.geometry.board_grid`),
 squares for Gardens of Enceladus with its start squares, action strip and show tray, pointy-top
@@ -25,7 +25,7 @@ from companion.display import palette
 from companion.display.geometry import board_grid
 from companion.display.palette import Colour
 from companion.display.render import DIE_FACE, empty_cell_colour  # the matrix's own colours
-from companion.display.screen import Screen
+from companion.referee.screen import Screen
 from companion.rules.base import parse_piece
 
 SQUARE = 40

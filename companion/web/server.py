@@ -308,7 +308,7 @@ class WebView:
     # ------------------------------------------------------------------ the referee's side
     def publish(self, screen: Any, link: str = "waiting", steps: int = 0,
                 played: Played | None = None) -> None:
-        """Make ``screen`` (a :class:`~companion.display.screen.Screen`) the page's state,
+        """Make ``screen`` (a :class:`~companion.referee.screen.Screen`) the page's state,
         with the board link's state and the steps committed (fewer than before: steps were
         taken back), and ``played``, the game so far for ``GET /record`` (kept as it is:
         nothing in it may change afterwards).  Never blocks, draws nothing: the server's
