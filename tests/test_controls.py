@@ -22,7 +22,7 @@ from gpiozero.pins.mock import MockFactory
 
 from companion.board.pins import make_pin_factory, pin_factory_missing
 from companion.config import ButtonPins
-from companion.controls import BUZZ_PATTERNS, STATUS_BLINKS, Beeps, Controls
+from companion.daemon.controls import BUZZ_PATTERNS, STATUS_BLINKS, Beeps, Controls
 from companion.errors import ConfigError
 from companion.events import Button, Event, Fault
 

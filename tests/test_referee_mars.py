@@ -20,6 +20,7 @@ from PIL import Image, ImageChops
 
 from companion.board import protocol
 from companion.config import BoardConfig, ButtonPins, ButtonsConfig, Config, GameConfig
+from companion.daemon.service import game_extensions
 from companion.display import Screen, render
 from companion.events import BoardMessage, Button, Timer
 from companion.referee.effects import Buzz, Committed, Note, SetTimer, Show
@@ -27,7 +28,6 @@ from companion.referee.mars import MarsTable, reserve_text, track_text
 from companion.referee.recognition import StepIndex
 from companion.rules.hexes import hex_name
 from companion.rules.mars import RULES, Move, Phase, Place, Roll, State, destinations, position
-from companion.service import game_extensions
 from companion.sim.harness import VirtualTable
 from companion.sim.perform import Noise, Put
 

@@ -18,6 +18,7 @@ from PIL import Image, ImageChops
 
 from companion.board import protocol
 from companion.config import check_config, parse_config
+from companion.daemon.service import game_extensions
 from companion.display import Screen, render
 from companion.errors import ConfigError
 from companion.events import BoardMessage, Button, Timer
@@ -31,7 +32,6 @@ from companion.referee.uranus import (
 )
 from companion.rules.missions import ALL_MISSIONS
 from companion.rules.uranus import BOARDS, CASES, RULES, Move, Place, State, validate
-from companion.service import game_extensions
 
 CATALOGUE = load_catalogue()
 CARD = {mission: card for card, mission in CATALOGUE.items()}

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from companion.board import protocol
+from companion.daemon.service import build
 from companion.errors import ProtocolError, UsageError
 from companion.events import BadLine, BoardMessage
-from companion.service import build
 from companion.sim.demo import demo_config
 from companion.sim.scenario import drive, read_scenario, scenario_referee
 from companion.sim.serve import ServedBoard, replay_trace

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from companion.config import layout_name
+from companion.daemon.service import game_extensions, referee_settings
 from companion.display import make_device
 from companion.events import Event
 from companion.referee.effects import Committed, Show
 from companion.referee.screen import Screen
 from companion.rules import load
-from companion.service import game_extensions, referee_settings
 from companion.sim.demo import MATRIX, demo_config
 from companion.sim.harness import VirtualTable
 from companion.sim.perform import PEOPLE
@@ -466,8 +466,8 @@ def test_a_new_game_of_three_started_on_the_page_is_on_the_matrix_and_the_page(
 
     from companion import journal
     from companion.config import load_config
-    from companion.notify import Notifier
-    from companion.service import build
+    from companion.daemon.notify import Notifier
+    from companion.daemon.service import build
 
     path = tmp_path / "companion.toml"
     path.write_text(f'[game]\nname = "mars"\nseed = 5\n[board]\nport = "loop://"\n'

@@ -1,5 +1,5 @@
 """What the daemon tells of itself: systemd's readiness, watchdog and status line
-(:mod:`companion.notify`), and the status LED, from what it knows of the board.
+(:mod:`companion.daemon.notify`), and the status LED, from what it knows of the board.
 
 :class:`Health` keeps the board's status (:class:`BoardStatus`) and the two deadlines of its
 own the loop wakes for: the end of the wait for the board at start (``READY=1`` is sent then
@@ -12,9 +12,9 @@ import logging
 from collections.abc import Callable
 from enum import StrEnum
 
-from companion.controls import StatusLight
+from companion.daemon.controls import StatusLight
+from companion.daemon.notify import Notifier
 from companion.events import BoardMessage, LinkState
-from companion.notify import Notifier
 
 log = logging.getLogger("companion")
 

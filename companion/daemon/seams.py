@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from companion.board.protocol import PiToBoard
-from companion.controls import StatusLight
+from companion.daemon.controls import StatusLight
 from companion.referee.effects import BuzzPattern
 from companion.referee.screen import Screen
 from companion.rules.base import Outcome
@@ -46,7 +46,7 @@ class Matrix(Protocol):
 
 
 class Panel(Protocol):
-    """The controls the service drives (:class:`companion.controls.Controls`): the buzzer and
+    """The controls the service drives (:class:`companion.daemon.controls.Controls`): the buzzer and
     the status LED.  Their buttons put events on the queue themselves."""
 
     def buzz(self, pattern: BuzzPattern) -> None:

@@ -349,7 +349,7 @@ def scenario_referee(scenario: Scenario, settings: RefereeSettings | None = None
     Mars dice tray...) as ``companion run`` would have them; ``settings`` default to the
     referee's own with the scenario's ``tray``."""
     from companion.config import BoardConfig, Config, GameConfig
-    from companion.service import game_extensions
+    from companion.daemon.service import game_extensions
 
     config = Config(game=GameConfig(scenario.game, scenario.players, scenario.seed,
                                     scenario.board),

@@ -37,7 +37,7 @@ HEX_RADIUS = 22
 LINK_WORDS = {"waiting": "waiting for the board", "up": "board connected",
               "down": "board disconnected", "silent": "board silent",
               "record": "replayed from the journal"}
-"""What the page says of the board link, by :attr:`companion.service.Service.board`
+"""What the page says of the board link, by :attr:`companion.daemon.service.Service.board`
 (``record``: a game record, no board)."""
 
 PIN_EXTRA = "web"

@@ -17,7 +17,7 @@ button gives one press, and nothing runs between edges (no polling).
 Threads: edges arrive on the pin factory's thread (on the driving thread with mock pins),
 debounced changes on the timer's (a :class:`threading.Timer` unless another ``timer`` is given,
 as tests do to drive time themselves); both only put events on the daemon's one queue.  An
-exception in either is logged (logger ``companion.controls``) and put on the queue as an
+exception in either is logged (logger ``companion.daemon.controls``) and put on the queue as an
 :class:`companion.events.Fault`; the controls go on working.
 """
 

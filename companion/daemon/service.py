@@ -15,9 +15,9 @@ matches), and the referee stays out of sync until the board matches it or shows 
 made while the companion was down; a journal that cannot be written (a full card) keeps its
 lines and the matrix says so while the game goes on; a board that falls silent is asked for a
 fresh dump; systemd hears ``READY=1``, ``WATCHDOG=1`` and ``STATUS=`` lines
-(:mod:`companion.notify`); a repeated error is logged once per burst with a count; a display or
-GPIO pins that cannot be opened leave the game refereed without them while they are tried again
-(:meth:`Service.open_later`).
+(:mod:`companion.daemon.notify`); a repeated error is logged once per burst with a count; a
+display or GPIO pins that cannot be opened leave the game refereed without them while they are
+tried again (:meth:`Service.open_later`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from companion import journal as journal_mod
 from companion.board import protocol
 from companion.bursts import BurstLog
 from companion.config import RELOADABLE, Config, DisplayConfig
-from companion.controls import StatusLight
+from companion.daemon.controls import StatusLight
 from companion.daemon.games import (
     StartingGame,
     game_extensions,
@@ -46,6 +46,7 @@ from companion.daemon.games import (
 )
 from companion.daemon.health import BoardStatus, Health
 from companion.daemon.matrix import MatrixSlot
+from companion.daemon.notify import Notifier
 from companion.daemon.record import ERROR_BURST_S, JOURNAL_ALARM, JOURNAL_RETRY_S, Record
 from companion.daemon.retry import RETRY_FIRST_S, RETRY_MAX_S, Retries
 from companion.daemon.seams import GameJournal, Link, Matrix, Panel
@@ -63,7 +64,6 @@ from companion.events import (
     Timer,
     TimerName,
 )
-from companion.notify import Notifier
 from companion.referee.effects import (
     Buzz,
     Committed,
@@ -643,7 +643,7 @@ def _open_gpio(service: Service, config: Config, factory: Any, *, owned: bool,
     """The buttons, buzzer and status LED, and the switch matrix if there is one, all on
     ``factory`` (closed with them when ``owned``); their ``close`` goes on ``stack``.  Raises
     :class:`ConfigError` for a pin that cannot be used, with every part made here closed."""
-    from companion.controls import Controls
+    from companion.daemon.controls import Controls
 
     with ExitStack() as parts:
         if owned:
