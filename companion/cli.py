@@ -206,7 +206,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from companion.replay import replay
+    from companion.tools.replay import replay
 
     _setup_logging(args.log_level or "warning")
     gif = None if args.no_gif else Path(args.gif or Path(args.file).with_suffix(".gif").name)
@@ -236,7 +236,7 @@ def _board(args: argparse.Namespace) -> str:
 
 
 def _monitor(args: argparse.Namespace) -> int:
-    from companion.monitor import run_monitor
+    from companion.tools.monitor import run_monitor
 
     _setup_logging(args.log_level or "warning")
     display = None
@@ -253,7 +253,7 @@ def _monitor(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
-    from companion.trace import record
+    from companion.tools.trace import record
 
     _setup_logging(args.log_level or "warning")
     try:

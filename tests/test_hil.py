@@ -21,8 +21,8 @@ from companion import events
 from companion.board import protocol
 from companion.board.gpio_matrix import GpioMatrix, MatrixCircuit
 from companion.board.link import BoardLink
-from companion.monitor import run_monitor
 from companion.sim.serve import ServedBoard
+from companion.tools.monitor import run_monitor
 
 PORT = os.environ.get("COMPANION_TEST_PORT")
 ROWS = [p for p in os.environ.get("COMPANION_TEST_ROWS", "").split(",") if p]

@@ -356,7 +356,7 @@ def test_the_game_record_page_steps_through_a_journal_both_ways(
 
     from companion import journal
     from companion.cli import main
-    from companion.replay import replay_game
+    from companion.tools.replay import replay_game
 
     path = _game(tmp_path, steps=12)
     page = tmp_path / "record.html"
@@ -399,8 +399,8 @@ def test_the_live_page_steps_through_the_game_so_far_and_opens_a_finished_game(
     from selenium.webdriver.support.wait import WebDriverWait
     from test_replay import _game
 
-    from companion.replay import read_game
     from companion.sim.players import choose_step
+    from companion.tools.replay import read_game
     from companion.web.server import WebView
 
     rules = load("mars").RULES

@@ -337,7 +337,7 @@ def test_only_the_finished_games_listed_open_and_any_other_name_is_refused(
 ) -> None:
     from test_replay import _game
 
-    from companion.replay import read_game
+    from companion.tools.replay import read_game
 
     finished = _game(tmp_path, seed=4)
     unfinished = _game(tmp_path, steps=5, seed=5)

@@ -63,7 +63,7 @@ import tornado.web
 from companion import journal
 from companion.errors import CompanionError, ConfigError, JournalError
 from companion.events import AnyEvent, Button, StartGame
-from companion.replay import history_moments, layout_of, read_game, screens
+from companion.tools.replay import history_moments, layout_of, read_game, screens
 from companion.web.newgame import Choices
 from companion.web.page import PIN_EXTRA, chart_svg, page_html, record, snapshot
 
