@@ -97,7 +97,7 @@ class Fault(Event):
 
     where: str = ""
     error: str = ""
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

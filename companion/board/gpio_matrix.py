@@ -185,7 +185,7 @@ class GpioMatrix:
             return True
         return False
 
-    def _post(self, now: float, message: Any) -> None:
+    def _post(self, now: float, message: protocol.BoardToPi) -> None:
         seq = next(self._seq) % protocol.SEQ_MODULO
         self._queue.put(events.BoardMessage(now, replace(message, seq=seq)))
 

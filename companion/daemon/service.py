@@ -76,6 +76,8 @@ from companion.referee.effects import (
     SetTimer,
     Show,
     Undone,
+    arm,
+    next_timer,
 )
 from companion.referee.referee import Referee
 from companion.referee.screen import Screen
@@ -257,12 +259,11 @@ class Service:
 
     def _fire_timers(self) -> None:
         now = self.clock()
-        for name, at in sorted(self.timers.items(), key=lambda item: item[1]):
-            if at <= now and self.timers.get(name) == at:
-                del self.timers[name]
-                self._handle(Timer(now, name))
-                if name == TimerName.HEARTBEAT:
-                    self._silent()
+        while (name := next_timer(self.timers, now)) is not None:
+            del self.timers[name]
+            self._handle(Timer(now, name))
+            if name == TimerName.HEARTBEAT:
+                self._silent()
 
     # ------------------------------------------------------------------ dispatch
     def _handle(self, event: AnyEvent) -> None:
@@ -300,10 +301,7 @@ class Service:
     def _effect(self, effect: Effect) -> None:
         match effect:
             case SetTimer():
-                if effect.at is None:
-                    self.timers.pop(effect.name, None)
-                else:
-                    self.timers[effect.name] = effect.at
+                arm(self.timers, effect)
             case Committed():
                 log.info("step %d, player %d: %s", effect.number, effect.player, effect.step)
                 self._journal(lambda j: j.step(effect.number, effect.player, effect.step))

@@ -41,7 +41,6 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from companion.board import protocol
 from companion.errors import IllegalMoveError
@@ -373,7 +372,7 @@ def score_news(referee: Referee) -> str:
     if not referee.history:
         return ""
     before, _ = referee.history[-1]
-    after: Any = referee.state
+    after: State = referee.state
     player = before.to_move
     old, new = before.scores[player - 1], after.scores[player - 1]
     if old == new:

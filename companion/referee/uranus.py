@@ -44,7 +44,6 @@ from dataclasses import replace
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
 
 from companion.board import protocol
 from companion.errors import ConfigError, IllegalMoveError
@@ -300,7 +299,7 @@ def _hexagon_open(state: State) -> bool:
     return HEXAGON not in state.discarded and hexagon_standing(state)
 
 
-def _is_card_step(step: Any) -> bool:
+def _is_card_step(step: object) -> bool:
     return isinstance(step, Score | Claim | Reveal)
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from companion.board import protocol
 from companion.events import AnyEvent, BoardMessage, Button, Timer, TimerName
-from companion.referee.effects import Buzz, Committed, SetTimer, Show
+from companion.referee.effects import Buzz, Committed, SetTimer, Show, arm
 from companion.referee.recognition import sensed
 from companion.referee.referee import DEFAULT_SETTINGS, Referee, RefereeSettings
 from companion.rules.base import Board, Cell, GameRules, parse_piece
@@ -130,10 +130,7 @@ class VirtualTable:
     def _run_effects(self, effects: list[Any]) -> None:
         for effect in effects:
             if isinstance(effect, SetTimer):
-                if effect.at is None:
-                    self.timers.pop(effect.name, None)
-                else:
-                    self.timers[effect.name] = effect.at
+                arm(self.timers, effect)
             elif isinstance(effect, Committed):
                 self.report.committed.append(effect.step)
             elif isinstance(effect, Buzz) and effect.pattern == "illegal":

@@ -28,13 +28,16 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from companion import events
 from companion.board import protocol
 from companion.errors import LinkError
 from companion.referee.screen import Screen
 from companion.rules.base import EMPTY, Cell, Piece
+
+if TYPE_CHECKING:  # the matrix is opened only when asked for
+    from companion.display import Display
 
 LIT_S: Final = 2.0
 """Seconds a changed cell stays lit in the sensor-test view."""
@@ -256,7 +259,7 @@ class Monitor:
                       highlights=highlights, message=message, urgent=bool(bad))
 
 
-def run_monitor(port: str, *, seconds: float | None = None, display: Any = None,
+def run_monitor(port: str, *, seconds: float | None = None, display: Display | None = None,
                 out: Callable[[str], None] = print, clock: Callable[[], float] = time.monotonic,
                 **thresholds: Any) -> list[str]:
     """Watch the board on ``port`` (a device path or pyserial URL) for ``seconds`` (default:
