@@ -175,6 +175,7 @@ class Service:
     # ------------------------------------------------------------------ what the parts know
     @property
     def notifier(self) -> Notifier:
+        """What speaks to systemd for this service."""
         return self.health.notifier
 
     @property
