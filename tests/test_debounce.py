@@ -10,10 +10,12 @@ HOLD = 0.02  # seconds
 
 def test_a_reading_counts_once_it_has_lasted_the_debounce_time() -> None:
     debounce: Debounce[str, str] = Debounce(HOLD)
+    assert not debounce
     debounce.read("a1", "M1", "", 1.0)
     assert debounce.due(1.0 + HOLD / 2) == [] and debounce.next_at() == 1.0 + HOLD
+    assert len(debounce) == 1
     assert debounce.due(1.0 + HOLD) == [("a1", "M1", 1.0)]
-    assert debounce.due(2.0) == [] and debounce.next_at() is None
+    assert debounce.due(2.0) == [] and debounce.next_at() is None and not debounce
 
 
 def test_a_glitch_back_to_the_settled_reading_is_dropped() -> None:

@@ -48,6 +48,10 @@ class Debounce(Generic[K, V]):
             return None
         return min(since for _, since in self._pending.values()) + self.hold_s
 
+    def __len__(self) -> int:
+        """How many readings are waiting (none: every key reads what counts for it)."""
+        return len(self._pending)
+
     def clear(self) -> None:
         """Forget every reading waiting (a whole new board was read)."""
         self._pending.clear()
