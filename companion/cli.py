@@ -274,7 +274,7 @@ def _sim(args: argparse.Namespace) -> int:
                    players=args.players, seed=args.seed, board=_board(args),
                    scenario_file=args.scenario, empty=args.empty, sensing=args.sensing,
                    faults=Faults(tuple(args.stuck), tuple(args.flaky)),
-                   interactive=args.interactive, pace=args.pace)
+                   interactive=args.interactive, pace=args.pace, hand_setup=args.hand_setup)
 
 
 def _positive(text: str) -> float:
@@ -427,6 +427,10 @@ def make_parser() -> argparse.ArgumentParser:
                      "hexagonal; only with --game uranus)")
     sim.add_argument("--sensing", choices=("identity", "presence"), default="identity")
     sim.add_argument("--empty", action="store_true", help="start with nothing on the board")
+    sim.add_argument("--hand-setup", action="store_true",
+                     help="the garden starts in the bag and the virtual players (--players) "
+                     "lay out a random setup of their own by hand, for a daemon with [game] "
+                     'setup = "board"')
     sim.add_argument("--stuck", action="append", default=[], metavar="CELL",
                      help="plant a stuck sensor (repeatable)")
     sim.add_argument("--flaky", action="append", default=[], metavar="CELL",

@@ -238,6 +238,7 @@ _TEXT = r"\S"  # a pattern: text that is not blank
 if TYPE_CHECKING:
     _GameName: TypeAlias = str
     _UranusBoard: TypeAlias = str
+    _Setup: TypeAlias = str
     _Sensing: TypeAlias = str
     _Dice: TypeAlias = str
     _Cards: TypeAlias = str
@@ -245,6 +246,7 @@ if TYPE_CHECKING:
 else:
     _GameName = Literal[GAMES]
     _UranusBoard = Literal[URANUS_BOARDS]
+    _Setup = Literal["seed", "board"]
     _Sensing = Literal["identity", "presence"]
     _Dice = Literal["tray", "buttons", "virtual"]
     _Cards = Literal["reader", "buttons"]
@@ -266,7 +268,10 @@ class GameConfig:
     ``name`` is one of :data:`companion.rules.GAMES`; ``players`` 2 to 5 (all three rules
     texts); ``seed`` 0 means "draw one at start", else the setup is reproducible;
     ``board`` is the Uranus board (:data:`URANUS_BOARDS`, ignored by the other games);
-    ``options`` is ``[game.options]`` unchanged, for the rules core's ``new_game`` to check.
+    ``options`` is ``[game.options]`` unchanged, for the rules core's ``new_game`` to check;
+    ``setup``: ``"seed"``, the players lay out the seed's setup as the companion shows it, or
+    ``"board"``, the companion adopts the garden the players laid out by hand once it meets
+    the rules' setup conditions (an identity board only).
     """
 
     name: _GameName = "enceladus"
@@ -274,6 +279,7 @@ class GameConfig:
     seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] = 0
     board: _UranusBoard = "hexagonal"
     options: Mapping[str, Scalar] = field(default_factory=lambda: _frozen({}))
+    setup: _Setup = "seed"
 
     def rules_options(self) -> dict[str, Any]:
         """The options for the rules core's ``new_game``: ``[game.options]``, plus the board
@@ -906,6 +912,15 @@ def _check_pins(config: Config, problems: _Problems) -> None:
                      '[board] sensing = "presence"')
 
 
+def _check_setup(config: Config, problems: _Problems) -> None:
+    """A setup taken from the board needs a board that sees which flower is where."""
+    if config.game.setup == "board" and config.board.sensing == "presence":
+        problems.add(("game", "setup"),
+                     '[game] setup = "board" needs a board that tells the flowers apart, but '
+                     '[board] sensing = "presence" sees only where pieces stand; set setup = '
+                     '"seed" and lay out the setup the companion shows')
+
+
 def _syntax_problem(source: str, text: str, error: tomllib.TOMLDecodeError) -> str:
     message = str(error)
     if m := re.fullmatch(r"(.*) \(at line (\d+), column (\d+)\)", message):
@@ -948,6 +963,7 @@ def parse_config(text: str, source: str = "<config>", folder: Path | None = None
     if folder is not None:
         config = _from_folder(config, folder)
     _check_pins(config, problems)
+    _check_setup(config, problems)
     if not problems.sentences:
         _check_game(config, problems)
     if problems.sentences:

@@ -66,11 +66,13 @@ class StartGame(Event):
     """Start a new game at this table now (the live page's New game, behind its PIN), as OK
     after the end starts the next one: ``players``, ``seed`` (0 draws one) and ``options``
     (``[game.options]``, checked by the rules core; what the board fixes, the Uranus board,
-    stays as configured)."""
+    stays as configured); ``reserves``: each player's ``{colour: count}`` as dealt by hand at
+    the table, or ``()`` for the seed's deal."""
 
     players: int = 2
     seed: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)
+    reserves: tuple[Mapping[str, int], ...] = ()
 
 
 class TimerName(StrEnum):

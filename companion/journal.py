@@ -76,6 +76,9 @@ log = logging.getLogger("companion.journal")
 POINTER = ".current"
 """The file in a journal folder that names the journal of the game in progress."""
 
+_OWN_KEYS = frozenset({"journal", "started", "seq", "crc"})
+"""Keys of a header line that the journal adds, not the game."""
+
 
 def _canonical(entry: dict[str, Any]) -> bytes:
     return json.dumps(entry, separators=(",", ":"), sort_keys=True).encode()
@@ -222,6 +225,9 @@ class Journal:
             raise JournalError(f"cannot open the game journal {path}: {error.strerror}") from error
         self._backlog: list[bytes] = []
         self._pointer: str | None = None  # what the folder's pointer is yet to say
+        self.header: dict[str, Any] = {}
+        """The game's header as given to :meth:`create` (or read back by :meth:`continuing`),
+        without the lines' own keys."""
 
     @classmethod
     def continuing(cls, record: GameRecord, *, fsync: bool = True) -> Journal:
@@ -229,8 +235,11 @@ class Journal:
         format (cut the file to those lines first: :func:`cut_to_good`).  Raises
         :class:`JournalError` if the file cannot be opened."""
         last = record.lines[-1]
-        return cls(record.path, fsync=fsync, version=record.version, lines=len(record.lines),
-                   crc=last.crc)
+        journal = cls(record.path, fsync=fsync, version=record.version,
+                      lines=len(record.lines), crc=last.crc)
+        journal.header = {key: value for key, value in record.header.items()
+                          if key not in _OWN_KEYS}
+        return journal
 
     @classmethod
     def create(cls, directory: Path, header: dict[str, Any], *, fsync: bool = True) -> Journal:
@@ -247,6 +256,7 @@ class Journal:
             counter += 1
             path = directory / f"{name.removesuffix('.jsonl')}-{counter}.jsonl"
         journal = cls(path, fsync=fsync)
+        journal.header = dict(header)
         journal._pointer = path.name
         try:
             journal.append({"journal": VERSION, **header, "started": started.isoformat()})
@@ -332,6 +342,20 @@ class Journal:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             os.close(self._fd)
+
+    def with_setup(self, setup: str) -> Journal:
+        """The journal of this game begun again with ``setup`` (position notation) as its
+        setup, before the first step: the garden laid out or the reserves dealt by hand.  The
+        new file's header is written and the folder's pointer moved to it before this file,
+        which holds only the old header, is removed, so a power cut leaves one or the other
+        as the game in progress.  Raises :class:`JournalError` when the new file cannot be
+        created (this one is kept, still open)."""
+        journal = Journal.create(self.path.parent, {**self.header, "setup": setup},
+                                 fsync=self.fsync)
+        self.close()
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        return journal
 
 
 def make_folder(directory: Path) -> None:

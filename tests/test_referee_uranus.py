@@ -268,11 +268,38 @@ def test_select_arms_ask_mode_and_the_next_card_is_only_valued() -> None:
     assert referee.screen(4.0).message == "P1: move or show a card"  # ask mode is over
 
 
-def test_a_card_shown_before_the_turns_begin_is_only_valued() -> None:
+def test_a_card_shown_before_the_turns_begin_is_only_valued_in_ask_mode() -> None:
     referee = table(position({"0,0": "red"}, unknown=(5, 5)))
     assert referee.state.phase == "placement"
+    assert last_message(press(referee, "select")) == (
+        "Ask: show a card to see what it would score")
     effects = show(referee, CARD["groups:red"])
     assert committed(effects) == [] and last_message(effects) == "groups:red would score 1 now"
+
+
+def test_the_five_drafted_cards_are_registered_face_down_before_placing() -> None:
+    """Held to the reader before the gardener is placed, each card is journaled as shown
+    and known from then on; the matrix counts them and never names one."""
+    referee = table(position({"0,0": "red"}, unknown=(5, 5)))
+    hand = ["groups:red", "triangle:blue", "pairs:blue-red", "edge_trees:green",
+            "longest_line:yellow"]
+    for n, mission in enumerate(hand, 1):
+        effects = show(referee, CARD[mission], float(n))
+        assert committed(effects) == [f"show:{mission}"]
+        message = last_message(effects)
+        assert message.startswith(f"P1: {n} of 5 cards registered") and ":" not in message[3:]
+    state: State = referee.state
+    assert (state.phase, state.to_move, state.unknown) == ("placement", 1, (0, 5))
+    assert state.hands[0] == tuple(sorted(hand))
+    assert last_message(effects) == "P1: 5 of 5 cards registered; place your gardener"
+    effects = show(referee, CARD["hexagon"], 9.0)  # a sixth: only valued, as ever
+    assert committed(effects) == [] and "would score" in last_message(effects)
+    referee.commit(RULES.parse_step(referee.state, "@1,0"), 10.0)
+    pieces = tuple(referee.expected[c] for c in referee.layout)  # the gardener set down
+    referee.handle(BoardMessage(10.5, protocol.Dump(seq=2, pieces=pieces)))
+    effects = show(referee, CARD["groups:red"], 11.0)  # P2 cannot register P1's card
+    assert committed(effects) == []
+    assert last_message(effects) == "P2: player 1 holds the groups:red card"
 
 
 # -- the Hexagon (the text, Mission cards) -------------------------------------------------

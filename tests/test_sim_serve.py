@@ -45,9 +45,10 @@ class Daemon(DaemonThread):
     its board, on the test's mock pins; the test presses its buttons."""
 
     def __init__(self, tmp_path: Path, port: str, *, game: str = "enceladus",
-                 sensing: str = "identity") -> None:
+                 sensing: str = "identity", setup: str = "seed") -> None:
         config = demo_config(game, 2, SEED, "hexagonal", tmp_path / "journal", sensing)
-        self.config = replace(config, board=replace(config.board, port=port))
+        self.config = replace(config, board=replace(config.board, port=port),
+                              game=replace(config.game, setup=setup))
         self.presence = sensing == "presence"
         stack = ExitStack()
         self.factory = mock_pins()
@@ -161,6 +162,23 @@ def test_virtual_players_make_steps_the_daemon_commits(tmp_path: Path, stack: Ex
     assert not [line for line in board.log if "Traceback" in line]
 
 
+def test_virtual_players_lay_out_a_garden_of_their_own_that_the_daemon_adopts(
+        tmp_path: Path, stack: ExitStack) -> None:
+    """``--hand-setup``: the board starts with its garden in the bag; the players draw a
+    setup of their own (not the daemon's seed) and lay it out piece by piece; the daemon,
+    with ``[game] setup = "board"``, takes it and referees the steps that follow."""
+    board = sim(stack, "--players", "2", "--speed", "6", "--pace", "1.2", "--hand-setup")
+    with Daemon(tmp_path, board.port, setup="board") as daemon:
+        assert any(s.message.startswith("Setup: ") for s in daemon.screens)
+        assert daemon.wait(lambda: len(daemon.commits) >= 2), board.log
+    seeded = Scenario("enceladus", 2, SEED).setup()
+    first = daemon.service.referee.history[0][0]
+    assert first.garden != seeded.garden  # the players' garden, not the seed's
+    played = [m[1] for line in board.log if (m := re.search(r"P\d plays (\S+)$", line))]
+    assert daemon.commits[:2] == played[:2]
+    assert any("lay out the garden by hand" in line for line in board.log)
+
+
 def test_players_ask_a_person_for_what_a_presence_board_cannot_show(tmp_path: Path) -> None:
     """Gardens of Mars on a presence board: the colour planted is asked with Select and OK.
     The players take steps no button is needed for where they can, and ask for the rest; the
@@ -199,6 +217,13 @@ def test_options_that_do_not_go_with_the_players_are_refused_in_one_sentence() -
                                   board="hexagonal", sensing="identity", faults=Faults())
     with pytest.raises(UsageError, match="do not go with --empty"):
         run_sim(replay_file=None, players=2, scenario_file=None, empty=True, **common)
+    with pytest.raises(UsageError, match="^--hand-setup: the virtual players lay the garden "
+                                         "out by hand, so give --players too$"):
+        run_sim(replay_file=None, players=None, scenario_file=None, empty=False,
+                hand_setup=True, **common)
+    with pytest.raises(UsageError, match="^--hand-setup needs --sensing identity"):
+        run_sim(replay_file=None, players=2, scenario_file=None, empty=False,
+                hand_setup=True, **{**common, "sensing": "presence"})
     with pytest.raises(UsageError, match="do not go with --scenario"):
         run_sim(replay_file=None, players=None, scenario_file="x", empty=False,
                 interactive=True, **common)

@@ -552,3 +552,140 @@ def test_a_game_in_progress_is_ended_from_the_page_only_once_confirmed(browser: 
         assert isinstance(started, StartGame) and started.players == 2
     finally:
         view.close()
+
+
+def test_reserves_dealt_by_hand_are_entered_on_the_page_and_checked_against_the_bag(
+    browser: Any, tmp_path: Path, pin_factory: Any
+) -> None:
+    """Gardens of Mars deals flowers at random from the bag: the New game form takes each
+    player's counts as dealt at the table; a deal that does not add up is said in a sentence
+    and starts nothing; one that does is the new game's reserves, in its journal too."""
+    from conftest import DaemonThread
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    from companion import journal
+    from companion.config import load_config
+    from companion.daemon.notify import Notifier
+    from companion.daemon.service import build
+    from companion.rules import mars
+
+    path = tmp_path / "companion.toml"
+    path.write_text(f'[game]\nname = "mars"\nseed = 5\n[board]\nport = "loop://"\n'
+                    f'[journal]\ndirectory = "{tmp_path}"\nfsync = false\n'
+                    '[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\n'
+                    '[web]\nlisten = "127.0.0.1:0"\n')
+    stack = ExitStack()
+    service = build(load_config(path), stack, pin_factory=pin_factory, notifier=Notifier())
+    daemon = DaemonThread(service, stack)
+    daemon.start()
+    dealt = [dict(zip(mars.COLOURS, (4, 6, 5, 5, 5, 5), strict=True)),
+             dict(zip(mars.COLOURS, (6, 4, 5, 5, 5, 5), strict=True))]
+    try:
+        assert daemon.wait(lambda: service.last_screen is not None)
+        browser.get(service.web.address)
+        until = WebDriverWait(browser, WAIT_S, poll_frequency=0.05).until
+        until(lambda _: browser.find_element(By.ID, "new-game").is_displayed())
+        browser.find_element(By.CSS_SELECTOR, "#new-game summary").click()
+        browser.find_element(By.ID, "pin").send_keys(service.web.pin)
+        rows = browser.find_elements(By.CSS_SELECTOR, "#new-reserves tbody tr")
+        assert len(rows) == 2  # one a player, a count a colour
+        assert [th.text for th in browser.find_elements(
+            By.CSS_SELECTOR, "#new-reserves thead th")][1:] == list(mars.COLOURS)
+
+        def enter(deal: list[dict[str, int]]) -> None:
+            for player, counts in enumerate(deal, 1):
+                for colour, count in counts.items():
+                    box = browser.find_element(
+                        By.CSS_SELECTOR, f'#new-reserves input[data-player="{player}"]'
+                                         f'[data-colour="{colour}"]')
+                    box.clear()
+                    box.send_keys(str(count))
+
+        said = browser.find_element(By.ID, "new-said")
+        enter([dealt[0], {**dealt[1], "green": 6}])
+        browser.find_element(By.ID, "new-start").click()
+        until(lambda _: said.text)
+        assert said.text == ("P2 has 31 flowers: with 2 players each is dealt 30. "
+                             "The reserves hold 11 green flowers: the bag has only 10.")
+        assert said.get_attribute("data-refused") == "true"
+        assert service.referee.state.reserves != tuple(
+            tuple(r[c] for c in mars.COLOURS) for r in dealt)
+        enter(dealt)
+        browser.find_element(By.ID, "new-start").click()
+        until(lambda _: said.text == "new game started")
+        wanted = tuple(tuple(r[c] for c in mars.COLOURS) for r in dealt)
+        assert daemon.wait(lambda: service.referee.state.reserves == wanted)
+        assert service.journal is not None
+        header = journal.read(service.journal.path).header
+        assert mars.RULES.parse_position(header["setup"]).reserves == wanted
+    finally:
+        daemon.stop()
+
+
+def test_a_presence_board_s_setup_is_guided_on_the_page_at_full_size(browser: Any) -> None:
+    """A presence board cannot see colours, so its players lay out the setup the companion
+    shows: the page draws the garden at full size with the cells still to fill highlighted
+    and counted, and they go out as the sensors see them filled."""
+    from selenium.webdriver.common.by import By
+
+    from companion.board import protocol
+    from companion.events import BoardMessage, Timer
+    from companion.referee.effects import Show
+    from companion.referee.referee import Referee, RefereeSettings
+    from companion.rules.squares import SQUARE_NAMES
+    from companion.sim.handsetup import bare_board
+    from companion.web.server import WebView
+
+    rules = load("enceladus").RULES
+    state = rules.new_game(2, 4, {})
+    referee = Referee(rules, state, "enceladus", RefereeSettings(presence=True))
+    view = WebView("127.0.0.1:0")
+    seq = 0
+
+    def publish(effects: list[Any]) -> dict[str, Any]:
+        nonlocal seq
+        shown = [e.screen for e in effects if isinstance(e, Show)]
+        if shown:
+            seq += 1
+            view.publish(shown[-1], "up", 0)
+        return wait_for_seq(browser, seq)
+
+    try:
+        board = {c: "occupied" if p else "" for c, p in bare_board(rules, state).items()}
+        browser.get(view.address)
+        dump = protocol.Dump(seq=0, pieces=tuple(board[c] for c in referee.layout))
+        page = publish(referee.handle(BoardMessage(0.0, dump)))
+        assert page["message"] == "Set up the board as shown"
+        assert {c for c, role in page["roles"].items() if role == "place"} == set(SQUARE_NAMES)
+        assert browser.find_element(By.ID, "to-fill").text == "100 cells still to fill"
+        assert browser.execute_script("return document.body.dataset.settingUp") == "true"
+        browser.set_window_size(*DESKTOP)  # the garden, not the scores, takes the screen
+        try:
+            svg = browser.find_element(By.CSS_SELECTOR, "#board svg").rect
+            height = browser.execute_script("return window.innerHeight")
+            width = browser.execute_script("return document.body.clientWidth")
+            assert svg["height"] > 0.85 * height or svg["width"] > 0.9 * width, svg
+        finally:
+            browser.set_window_size(*PHONE)
+        t = 1.0
+        for cell in SQUARE_NAMES[:30]:  # the first three rows filled, one piece at a time
+            t += 0.1
+            update = protocol.FieldUpdate(seq=0, cell=cell, piece="occupied")
+            referee.handle(BoardMessage(t, update))
+            effects = referee.handle(Timer(t + 0.05, "debounce"))
+        page = publish(effects)
+        assert {c for c, role in page["roles"].items() if role == "place"} == set(
+            SQUARE_NAMES[30:])
+        assert browser.find_element(By.ID, "to-fill").text == "70 cells still to fill"
+        for cell in SQUARE_NAMES[30:]:
+            t += 0.1
+            referee.handle(BoardMessage(t, protocol.FieldUpdate(seq=0, cell=cell,
+                                                                piece="occupied")))
+            effects = referee.handle(Timer(t + 0.05, "debounce"))
+        page = publish(effects)
+        assert page["message"] == "P1: your turn" and not page["roles"]
+        assert browser.find_element(By.ID, "to-fill").text == ""
+        assert browser.execute_script("return document.body.dataset.settingUp") == "false"
+    finally:
+        view.close()

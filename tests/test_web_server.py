@@ -413,3 +413,50 @@ def test_a_new_game_needs_the_pin_a_choice_the_rules_core_takes_and_a_confirmati
         assert new(read_only, pin="", players=3) == (403, "This page cannot start games")
     finally:
         read_only.close()
+
+
+def test_reserves_from_the_page_are_checked_in_a_sentence_before_a_game_starts() -> None:
+    from companion.config import GameConfig
+    from companion.events import StartGame
+    from companion.web.newgame import Choices
+
+    events: queue.Queue[object] = queue.Queue()
+    web = WebView("127.0.0.1:0", events=events, pin="0042",
+                  choices=Choices(GameConfig(name="uranus")))
+    try:
+        described = json.loads(get(web, "/game")[1])
+        assert described["colours"] == ["blue", "red", "yellow", "green", "purple"]
+        assert new(web, pin="0042", players=2, reserves={"red": 30}) == (
+            400, "The reserves are a list of colour counts, one per player")
+        assert new(web, pin="0042", players=2, reserves=[{"red": "30"}, {}]) == (
+            400, "A reserve's counts are whole numbers")
+        assert new(web, pin="0042", players=2, reserves=[{"red": 12, "blue": 12, "green": 6},
+                                                         {"red": 1}]) == (
+            400, "P2 has 1 flowers: with 2 players each is dealt 30. "
+                 "The reserves hold 13 red flowers: the bag has only 12.")
+        assert events.empty()
+        deal = [{"red": 6, "blue": 6, "green": 6, "yellow": 6, "purple": 6}] * 2
+        assert new(web, pin="0042", players=2, reserves=deal) == (200, "")
+        started = events.get_nowait()
+        assert isinstance(started, StartGame) and started.reserves == tuple(deal)
+    finally:
+        web.close()
+    assert Choices(GameConfig(name="enceladus")).describe()["colours"] == []
+
+
+def test_cards_registered_face_down_are_not_named_in_the_game_so_far() -> None:
+    from companion.referee.screen import Screen
+    from companion.rules.uranus import RULES
+
+    state = RULES.new_game(2, 1, {})
+    step = RULES.parse_step(state, "show:triangle:red")
+    after = RULES.apply(state, step)
+    web = WebView("127.0.0.1:0")
+    try:
+        screen = Screen("uranus", "uranus-hexagonal", RULES.board(after), message="P1: ...")
+        web.publish(screen, "up", 1, (RULES, "uranus-hexagonal", ((state, step),), after))
+        status, text = get(web, "/record")
+        assert status == 200 and "triangle:red" not in text
+        assert json.loads(text)["positions"][1]["step"] == "a card registered face down"
+    finally:
+        web.close()

@@ -7,7 +7,8 @@ from __future__ import annotations
 import importlib
 import logging
 import random
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,29 +36,41 @@ def referee_settings(config: Config) -> RefereeSettings:
         roll_button=config.buttons.pins.roll is not None,
         cards=board.cards,
         missions=board.missions,
+        dealt_by_hand=config.game.setup == "board",
     )
 
 
-def game_extensions(config: Config) -> list[Extension]:
-    """The referee extensions of the configured game (dice, cards...): a game that has inputs
-    besides its cells has a module ``companion.referee.<game>`` with
-    ``extensions(settings: RefereeSettings, seed: int) -> list[Extension]``.  Raises
+def game_extensions(config: Config,
+                    settings: RefereeSettings | None = None) -> list[Extension]:
+    """The referee extensions of the configured game (dice, cards...) for ``settings``
+    (:func:`referee_settings` of ``config`` by default): a game that has inputs besides its
+    cells has a module ``companion.referee.<game>`` with ``extensions(settings:
+    RefereeSettings, seed: int) -> list[Extension]``.  Raises
     :class:`companion.errors.ConfigError` for a part it cannot use (a broken card
     catalogue)."""
     try:
         module = importlib.import_module(f"companion.referee.{config.game.name}")
     except ModuleNotFoundError:
         return []
-    extensions: list[Extension] = module.extensions(referee_settings(config), config.game.seed)
+    extensions: list[Extension] = module.extensions(settings or referee_settings(config),
+                                                    config.game.seed)
     return extensions
 
 
-def make_referee(config: Config, rules: GameRules[Any, Any], start: StartingGame) -> Referee:
+def make_referee(config: Config, rules: GameRules[Any, Any], start: StartingGame, *,
+                 reserves_entered: bool = False) -> Referee:
     """The referee of ``start``, a game of ``rules`` at the table ``config`` describes: it
-    waits for the board to match the game before it recognises a step."""
-    return Referee(rules, start.state, layout_name(config), referee_settings(config),
+    waits for the board to match the game before it recognises a step; with ``[game] setup =
+    "board"`` a game not begun takes the garden laid out by hand.  ``reserves_entered``: the
+    reserves dealt by hand are known already (typed in on the live page), so none is asked
+    at the table."""
+    settings = referee_settings(config)
+    if reserves_entered:
+        settings = replace(settings, dealt_by_hand=False)
+    return Referee(rules, start.state, layout_name(config), settings,
                    history=start.history, syncing=True, resumed=start.in_flight,
-                   extensions=game_extensions(config))
+                   extensions=game_extensions(config, settings),
+                   adopt=config.game.setup == "board" and not start.history)
 
 
 @dataclass
@@ -144,12 +157,17 @@ def _resume(config: Config, rules: GameRules[Any, Any], path: Path, *,
 
 
 def new_game(
-    config: Config, rules: GameRules[Any, Any], directory: Path | None, *, fsync: bool = True
+    config: Config, rules: GameRules[Any, Any], directory: Path | None, *, fsync: bool = True,
+    reserves: Sequence[Mapping[str, int]] = (),
 ) -> tuple[Any, journal_mod.Journal | None]:
-    """A new game from the configuration (seed 0 draws one) and its journal in
-    ``directory``.  Raises :class:`JournalError` when the journal cannot be created."""
+    """A new game from the configuration (seed 0 draws one), with ``reserves`` as dealt by
+    hand (each player's ``{colour: count}``) when given, and its journal in ``directory``.
+    Raises :class:`JournalError` when the journal cannot be created and
+    :class:`companion.errors.InvalidPositionError` for reserves that do not add up."""
     seed = config.game.seed or random.SystemRandom().randrange(1, 2**31)
     state = rules.new_game(config.game.players, seed, config.game.rules_options())
+    if reserves:
+        state = rules.deal_reserves(state, reserves)
     journal = None
     if directory is not None:
         header = {"game": config.game.name, "layout": layout_name(config),

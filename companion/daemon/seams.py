@@ -84,5 +84,11 @@ class GameJournal(Protocol):
     def flush(self) -> None:
         """Write the lines kept back."""
 
+    def with_setup(self, setup: str) -> GameJournal:
+        """The journal of this game begun again with ``setup`` (position notation) as its
+        setup, before the first step; this one is closed.  Raises
+        :class:`companion.errors.JournalError` when the new one cannot be created (this one
+        is kept, open)."""
+
     def close(self) -> None:
         """Close the file.  Idempotent."""

@@ -65,6 +65,7 @@ from companion.events import (
     TimerName,
 )
 from companion.referee.effects import (
+    Adopted,
     Buzz,
     Committed,
     Effect,
@@ -319,6 +320,8 @@ class Service:
                 self._journal(lambda j: j.finish(effect.outcome))
                 if self.stop_when_over:
                     self.running = False
+            case Adopted():
+                self._adopted(effect.position)
             case NewGame():
                 self._new_game()
             case Show():
@@ -333,6 +336,18 @@ class Service:
                 log.log(effect.level.logging_level, "%s", effect.text)
             case _:
                 assert_never(effect)
+
+    def _adopted(self, position: str) -> None:
+        """The setup is the players' (a garden laid out, reserves dealt by hand): the journal
+        begins again with it in its header, so that a restart and a replay start from it as
+        from a seeded setup."""
+        log.info("the setup is the players': %s", position)
+        journal = self.record.journal
+        if journal is not None:
+            try:
+                self.record.journal = journal.with_setup(position)
+            except JournalError as error:
+                log.error("%s; the game goes on, but a restart would not find its setup", error)
 
     def _show(self, screen: Screen) -> None:
         """Show ``screen`` with what the record adds (:meth:`Record.overlay`: players must
@@ -478,7 +493,8 @@ class Service:
                 options=dict(chosen.options)))
         directory = None if self.journal_error else Path(config.journal.directory)
         try:
-            state, journal = new_game(config, rules, directory, fsync=config.journal.fsync)
+            state, journal = new_game(config, rules, directory, fsync=config.journal.fsync,
+                                      reserves=chosen.reserves if chosen is not None else ())
         except CompanionError as error:
             log.error("cannot start a new game: %s", error)
             return
@@ -487,7 +503,8 @@ class Service:
             self.config, self.games = config, 0
         self.outcome = None
         self.timers.clear()
-        self.referee = make_referee(config, rules, StartingGame(state, [], journal))
+        self.referee = make_referee(config, rules, StartingGame(state, [], journal),
+                                    reserves_entered=chosen is not None and bool(chosen.reserves))
         log.info("new game (seed %d)", config.game.seed)
         self._execute(self.referee.start(self.clock()))
         if self.link is not None:

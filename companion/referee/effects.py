@@ -48,6 +48,15 @@ class GameOver:
 
 
 @dataclass(frozen=True, slots=True)
+class Adopted:
+    """The garden the players laid out by hand is the game's setup: ``position`` is its
+    position notation (for the journal's header), ``state`` the state."""
+
+    position: str
+    state: object
+
+
+@dataclass(frozen=True, slots=True)
 class NewGame:
     """The players pressed OK after the end: set up the next game."""
 
@@ -128,7 +137,8 @@ def next_timer(timers: Mapping[TimerName, float], until: float) -> TimerName | N
     return name if timers[name] <= until else None
 
 
-Effect: TypeAlias = Committed | Undone | GameOver | NewGame | Show | Buzz | SetTimer | Send | Note
+Effect: TypeAlias = (Committed | Undone | GameOver | Adopted | NewGame | Show | Buzz | SetTimer
+                     | Send | Note)
 """Every effect: the closed union the service dispatches on."""
 
 Effects: TypeAlias = list[Effect]

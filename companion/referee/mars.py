@@ -45,10 +45,12 @@ from dataclasses import dataclass, replace
 from companion.board import protocol
 from companion.errors import IllegalMoveError
 from companion.events import BoardMessage, Button
+from companion.referee.deal import DealTable
 from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLevel, Show
 from companion.referee.recognition import board_diff
-from companion.referee.referee import Referee, RefereeSettings
+from companion.referee.referee import Extension, Referee, RefereeSettings
 from companion.referee.screen import Screen
+from companion.rules import mars
 from companion.rules.hexes import hex_name
 from companion.rules.mars import (
     COLOURS,
@@ -79,12 +81,17 @@ COLOUR_LETTERS: dict[str, str] = {
 R_DICE = "Gardens of Mars, Rolling Dice"
 
 
-def extensions(settings: RefereeSettings, seed: int) -> list[MarsTable]:
+def extensions(settings: RefereeSettings, seed: int) -> list[Extension]:
     """The referee extensions of a Gardens of Mars game: one :class:`MarsTable` with the dice
     source ``settings.dice``; virtual dice are seeded from the game's ``seed`` (0: from the
-    operating system), and roll on the Roll button when ``settings.roll_button``."""
-    return [MarsTable(settings.dice, rng=random.Random(seed or None),
-                      roll_button=settings.roll_button)]
+    operating system), and roll on the Roll button when ``settings.roll_button``; with
+    ``settings.dealt_by_hand``, a :class:`~companion.referee.deal.DealTable` after it for
+    the reserves dealt by hand."""
+    table: list[Extension] = [MarsTable(settings.dice, rng=random.Random(seed or None),
+                                        roll_button=settings.roll_button)]
+    if settings.dealt_by_hand:  # the flowers dealt from the bag by hand, too
+        table.append(DealTable(mars.COLOURS, dict(mars.DEAL), mars.FLOWERS_PER_COLOUR))
+    return table
 
 
 @dataclass

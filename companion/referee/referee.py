@@ -54,6 +54,7 @@ from companion.events import (
     TimerName,
 )
 from companion.referee.effects import (
+    Adopted,
     Buzz,
     BuzzPattern,
     Committed,
@@ -91,6 +92,14 @@ from companion.rules.base import (
 DONE = "done"
 """The one option of the menu that asks whether a step the board shows is done (OK)."""
 
+SET_UP = "Set up the board as shown"
+"""The prompt of a setup not laid out yet: the cells still to fill are highlighted
+(``place``), those to clear too (``pick``)."""
+
+USE_GARDEN = "use this garden"
+"""The one option of the menu beside "Set up the board as shown" on an identity board, before
+the first step: OK takes the garden laid out by hand instead (:attr:`Referee.adopt`)."""
+
 
 @dataclass(frozen=True, slots=True)
 class RefereeSettings:
@@ -109,7 +118,8 @@ class RefereeSettings:
     The games' own inputs (their extensions read them): ``dice`` (Mars) where the dice come
     from, ``"tray"``, ``"buttons"`` or ``"virtual"``; ``roll_button``: a Roll button is wired;
     ``cards`` (Uranus) ``"reader"`` or ``"buttons"``; ``missions`` (Uranus) the path of the
-    mission card catalogue, ``""`` for the one shipped with the companion.
+    mission card catalogue, ``""`` for the one shipped with the companion;
+    ``dealt_by_hand``: the reserves are dealt from the bag by hand and entered at the table.
     """
 
     debounce_s: float = 0.02
@@ -122,6 +132,7 @@ class RefereeSettings:
     roll_button: bool = False
     cards: str = "reader"
     missions: str = ""
+    dealt_by_hand: bool = False
 
 
 DEFAULT_SETTINGS = RefereeSettings()
@@ -184,6 +195,13 @@ class Referee:
     swapped unseen while the companion was down are not known).  ``extensions`` take the
     inputs that are not pieces on cells (dice, cards, a penalty to confirm), see
     :class:`Extension`.
+
+    ``adopt``: the setup is the one the players lay out by hand (``[game] setup = "board"``,
+    or OK on the *use this garden* menu of an identity board before the first step): until
+    the board meets every setup condition of the rules, the matrix names the first condition
+    broken and highlights the cells of all of them (empty ones to fill, the others as wrong);
+    once it does and has stood still for the settle time, it is the game's setup
+    (:class:`Adopted`) and the game starts from it.
     """
 
     rules: GameRules[Any, Any]
@@ -194,6 +212,7 @@ class Referee:
     syncing: bool = True
     resumed: bool = False
     extensions: list[Extension] = field(default_factory=list)
+    adopt: bool = False
 
     def __post_init__(self) -> None:
         self.layout: tuple[Cell, ...] = self.rules.layout(self.state)
@@ -414,6 +433,9 @@ class Referee:
                 return self._decide(steps, now, level=question.level + 1, origin=question.origin)
         elif event.name == "ok" and self.outcome is not None:
             return [NewGame()]
+        elif event.name == "ok" and self._may_adopt():
+            self.adopt = True
+            return [SetTimer(TimerName.GRACE, None), *self._evaluate(now)]
         elif event.name == "ok" and self.awaiting:
             # The players say the step the board shows is done (not a longer one under way).
             self.awaiting = False
@@ -465,6 +487,45 @@ class Referee:
             *self._evaluate(now),
         ]
 
+    # ------------------------------------------------------------------ a setup laid out by hand
+    def _may_adopt(self) -> bool:
+        """OK may take the garden on the board as the setup: before the first step, on a
+        board that tells the pieces apart, while it differs from the seed's setup."""
+        return (not self.adopt and not self.history and not self.settings.presence
+                and self.have_board and self.syncing and self.outcome is None
+                and self.question is None and bool(self._diff()))
+
+    def _adopt(self, now: float) -> Effects:
+        """Weigh the board as the setup the players laid out (:attr:`adopt`)."""
+        problems = self.rules.setup_problems(self.state, self.observed)
+        shown = replace(self._screen(now), cells={c: self.observed[c] for c in self.layout})
+        if problems:
+            # An empty cell named is one to fill; a piece named is in the wrong place.
+            cells = sorted({c for problem in problems for c in problem.cells})
+            more = f" ({len(problems) - 1} more)" if len(problems) > 1 else ""
+            return [SetTimer(TimerName.SETTLE, None), Show(replace(
+                shown, message=f"Setup: {problems[0].text}{more}",
+                highlights={c: "place" if self.observed[c] == EMPTY else "wrong"
+                            for c in cells}))]
+        due = self.last_change_t + self.settings.settle_s
+        if now < due - 1e-9:  # a hand may still be laying out the last pieces
+            return [SetTimer(TimerName.SETTLE, due),
+                    Show(replace(shown, message="Setup: checking..."))]
+        state = self.rules.adopt_setup(self.state, self.observed)
+        self.adopt = False
+        return [
+            SetTimer(TimerName.SETTLE, None),
+            Note(NoteLevel.INFO, "the garden on the board is the setup"),
+            *self.replace_setup(state, now),
+        ]
+
+    def replace_setup(self, state: Any, now: float) -> Effects:
+        """Before the first step, ``state`` is the game's setup from now on (the garden laid
+        out by hand, reserves dealt by hand): :class:`Adopted` tells the service, for the
+        journal's header, then the board is weighed against it."""
+        self._new_state(state)
+        return [Adopted(self.rules.format_position(state), state), *self._evaluate(now)]
+
     # ------------------------------------------------------------------ recognition
     def _diff(self) -> dict[Cell, Piece]:
         return board_diff(self.sensed_expected, self.observed, self.tray)
@@ -472,6 +533,8 @@ class Referee:
     def _evaluate(self, now: float, *, grace_over: bool = False) -> Effects:
         if not self.have_board:
             return [Show(self._screen(now))]
+        if self.adopt and not self.history:
+            return self._adopt(now)
         diff = self._diff()
         over = self.outcome
         if self.syncing and self.resumed and any(
@@ -864,9 +927,10 @@ class Referee:
             )
         if diff and (self.syncing or outcome is not None):
             what = (
-                "Set up the board as shown" if not self.history else "Put the board back as shown"
+                SET_UP if not self.history else "Put the board back as shown"
             )
-            return replace(base, message=what, highlights=_restore_roles(self.expected, diff))
+            base = replace(base, message=what, highlights=_restore_roles(self.expected, diff))
+            return replace(base, menu=(USE_GARDEN,)) if self._may_adopt() else base
         if outcome is not None:
             return replace(base, message=_outcome_text(outcome))
         if diff and guide:

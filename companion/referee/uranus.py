@@ -20,11 +20,17 @@ cell shows: the secret mission cards (the text, Your turn 2, Mission cards, End 
   notice and the buzzer; nothing changes.  A card shown while the last step is made but not yet
   committed (settling, or asked about) is held and counts, for the next player, once that step
   is; shown while a step is under way or on a board no step explains, it is refused.
+* **Hands registered face down**: with a reader, before placing their gardener the player to
+  move may hold the five cards the draft left them to the reader: each is registered
+  (:func:`~companion.rules.uranus.register_card`, journaled as ``show:<mission>``) and the
+  matrix counts them (``"P1: 2 of 5 cards registered; ..."``) without naming any.  Cards not
+  registered are learned when shown, as ever.
 * **Preview** ("what would it score?"): with a reader, Select arms *ask* mode (the prompt says
-  so) and the next card shown is only valued, ``"triangle:yellow would score 6 now"``; a card
-  shown before the turns begin or after the end is valued the same way.  Without a reader the
-  card menu shows the value of the card under the cursor (``"triangle:yellow would score 6"``)
-  and Undo leaves the menu without scoring.
+  so; before the turns begin too) and the next card shown is only valued,
+  ``"triangle:yellow would score 6 now"``; a card shown before the turns begin, once the
+  player's five are registered, or after the end is valued the same way.  Without a reader
+  the card menu shows the value of the card under the cursor
+  (``"triangle:yellow would score 6"``) and Undo leaves the menu without scoring.
 * **The Hexagon**: while six flowers of one colour stand on a hexagon's corners and the card is
   still unseen, the prompt announces it; whoever shows the Hexagon card wins at once, whoever
   is to move (a menu asks whose card it is when several players may hold it).
@@ -48,13 +54,17 @@ from pathlib import Path
 from companion.board import protocol
 from companion.errors import ConfigError, IllegalMoveError
 from companion.events import BoardMessage, Button
+from companion.referee.deal import DealTable
 from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLevel, Show
 from companion.referee.recognition import board_diff
-from companion.referee.referee import Question, Referee, RefereeSettings
+from companion.referee.referee import Extension, Question, Referee, RefereeSettings
 from companion.referee.screen import Screen
 from companion.rules.hexes import hex_name
-from companion.rules.missions import HEXAGON, parse_catalogue
+from companion.rules.missions import COLOURS, HEXAGON, parse_catalogue
 from companion.rules.uranus import (
+    FLOWERS_EACH,
+    FLOWERS_PER_COLOUR,
+    HAND_SIZE,
     RULES,
     Claim,
     Move,
@@ -93,12 +103,19 @@ def load_catalogue(path: str | os.PathLike[str] = "") -> dict[str, str]:
     return parse_catalogue(text, str(resource))
 
 
-def extensions(settings: RefereeSettings, seed: int) -> list[CardTable]:
+def extensions(settings: RefereeSettings, seed: int) -> list[Extension]:
     """The referee extensions of a Gardens of Uranus game: one :class:`CardTable` with the
     card source ``settings.cards`` and the catalogue at ``settings.missions``
-    (:func:`load_catalogue`); the cards draw nothing, so ``seed`` is not used.  Raises
-    :class:`ConfigError` for a missing or broken catalogue."""
-    return [CardTable(load_catalogue(settings.missions), cards=settings.cards)]
+    (:func:`load_catalogue`), and with ``settings.dealt_by_hand`` a
+    :class:`~companion.referee.deal.DealTable` before it for the reserves dealt by hand; the
+    cards draw nothing, so ``seed`` is not used.  Raises :class:`ConfigError` for a missing
+    or broken catalogue."""
+    table: list[Extension] = [CardTable(load_catalogue(settings.missions),
+                                        cards=settings.cards)]
+    if settings.dealt_by_hand:  # the flowers dealt from the bag by hand, too
+        # First: while the deal is entered, Select adds a flower, never arms ask mode.
+        table.insert(0, DealTable(COLOURS, dict(FLOWERS_EACH), FLOWERS_PER_COLOUR))
+    return table
 
 
 def card_text(mission: str) -> str:
@@ -141,6 +158,9 @@ class CardTable:
             return _refuse(referee, now, f"card {card_id!r} is not in the mission card catalogue",
                            f"Unknown card {card_id}: not a Gardens of Uranus mission")
         state: State = referee.state
+        if (state.phase == "placement" and state.unknown[state.to_move - 1]
+                and self._ask_in is not state and _settled(referee)):
+            return self._register(referee, mission, now)
         if self._ask_in is state or state.phase in ("placement", "over"):
             self._ask_in = None
             text = f"{mission} would score {mission_value(state, mission)} now"
@@ -171,6 +191,20 @@ class CardTable:
         steps = [Score(mission, deck) for deck, left in enumerate(state.decks, 1) if left]
         return self._offer(referee, steps, now, level=0)
 
+    def _register(self, referee: Referee, mission: str, now: float) -> Effects:
+        """A card held to the reader before the player to move has placed their gardener:
+        one of their five, registered face down (:func:`register_card`); the matrix counts
+        them and never names the card."""
+        state: State = referee.state
+        player = state.to_move
+        try:
+            effects = referee.commit(Reveal(mission), now)
+        except IllegalMoveError as error:
+            return _refuse(referee, now, f"player {player} registered {mission}: {error.reason}",
+                           f"P{player}: {error.reason}")
+        return [*effects, Note(NoteLevel.INFO, f"player {player} registered a mission card "
+                                               f"face down")]
+
     def settled(self, referee: Referee, now: float) -> Effects:
         """The board has come to show the expected position: a card shown while the last step
         settled counts now, for the player to move."""
@@ -185,7 +219,7 @@ class CardTable:
         """Select arms ask mode with a reader; without one, Select or OK opens the card menu."""
         state: State = referee.state
         if self.cards == "reader":
-            if name != "select" or state.phase != "turn":
+            if name != "select" or state.phase not in ("turn", "placement"):
                 return None
             self._ask_in = None if self._ask_in is state else state
             return [Show(referee.screen(now))]
@@ -232,6 +266,16 @@ class CardTable:
         question = referee.question
         if question is not None and all(_is_card_step(s) for s in question.steps):
             return replace(screen, message=_menu_text(referee, question))
+        if state.phase == "placement" and self._ask_in is state and _ready(referee):
+            return replace(screen, message="Ask: show a card to see what it would score")
+        if state.phase == "placement" and _ready(referee) and self.cards == "reader":
+            player = state.to_move
+            known = HAND_SIZE - state.unknown[player - 1]
+            if known:  # cards registered face down: counted, never named
+                more = ("hold the next to the reader or place your gardener"
+                        if known < HAND_SIZE else "place your gardener")
+                return replace(screen, message=f"P{player}: {known} of {HAND_SIZE} cards "
+                                               f"registered; {more}")
         if not _ready(referee) or state.phase == "placement":
             return screen
         player = state.to_move

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from companion.errors import InvalidStepError
+from companion.errors import InvalidPositionError, InvalidStepError
 
 Cell = str
 """A cell name: ``"e6"``, ``"L3"``, ``"A4"``, ``"T1"`` (Enceladus) or ``"-3,2"`` (hex boards)."""
@@ -227,6 +227,34 @@ class GameRules(Protocol[State, Step]):
         """Read :meth:`format_position` back.  Raises :class:`InvalidStepError`."""
         ...
 
+    # -- a setup laid out by hand (at random, as the rules texts say) instead of the seed's
+    def setup_problems(self, state: State, board: Board) -> list[SetupProblem]:
+        """Every setup condition of the rules that ``board`` (every cell of the layout to
+        its piece, as an identity board reports it) breaks, each with its cells; ``[]`` when
+        it is a legal setup.  ``state`` is a fresh game of :meth:`new_game` (its players and
+        options)."""
+        ...
+
+    def adopt_setup(self, state: State, board: Board) -> State:
+        """``state`` (a fresh game) with the setup of ``board`` in place of its seeded one;
+        what is not on the board (dealt reserves, hands) stays.  Raises
+        :class:`companion.errors.InvalidPositionError` with every sentence of
+        :meth:`setup_problems` when it finds any (:func:`setup_refused`)."""
+        ...
+
+    def reserve_problems(self, state: State, reserves: Sequence[Mapping[str, int]]) -> list[str]:
+        """What does not add up in reserves dealt by hand at the table (``reserves[p - 1]``:
+        player p's ``{colour: count}``) for the fresh game ``state``: one sentence per
+        problem (the rules' flowers per player and of each colour in the bag); ``[]`` when
+        the deal adds up."""
+        ...
+
+    def deal_reserves(self, state: State, reserves: Sequence[Mapping[str, int]]) -> State:
+        """``state`` (a fresh game) with ``reserves`` as dealt by hand in place of its seeded
+        deal.  Raises :class:`companion.errors.InvalidPositionError` with every sentence of
+        :meth:`reserve_problems` when it finds any."""
+        ...
+
 
 def board_diff(before: Board, after: Board) -> dict[Cell, Piece]:
     """The cells where ``after`` differs from ``before``, mapped to their piece in ``after``."""
@@ -241,3 +269,57 @@ def tray_counts(board: Board, tray: Iterable[Cell]) -> dict[str, int]:
         if info.kind == "flower":
             counts[info.colour] = counts.get(info.colour, 0) + 1
     return counts
+
+
+# ----------------------------------------------------------------------------- setups by hand
+
+
+@dataclass(frozen=True, slots=True)
+class SetupProblem:
+    """One setup condition a board laid out by hand breaks: ``text``, a sentence for the
+    players naming the condition and what the board shows instead, and ``cells``, the
+    cells that break it, in the layout's order (empty when no cell is to blame, such as
+    too few peaks on a garden otherwise full)."""
+
+    text: str
+    cells: tuple[Cell, ...] = ()
+
+
+def setup_refused(problems: Sequence[SetupProblem]) -> InvalidPositionError:
+    """The error for a setup with ``problems`` (at least one): every sentence, in order."""
+    return InvalidPositionError(" ".join(p.text for p in problems))
+
+
+def deal_problems(players: int, reserves: Sequence[Mapping[str, int]],
+                  colours: Sequence[str], deal: Mapping[int, int], per_colour: int) -> list[str]:
+    """What does not add up in reserves dealt by hand from a bag of ``per_colour`` flowers
+    of each of ``colours``, ``deal[players]`` to each player (``reserves[p - 1]``: player
+    p's ``{colour: count}``): one sentence per problem, ``[]`` when the deal adds up."""
+    if len(reserves) != players:
+        return [f"{players} players are dealt flowers, not {len(reserves)}."]
+    problems: list[str] = []
+    want = deal[players]
+    for player, counts in enumerate(reserves, start=1):
+        unknown = sorted(set(counts) - set(colours))
+        if unknown:
+            problems.append(f"P{player}'s reserve names {', '.join(unknown)}: the colours are "
+                            f"{', '.join(colours)}.")
+        if any(n < 0 for n in counts.values()):
+            problems.append(f"P{player}'s reserve has a count below 0.")
+        total = sum(counts.get(c, 0) for c in colours)
+        if total != want:
+            problems.append(f"P{player} has {total} flowers: with {players} players each is "
+                            f"dealt {want}.")
+    for colour in colours:
+        total = sum(r.get(colour, 0) for r in reserves)
+        if total > per_colour:
+            problems.append(f"The reserves hold {total} {colour} flowers: the bag has only "
+                            f"{per_colour}.")
+    return problems
+
+
+def listed(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``; past six names, the first five and a count."""
+    if len(names) > 6:
+        return f"{', '.join(names[:5])} and {len(names) - 5} more"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

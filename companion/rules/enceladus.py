@@ -399,6 +399,101 @@ def new_game(players: int, seed: int, options: Mapping[str, Any]) -> State:
     )
 
 
+# ----------------------------------------------------------------------------- setup by hand
+
+
+def setup_problems(state: State, observed: base.Board) -> list[base.SetupProblem]:
+    """The setup conditions a garden laid out by hand breaks (the text, Setup; docs/RULINGS.md
+    Enceladus #2), each with the cells to blame; ``[]`` for a legal setup.
+
+    ``state`` is a fresh game (:func:`new_game`: its colours and players); ``observed`` maps
+    every cell of ``LAYOUT`` to its piece (a missing cell reads empty).  The conditions, in
+    order: every garden square holds a flower or a peak (the squares that do not); 19 flowers
+    of each colour (too many: that colour's squares; too few: the squares where one could go,
+    those of a colour or of peaks in excess and the empty ones); 5 peaks (likewise); the peaks
+    fence off no part of the garden (the squares cut off from its largest region); the start
+    squares are empty (those that are not); the action strip is as a game starts, the
+    wildflower on A10 and, in the combinatorial game, the cover on A1 (the slots that differ).
+    """
+    colours = state.options.colours
+    garden = {name: observed.get(name, base.EMPTY) for name in SQUARE_NAMES}
+    problems: list[base.SetupProblem] = []
+    stray = tuple(name for name, piece in garden.items()
+                  if piece != base.PEAK and piece not in colours)
+    if stray:
+        problems.append(base.SetupProblem(
+            f"Every square of the garden holds a flower or a peak: {base.listed(stray)} "
+            f"{'does' if len(stray) == 1 else 'do'} not.", stray))
+    wanted = {**dict.fromkeys(colours, FLOWERS_PER_COLOUR), base.PEAK: PEAKS}
+    found = Counter(garden.values())
+    surplus = tuple(name for name, piece in garden.items()
+                    if piece in wanted and found[piece] > wanted[piece])
+    for piece, want in wanted.items():
+        have = found[piece]
+        what = "peaks" if piece == base.PEAK else f"{piece} flowers"
+        if have > want:
+            cells = tuple(name for name, p in garden.items() if p == piece)
+            problems.append(base.SetupProblem(
+                f"The garden has {have} {what}, {have - want} too many: it takes {want}.", cells))
+        elif have < want:
+            cells = tuple(sorted(surplus + stray, key=SQUARE_NAMES.index))
+            problems.append(base.SetupProblem(
+                f"The garden has {have} {what}, {want - have} too few: it takes {want}.", cells))
+    cut_off = _fenced_off([parse_square(n) for n, p in garden.items() if p != base.PEAK])
+    if cut_off:
+        names = tuple(SQUARE_NAMES[s] for s in cut_off)
+        problems.append(base.SetupProblem(
+            f"Peaks fence off {base.listed(names)} from the rest of the garden: move a peak.",
+            names))
+    fresh = board(state)
+    taken = tuple(name for name in START_SQUARES if observed.get(name, base.EMPTY))
+    if taken:
+        problems.append(base.SetupProblem(
+            f"The start squares are empty before the Martians are placed: clear "
+            f"{base.listed(taken)}.", taken))
+    slots = tuple(name for name in ACTION_SLOTS
+                  if observed.get(name, base.EMPTY) != fresh[name])
+    if slots:
+        covered = " and the cover on A1" if fresh["A1"] else ""
+        problems.append(base.SetupProblem(
+            f"The action strip holds only the wildflower on A10{covered} at the start: "
+            f"put {base.listed(slots)} right.", slots))
+    return problems
+
+
+def adopt_setup(state: State, observed: base.Board) -> State:
+    """``state`` (a fresh game) with the garden of ``observed`` in place of its seeded one.
+    Raises :class:`InvalidPositionError` naming every problem :func:`setup_problems` finds."""
+    problems = setup_problems(state, observed)
+    if problems:
+        raise base.setup_refused(problems)
+    index = {colour: i for i, colour in enumerate(state.options.colours)}
+    garden = tuple(PEAK_SQUARE if observed[name] == base.PEAK else index[observed[name]]
+                   for name in SQUARE_NAMES)
+    return replace(state, garden=garden)
+
+
+def _fenced_off(open_squares: Sequence[Square]) -> list[Square]:
+    """The squares of ``open_squares`` outside its largest orthogonally connected region
+    (the first found of two as large), in square order."""
+    left = set(open_squares)
+    regions: list[set[Square]] = []
+    while left:
+        start = min(left)
+        region, stack = {start}, [start]
+        while stack:
+            for n in NEIGHBOURS[stack.pop()]:
+                if n in left and n not in region:
+                    region.add(n)
+                    stack.append(n)
+        left -= region
+        regions.append(region)
+    if len(regions) < 2:
+        return []
+    largest = max(regions, key=len)
+    return sorted(s for region in regions if region is not largest for s in region)
+
+
 # ----------------------------------------------------------------------------- geometry
 
 
@@ -2322,6 +2417,24 @@ class EnceladusRules:
 
     def parse_position(self, text: str) -> State:
         return parse_position(text)
+
+    # -- setups laid out by hand (the GameRules seam)
+    def setup_problems(self, state: State, board: base.Board) -> list[base.SetupProblem]:
+        return setup_problems(state, board)
+
+    def adopt_setup(self, state: State, board: base.Board) -> State:
+        return adopt_setup(state, board)
+
+    def reserve_problems(self, state: State, reserves: Sequence[Mapping[str, int]]) -> list[str]:
+        if any(any(counts.values()) for counts in reserves):
+            return ["Gardens of Enceladus deals no flowers: every reserve starts empty."]
+        return []
+
+    def deal_reserves(self, state: State, reserves: Sequence[Mapping[str, int]]) -> State:
+        problems = self.reserve_problems(state, reserves)
+        if problems:
+            raise InvalidPositionError(" ".join(problems))
+        return state
 
 
 RULES = EnceladusRules()

@@ -56,9 +56,13 @@ from companion.rules.base import (
     Cell,
     Outcome,
     Piece,
+    SetupProblem,
+    deal_problems,
+    listed,
     martian,
     martian_on,
     parse_piece,
+    setup_refused,
 )
 from companion.rules.hexes import Hex, hex_name, hexagon, parse_hex
 
@@ -865,6 +869,78 @@ def _parse_fields(text: str) -> State:
 # --- the GameRules seam ------------------------------------------------------------------
 
 
+# --- setups laid out by hand, reserves dealt by hand ---------------------------------------
+
+
+def setup_problems(state: State, observed: Mapping[Cell, Piece]) -> list[SetupProblem]:
+    """The setup conditions a board laid out by hand breaks (Gardens of Mars, Setup;
+    docs/RULINGS.md Mars #1, #9), each with the hexes to blame; ``[]`` for a legal setup.
+
+    ``state`` is a fresh game (its options); ``observed`` maps hexes to pieces (a missing
+    hex reads empty).  The board starts empty (the hexes that hold a piece); with the
+    ``peaks`` option it holds that many peaks (too many: the peaks), none on the central
+    space, no two next to each other (the peaks that touch another).
+    """
+    pieces = {name: observed.get(name, EMPTY) for name in _NAMES}
+    problems: list[SetupProblem] = []
+    allowed = (PEAK,) if state.options.peaks else ()
+    stray = tuple(name for name, piece in pieces.items()
+                  if piece and (piece not in allowed or name == _NAMES[_INDEX[CENTRE]]))
+    if stray:
+        but = " but for its peaks, off the central space" if allowed else ""
+        problems.append(SetupProblem(
+            f"The board is empty at the start{but}: clear {listed(stray)}.", stray))
+    if allowed:
+        peaks = tuple(name for name, piece in pieces.items()
+                      if piece == PEAK and name not in stray)
+        want = state.options.peaks
+        if len(peaks) > want:
+            problems.append(SetupProblem(
+                f"The board has {len(peaks)} peaks, {len(peaks) - want} too many: the game "
+                f"is set for {want}.", peaks))
+        elif len(peaks) < want:
+            problems.append(SetupProblem(
+                f"The board has {len(peaks)} peaks, {want - len(peaks)} too few: the game "
+                f"is set for {want}.", ()))
+        at = {parse_hex(name) for name in peaks}
+        touching = tuple(name for name in peaks
+                         if not at.isdisjoint(GRID.neighbours[parse_hex(name)]))
+        if touching:
+            problems.append(SetupProblem(
+                f"No two peaks stand next to each other: {listed(touching)} do.", touching))
+    return problems
+
+
+def adopt_setup(state: State, observed: Mapping[Cell, Piece]) -> State:
+    """``state`` (a fresh game) with the peaks of ``observed`` in place of its seeded ones (a
+    board without the variant is empty: the state is unchanged).  Raises
+    :class:`InvalidPositionError` naming every problem :func:`setup_problems` finds."""
+    problems = setup_problems(state, observed)
+    if problems:
+        raise setup_refused(problems)
+    cells = tuple(PEAK if observed.get(name, EMPTY) == PEAK else EMPTY for name in _NAMES)
+    return replace(state, cells=cells)
+
+
+def reserve_problems(players: int, reserves: Sequence[Mapping[str, int]]) -> list[str]:
+    """What does not add up in reserves dealt by hand (``reserves[p - 1]``: player p's
+    ``{colour: count}``): each player is dealt 30 flowers with 2 players, 20 with 3, 15 with
+    4, 12 with 5, and the bag holds 10 of each colour (Gardens of Mars, Setup; docs/RULINGS.md
+    Mars #1).  One sentence per problem; ``[]`` when the deal adds up."""
+    return deal_problems(players, reserves, COLOURS, DEAL, FLOWERS_PER_COLOUR)
+
+
+def deal_reserves(state: State, reserves: Sequence[Mapping[str, int]]) -> State:
+    """``state`` (a fresh game) with ``reserves`` as dealt at the table in place of its
+    seeded deal.  Raises :class:`InvalidPositionError` with every sentence of
+    :func:`reserve_problems`."""
+    problems = reserve_problems(state.players, reserves)
+    if problems:
+        raise InvalidPositionError(" ".join(problems))
+    return replace(state, reserves=tuple(
+        tuple(int(r.get(c, 0)) for c in COLOURS) for r in reserves))
+
+
 class MarsRules:
     """Gardens of Mars behind the :class:`companion.rules.base.GameRules` seam; the one
     instance is :data:`RULES`.  Every method is pure."""
@@ -1092,6 +1168,19 @@ class MarsRules:
         """Read :meth:`format_position` back.  Raises :class:`InvalidStepError` for bad syntax
         and for a position the rules do not allow."""
         return _parse_fields(text)
+
+    # -- setups laid out by hand (the GameRules seam)
+    def setup_problems(self, state: State, board: Mapping[Cell, Piece]) -> list[SetupProblem]:
+        return setup_problems(state, board)
+
+    def adopt_setup(self, state: State, board: Mapping[Cell, Piece]) -> State:
+        return adopt_setup(state, board)
+
+    def reserve_problems(self, state: State, reserves: Sequence[Mapping[str, int]]) -> list[str]:
+        return reserve_problems(state.players, reserves)
+
+    def deal_reserves(self, state: State, reserves: Sequence[Mapping[str, int]]) -> State:
+        return deal_reserves(state, reserves)
 
 
 RULES = MarsRules()

@@ -49,9 +49,13 @@ from companion.rules.base import (
     Cell,
     Outcome,
     Piece,
+    SetupProblem,
+    deal_problems,
+    listed,
     martian,
     martian_on,
     parse_piece,
+    setup_refused,
 )
 from companion.rules.hexes import Hex, HexGrid, hex_name, hexagon, parse_hex
 from companion.rules.missions import ALL_MISSIONS, COLOURS, HEXAGON, Garden, parse_mission
@@ -543,6 +547,98 @@ def table_setup(
     return validate(state)
 
 
+# -- setups laid out by hand, reserves dealt by hand ----------------------------------------
+
+
+def setup_problems(state: State, observed: Mapping[Cell, Piece]) -> list[SetupProblem]:
+    """The setup conditions a board laid out by hand breaks (the text, Setup; docs/RULINGS.md
+    Uranus #2), each with the spots to blame; ``[]`` for a legal setup.
+
+    ``state`` is a fresh game (its board); ``observed`` maps spots to pieces (a missing spot
+    reads empty).  The board holds nothing but its trees (the spots holding anything else);
+    the chosen board's number of trees (too many: the trees); no tree on the edge (those
+    that are).
+    """
+    shape = state.shape
+    names = [shape.grid.names[c] for c in shape.grid.cells]
+    pieces = {name: observed.get(name, EMPTY) for name in names}
+    problems: list[SetupProblem] = []
+    stray = tuple(name for name, piece in pieces.items() if piece not in (EMPTY, TREE))
+    if stray:
+        problems.append(SetupProblem(
+            f"The garden holds only its trees at the start: clear {listed(stray)}.", stray))
+    trees = tuple(name for name, piece in pieces.items() if piece == TREE)
+    if len(trees) > shape.trees:
+        problems.append(SetupProblem(
+            f"The {shape.name} board has {shape.trees} trees, not {len(trees)}.", trees))
+    elif len(trees) < shape.trees:
+        problems.append(SetupProblem(
+            f"The {shape.name} board has {shape.trees} trees, not {len(trees)}: put "
+            f"{shape.trees - len(trees)} more on spots off the edge.", ()))
+    edge = tuple(name for name in trees if parse_hex(name) in shape.grid.edge)
+    if edge:
+        problems.append(SetupProblem(
+            f"Trees never stand on the edge of the garden: move {listed(edge)} inwards.", edge))
+    return problems
+
+
+def adopt_setup(state: State, observed: Mapping[Cell, Piece]) -> State:
+    """``state`` (a fresh game) with the trees of ``observed`` in place of its seeded ones.
+    Raises :class:`InvalidPositionError` naming every problem :func:`setup_problems` finds."""
+    problems = setup_problems(state, observed)
+    if problems:
+        raise setup_refused(problems)
+    return replace(state, trees=frozenset(
+        parse_hex(name) for name, piece in observed.items() if piece == TREE))
+
+
+def register_card(state: State, step: Reveal, text: str = "") -> State:
+    """Before the gardeners are all placed, the player to move registers ``step.mission``,
+    one of the five cards the draft left them, face down with the card reader: the companion
+    knows it from then on (as a card shown later would tell it), the turn stays theirs
+    (the text, Setup: the drafted hands are secret).  ``text`` names the step in errors.
+
+    Raises :class:`IllegalMoveError` outside placement, when all the player's cards are
+    known, or for a card they cannot hold (:func:`card_refusal`: known in another hand).
+    """
+    def refuse(reason: str) -> IllegalMoveError:
+        return IllegalMoveError(reason, rule=RULE_SETUP, step=text or f"show:{step.mission}")
+
+    if state.phase != "placement":
+        raise refuse("cards are registered before the gardeners are placed")
+    p = state.to_move
+    if step.mission in state.hands[p - 1]:
+        raise refuse(f"the {step.mission} card is registered already")
+    if not state.unknown[p - 1]:
+        raise refuse(f"all {HAND_SIZE} of player {p}'s cards are registered")
+    refusal = card_refusal(state, p, step.mission)
+    if refusal is not None:
+        raise refuse(refusal)
+    return replace(state,
+                   hands=_with(state.hands, p - 1, tuple(sorted([*state.hands[p - 1],
+                                                                 step.mission]))),
+                   unknown=_with(state.unknown, p - 1, state.unknown[p - 1] - 1))
+
+
+def reserve_problems(players: int, reserves: Sequence[Mapping[str, int]]) -> list[str]:
+    """What does not add up in reserves dealt by hand (``reserves[p - 1]``: player p's
+    ``{colour: count}``): each player is dealt 30 flowers with 2 players, 20 with 3, 15 with
+    4, 12 with 5, and the bag holds 12 of each colour (the text, Setup; docs/RULINGS.md
+    Uranus #1).  One sentence per problem; ``[]`` when the deal adds up."""
+    return deal_problems(players, reserves, COLOURS, FLOWERS_EACH, FLOWERS_PER_COLOUR)
+
+
+def deal_reserves(state: State, reserves: Sequence[Mapping[str, int]]) -> State:
+    """``state`` (a fresh game) with ``reserves`` as dealt at the table in place of its
+    seeded deal.  Raises :class:`InvalidPositionError` with every sentence of
+    :func:`reserve_problems`."""
+    problems = reserve_problems(state.players, reserves)
+    if problems:
+        raise InvalidPositionError(" ".join(problems))
+    return replace(state, reserves=tuple(
+        tuple(int(r.get(c, 0)) for c in COLOURS) for r in reserves))
+
+
 class UranusRules:
     """Gardens of Uranus behind the :class:`companion.rules.base.GameRules` seam.
 
@@ -674,7 +770,9 @@ class UranusRules:
         hold, each non-empty deck, the replacement unknown, as the companion sees it), then,
         while a hexagon stands, a :class:`Claim` for every player who may hold the Hexagon.
         Reveal: a :class:`Reveal` of each card the player showing may hold.  Nothing once
-        over.  (A :class:`Score` naming its drawn card is legal too, see :meth:`apply`.)
+        over.  (A :class:`Score` naming its drawn card is legal too, see :meth:`apply`, and
+        so is a :class:`Reveal` in placement, a card registered face down:
+        :func:`register_card`.)
 
         A dealt game never leaves a player without a step: while it goes on the decks hold
         cards, so a gardener that cannot move can still score a card."""
@@ -707,6 +805,8 @@ class UranusRules:
         text = self.format_step(state, step)
         if state.phase == "over":
             raise IllegalMoveError("the game is over", rule=RULE_END, step=text)
+        if isinstance(step, Reveal) and state.phase == "placement":
+            return register_card(state, step, text)
         if isinstance(step, Reveal):
             return self._reveal(state, step, text)
         if state.phase == "reveal":
@@ -1107,6 +1207,19 @@ class UranusRules:
                 raise
             raise InvalidStepError(f"not a Gardens of Uranus position: {error}") from None
 
+    # -- setups laid out by hand (the GameRules seam)
+    def setup_problems(self, state: State, board: Mapping[Cell, Piece]) -> list[SetupProblem]:
+        return setup_problems(state, board)
+
+    def adopt_setup(self, state: State, board: Mapping[Cell, Piece]) -> State:
+        return adopt_setup(state, board)
+
+    def reserve_problems(self, state: State, reserves: Sequence[Mapping[str, int]]) -> list[str]:
+        return reserve_problems(state.players, reserves)
+
+    def deal_reserves(self, state: State, reserves: Sequence[Mapping[str, int]]) -> State:
+        return deal_reserves(state, reserves)
+
 
 def _shown(state: State, player: int, mission: str) -> tuple[tuple[str, ...], int]:
     """Player ``player``'s known hand without ``mission`` and their unknown count, after they
@@ -1153,7 +1266,6 @@ RULES = UranusRules()
 class UranusCases:
     """The case adapter (:class:`companion.rules.cases.CaseAdapter`) for
     ``docs/CASES.md``: positions, steps, snapshots and the Uranus queries."""
-
     def position(self, case: Mapping[str, Any]) -> State:
         """The state of ``case["position"]`` under ``case["options"]``: the trees are the
         ``"tree"`` cells; the phase is placement while a gardener is missing; the end

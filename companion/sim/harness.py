@@ -31,6 +31,7 @@ from companion.referee.effects import Buzz, Committed, SetTimer, Show, arm
 from companion.referee.recognition import sensed
 from companion.referee.referee import DEFAULT_SETTINGS, Referee, RefereeSettings
 from companion.rules.base import Board, Cell, GameRules, parse_piece
+from companion.sim.handsetup import bare_board, deal_presses, lay_out
 from companion.sim.perform import (
     PEOPLE,
     Noise,
@@ -303,9 +304,46 @@ class VirtualTable:
             return False
         return True
 
-    def play(self, max_steps: int = 2000) -> GameReport:
-        """Play to the end (or ``max_steps``); the report says what happened."""
+    def lay_out(self, setup: Board) -> bool:
+        """The players lay out ``setup`` (every cell to its piece) by hand on the board as it
+        stands, one piece at a time, for a referee that adopts the setup it is shown
+        (:attr:`Referee.adopt`), and wait up to 10 s for it to be taken; the game then goes
+        on from it.  False when the referee did not take it, or took another."""
+        self._play_ops(lay_out(self.board, setup, self.rng))
+        deadline = self.now + 10.0
+        while self.referee.adopt and self.now < deadline:
+            self._advance(self.now + 0.1)
+        if self.referee.adopt:
+            return False
+        self.truth = self.rules.adopt_setup(self.truth, setup)
+        return bool(self.referee.state == self.truth)
+
+    def enter_deal(self, deal: list[dict[str, int]]) -> bool:
+        """The players enter the reserves ``deal``, dealt by hand, with Select and OK
+        (:class:`companion.referee.deal.DealTable`); the game goes on from them.  False when
+        the referee did not take them."""
+        self._play_ops(deal_presses(deal, self.rng))
+        self._advance(self.now + 0.5)
+        self.truth = self.rules.deal_reserves(self.truth, deal)
+        return bool(self.referee.state == self.truth)
+
+    def play(self, max_steps: int = 2000, setup: Board | None = None,
+             deal: list[dict[str, int]] | None = None) -> GameReport:
+        """Play to the end (or ``max_steps``); the report says what happened.  With
+        ``setup`` the game starts from the board with its garden still in the bag
+        (:func:`companion.sim.handsetup.bare_board`), which the players lay out as
+        ``setup`` (:meth:`lay_out`) for the referee to adopt; with ``deal`` they then enter
+        the reserves they dealt by hand (:meth:`enter_deal`)."""
+        if setup is not None:
+            self.board = bare_board(self.rules, self.truth)
+            self.referee.adopt = True
         self.start()
+        if setup is not None and not self.lay_out(setup):
+            self.report.seconds = self.now
+            return self.report
+        if deal is not None and not self.enter_deal(deal):
+            self.report.seconds = self.now
+            return self.report
         for _ in range(max_steps):
             if not self.play_step():
                 break

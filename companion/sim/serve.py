@@ -35,6 +35,7 @@ from companion.board import protocol
 from companion.errors import LinkError, UsageError
 from companion.rules.base import EMPTY, Cell, Piece
 from companion.sim.board import VirtualBoard
+from companion.sim.handsetup import bare_board, draw_setup
 from companion.sim.harness import Rehearsal
 from companion.sim.perform import Press, Put
 from companion.sim.scenario import Expect, Scenario
@@ -329,7 +330,7 @@ def ask_at_terminal(sentence: str, rehearsal: Rehearsal) -> bool:
 def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: str,
             players: int | None, seed: int, board: str, scenario_file: str | None, empty: bool,
             sensing: str, faults: Faults, interactive: bool = False, pace: float = 2.0,
-            stop: threading.Event | None = None,
+            hand_setup: bool = False, stop: threading.Event | None = None,
             on_ready: Callable[[str], None] = print) -> int:
     """``companion sim``: serve a board (``serve``) or replay a trace (``replay_file``, on
     ``serve`` or a pty) until Ctrl-C or ``stop``; the port is passed to ``on_ready``.
@@ -354,6 +355,12 @@ def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: s
         other = "--replay" if replay_file else "--scenario" if scenario_file else "--empty"
         raise UsageError(f"--players and --interactive play the game's setup, so they do not "
                           f"go with {other}")
+    if hand_setup and players is None:
+        raise UsageError("--hand-setup: the virtual players lay the garden out by hand, so "
+                         "give --players too")
+    if hand_setup and sensing == "presence":
+        raise UsageError("--hand-setup needs --sensing identity: a presence board cannot "
+                         "tell the daemon which flower stands where")
     planted = faults.stuck or faults.flaky
     if replay_file is not None and (scenario_file or empty or planted):
         other = ("--scenario" if scenario_file else "--empty" if empty
@@ -368,7 +375,8 @@ def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: s
         return 0
     script = read_scenario(scenario_file) if scenario_file else None
     setup = script or Scenario(game, players or 2, seed, board)
-    pieces = {} if empty else setup.rules().board(setup.setup())
+    pieces = ({} if empty else bare_board(setup.rules(), setup.setup()) if hand_setup
+              else setup.rules().board(setup.setup()))
     with ServedBoard(serve or "pty", setup.layout, pieces, sensing=sensing) as served:
         served.plant(faults)
         on_ready(f"simulated {setup.layout} board ({sensing}) on {served.port}")
@@ -387,7 +395,12 @@ def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: s
                 served.play(script, speed=speed)
             elif players is not None:
                 followed = SimGame(setup, served.board, speed=speed, stop=stop)
-                VirtualPlayers(followed, seed=seed, ask=ask_at_terminal, pace=pace).start()
+                garden = None
+                if hand_setup:  # the simulator's own draw, never the daemon's seed
+                    garden = draw_setup(followed.rules, followed.state,
+                                        random.Random(f"hand setup {seed}"))
+                VirtualPlayers(followed, seed=seed, ask=ask_at_terminal, pace=pace,
+                               setup=garden).start()
             stop.wait()
         finally:
             stop.set()

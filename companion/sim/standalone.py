@@ -27,8 +27,9 @@ from typing import Any
 
 from companion.config import Config, GameConfig
 from companion.referee.referee import RefereeSettings
-from companion.rules.base import Cell, GameRules, Outcome, Piece
+from companion.rules.base import Board, Cell, GameRules, Outcome, Piece
 from companion.sim.board import VirtualBoard
+from companion.sim.handsetup import lay_out
 from companion.sim.harness import Answer, Rehearsal, menu_label, rehearse
 from companion.sim.perform import (
     PEOPLE,
@@ -125,6 +126,11 @@ class SimGame:
         one piece at a time, waits divided by ``speed``."""
         return self._paced(perform(self.board.board, changes, rng, noise))
 
+    def lay_out(self, setup: Mapping[Cell, Piece], rng: random.Random) -> list[Op]:
+        """How a person lays out ``setup`` by hand from the board as it stands, a piece at a
+        time (:func:`companion.sim.handsetup.lay_out`); waits divided by ``speed``."""
+        return self._paced(lay_out(self.board.board, setup, rng))
+
     def _paced(self, ops: list[Op]) -> list[Op]:
         # A sensor glitch (a few ms) stays as short as it is, whatever the speed.
         return [replace(op, wait=op.wait / self.speed) if op.wait >= 0.01 else op for op in ops]
@@ -164,6 +170,8 @@ class VirtualPlayers:
 
     Waiting is blind: ``turn()`` returns when the next step may begin (False to stop); by
     default it waits ``pace`` seconds, a person's pause, ample for the daemon's settle time.
+    With ``setup`` (every cell to its piece, :func:`companion.sim.handsetup.draw_setup`) the
+    players first lay the garden out by hand from the board as it stands.
     Of up to ``tries`` random steps the players take the first the daemon will commit with
     no button pressed; when every one needs a button (a forced Mars roll, a question a
     presence board cannot settle), they take one that does and ``ask`` a person to press
@@ -172,8 +180,9 @@ class VirtualPlayers:
 
     def __init__(self, game: SimGame, *, seed: int, ask: Ask, pace: float = 2.0,
                  noise: Noise = PEOPLE, tries: int = 40,
-                 turn: Callable[[], bool] | None = None) -> None:
+                 turn: Callable[[], bool] | None = None, setup: Board | None = None) -> None:
         self.game = game
+        self.setup = setup
         self.rng = random.Random(seed)
         self.ask = ask
         self.noise = noise
@@ -199,9 +208,24 @@ class VirtualPlayers:
             raise RuntimeError(f"the companion would recognise none of {self.tries} steps tried")
         return fallback
 
+    def _lay_out(self) -> bool:
+        """Lay out :attr:`setup` by hand, one piece at a time, for a daemon that adopts the
+        garden it is shown (``[game] setup = "board"``); the game goes on from it.  False if
+        stopped on the way."""
+        game = self.game
+        assert self.setup is not None
+        log.info("the players lay out the garden by hand")
+        if not game.carry_out(game.lay_out(self.setup, self.rng)):
+            return False
+        game.state = game.rules.adopt_setup(game.state, self.setup)
+        log.info("the garden is laid out: the daemon takes it after its settle time")
+        return True
+
     def _play(self) -> None:
         game = self.game
         try:
+            if self.setup is not None and not self._lay_out():
+                return
             while not game.over and self.turn():
                 step, ops, rehearsal = self._choose()
                 notation = game.rules.format_step(game.state, step)

@@ -32,18 +32,25 @@ class Choices:
         """Option name -> its value now (a bool, int, str or tuple of str)."""
 
     def describe(self) -> dict[str, Any]:
-        """The form, JSON-ready: ``game``, ``players``, ``seed`` and ``options``
-        (``[[name, value], ...]``, a tuple of names as one comma-separated text)."""
+        """The form, JSON-ready: ``game``, ``players``, ``seed``, ``options``
+        (``[[name, value], ...]``, a tuple of names as one comma-separated text) and
+        ``colours``, the flower colours of reserves dealt by hand (``[]`` for a game that
+        deals none)."""
         return {"game": self.game.name, "players": self.game.players, "seed": self.game.seed,
                 "options": [[name, ", ".join(value) if isinstance(value, tuple) else value]
-                            for name, value in self.defaults.items()]}
+                            for name, value in self.defaults.items()],
+                "colours": list(getattr(load(self.game.name), "COLOURS", ()))}
 
-    def choose(self, players: Any, seed: Any, options: Any) -> tuple[int, int, dict[str, Any]]:
-        """``(players, seed, options)`` checked: whole numbers, seed 0 (draw one) to
-        :data:`MAX_SEED`, option names among the form's (a tuple of names given as
+    def choose(self, players: Any, seed: Any, options: Any, reserves: Any = None
+               ) -> tuple[int, int, dict[str, Any], tuple[dict[str, int], ...]]:
+        """``(players, seed, options, reserves)`` checked: whole numbers, seed 0 (draw one)
+        to :data:`MAX_SEED`, option names among the form's (a tuple of names given as
         comma-separated text), and a setup made by the rules core, which checks the values
-        and the number of players.  Raises :class:`CompanionError` with a sentence for the
-        page (the rules core's own for a choice it refuses)."""
+        and the number of players; ``reserves`` (``None``: the seed deals them) each
+        player's ``{colour: count}`` as dealt by hand, which the rules core checks against
+        its deal and bag.  Raises :class:`CompanionError` with a sentence for the page (the
+        rules core's own for a choice it refuses, every sentence of a deal that does not
+        add up)."""
         if not isinstance(players, int) or isinstance(players, bool):
             raise CompanionError("The number of players is a whole number")
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
@@ -59,8 +66,26 @@ class Choices:
                 value = [part.strip() for part in value.split(",") if part.strip()]
             chosen[name] = value
         try:
-            self.rules.new_game(players, seed or 1, dataclasses.replace(
+            state = self.rules.new_game(players, seed or 1, dataclasses.replace(
                 self.game, options=chosen).rules_options())
         except CompanionError as error:
             raise CompanionError(" ".join(str(error).split("\n"))) from None
-        return players, seed, chosen
+        dealt = _reserves(reserves)
+        problems = self.rules.reserve_problems(state, dealt) if dealt else []
+        if problems:
+            raise CompanionError(" ".join(problems))
+        return players, seed, chosen, dealt
+
+
+def _reserves(reserves: Any) -> tuple[dict[str, int], ...]:
+    """Reserves as the page sends them (``None``, or a list of ``{colour: count}``), checked
+    for their shape.  Raises :class:`CompanionError` with a sentence."""
+    if reserves is None:
+        return ()
+    shape = CompanionError("The reserves are a list of colour counts, one per player")
+    if not isinstance(reserves, list) or not all(isinstance(r, dict) for r in reserves):
+        raise shape
+    for counts in reserves:
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
+            raise CompanionError("A reserve's counts are whole numbers")
+    return tuple(dict(counts) for counts in reserves)

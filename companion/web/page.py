@@ -25,6 +25,7 @@ from companion.display import palette
 from companion.display.geometry import board_grid
 from companion.display.palette import Colour
 from companion.display.render import DIE_FACE, empty_cell_colour  # the matrix's own colours
+from companion.referee.referee import SET_UP
 from companion.referee.screen import Screen
 from companion.rules.base import parse_piece
 
@@ -48,8 +49,10 @@ Snapshot = dict[str, Any]
 ``message``, ``urgent``, ``to_move`` (0: nobody), ``menu`` and ``menu_index``, ``scores`` and
 ``ranking`` (``[[player, text], ...]``, ranking best first and only once the game is over),
 ``extra`` (name -> text: ``pool``, ``tube``, ``track``, ``decks``...), ``link`` (a key of
-:data:`LINK_WORDS`), ``steps`` (steps committed), ``board`` (the SVG text) and ``dice``
-(the Mars dice pool as SVG, ``""`` without one)."""
+:data:`LINK_WORDS`), ``steps`` (steps committed), ``board`` (the SVG text), ``dice``
+(the Mars dice pool as SVG, ``""`` without one) and ``to_fill``, while a setup is being laid
+out as the companion shows it, the cells still to fill (0 otherwise: the page then draws the
+board at its full size, as a guide)."""
 
 
 def _css(colour: Colour) -> str:
@@ -179,6 +182,8 @@ def snapshot(screen: Screen, *, seq: int, link: str, steps: int) -> Snapshot:
         "steps": steps,
         "board": board_svg(screen),
         "dice": dice_svg(screen.extra.get("pool", "")),
+        "to_fill": sum(role == "place" for role in screen.highlights.values())
+        if screen.message == SET_UP else 0,
     }
 
 

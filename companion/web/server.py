@@ -188,6 +188,15 @@ class _Press(_Base):
         self.finish({"pressed": button})
 
 
+def _public(step: str, state: Any) -> str:
+    """A step as anyone watching the page may read it: a Gardens of Uranus mission card
+    registered face down before the turns (``show:...`` while gardeners are being placed)
+    is secret, so it is not named."""
+    if step.startswith("show:") and getattr(state, "phase", "") == "placement":
+        return "a card registered face down"
+    return step
+
+
 class _Form(_Base):
     def get(self) -> None:
         if self.view.choices is None:
@@ -209,7 +218,8 @@ class _NewGame(_Base):
                 400, reason='A new game is JSON: {"pin": "1234", "players": 3}') from None
         if not isinstance(pin, str):
             raise tornado.web.HTTPError(400, reason="The PIN is text")
-        status, refusal = self.view.start(pin, *chosen, end=asked.get("end") is True)
+        status, refusal = self.view.start(pin, *chosen, end=asked.get("end") is True,
+                                          reserves=asked.get("reserves"))
         self.set_status(status)  # the sentence in the body: a rules core's may be any text
         self.finish({"refused": refusal} if refusal else {"started": True})
 
@@ -362,7 +372,7 @@ class WebView:
         self._events.put(Button(now, name=button, pressed=False))
 
     def start(self, pin: str, players: Any, seed: Any, options: Any, *,
-              end: bool = False) -> tuple[int, str]:
+              end: bool = False, reserves: Any = None) -> tuple[int, str]:
         """Start a new game of ``players`` with ``seed`` and ``options`` (checked by
         :meth:`Choices.choose`) for a page that gave ``pin``, ending the game in progress
         only when ``end``: a :class:`StartGame` on the event queue.  Returns ``(200, "")``,
@@ -373,7 +383,8 @@ class WebView:
         if refusal:
             return 403, refusal
         try:
-            players, seed, options = self.choices.choose(players, seed, options)
+            players, seed, options, dealt = self.choices.choose(players, seed, options,
+                                                                reserves)
         except CompanionError as error:
             return 400, str(error)
         screen, steps = self._latest[1], self._latest[3]
@@ -381,7 +392,8 @@ class WebView:
             return 409, (f"A game is in progress ({steps} steps): confirm that it ends to "
                          "start the new one")
         assert self._events is not None
-        self._events.put(StartGame(self._clock(), players=players, seed=seed, options=options))
+        self._events.put(StartGame(self._clock(), players=players, seed=seed, options=options,
+                                   reserves=dealt))
         log.info("a new game of %d players was asked from the page", players)
         return 200, ""
 
@@ -408,7 +420,8 @@ class WebView:
         if self._played is None:
             return {"positions": [], "chart": ""}
         rules, layout, history, state = self._played
-        moments = history_moments(rules, history, state)
+        moments = [replace(m, step=_public(m.step, m.state))
+                   for m in history_moments(rules, history, state)]
         return record(screens(layout, rules, moments), [m.step for m in moments])
 
     def finished_journals(self) -> list[str]:

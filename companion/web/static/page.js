@@ -29,6 +29,10 @@
     body.dataset.steps = s.steps;
     body.dataset.over = s.ranking.length > 0;
     $("message").textContent = s.message;
+    // A setup being laid out: the board at full size, the cells still to fill counted.
+    body.dataset.settingUp = s.to_fill > 0;
+    $("to-fill").textContent = s.to_fill > 0
+      ? s.to_fill + (s.to_fill === 1 ? " cell" : " cells") + " still to fill" : "";
     $("board-link").textContent = s.link_words;
     // The board is drawn again only when it changed (a prompt or a score alone does not).
     if (s.board !== drawn.board) $("board").innerHTML = drawn.board = s.board;
@@ -222,6 +226,32 @@
       label.append(input);
       return label;
     }));
+    // Reserves dealt by hand: a row of colour counts per player, as many rows as players.
+    const reserves = () => {
+      const rows = Math.max(0, Math.min(9, Number($("new-players").value) || 0));
+      $("new-reserves").querySelector("tbody").replaceChildren(
+        ...Array.from({ length: rows }, (_, index) => {
+          const row = document.createElement("tr");
+          row.append(cell("P" + (index + 1), "th"), ...form.colours.map((colour) => {
+            const input = document.createElement("input");
+            Object.assign(input, { type: "number", min: 0, title: colour });
+            input.dataset.player = index + 1;
+            input.dataset.colour = colour;
+            const box = document.createElement("td");
+            box.append(input);
+            return box;
+          }));
+          return row;
+        }));
+    };
+    if (form.colours.length) {
+      const head = document.createElement("tr");
+      head.append(cell("", "th"), ...form.colours.map((colour) => cell(colour, "th")));
+      $("new-reserves").querySelector("thead").replaceChildren(head);
+      $("new-players").addEventListener("input", reserves);
+      reserves();
+      $("new-reserves").hidden = false;
+    }
     $("new-game").hidden = false;
   })();
   $("new-form").addEventListener("submit", async (event) => {
@@ -232,13 +262,24 @@
       options[input.dataset.option] = kind === "boolean" ? input.checked
         : kind === "number" ? Number(input.value) : input.value;
     }
+    // No count typed in: the companion deals the reserves; any: every player's as typed.
+    const counts = [...document.querySelectorAll("#new-reserves input")];
+    let reserves = null;
+    if (counts.some((input) => input.value !== "")) {
+      reserves = [];
+      for (const input of counts) {
+        const player = Number(input.dataset.player) - 1;
+        reserves[player] = reserves[player] || {};
+        reserves[player][input.dataset.colour] = Number(input.value || 0);
+      }
+    }
     const said = $("new-said");
     let words, refused = true;
     try {
       const answer = await fetch("new", {
         method: "POST", headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ pin: pin.value, players: Number($("new-players").value),
-                               seed: Number($("new-seed").value || 0), options,
+                               seed: Number($("new-seed").value || 0), options, reserves,
                                end: $("new-end").checked }),
       });
       const reply = await answer.json().catch(() => ({ refused: answer.statusText }));
