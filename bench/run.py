@@ -62,6 +62,7 @@ from typing import Any
 from companion import journal
 from companion.board import protocol
 from companion.config import BoardConfig, Config, GameConfig, JournalConfig
+from companion.daemon.service import new_or_resumed_game
 from companion.display import make_device, render, render_frame
 from companion.display.text import Ticker
 from companion.events import BoardMessage, Timer
@@ -71,7 +72,6 @@ from companion.referee.referee import RefereeSettings
 from companion.referee.uranus import CardTable, load_catalogue
 from companion.rules import load
 from companion.rules.uranus import BOARDS
-from companion.service import new_or_resumed_game
 from companion.sim.board import VirtualBoard
 from companion.sim.harness import VirtualTable
 from companion.sim.perform import PEOPLE, THINKING, Noise
@@ -424,7 +424,7 @@ def _free_port() -> int:
 def web_latency(count: int = 200) -> tuple[float, float, float]:
     """Milliseconds from :meth:`WebView.publish` of an Enceladus screen to its state read
     from an open event stream, over ``count`` screens one at a time."""
-    from companion.display.screen import Screen
+    from companion.referee.screen import Screen
     from companion.web.server import WebView
 
     state = ENCELADUS.new_game(2, 1, {})

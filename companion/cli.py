@@ -36,7 +36,7 @@ from companion.errors import (
 )
 
 if TYPE_CHECKING:
-    from companion.service import Service
+    from companion.daemon.service import Service
 
 EX_USAGE = 2
 """A wrong command line (argparse's own status)."""
@@ -175,7 +175,7 @@ class _Signals:
         ``STOPPING=1`` and logs it."""
         if self.early_stop is None:
             return False
-        from companion.notify import Notifier
+        from companion.daemon.notify import Notifier
 
         notifier = Notifier.from_environment()
         notifier.stopping()
@@ -194,7 +194,7 @@ class _Signals:
 def _run(args: argparse.Namespace) -> int:
     signals = _Signals(str(args.config))
     from companion.config import load_config
-    from companion.service import build
+    from companion.daemon.service import build
 
     config = load_config(args.config)
     _setup_logging(args.log_level or config.log.level)
@@ -206,7 +206,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from companion.replay import replay
+    from companion.tools.replay import replay
 
     _setup_logging(args.log_level or "warning")
     gif = None if args.no_gif else Path(args.gif or Path(args.file).with_suffix(".gif").name)
@@ -236,7 +236,7 @@ def _board(args: argparse.Namespace) -> str:
 
 
 def _monitor(args: argparse.Namespace) -> int:
-    from companion.monitor import run_monitor
+    from companion.tools.monitor import run_monitor
 
     _setup_logging(args.log_level or "warning")
     display = None
@@ -253,7 +253,7 @@ def _monitor(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
-    from companion.trace import record
+    from companion.tools.trace import record
 
     _setup_logging(args.log_level or "warning")
     try:

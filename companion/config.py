@@ -1138,14 +1138,14 @@ def check_config(path: str | os.PathLike[str]) -> list[str]:
 
 def config_warnings(path: str | os.PathLike[str]) -> list[str]:
     """What this machine lacks for the configuration at ``path``, found without opening any
-    part: no GPIO library for the pin factory (:func:`companion.controls.pin_factory_missing`),
+    part: no GPIO library for the pin factory (:func:`companion.board.pins.pin_factory_missing`),
     the display's driver package, SPI device node, framebuffer, desktop or terminal
     (:func:`companion.display.device.missing`), and a journal folder that cannot be used
     (:func:`journal_folder_problem`).  Each is a sentence ``"<file>, line <n>: warning: ..."``.
     They are warnings, not problems, because the file is right and ``companion run`` still
     referees: without such a part, trying to open it again, or without saving the games.
     Raises :class:`ConfigError` as :func:`load_config` does."""
-    from companion.controls import pin_factory_missing
+    from companion.board.pins import pin_factory_missing
     from companion.display.device import missing
 
     config = load_config(path)

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:  # the protocol's messages are only named here; the board imports events
+    from companion.board.protocol import Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +27,7 @@ class Event:
 class BoardMessage(Event):
     """A well-formed message from the board controller (see ``companion.board.protocol``)."""
 
-    message: Any = None
+    message: Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +75,22 @@ class StartGame(Event):
     reserves: tuple[Mapping[str, int], ...] = ()
 
 
+class TimerName(StrEnum):
+    """The referee's timers (``SetTimer``): a cell change waiting out the debounce time, a
+    completed step waiting out the settle time, a board no step explains waiting out the grace
+    period, and the board's heartbeat (silence longer than the timeout: the board is lost)."""
+
+    DEBOUNCE = "debounce"
+    SETTLE = "settle"
+    GRACE = "grace"
+    HEARTBEAT = "heartbeat"
+
+
 @dataclass(frozen=True, slots=True)
 class Timer(Event):
     """A timer set by the referee has run out; ``name`` says which."""
 
-    name: str = ""
+    name: TimerName = TimerName.DEBOUNCE
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +99,7 @@ class Fault(Event):
 
     where: str = ""
     error: str = ""
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,3 +107,15 @@ class Stop(Event):
     """Shut down (SIGTERM, Ctrl-C, end of a demo)."""
 
     reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Reload(Event):
+    """Re-read the configuration file at ``path`` and apply its ``[display]`` (``SIGHUP``)."""
+
+    path: str = ""
+
+
+AnyEvent: TypeAlias = (BoardMessage | BadLine | LinkState | Button | StartGame | Timer | Fault
+                       | Stop | Reload)
+"""Every event the queue carries: the closed union the service and the referee dispatch on."""

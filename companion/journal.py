@@ -63,7 +63,7 @@ from companion.errors import (
     JournalError,
     UnreadableJournalError,
 )
-from companion.rules.base import GameRules
+from companion.rules.base import GameRules, Outcome
 
 VERSION = 2
 """The journal format version this companion writes and the newest it reads."""
@@ -328,7 +328,7 @@ class Journal:
     def undo(self, number: int) -> None:
         self.append({"undo": number})
 
-    def finish(self, outcome: Any) -> None:
+    def finish(self, outcome: Outcome) -> None:
         self.append(
             {
                 "over": {

@@ -14,10 +14,11 @@ from pathlib import Path
 
 from PIL import Image
 
+from companion.config import layout_name
+from companion.daemon.service import game_extensions, referee_settings
 from companion.display import render
-from companion.display.screen import Screen
+from companion.referee.screen import Screen
 from companion.rules import load
-from companion.service import game_extensions, layout_name, referee_settings
 from companion.sim.demo import demo_config
 from companion.sim.harness import VirtualTable
 from companion.sim.perform import Noise

@@ -92,7 +92,7 @@ def pin_factory() -> Iterator[MockFactory]:
 
 class DaemonThread:
     """``companion run`` in a thread of the test process: ``service.run`` of a built
-    :class:`companion.service.Service`, its commits (``commits``: notations) and screens
+    :class:`companion.daemon.service.Service`, its commits (``commits``: notations) and screens
     (``screens``, with ``shown_at``: the daemon's clock when each was shown) recorded; the
     timers it arms are recorded too (``armed``: ``(name, at, when)``, ``when`` the daemon's
     clock as it armed it), and the debounced button changes the controls put on its queue

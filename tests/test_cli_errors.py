@@ -25,7 +25,7 @@ from companion import journal
 from companion.cli import EX_PIPE, EXIT_STATUSES
 from companion.rules import load
 from companion.sim.serve import ServedBoard
-from companion.trace import HEADER, parse_trace
+from companion.tools.trace import HEADER, parse_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPANION = [sys.executable, "-c", "import sys; from companion.cli import main; sys.exit(main())"]

@@ -20,15 +20,9 @@ import pytest
 from gpiozero import Button as GpioButton
 from gpiozero.pins.mock import MockFactory
 
+from companion.board.pins import make_pin_factory, pin_factory_missing
 from companion.config import ButtonPins
-from companion.controls import (
-    BUZZ_PATTERNS,
-    STATUS_BLINKS,
-    Beeps,
-    Controls,
-    make_pin_factory,
-    pin_factory_missing,
-)
+from companion.daemon.controls import BUZZ_PATTERNS, STATUS_BLINKS, Beeps, Controls
 from companion.errors import ConfigError
 from companion.events import Button, Event, Fault
 

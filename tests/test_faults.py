@@ -1,7 +1,7 @@
 """Faults the daemon survives: a board that comes back under another device name, a
 pseudo-terminal pulled away mid-frame, a stalled board, and ``kill -9`` at random points.
 
-The daemon is the real one, made by :func:`companion.service.build` and reading a
+The daemon is the real one, made by :func:`companion.daemon.service.build` and reading a
 :class:`~companion.sim.board.VirtualBoard` through pyserial.  The board's port is a
 ``/dev/serial/by-id``-style symlink in a temporary folder, re-pointed to each new
 pseudo-terminal as udev re-points the real one when a USB board is plugged back in.
@@ -99,8 +99,8 @@ class Daemon(DaemonThread):
     """The daemon in a thread of the test process, started at once and stopped by ``stack``."""
 
     def __init__(self, config: Config, stack: ExitStack) -> None:
-        from companion.notify import Notifier
-        from companion.service import build
+        from companion.daemon.notify import Notifier
+        from companion.daemon.service import build
 
         factory = mock_pins()
         stack.callback(factory.close)
@@ -367,7 +367,7 @@ def test_a_step_taken_back_before_the_restart_is_not_committed_again() -> None:
 
 def test_a_resumed_game_ending_with_an_undo_is_not_in_flight(tmp_path: Path) -> None:
     from companion import journal
-    from companion.service import new_or_resumed_game
+    from companion.daemon.service import new_or_resumed_game
 
     setup, states = ENCELADUS.new_game(2, SEED, {}), _states(SEED)
     record = journal.Journal.create(tmp_path, {
@@ -818,8 +818,8 @@ def _child_main(config_path: str) -> int:
     """The daemon of the kill test (this file run as a script)."""
     from gpiozero.pins.mock import MockFactory
 
-    from companion.notify import Notifier
-    from companion.service import build
+    from companion.daemon.notify import Notifier
+    from companion.daemon.service import build
 
     config = load_config(config_path)
     lock = threading.Lock()

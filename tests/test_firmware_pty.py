@@ -4,9 +4,9 @@ simulated game in the daemon.
 The firmware (``hardware/firmware/gardenboard.py``) runs here under CPython on its own
 thread, as on the Pico's core: it scans a simulated identity sensor (one piece code per cell,
 set by the virtual players), debounces, and writes its lines to the master side of a pty; the
-daemon, built by ``companion.service.build`` as for ``companion run``, opens the slave side with
-pyserial and referees.  The players (:class:`companion.sim.table.TablePlayers`) move pieces on
-the sensor and press gpiozero mock buttons, exactly as in ``companion demo``.
+daemon, built by ``companion.daemon.service.build`` as for ``companion run``, opens the slave
+side with pyserial and referees.  The players (:class:`companion.sim.table.TablePlayers`) move
+pieces on the sensor and press gpiozero mock buttons, exactly as in ``companion demo``.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 
 from companion.board import protocol
 from companion.config import layout_name
+from companion.daemon.service import build
 from companion.rules import load
 from companion.rules.base import EMPTY, Cell, Piece
-from companion.service import build
 from companion.sim.demo import demo_config
 from companion.sim.perform import Noise
 from companion.sim.table import TablePlayers

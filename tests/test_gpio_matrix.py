@@ -59,7 +59,7 @@ def test_a_pin_a_button_holds_is_refused_naming_both_and_the_rows_are_given_back
     pin_factory: Any,
 ) -> None:
     from companion.config import ButtonPins
-    from companion.controls import Controls
+    from companion.daemon.controls import Controls
 
     factory = pin_factory
     rows, columns = ROWS[:10], [*COLUMNS[:9], "GPIO17"]

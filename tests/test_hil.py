@@ -21,8 +21,8 @@ from companion import events
 from companion.board import protocol
 from companion.board.gpio_matrix import GpioMatrix, MatrixCircuit
 from companion.board.link import BoardLink
-from companion.monitor import run_monitor
 from companion.sim.serve import ServedBoard
+from companion.tools.monitor import run_monitor
 
 PORT = os.environ.get("COMPANION_TEST_PORT")
 ROWS = [p for p in os.environ.get("COMPANION_TEST_ROWS", "").split(",") if p]
@@ -80,7 +80,7 @@ def pins(request: pytest.FixtureRequest) -> Iterator[tuple[object, list[str], li
     if request.param == "real":
         if not (ROWS and COLUMNS):
             pytest.skip("set COMPANION_TEST_ROWS and COMPANION_TEST_COLUMNS to scan real pins")
-        from companion.controls import make_pin_factory
+        from companion.board.pins import make_pin_factory
 
         factory = make_pin_factory()
         yield factory, ROWS, COLUMNS

@@ -12,9 +12,9 @@ import pytest
 
 from companion import journal
 from companion.config import Config, GameConfig, JournalConfig
+from companion.daemon.service import new_or_resumed_game
 from companion.errors import JournalBusyError, JournalDamagedError, JournalError
 from companion.rules import load
-from companion.service import new_or_resumed_game
 
 MARS = load("mars").RULES
 ENCELADUS = load("enceladus").RULES

@@ -21,7 +21,7 @@ import pytest
 import serial
 
 from companion import events
-from companion.board.link import Backoff, BoardLink, BurstLog, open_problem, port_users
+from companion.board.link import Backoff, BoardLink, open_problem, port_users
 from companion.board.protocol import (
     LAYOUTS,
     Dump,
@@ -32,6 +32,7 @@ from companion.board.protocol import (
     Unknown,
     encode,
 )
+from companion.bursts import BurstLog
 
 WAIT = 10.0  # seconds: generous bounds on waiting for threads, never asserted as durations
 CONNECT_REQUESTS = b"\nHELLO?*7D\nDUMP?*33\n"

@@ -9,8 +9,8 @@ import pytest
 from companion import events
 from companion.board import protocol
 from companion.cli import main
-from companion.monitor import HealthTracker, Monitor, run_monitor
 from companion.sim.serve import Faults, ServedBoard
+from companion.tools.monitor import HealthTracker, Monitor, run_monitor
 
 CELLS = ("a1", "b1", "c1")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.notify import Notifier
+from companion.daemon.notify import Notifier
 
 
 @pytest.fixture

@@ -14,7 +14,16 @@ import pytest
 
 from companion.board import protocol
 from companion.events import BoardMessage, Button, Timer
-from companion.referee.effects import Buzz, Committed, GameOver, SetTimer, Show, Undone
+from companion.referee.effects import (
+    Buzz,
+    Committed,
+    GameOver,
+    SetTimer,
+    Show,
+    Undone,
+    arm,
+    next_timer,
+)
 from companion.referee.recognition import sensed_board
 from companion.referee.referee import Referee, RefereeSettings
 from companion.rules import load
@@ -40,16 +49,12 @@ class Table:
         for effect in effects:
             self.effects.append(effect)
             if isinstance(effect, SetTimer):
-                if effect.at is None:
-                    self.timers.pop(effect.name, None)
-                else:
-                    self.timers[effect.name] = effect.at
+                arm(self.timers, effect)
 
     def wait(self, seconds: float) -> None:
         """Let ``seconds`` pass, firing the referee's timers on the way."""
         until = self.now + seconds
-        while self.timers and min(self.timers.values()) <= until:
-            name = min(self.timers, key=self.timers.__getitem__)
+        while (name := next_timer(self.timers, until)) is not None:
             self.now = max(self.now, self.timers.pop(name))
             self._run(self.referee.handle(Timer(self.now, name)))
         self.now = until

@@ -20,10 +20,11 @@ from PIL import Image, ImageChops
 
 from companion.board import protocol
 from companion.config import BoardConfig, ButtonPins, ButtonsConfig, Config, GameConfig
+from companion.daemon.service import game_extensions
 from companion.display import Screen, render
 from companion.events import BoardMessage, Button, Timer
 from companion.referee.effects import Buzz, Committed, Note, SetTimer, Show
-from companion.referee.mars import MarsTable, extensions, reserve_text, track_text
+from companion.referee.mars import MarsTable, reserve_text, track_text
 from companion.referee.recognition import StepIndex
 from companion.rules.hexes import hex_name
 from companion.rules.mars import RULES, Move, Phase, Place, Roll, State, destinations, position
@@ -250,7 +251,7 @@ def test_virtual_dice_roll_on_ok_without_a_roll_button() -> None:
 def test_extensions_follow_the_config() -> None:
     config = Config(game=GameConfig(name="mars", seed=7), board=BoardConfig(dice="virtual"),
                     buttons=ButtonsConfig(pins=ButtonPins(roll="GPIO5")))
-    (ext,) = extensions(config)
+    (ext,) = game_extensions(config)
     assert (ext.dice, ext.roll_button) == ("virtual", True)
     assert ext.rng.random() == random.Random(7).random()
 

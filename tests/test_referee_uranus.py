@@ -18,6 +18,7 @@ from PIL import Image, ImageChops
 
 from companion.board import protocol
 from companion.config import check_config, parse_config
+from companion.daemon.service import game_extensions
 from companion.display import Screen, render
 from companion.errors import ConfigError
 from companion.events import BoardMessage, Button, Timer
@@ -26,7 +27,6 @@ from companion.referee.referee import Referee, RefereeSettings
 from companion.referee.uranus import (
     CardTable,
     card_text,
-    extensions,
     final_breakdown,
     load_catalogue,
 )
@@ -97,7 +97,7 @@ def test_a_missing_catalogue_is_named(tmp_path: Path) -> None:
 
 def test_the_extension_takes_the_card_source_from_the_config() -> None:
     config = parse_config('[game]\nname = "uranus"\n[board]\ncards = "buttons"\n')
-    (extension,) = extensions(config)
+    (extension,) = game_extensions(config)
     assert extension.cards == "buttons" and extension.catalogue == CATALOGUE
 
 
@@ -106,7 +106,7 @@ def test_a_renumbered_catalogue_named_in_the_config_is_the_one_used(tmp_path: Pa
     renumbered.write_text("[cards]\n" + "".join(f'T{n:02} = "{mission}"\n'
                                                 for n, mission in enumerate(ALL_MISSIONS)))
     config = parse_config(f'[game]\nname = "uranus"\n[board]\nmissions = "{renumbered}"\n')
-    (extension,) = extensions(config)
+    (extension,) = game_extensions(config)
     assert extension.catalogue["T00"] == ALL_MISSIONS[0] and "U18" not in extension.catalogue
 
 

@@ -12,9 +12,9 @@ from PIL import Image
 
 from companion import journal
 from companion.cli import main
-from companion.replay import END_MS, FRAME_MS, STEP_MS
 from companion.rules import load
 from companion.sim.players import choose_step
+from companion.tools.replay import END_MS, FRAME_MS, STEP_MS
 
 ENCELADUS = load("enceladus").RULES
 

@@ -25,17 +25,17 @@ import pytest
 from companion import journal as journal_mod
 from companion.board import protocol
 from companion.config import Config, DisplayConfig, GameConfig, JournalConfig, load_config
-from companion.events import BoardMessage, Button, Event, LinkState, Stop
-from companion.notify import Notifier
-from companion.referee.referee import Referee, RefereeSettings
-from companion.rules import load
-from companion.service import (
+from companion.daemon.notify import Notifier
+from companion.daemon.service import (
     JOURNAL_ALARM,
     JOURNAL_RETRY_S,
     Reload,
     Service,
     new_or_resumed_game,
 )
+from companion.events import BoardMessage, Button, Event, LinkState, Stop
+from companion.referee.referee import Referee, RefereeSettings
+from companion.rules import load
 
 ENCELADUS = load("enceladus").RULES
 SEED = 5
@@ -461,7 +461,7 @@ def test_sighup_to_the_same_kind_of_device_leaves_the_matrix_lit_for_the_new_one
 def _real_reload(tmp_path: Path, after: str, factory: Any) -> tuple[Any, Path]:
     """A service built from a file with a dummy matrix, on ``factory``'s pins, and a second
     file to reload."""
-    from companion.service import build
+    from companion.daemon.service import build
 
     path = tmp_path / "companion.toml"
     path.write_text(f'[board]\nport = "loop://"\n[journal]\ndirectory = "{tmp_path}"\n'
@@ -521,7 +521,7 @@ class Flaky:
 def test_a_display_that_fails_at_start_is_tried_again_with_a_doubling_wait(
     systemd: Systemd, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from companion.service import RETRY_FIRST_S
+    from companion.daemon.service import RETRY_FIRST_S
 
     clock = Clock()
     flaky = Flaky(clock)
@@ -544,7 +544,7 @@ def test_a_display_that_fails_at_start_is_tried_again_with_a_doubling_wait(
 
 
 def test_the_wait_between_tries_stops_growing_at_a_minute() -> None:
-    from companion.service import RETRY_MAX_S
+    from companion.daemon.service import RETRY_MAX_S
 
     clock = Clock()
     tries: list[float] = []
@@ -578,7 +578,7 @@ def test_a_sighup_without_a_matrix_tries_to_open_it_at_once(tmp_path: Path) -> N
 def test_a_display_that_cannot_be_opened_at_start_leaves_the_game_refereed(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, pin_factory: Any
 ) -> None:
-    from companion.service import build
+    from companion.daemon.service import build
 
     config = Config(game=GameConfig(name="enceladus", seed=SEED),
                     journal=JournalConfig(directory=str(tmp_path), fsync=False))
@@ -634,8 +634,8 @@ def _matrix_config(tmp_path: Path, columns: tuple[str, ...]) -> Config:
 def test_one_pin_factory_serves_every_part_so_gpiozero_refuses_a_shared_pin_in_words(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from companion.daemon.service import build
     from companion.errors import ConfigError
-    from companion.service import build
 
     monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")  # build makes the factory itself
     columns = ("GPIO2", "GPIO3", "GPIO14", "GPIO15", "GPIO18", "GPIO24", "GPIO25", "GPIO0",
@@ -650,7 +650,7 @@ def test_one_pin_factory_serves_every_part_so_gpiozero_refuses_a_shared_pin_in_w
 def test_without_a_pin_factory_the_game_is_refereed_and_the_pins_tried_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from companion.service import build
+    from companion.daemon.service import build
 
     config = Config(game=GameConfig(name="enceladus", seed=SEED),
                     journal=JournalConfig(directory=str(tmp_path), fsync=False),
@@ -671,7 +671,7 @@ def test_without_a_pin_factory_the_game_is_refereed_and_the_pins_tried_again(
 
 
 def build_service(config: Config, stack: ExitStack, factory: Any, systemd: Systemd) -> Any:
-    from companion.service import build
+    from companion.daemon.service import build
 
     return build(config, stack, pin_factory=factory, notifier=Notifier(systemd.address))
 
@@ -726,8 +726,8 @@ def test_a_game_chosen_on_the_page_starts_at_once_and_the_next_games_follow_it(
 def test_a_journal_folder_that_cannot_be_written_is_said_and_the_game_goes_on(
     tmp_path: Path, pin_factory: Any
 ) -> None:
+    from companion.daemon.service import build
     from companion.display import make_device
-    from companion.service import build
 
     (tmp_path / "games").write_text("")  # a file where the folder should be
     config = Config(game=GameConfig(name="enceladus", seed=SEED),

@@ -9,12 +9,11 @@ from pathlib import Path
 
 from companion.board import protocol
 from companion.config import Config, GameConfig
+from companion.daemon.games import game_extensions
 from companion.events import BoardMessage, Button, Timer
 from companion.referee.deal import DealTable
 from companion.referee.effects import Adopted, Show
-from companion.referee.mars import extensions as mars_extensions
 from companion.referee.referee import USE_GARDEN, Referee, RefereeSettings
-from companion.referee.uranus import extensions as uranus_extensions
 from companion.rules import enceladus, mars, uranus
 from companion.rules.squares import SQUARE_NAMES
 from companion.sim.handsetup import bare_board, draw_deal, draw_setup
@@ -49,7 +48,7 @@ def test_mars_whole_game_with_peaks_laid_out_by_hand() -> None:
     setup = draw_setup(mars.RULES, state, random.Random(502))
     assert setup != mars.RULES.board(state)
     table = VirtualTable(mars.RULES, state, "mars", seed=8)
-    table.referee.extensions = mars_extensions(_config("mars"))  # the dice tray, the deal
+    table.referee.extensions = game_extensions(_config("mars"))  # the dice tray, the deal
     deal = draw_deal(mars.RULES, state, random.Random(602))
     report = table.play(setup=setup, deal=deal)
     _clean(report)
@@ -66,7 +65,7 @@ def test_uranus_whole_game_with_trees_laid_out_by_hand() -> None:
     assert setup != uranus.RULES.board(state)
     table = VirtualTable(uranus.RULES, state, "uranus-rhombus", seed=9,
                          settings=RefereeSettings(settle_s=0.25))
-    table.referee.extensions = uranus_extensions(_config("uranus"))  # the deal, the reader
+    table.referee.extensions = game_extensions(_config("uranus"))  # the deal, the reader
     deal = draw_deal(uranus.RULES, state, random.Random(603))
     report = table.play(setup=setup, deal=deal)
     _clean(report)
@@ -148,11 +147,10 @@ def _enter(referee: Referee, deal: list[list[int]], t: float) -> tuple[list[obje
 
 def test_reserves_dealt_by_hand_are_entered_with_select_and_ok_and_checked() -> None:
     from companion.config import BoardConfig
-    from companion.referee.mars import extensions
 
     config = Config(game=GameConfig(name="mars", setup="board"), board=BoardConfig(dice="tray"))
     state = mars.RULES.new_game(2, 3, {})
-    referee = Referee(mars.RULES, state, "mars", adopt=True, extensions=extensions(config))
+    referee = Referee(mars.RULES, state, "mars", adopt=True, extensions=game_extensions(config))
     empty = dict.fromkeys(referee.layout, "")
     _dump(referee, empty, 0.0)
     effects = referee.handle(Timer(referee.settings.settle_s, "settle"))  # the empty board
@@ -182,8 +180,8 @@ def test_reserves_typed_in_on_the_page_are_not_asked_again_at_the_companion(
     import queue
 
     from companion.config import JournalConfig
+    from companion.daemon.service import Service
     from companion.events import StartGame
-    from companion.service import Service, game_extensions
 
     config = Config(game=GameConfig(name="mars", setup="board"),
                     journal=JournalConfig(directory=str(tmp_path), fsync=False))

@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 from conftest import WAIT_S, DaemonThread, mock_pins
 
+from companion.daemon.service import build
 from companion.display import make_device
 from companion.errors import UsageError
 from companion.referee.recognition import sensed
 from companion.rules.base import EMPTY
 from companion.rules.mars import Move, Roll, dice_to_roll
-from companion.service import build
 from companion.sim.demo import demo_config
 from companion.sim.harness import Rehearsal
 from companion.sim.scenario import Scenario

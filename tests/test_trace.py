@@ -1,4 +1,4 @@
-"""Trace record and replay (companion.trace, companion sim --replay): the file format, the
+"""Trace record and replay (companion.tools.trace, companion sim --replay): the file format, the
 corpus in tests/traces replayed with its committed steps asserted, and the acceptance test:
 a recorded trace replays through a pty into the daemon to exactly the same steps at 1x and 10x.
 """
@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from companion.board import protocol
+from companion.daemon.service import build
 from companion.errors import ProtocolError, UsageError
 from companion.events import BadLine, BoardMessage
-from companion.service import build
 from companion.sim.demo import demo_config
 from companion.sim.scenario import drive, read_scenario, scenario_referee
 from companion.sim.serve import ServedBoard, replay_trace
-from companion.trace import (
+from companion.tools.trace import (
     HEADER,
     Chunk,
     Trace,

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from companion.config import layout_name
+from companion.daemon.service import game_extensions, referee_settings
 from companion.display import make_device
-from companion.display.screen import Screen
 from companion.events import Event
 from companion.referee.effects import Committed, Show
+from companion.referee.screen import Screen
 from companion.rules import load
-from companion.service import game_extensions, referee_settings
 from companion.sim.demo import MATRIX, demo_config
 from companion.sim.harness import VirtualTable
 from companion.sim.perform import PEOPLE
@@ -356,7 +356,7 @@ def test_the_game_record_page_steps_through_a_journal_both_ways(
 
     from companion import journal
     from companion.cli import main
-    from companion.replay import replay_game
+    from companion.tools.replay import replay_game
 
     path = _game(tmp_path, steps=12)
     page = tmp_path / "record.html"
@@ -399,8 +399,8 @@ def test_the_live_page_steps_through_the_game_so_far_and_opens_a_finished_game(
     from selenium.webdriver.support.wait import WebDriverWait
     from test_replay import _game
 
-    from companion.replay import read_game
     from companion.sim.players import choose_step
+    from companion.tools.replay import read_game
     from companion.web.server import WebView
 
     rules = load("mars").RULES
@@ -466,8 +466,8 @@ def test_a_new_game_of_three_started_on_the_page_is_on_the_matrix_and_the_page(
 
     from companion import journal
     from companion.config import load_config
-    from companion.notify import Notifier
-    from companion.service import build
+    from companion.daemon.notify import Notifier
+    from companion.daemon.service import build
 
     path = tmp_path / "companion.toml"
     path.write_text(f'[game]\nname = "mars"\nseed = 5\n[board]\nport = "loop://"\n'
@@ -566,9 +566,9 @@ def test_reserves_dealt_by_hand_are_entered_on_the_page_and_checked_against_the_
 
     from companion import journal
     from companion.config import load_config
-    from companion.notify import Notifier
+    from companion.daemon.notify import Notifier
+    from companion.daemon.service import build
     from companion.rules import mars
-    from companion.service import build
 
     path = tmp_path / "companion.toml"
     path.write_text(f'[game]\nname = "mars"\nseed = 5\n[board]\nport = "loop://"\n'

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from companion.config import WebConfig
-from companion.display.screen import Screen
 from companion.errors import ConfigError
+from companion.referee.screen import Screen
 from companion.web import server as server_mod
 from companion.web.page import board_svg
 from companion.web.server import (
@@ -337,7 +337,7 @@ def test_only_the_finished_games_listed_open_and_any_other_name_is_refused(
 ) -> None:
     from test_replay import _game
 
-    from companion.replay import read_game
+    from companion.tools.replay import read_game
 
     finished = _game(tmp_path, seed=4)
     unfinished = _game(tmp_path, steps=5, seed=5)
@@ -445,7 +445,7 @@ def test_reserves_from_the_page_are_checked_in_a_sentence_before_a_game_starts()
 
 
 def test_cards_registered_face_down_are_not_named_in_the_game_so_far() -> None:
-    from companion.display.screen import Screen
+    from companion.referee.screen import Screen
     from companion.rules.uranus import RULES
 
     state = RULES.new_game(2, 1, {})

@@ -36,8 +36,9 @@ from gpiozero.pins.mock import MockFactory, MockPin
 
 from companion import events
 from companion.board import protocol
+from companion.board.debounce import Debounce
+from companion.board.pins import claim
 from companion.config import Config, layout_name, matrix_too_small
-from companion.controls import claim
 from companion.errors import ConfigError
 from companion.rules.base import EMPTY, Cell, Piece
 
@@ -99,11 +100,11 @@ class GpioMatrix:
 
     Raises :class:`companion.errors.ConfigError` (a ``ValueError``) for a matrix smaller than
     the layout and for a pin that cannot be used (one another part holds is named with it,
-    :func:`companion.controls.claim`).  Nothing is scanned until :meth:`start`; :meth:`close`
+    :func:`companion.board.pins.claim`).  Nothing is scanned until :meth:`start`; :meth:`close`
     stops and releases the pins.
     """
 
-    def __init__(self, queue: Queue[events.Event], *, layout: str, rows: Sequence[str],
+    def __init__(self, queue: Queue[events.AnyEvent], *, layout: str, rows: Sequence[str],
                  columns: Sequence[str], pin_factory: Any, debounce_s: float = 0.02,
                  scan_interval_s: float = 0.002,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -142,7 +143,7 @@ class GpioMatrix:
             raise
 
     @classmethod
-    def from_config(cls, config: Config, queue: Queue[events.Event], *, pin_factory: Any,
+    def from_config(cls, config: Config, queue: Queue[events.AnyEvent], *, pin_factory: Any,
                     clock: Callable[[], float] = time.monotonic) -> GpioMatrix:
         """The matrix of ``config.switches`` for the configured game's layout, on
         ``pin_factory`` (the one the buttons use)."""
@@ -184,7 +185,7 @@ class GpioMatrix:
             return True
         return False
 
-    def _post(self, now: float, message: Any) -> None:
+    def _post(self, now: float, message: protocol.BoardToPi) -> None:
         seq = next(self._seq) % protocol.SEQ_MODULO
         self._queue.put(events.BoardMessage(now, replace(message, seq=seq)))
 
@@ -209,7 +210,7 @@ class GpioMatrix:
         """The first scan (at ``now``, seconds) is the settled board: link up, hello, dump.
         The scanning thread calls this and :meth:`scan`; tests call them on a virtual clock."""
         self._settled = self.read()
-        self._pending: dict[int, tuple[Piece, float]] = {}
+        self._pending: Debounce[int, Piece] = Debounce(self.debounce_s)
         self._queue.put(events.LinkState(now, True, f"scanning {self.port}"))
         self._post(now, self._hello())
         self._post(now, protocol.Dump(0, tuple(self._settled)))
@@ -221,14 +222,11 @@ class GpioMatrix:
         ``debounce_s``; a dump if one was asked for; a heartbeat when one is due."""
         settled, pending = self._settled, self._pending
         for index, piece in enumerate(self.read()):
-            if piece == settled[index]:
-                pending.pop(index, None)
-            elif index not in pending or pending[index][0] != piece:
-                pending[index] = (piece, now)
-            elif now - pending[index][1] >= self.debounce_s - 1e-9:
-                settled[index] = piece
-                self.latency = now - pending.pop(index)[1]
-                self._post(now, protocol.FieldUpdate(0, self.cells[index], piece))
+            pending.read(index, piece, settled[index], now)
+        for index, piece, since in sorted(pending.due(now)):
+            settled[index] = piece
+            self.latency = now - since
+            self._post(now, protocol.FieldUpdate(0, self.cells[index], piece))
         if self._dump_wanted.is_set():
             self._dump_wanted.clear()
             self._post(now, self._hello())

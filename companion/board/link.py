@@ -73,6 +73,7 @@ from companion.board.protocol import (
     Unknown,
     encode,
 )
+from companion.bursts import BurstLog
 
 LOG: Final = logging.getLogger("companion.board")
 
@@ -247,52 +248,6 @@ class Backoff:
         self._next = self.first
 
 
-class BurstLog:
-    """Log a repeated problem once per burst with a count, not once per occurrence.
-
-    ``what`` names the problem (``"bad line from the board"``).  The first :meth:`report`
-    is logged at once (``"<what>: <detail>"``) and opens a window of ``window`` seconds;
-    reports inside the window are only counted.  The count is logged (``"<what>: 41 more in
-    3.2 s, the last: <detail>"``) by the first report after the window, by :meth:`quiet`
-    once the window is over, or by :meth:`flush`.
-    """
-
-    def __init__(self, logger: logging.Logger, what: str, clock: Clock, window: float) -> None:
-        self._logger = logger
-        self._what = what
-        self._clock = clock
-        self._window = window
-        self._start: float | None = None
-        self._count = 0
-        self._last = ""
-
-    def report(self, detail: str) -> None:
-        """One more occurrence; ``detail`` says what happened this time."""
-        now = self._clock()
-        if self._start is not None and now - self._start < self._window:
-            self._count += 1
-            self._last = detail
-            return
-        self.flush()
-        self._logger.warning("%s: %s", self._what, detail)
-        self._start = now
-
-    def quiet(self) -> None:
-        """Things went well just now: log the count if the window is over."""
-        if self._start is not None and self._clock() - self._start >= self._window:
-            self.flush()
-
-    def flush(self) -> None:
-        """Log the count of the current burst, if any, and close it."""
-        if self._start is not None and self._count:
-            seconds = self._clock() - self._start
-            self._logger.warning(
-                "%s: %d more in %.1f s, the last: %s", self._what, self._count, seconds, self._last
-            )
-        self._start = None
-        self._count = 0
-
-
 class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
     """One connection's reader side: parser, sequence check, dump requests.
 
@@ -441,7 +396,7 @@ class BoardLink:
     def __init__(
         self,
         port: str,
-        queue: Queue[events.Event],
+        queue: Queue[events.AnyEvent],
         *,
         clock: Clock = time.monotonic,
         baudrate: int = BAUDRATE,
@@ -524,7 +479,7 @@ class BoardLink:
 
     # --- for the reader's protocol (same module) -----------------------------------------------
 
-    def _post(self, event: events.Event) -> None:
+    def _post(self, event: events.AnyEvent) -> None:
         """Put ``event`` on the daemon's queue."""
         self._queue.put(event)
 

@@ -26,8 +26,8 @@ from typing import Any
 from PIL import Image
 
 from companion.display.render import render_frame
-from companion.display.screen import Screen
 from companion.display.text import Ticker
+from companion.referee.screen import Screen
 
 log = logging.getLogger("companion.display")
 

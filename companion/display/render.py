@@ -45,7 +45,6 @@ from PIL import Image
 from companion.display import palette
 from companion.display.geometry import BoardGrid, board_grid
 from companion.display.palette import Colour
-from companion.display.screen import Screen
 from companion.display.text import (
     HOLD,
     LARGE,
@@ -60,6 +59,7 @@ from companion.display.text import (
     strip,
 )
 from companion.display.text import width as text_width
+from companion.referee.screen import Screen
 from companion.rules.base import parse_piece
 
 MODES = ("1", "RGB", "RGBA")

@@ -5,6 +5,9 @@ Home Assistant; the topics and payloads are in ``docs/MQTT.md``.
 :mod:`companion.mqtt.publisher` publishes them with paho-mqtt on a thread of its own,
 imported only when ``[mqtt] broker`` is set (the mqtt extra:
 ``pip install 'gardens-companion[mqtt]'``).
+
+May import the rules, the journal, the configuration and the shared modules; the daemon
+opens it, it never imports the daemon, and it acts on nothing it receives.
 """
 
 MQTT_INSTALL = "pip install 'gardens-companion[mqtt]'"

@@ -40,7 +40,7 @@ import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 
 from companion import journal as journal_mod
-from companion.board.link import BurstLog
+from companion.bursts import BurstLog
 from companion.config import MqttConfig, broker_address
 from companion.errors import ConfigError, JournalError
 from companion.mqtt.messages import (

@@ -19,11 +19,11 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from companion.display.screen import Screen
-from companion.events import Button, Event
-from companion.referee.effects import Note
+from companion.events import BoardMessage, Button
+from companion.referee.effects import Effects, Note, NoteLevel
 from companion.referee.recognition import board_diff
-from companion.referee.referee import Effects, Referee
+from companion.referee.referee import Referee
+from companion.referee.screen import Screen
 
 
 @dataclass
@@ -44,7 +44,7 @@ class DealTable:
     done: bool = False
 
     # ------------------------------------------------------------------ events
-    def handle(self, referee: Referee, event: Event) -> Effects | None:
+    def handle(self, referee: Referee, event: Button | BoardMessage) -> Effects | None:
         """Select and OK while the deal is being entered; ``None`` for anything else."""
         if not isinstance(event, Button) or event.name not in ("select", "ok"):
             return None
@@ -70,11 +70,11 @@ class DealTable:
         problems = referee.rules.reserve_problems(referee.state, dealt)
         if problems:
             text = " ".join(problems)
-            return [Note("info", f"the reserves entered do not add up: {text}"),
+            return [Note(NoteLevel.INFO, f"the reserves entered do not add up: {text}"),
                     referee.notice(f"{text} Again: {self._prompt()}", now, urgent=True)]
         self.done = True
         effects = referee.replace_setup(referee.rules.deal_reserves(referee.state, dealt), now)
-        return [*effects, Note("info", "the reserves dealt by hand are entered")]
+        return [*effects, Note(NoteLevel.INFO, "the reserves dealt by hand are entered")]
 
     def settled(self, referee: Referee, now: float) -> Effects:
         return []

@@ -7,20 +7,29 @@ shows it).  Tests and replays read the effects instead of running hardware.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
+from typing import TypeAlias
+
+from companion.board.protocol import PiToBoard
+from companion.events import TimerName
+from companion.referee.screen import Screen
+from companion.rules.base import Outcome
 
 
 @dataclass(frozen=True, slots=True)
 class Committed:
     """A step was committed: ``number`` counts steps from 1; ``step`` is its notation;
-    ``position`` the new state's notation; ``state`` the state itself."""
+    ``position`` the new state's notation; ``state`` the state itself (the rules core's own
+    type, opaque here: only the rules core that made it reads it)."""
 
     number: int
     player: int
     step: str
     position: str
-    state: Any
+    state: object
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,9 +42,9 @@ class Undone:
 
 @dataclass(frozen=True, slots=True)
 class GameOver:
-    """The game ended; ``outcome`` is a :class:`companion.rules.base.Outcome`."""
+    """The game ended with ``outcome``."""
 
-    outcome: Any
+    outcome: Outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +53,7 @@ class Adopted:
     position notation (for the journal's header), ``state`` the state."""
 
     position: str
-    state: Any
+    state: object
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,16 +63,23 @@ class NewGame:
 
 @dataclass(frozen=True, slots=True)
 class Show:
-    """Show this :class:`companion.display.screen.Screen` on the matrix."""
+    """Show this :class:`companion.referee.screen.Screen` on the matrix."""
 
-    screen: Any
+    screen: Screen
+
+
+class BuzzPattern(StrEnum):
+    """What the buzzer sounds: the board matches no legal step, or the players are asked."""
+
+    ILLEGAL = "illegal"
+    QUESTION = "question"
 
 
 @dataclass(frozen=True, slots=True)
 class Buzz:
-    """Sound the buzzer: ``pattern`` is ``"illegal"`` or ``"question"``."""
+    """Sound the buzzer with ``pattern``."""
 
-    pattern: str
+    pattern: BuzzPattern
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +87,7 @@ class SetTimer:
     """Deliver ``events.Timer(name=name)`` at monotonic time ``at`` (seconds); a later
     ``SetTimer`` of the same name replaces it, ``at=None`` cancels it."""
 
-    name: str
+    name: TimerName
     at: float | None
 
 
@@ -79,12 +95,51 @@ class SetTimer:
 class Send:
     """Send a protocol message to the board controller."""
 
-    message: Any
+    message: PiToBoard
+
+
+class NoteLevel(StrEnum):
+    """How much a log line matters (the :mod:`logging` level of the same name)."""
+
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def logging_level(self) -> int:
+        """The :mod:`logging` level: ``logging.INFO``..."""
+        return logging.getLevelNamesMapping()[self.name]
 
 
 @dataclass(frozen=True, slots=True)
 class Note:
-    """A line for the log: ``level`` is a :mod:`logging` level name."""
+    """A line for the log at ``level``."""
 
-    level: str
+    level: NoteLevel
     text: str
+
+
+def arm(timers: MutableMapping[TimerName, float], effect: SetTimer) -> None:
+    """Carry out ``effect`` on ``timers`` (name -> when it runs out, in seconds): set or
+    replace the timer, or cancel it."""
+    if effect.at is None:
+        timers.pop(effect.name, None)
+    else:
+        timers[effect.name] = effect.at
+
+
+def next_timer(timers: Mapping[TimerName, float], until: float) -> TimerName | None:
+    """The timer of ``timers`` that runs out first, if it does by ``until`` (seconds); the
+    one set first among those that run out together.  ``None`` when none is due by then."""
+    if not timers:
+        return None
+    name = min(timers, key=timers.__getitem__)
+    return name if timers[name] <= until else None
+
+
+Effect: TypeAlias = (Committed | Undone | GameOver | Adopted | NewGame | Show | Buzz | SetTimer
+                     | Send | Note)
+"""Every effect: the closed union the service dispatches on."""
+
+Effects: TypeAlias = list[Effect]
+"""What one event gives, in the order it is to be carried out."""

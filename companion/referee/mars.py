@@ -41,17 +41,15 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from companion.board import protocol
-from companion.config import Config
-from companion.display.screen import Screen
 from companion.errors import IllegalMoveError
-from companion.events import BoardMessage, Button, Event
+from companion.events import BoardMessage, Button
 from companion.referee.deal import DealTable
-from companion.referee.effects import Buzz, Note, Show
+from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLevel, Show
 from companion.referee.recognition import board_diff
-from companion.referee.referee import Effects, Referee
+from companion.referee.referee import Extension, Referee, RefereeSettings
+from companion.referee.screen import Screen
 from companion.rules import mars
 from companion.rules.hexes import hex_name
 from companion.rules.mars import (
@@ -83,16 +81,15 @@ COLOUR_LETTERS: dict[str, str] = {
 R_DICE = "Gardens of Mars, Rolling Dice"
 
 
-def extensions(config: Config) -> list[Any]:
+def extensions(settings: RefereeSettings, seed: int) -> list[Extension]:
     """The referee extensions of a Gardens of Mars game: one :class:`MarsTable` with the dice
-    source of ``[board] dice``; virtual dice are seeded from ``[game] seed`` (0: from the
-    operating system), and roll on the Roll button when ``[buttons] roll`` is wired; with
-    ``[game] setup = "board"``, a :class:`~companion.referee.deal.DealTable` after it for
+    source ``settings.dice``; virtual dice are seeded from the game's ``seed`` (0: from the
+    operating system), and roll on the Roll button when ``settings.roll_button``; with
+    ``settings.dealt_by_hand``, a :class:`~companion.referee.deal.DealTable` after it for
     the reserves dealt by hand."""
-    seed = config.game.seed or None
-    table: list[Any] = [MarsTable(config.board.dice, rng=random.Random(seed),
-                                  roll_button=config.buttons.pins.roll is not None)]
-    if config.game.setup == "board":  # the flowers dealt from the bag by hand, too
+    table: list[Extension] = [MarsTable(settings.dice, rng=random.Random(seed or None),
+                                        roll_button=settings.roll_button)]
+    if settings.dealt_by_hand:  # the flowers dealt from the bag by hand, too
         table.append(DealTable(mars.COLOURS, dict(mars.DEAL), mars.FLOWERS_PER_COLOUR))
     return table
 
@@ -127,7 +124,7 @@ class MarsTable:
         self._held: int | None = None  # steps committed when an unweighed reading came
 
     # ------------------------------------------------------------------ events
-    def handle(self, referee: Referee, event: Event) -> Effects | None:
+    def handle(self, referee: Referee, event: Button | BoardMessage) -> Effects | None:
         """Dice tray readings and button presses; ``None`` for anything else, and for presses
         when no Mars prompt is on the matrix."""
         if isinstance(event, BoardMessage) and isinstance(event.message, protocol.Dice):
@@ -182,8 +179,8 @@ class MarsTable:
         """A ``DICE`` message: the values of the dice in the tray now."""
         shown = " ".join(map(str, values)) or "no dice"
         if self.dice != "tray":
-            return [Note("info", f"the dice tray shows {shown}; ignored, the dice come from "
-                                 f"the {self.dice} ([board] dice)")]
+            return [Note(NoteLevel.INFO, f"the dice tray shows {shown}; ignored, the dice come "
+                                         f"from the {self.dice} ([board] dice)")]
         bad = sorted({v for v in values if v not in DIE_VALUES})
         if bad:
             wrong = " and ".join(map(str, bad))
@@ -203,7 +200,7 @@ class MarsTable:
             # Rolled while the last step settles or is asked about: it may be the next
             # player's roll, which only the state after that step can tell.
             self._held = len(referee.history)
-            return [Note("info", f"the dice tray shows {shown}; weighed once the board is "
+            return [Note(NoteLevel.INFO, f"the dice tray shows {shown}; weighed once the board is "
                                  "settled"), *referee.weigh(now)]
         if state.phase is Phase.PLACEMENT:
             return self._refuse(referee, now, f"the dice tray shows {shown} before every "
@@ -261,7 +258,7 @@ class MarsTable:
         return True
 
     def _refuse(self, referee: Referee, now: float, log_text: str, notice: str) -> Effects:
-        return [Note("warning", log_text), Buzz("illegal"),
+        return [Note(NoteLevel.WARNING, log_text), Buzz(BuzzPattern.ILLEGAL),
                 referee.notice(notice, now, urgent=True)]
 
     def _commit(self, referee: Referee, step: Roll | Discard, now: float) -> Effects:
@@ -382,7 +379,7 @@ def score_news(referee: Referee) -> str:
     if not referee.history:
         return ""
     before, _ = referee.history[-1]
-    after: Any = referee.state
+    after: State = referee.state
     player = before.to_move
     old, new = before.scores[player - 1], after.scores[player - 1]
     if old == new:

@@ -36,18 +36,33 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, assert_never
 
 from companion.board import protocol
-from companion.display.screen import Screen
-from companion.events import BadLine, BoardMessage, Button, Event, Fault, LinkState, Stop, Timer
+from companion.board.debounce import Debounce
+from companion.events import (
+    AnyEvent,
+    BadLine,
+    BoardMessage,
+    Button,
+    Fault,
+    LinkState,
+    Reload,
+    StartGame,
+    Stop,
+    Timer,
+    TimerName,
+)
 from companion.referee.effects import (
     Adopted,
     Buzz,
+    BuzzPattern,
     Committed,
+    Effects,
     GameOver,
     NewGame,
     Note,
+    NoteLevel,
     SetTimer,
     Show,
     Undone,
@@ -62,17 +77,17 @@ from companion.referee.recognition import (
     on_the_way,
     sensed_board,
 )
+from companion.referee.screen import Screen
 from companion.rules.base import (
     EMPTY,
     Board,
     Cell,
     GameRules,
+    Outcome,
     Piece,
     parse_piece,
     tray_counts,
 )
-
-Effects = list[Any]
 
 DONE = "done"
 """The one option of the menu that asks whether a step the board shows is done (OK)."""
@@ -100,6 +115,11 @@ class RefereeSettings:
     ``heartbeat_timeout_s``: silence after which the board counts as disconnected.
     ``presence``: the board reports only empty/occupied; identities are tracked from the
     setup and the steps, and asked only where occupancy cannot tell.
+    The games' own inputs (their extensions read them): ``dice`` (Mars) where the dice come
+    from, ``"tray"``, ``"buttons"`` or ``"virtual"``; ``roll_button``: a Roll button is wired;
+    ``cards`` (Uranus) ``"reader"`` or ``"buttons"``; ``missions`` (Uranus) the path of the
+    mission card catalogue, ``""`` for the one shipped with the companion;
+    ``dealt_by_hand``: the reserves are dealt from the bag by hand and entered at the table.
     """
 
     debounce_s: float = 0.02
@@ -108,6 +128,11 @@ class RefereeSettings:
     tray: bool = True
     heartbeat_timeout_s: float = 2.0
     presence: bool = False
+    dice: str = "tray"
+    roll_button: bool = False
+    cards: str = "reader"
+    missions: str = ""
+    dealt_by_hand: bool = False
 
 
 DEFAULT_SETTINGS = RefereeSettings()
@@ -146,19 +171,13 @@ class Extension(Protocol):
     adds its part to every screen (a prompt to roll, the dice pool).
     """
 
-    def handle(self, referee: Referee, event: Event) -> Effects | None: ...
+    def handle(self, referee: Referee, event: Button | BoardMessage) -> Effects | None: ...
 
     def settled(self, referee: Referee, now: float) -> Effects: ...
 
     def held(self, referee: Referee, state: Any) -> Hashable | None: ...
 
     def decorate(self, referee: Referee, screen: Screen) -> Screen: ...
-
-
-@dataclass
-class _Pending:
-    piece: Piece
-    since: float
 
 
 @dataclass
@@ -201,7 +220,7 @@ class Referee:
         self.tray: frozenset[Cell] = self.rules.tray_cells(self.state)
         self.observed: dict[Cell, Piece] = dict.fromkeys(self.layout, EMPTY)
         self.have_board = False
-        self.pending: dict[Cell, _Pending] = {}
+        self.pending: Debounce[Cell, Piece] = Debounce(self.settings.debounce_s)
         self.last_change_t = 0.0
         # The last change, when it put a piece down: (cell, what the cell read before).
         self.last_put: tuple[Cell, Piece] | None = None
@@ -239,46 +258,48 @@ class Referee:
         """Effects to run once at start (the link asks the board for its hello and a dump)."""
         return [Show(self._screen(now))]
 
-    def handle(self, event: Event) -> Effects:
+    def handle(self, event: AnyEvent) -> Effects:
         """Take one event; return the effects to carry out, in order."""
-        if isinstance(event, BoardMessage):
-            return self._message(event.t, event.message)
-        if isinstance(event, Timer):
-            return self._timer(event)
-        if isinstance(event, Button):
-            if not event.pressed:
-                return []
-            if event.name != "undo" and self.question is None:
-                for extension in self.extensions:
-                    effects = extension.handle(self, event)
-                    if effects is not None:
-                        return effects
-            return self._button(event)
-        if isinstance(event, LinkState):
-            return self._link(event)
-        if isinstance(event, BadLine):
-            return []  # the link counts and logs refused lines; the game is not touched
-        if isinstance(event, Fault):
-            return [Note("error", f"{event.where}: {event.error}")]
-        if isinstance(event, Stop):
-            return []
-        return [Note("warning", f"an event the referee does not know was ignored: {event!r}")]
+        match event:
+            case BoardMessage():
+                return self._message(event.t, event.message)
+            case Timer():
+                return self._timer(event)
+            case Button():
+                if not event.pressed:
+                    return []
+                if event.name != "undo" and self.question is None:
+                    for extension in self.extensions:
+                        effects = extension.handle(self, event)
+                        if effects is not None:
+                            return effects
+                return self._button(event)
+            case LinkState():
+                return self._link(event)
+            case BadLine():
+                return []  # the link counts and logs refused lines; the game is not touched
+            case Fault():
+                return [Note(NoteLevel.ERROR, f"{event.where}: {event.error}")]
+            case Stop() | Reload() | StartGame():
+                return []  # the service's own business
+            case _:
+                assert_never(event)
 
     # ------------------------------------------------------------------ board messages
-    def _message(self, now: float, message: Any) -> Effects:
+    def _message(self, now: float, message: protocol.Message) -> Effects:
         # Sequence gaps are the link's business: it asks for a dump (companion.board.link).
         # Any message shows the board is alive; silence longer than the timeout is flagged.
         return [
-            SetTimer("heartbeat", now + self.settings.heartbeat_timeout_s),
+            SetTimer(TimerName.HEARTBEAT, now + self.settings.heartbeat_timeout_s),
             *self._board_message(now, message),
         ]
 
-    def _board_message(self, now: float, message: Any) -> Effects:
+    def _board_message(self, now: float, message: protocol.Message) -> Effects:
         if isinstance(message, protocol.Hello):
             if message.layout != self.layout_name:
                 return [
                     Note(
-                        "error",
+                        NoteLevel.ERROR,
                         f"the board says it is a {message.layout} board but the "
                         f"companion is set up for {self.layout_name}",
                     ),
@@ -292,7 +313,7 @@ class Referee:
             if message.sensing != sensing:
                 return [
                     Note(
-                        "error",
+                        NoteLevel.ERROR,
                         f"the board senses {message.sensing} but the companion is "
                         f"set up for {sensing} ([board] sensing)",
                     ),
@@ -300,7 +321,7 @@ class Referee:
                 ]
             return [
                 Note(
-                    "info",
+                    NoteLevel.INFO,
                     f"board {message.board_id} ({message.firmware}, {message.sensing}) says hello",
                 )
             ]
@@ -313,21 +334,21 @@ class Referee:
             return effects
         if isinstance(message, protocol.BoardErrorMessage):
             return effects + [
-                Note("warning", f"the board reports error {message.code}: {message.text}")
+                Note(NoteLevel.WARNING, f"the board reports error {message.code}: {message.text}")
             ]
         for extension in self.extensions:
             handled = extension.handle(self, BoardMessage(now, message))
             if handled is not None:
                 return effects + handled
         return effects + [
-            Note("info", f"{type(message).__name__} is not used in {self.rules.name}")
+            Note(NoteLevel.INFO, f"{type(message).__name__} is not used in {self.rules.name}")
         ]
 
-    def _dump(self, now: float, dump: Any) -> Effects:
+    def _dump(self, now: float, dump: protocol.Dump) -> Effects:
         if len(dump.pieces) != len(self.layout):
             return [
                 Note(
-                    "error",
+                    NoteLevel.ERROR,
                     f"a board dump has {len(dump.pieces)} cells but the "
                     f"{self.layout_name} layout has {len(self.layout)}; ignored",
                 )
@@ -342,7 +363,7 @@ class Referee:
         self.have_board = True
         self.last_change_t = now
         self.last_put = None  # how the cells changed meanwhile is not known
-        return [SetTimer("debounce", None), *self._evaluate(now)]
+        return [SetTimer(TimerName.DEBOUNCE, None), *self._evaluate(now)]
 
     def _field(self, now: float, cell: str, piece: Piece) -> Effects:
         if cell not in self.layout_set:
@@ -351,24 +372,18 @@ class Referee:
             self.unknown_cells.add(cell)
             return [
                 Note(
-                    "warning",
+                    NoteLevel.WARNING,
                     f"the board reported cell {cell!r}, which the "
                     f"{self.layout_name} layout does not have; ignored",
                 )
             ]
-        if piece == self.observed[cell]:
-            self.pending.pop(cell, None)  # a glitch shorter than the debounce time
-        else:
-            self.pending[cell] = _Pending(piece, now)
+        self.pending.read(cell, piece, self.observed[cell], now)
         return self._accept_due(now)
 
     def _accept_due(self, now: float) -> Effects:
-        due = [
-            c for c, p in self.pending.items() if now - p.since >= self.settings.debounce_s - 1e-9
-        ]
-        for cell in due:
+        due = self.pending.due(now)
+        for cell, after, _ in due:
             before = self.observed[cell]
-            after = self.pending.pop(cell).piece
             self.observed[cell] = after
             self.touched.note(cell, after)
             self.last_change_t = now
@@ -376,9 +391,9 @@ class Referee:
             # it) or put down: only a piece put down may still be slid on.
             self.last_put = None if on_the_way(after, before) else (cell, before)
         effects: Effects = []
-        if self.pending:
-            first = min(p.since for p in self.pending.values())
-            effects.append(SetTimer("debounce", first + self.settings.debounce_s))
+        next_at = self.pending.next_at()
+        if next_at is not None:
+            effects.append(SetTimer(TimerName.DEBOUNCE, next_at))
         if due:
             effects += self._evaluate(now)
         return effects
@@ -386,20 +401,22 @@ class Referee:
     # ------------------------------------------------------------------ timers and buttons
     def _timer(self, event: Timer) -> Effects:
         now = event.t
-        if event.name == "debounce":
-            return self._accept_due(now)
-        if event.name == "settle":
-            return self._evaluate(now)
-        if event.name == "grace":
-            self.grace_set = False
-            return self._evaluate(now, grace_over=True)
-        if event.name == "heartbeat":
-            seconds = self.settings.heartbeat_timeout_s
-            return [
-                Note("warning", f"the board has said nothing for {seconds:g} s"),
-                Show(self._notice("Board disconnected: check the cable", now, urgent=True)),
-            ]
-        return []
+        match event.name:
+            case TimerName.DEBOUNCE:
+                return self._accept_due(now)
+            case TimerName.SETTLE:
+                return self._evaluate(now)
+            case TimerName.GRACE:
+                self.grace_set = False
+                return self._evaluate(now, grace_over=True)
+            case TimerName.HEARTBEAT:
+                seconds = self.settings.heartbeat_timeout_s
+                return [
+                    Note(NoteLevel.WARNING, f"the board has said nothing for {seconds:g} s"),
+                    Show(self._notice("Board disconnected: check the cable", now, urgent=True)),
+                ]
+            case _:
+                assert_never(event.name)
 
     def _button(self, event: Button) -> Effects:
         now = event.t
@@ -418,7 +435,7 @@ class Referee:
             return [NewGame()]
         elif event.name == "ok" and self._may_adopt():
             self.adopt = True
-            return [SetTimer("grace", None), *self._evaluate(now)]
+            return [SetTimer(TimerName.GRACE, None), *self._evaluate(now)]
         elif event.name == "ok" and self.awaiting:
             # The players say the step the board shows is done (not a longer one under way).
             self.awaiting = False
@@ -439,13 +456,13 @@ class Referee:
     def _link(self, event: LinkState) -> Effects:
         if event.up:
             return [
-                Note("info", f"board connected: {event.detail}"),
-                SetTimer("heartbeat", event.t + self.settings.heartbeat_timeout_s),
+                Note(NoteLevel.INFO, f"board connected: {event.detail}"),
+                SetTimer(TimerName.HEARTBEAT, event.t + self.settings.heartbeat_timeout_s),
             ]
         self.have_board = False
         return [
-            Note("warning", f"board disconnected: {event.detail}"),
-            SetTimer("heartbeat", None),
+            Note(NoteLevel.WARNING, f"board disconnected: {event.detail}"),
+            SetTimer(TimerName.HEARTBEAT, None),
             Show(self._notice(event.notice or "Board disconnected", event.t, urgent=True)),
         ]
 
@@ -466,7 +483,7 @@ class Referee:
         self.resumed = False  # the board may still show the step taken back
         return [
             Undone(number, text),
-            Note("info", f"step {number} ({text}) taken back"),
+            Note(NoteLevel.INFO, f"step {number} ({text}) taken back"),
             *self._evaluate(now),
         ]
 
@@ -486,18 +503,19 @@ class Referee:
             # An empty cell named is one to fill; a piece named is in the wrong place.
             cells = sorted({c for problem in problems for c in problem.cells})
             more = f" ({len(problems) - 1} more)" if len(problems) > 1 else ""
-            return [SetTimer("settle", None), Show(replace(
+            return [SetTimer(TimerName.SETTLE, None), Show(replace(
                 shown, message=f"Setup: {problems[0].text}{more}",
                 highlights={c: "place" if self.observed[c] == EMPTY else "wrong"
                             for c in cells}))]
         due = self.last_change_t + self.settings.settle_s
         if now < due - 1e-9:  # a hand may still be laying out the last pieces
-            return [SetTimer("settle", due), Show(replace(shown, message="Setup: checking..."))]
+            return [SetTimer(TimerName.SETTLE, due),
+                    Show(replace(shown, message="Setup: checking..."))]
         state = self.rules.adopt_setup(self.state, self.observed)
         self.adopt = False
         return [
-            SetTimer("settle", None),
-            Note("info", "the garden on the board is the setup"),
+            SetTimer(TimerName.SETTLE, None),
+            Note(NoteLevel.INFO, "the garden on the board is the setup"),
             *self.replace_setup(state, now),
         ]
 
@@ -532,7 +550,7 @@ class Referee:
             self.syncing = False
             self.warned = False
             self.question = None
-            cancel: Effects = [SetTimer("grace", None), SetTimer("settle", None)]
+            cancel: Effects = [SetTimer(TimerName.GRACE, None), SetTimer(TimerName.SETTLE, None)]
             if over is None:
                 for extension in self.extensions:
                     held = extension.settled(self, now)
@@ -544,7 +562,7 @@ class Referee:
         self.question = None
         if self.index.explained(diff):
             self.warned = False
-            effects: Effects = [SetTimer("grace", None), SetTimer("settle", None)]
+            effects: Effects = [SetTimer(TimerName.GRACE, None), SetTimer(TimerName.SETTLE, None)]
             self.grace_set = False
             # One step per set of changes is enough to tell whether the board is done.
             completing = self.index.completing(diff, self.touched, distinct=True)
@@ -558,7 +576,8 @@ class Referee:
                 ):
                     return effects + self._resolve(self._completed(diff), now)
                 else:
-                    effects.append(SetTimer("settle", self.last_change_t + self.settings.settle_s))
+                    settle_at = self.last_change_t + self.settings.settle_s
+                    effects.append(SetTimer(TimerName.SETTLE, settle_at))
             return effects + [Show(self._screen(now, diff=diff, guide=True))]
         chance = self._held_step(self.state)
         if chance is not None:
@@ -568,15 +587,15 @@ class Referee:
         firsts = self._first_of_two(diff)
         if firsts:
             self.warned = False
-            return [SetTimer("grace", None), *self._resolve(firsts, now)]
+            return [SetTimer(TimerName.GRACE, None), *self._resolve(firsts, now)]
         if grace_over or self.warned:
             first = not self.warned
             self.warned = True
             screen = self._screen(now, diff=diff, wrong=self._wrong_cells(diff))
-            return [Show(screen), *([Buzz("illegal")] if first else [])]
+            return [Show(screen), *([Buzz(BuzzPattern.ILLEGAL)] if first else [])]
         if not self.grace_set:
             self.grace_set = True
-            return [SetTimer("grace", now + self.settings.grace_s)]
+            return [SetTimer(TimerName.GRACE, now + self.settings.grace_s)]
         return []
 
     def _reweigh(self, question: Question, now: float) -> Effects:
@@ -591,7 +610,7 @@ class Referee:
         if question.seen == self.observed:
             return []
         if now - self.last_change_t < self.settings.settle_s - 1e-9:
-            return [SetTimer("settle", self.last_change_t + self.settings.settle_s)]
+            return [SetTimer(TimerName.SETTLE, self.last_change_t + self.settings.settle_s)]
         question.seen = dict(self.observed)
         narrowed = self._narrow(question.origin)
         if narrowed is None:
@@ -794,8 +813,16 @@ class Referee:
                 options.append(label)
         if len(options) == 1:  # this level tells nothing: ask the next one
             return self._decide(candidates, now, level=level + 1, origin=origin)
-        self.question = Question(candidates, level, options, dict(self.observed), origin)
-        return [Buzz("question"), Show(self._screen(now))]
+        return self.ask(candidates, options, now, level=level, origin=origin)
+
+    def ask(self, steps: Sequence[Hashable], options: list[str], now: float, *, level: int,
+            origin: Sequence[Hashable]) -> Effects:
+        """Ask the players to choose among ``steps`` with Select and OK: ``options`` are the
+        labels of their choice paths at ``level``; ``origin`` the steps a new observation
+        narrows again.  The question stands until it is answered, taken back or closed by
+        the board; the effects sound the buzzer and show the menu."""
+        self.question = Question(list(steps), level, options, dict(self.observed), list(origin))
+        return [Buzz(BuzzPattern.QUESTION), Show(self._screen(now))]
 
     def commit(self, step: Hashable, now: float) -> Effects:
         """Commit ``step`` (one the board cannot show: a roll, a scored card, a penalty).
@@ -837,8 +864,8 @@ class Referee:
         self.history.append((before, step))
         self._new_state(after)
         effects: Effects = [
-            SetTimer("settle", None),
-            SetTimer("grace", None),
+            SetTimer(TimerName.SETTLE, None),
+            SetTimer(TimerName.GRACE, None),
             Committed(len(self.history), player, text, self.rules.format_position(after), after),
         ]
         if self.outcome is not None:
@@ -950,7 +977,7 @@ def _restore_roles(expected: Board, diff: dict[Cell, Piece]) -> dict[Cell, str]:
     return {cell: ("place" if expected.get(cell, EMPTY) else "pick") for cell in diff}
 
 
-def _outcome_text(outcome: Any) -> str:
+def _outcome_text(outcome: Outcome) -> str:
     if len(outcome.winners) == 1:
         head = f"Player {outcome.winners[0]} wins"
     else:

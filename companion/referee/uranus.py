@@ -50,17 +50,15 @@ from dataclasses import replace
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
 
 from companion.board import protocol
-from companion.config import Config
-from companion.display.screen import Screen
 from companion.errors import ConfigError, IllegalMoveError
-from companion.events import BoardMessage, Button, Event
+from companion.events import BoardMessage, Button
 from companion.referee.deal import DealTable
-from companion.referee.effects import Buzz, Note, Show
+from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLevel, Show
 from companion.referee.recognition import board_diff
-from companion.referee.referee import Effects, Question, Referee
+from companion.referee.referee import Extension, Question, Referee, RefereeSettings
+from companion.referee.screen import Screen
 from companion.rules.hexes import hex_name
 from companion.rules.missions import COLOURS, HEXAGON, parse_catalogue
 from companion.rules.uranus import (
@@ -105,15 +103,16 @@ def load_catalogue(path: str | os.PathLike[str] = "") -> dict[str, str]:
     return parse_catalogue(text, str(resource))
 
 
-def extensions(config: Config) -> list[Any]:
+def extensions(settings: RefereeSettings, seed: int) -> list[Extension]:
     """The referee extensions of a Gardens of Uranus game: one :class:`CardTable` with the
-    card source of ``[board] cards`` and the catalogue of ``[board] missions``
-    (:func:`load_catalogue`), and with ``[game] setup = "board"`` a
-    :class:`~companion.referee.deal.DealTable` before it for the reserves dealt by hand.
-    Raises :class:`ConfigError` for a missing or broken catalogue."""
-    table: list[Any] = [CardTable(load_catalogue(config.board.missions),
-                                  cards=config.board.cards)]
-    if config.game.setup == "board":  # the flowers dealt from the bag by hand, too
+    card source ``settings.cards`` and the catalogue at ``settings.missions``
+    (:func:`load_catalogue`), and with ``settings.dealt_by_hand`` a
+    :class:`~companion.referee.deal.DealTable` before it for the reserves dealt by hand; the
+    cards draw nothing, so ``seed`` is not used.  Raises :class:`ConfigError` for a missing
+    or broken catalogue."""
+    table: list[Extension] = [CardTable(load_catalogue(settings.missions),
+                                        cards=settings.cards)]
+    if settings.dealt_by_hand:  # the flowers dealt from the bag by hand, too
         # First: while the deal is entered, Select adds a flower, never arms ask mode.
         table.insert(0, DealTable(COLOURS, dict(FLOWERS_EACH), FLOWERS_PER_COLOUR))
     return table
@@ -144,7 +143,7 @@ class CardTable:
         self._held: str | None = None  # a card shown while the last step settled
 
     # ------------------------------------------------------------------ events
-    def handle(self, referee: Referee, event: Event) -> Effects | None:
+    def handle(self, referee: Referee, event: Button | BoardMessage) -> Effects | None:
         """``CARD`` messages, and Select/OK on a settled board; ``None`` for anything else."""
         if isinstance(event, BoardMessage) and isinstance(event.message, protocol.Card):
             return self._card(referee, event.message.card_id, event.t)
@@ -165,15 +164,16 @@ class CardTable:
         if self._ask_in is state or state.phase in ("placement", "over"):
             self._ask_in = None
             text = f"{mission} would score {mission_value(state, mission)} now"
-            return [Note("info", f"card {card_id} shown to ask: {text}"), referee.notice(text, now)]
+            return [Note(NoteLevel.INFO, f"card {card_id} shown to ask: {text}"),
+                    referee.notice(text, now)]
         if not _settled(referee):
             if referee.have_board and referee.settling:
                 # Shown by the next player while the last step settles or is asked about.
                 self._held = card_id
-                return [Note("info", f"card {card_id} shown while the last step settles; it "
-                                     "counts once the step is committed")]
+                return [Note(NoteLevel.INFO, f"card {card_id} shown while the last step "
+                                             "settles; it counts once the step is committed")]
             return [referee.notice(f"P{state.to_move}: put the board right, then show the card",
-                                   now, urgent=True), Buzz("illegal")]
+                                   now, urgent=True), Buzz(BuzzPattern.ILLEGAL)]
         player = state.to_move
         if state.phase == "reveal":
             if mission in state.hands[player - 1]:
@@ -202,8 +202,8 @@ class CardTable:
         except IllegalMoveError as error:
             return _refuse(referee, now, f"player {player} registered {mission}: {error.reason}",
                            f"P{player}: {error.reason}")
-        return [*effects, Note("info", f"player {player} registered a mission card "
-                                       f"face down")]
+        return [*effects, Note(NoteLevel.INFO, f"player {player} registered a mission card "
+                                               f"face down")]
 
     def settled(self, referee: Referee, now: float) -> Effects:
         """The board has come to show the expected position: a card shown while the last step
@@ -241,9 +241,7 @@ class CardTable:
             if len(options) > 1:
                 break
             level += 1
-        referee.question = Question(list(steps), level, options, dict(referee.observed),
-                                    list(steps))
-        return [Buzz("question"), Show(referee.screen(now))]
+        return referee.ask(steps, options, now, level=level, origin=steps)
 
     def _commit(self, referee: Referee, step: Hashable, now: float) -> Effects:
         before: State = referee.state
@@ -253,7 +251,7 @@ class CardTable:
             return _refuse(referee, now, str(error), f"P{before.to_move}: {error.reason}")
         after: State = referee.state
         if after.phase == "over" and before.phase != "over":
-            effects.append(Note("info", final_breakdown(after)))
+            effects.append(Note(NoteLevel.INFO, final_breakdown(after)))
         return effects
 
     # ------------------------------------------------------------------ screens
@@ -345,7 +343,7 @@ def _hexagon_open(state: State) -> bool:
     return HEXAGON not in state.discarded and hexagon_standing(state)
 
 
-def _is_card_step(step: Any) -> bool:
+def _is_card_step(step: object) -> bool:
     return isinstance(step, Score | Claim | Reveal)
 
 
@@ -382,5 +380,5 @@ def _last_score(referee: Referee) -> str:
 
 
 def _refuse(referee: Referee, now: float, log_text: str, shown: str) -> Effects:
-    return [Note("warning", f"refused: {log_text}"), Buzz("illegal"),
+    return [Note(NoteLevel.WARNING, f"refused: {log_text}"), Buzz(BuzzPattern.ILLEGAL),
             referee.notice(shown, now, urgent=True)]

@@ -1,7 +1,7 @@
 """``companion demo``: a whole game refereed end to end, no hardware.
 
 The simulated board controller speaks protocol v1 on a real pseudo-terminal; the daemon is
-built by the same composition root as ``companion run`` (:func:`companion.service.build`) and
+built by the same composition root as ``companion run`` (:func:`companion.daemon.service.build`) and
 reads it through pyserial; the buttons are gpiozero's MockFactory pins, pressed by the virtual
 players; the matrix is a luma.emulator device (an animated GIF by default, in real time;
 luma's ``dummy`` when luma.emulator is not installed) and, when standard output is a

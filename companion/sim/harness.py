@@ -26,8 +26,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from companion.board import protocol
-from companion.events import BoardMessage, Button, Event, Timer
-from companion.referee.effects import Buzz, Committed, SetTimer, Show
+from companion.events import AnyEvent, BoardMessage, Button, Timer, TimerName
+from companion.referee.effects import Buzz, Committed, SetTimer, Show, arm
 from companion.referee.recognition import sensed
 from companion.referee.referee import DEFAULT_SETTINGS, Referee, RefereeSettings
 from companion.rules.base import Board, Cell, GameRules, parse_piece
@@ -102,8 +102,8 @@ class VirtualTable:
         self.tray = sorted(rules.tray_cells(state), key=lambda c: (len(c), c))
         self.now = 0.0
         self.seq = itertools.count()
-        self.queue: list[tuple[float, int, Event]] = []
-        self.timers: dict[str, float] = {}
+        self.queue: list[tuple[float, int, AnyEvent]] = []
+        self.timers: dict[TimerName, float] = {}
         self.report = GameReport(seed)
         self.menu: tuple[tuple[str, ...], int] | None = None
         self.screen: Any = None
@@ -115,12 +115,12 @@ class VirtualTable:
         self.settling: tuple[tuple[str, ...], str] | None = None
 
     # ------------------------------------------------------------------ plumbing
-    def deliver(self, event: Event) -> list[Any]:
+    def deliver(self, event: AnyEvent) -> list[Any]:
         """Hand one board or button event, or a timer the referee set, to the referee
         (benchmarks time this)."""
         return self.referee.handle(event)
 
-    def _post(self, at: float, event: Event) -> None:
+    def _post(self, at: float, event: AnyEvent) -> None:
         heapq.heappush(self.queue, (at, next(self.seq), event))
 
     def _next_seq(self) -> int:
@@ -131,10 +131,7 @@ class VirtualTable:
     def _run_effects(self, effects: list[Any]) -> None:
         for effect in effects:
             if isinstance(effect, SetTimer):
-                if effect.at is None:
-                    self.timers.pop(effect.name, None)
-                else:
-                    self.timers[effect.name] = effect.at
+                arm(self.timers, effect)
             elif isinstance(effect, Committed):
                 self.report.committed.append(effect.step)
             elif isinstance(effect, Buzz) and effect.pattern == "illegal":
@@ -362,7 +359,7 @@ class VirtualTable:
         return self.report
 
 
-def _at(event: Event, t: float) -> Event:
+def _at(event: AnyEvent, t: float) -> AnyEvent:
     return replace(event, t=t)
 
 

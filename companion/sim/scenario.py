@@ -43,7 +43,7 @@ from typing import Any, Final
 
 from companion.board import protocol
 from companion.errors import InvalidStepError
-from companion.events import BoardMessage, Button, Event, Timer
+from companion.events import AnyEvent, BoardMessage, Button, Timer, TimerName
 from companion.files import read_text
 from companion.referee.effects import Committed, SetTimer, Show
 from companion.referee.referee import Referee, RefereeSettings
@@ -314,14 +314,14 @@ class ScenarioRun:
     referee: Referee
 
 
-def scenario_events(scenario: Scenario, start: float = 0.0) -> list[Event]:
+def scenario_events(scenario: Scenario, start: float = 0.0) -> list[AnyEvent]:
     """The board and button events a scenario makes, timed from ``start`` (seconds): first a
     dump of the setup, then one event per operation (a press and its release 80 ms later)."""
     rules, state = scenario.rules(), scenario.setup()
     layout = protocol.LAYOUTS[scenario.layout]
     board = rules.board(state)
     seq = itertools.count(1)
-    out: list[Event] = [BoardMessage(start, protocol.Dump(0, tuple(board[c] for c in layout)))]
+    out: list[AnyEvent] = [BoardMessage(start, protocol.Dump(0, tuple(board[c] for c in layout)))]
     t = start
     for op in scenario.ops():
         t += op.wait
@@ -349,7 +349,7 @@ def scenario_referee(scenario: Scenario, settings: RefereeSettings | None = None
     Mars dice tray...) as ``companion run`` would have them; ``settings`` default to the
     referee's own with the scenario's ``tray``."""
     from companion.config import BoardConfig, Config, GameConfig
-    from companion.service import game_extensions
+    from companion.daemon.service import game_extensions
 
     config = Config(game=GameConfig(scenario.game, scenario.players, scenario.seed,
                                     scenario.board),
@@ -359,14 +359,14 @@ def scenario_referee(scenario: Scenario, settings: RefereeSettings | None = None
                    extensions=game_extensions(config))
 
 
-def drive(referee: Referee, events: Iterable[Event], until: float) -> ScenarioRun:
+def drive(referee: Referee, events: Iterable[AnyEvent], until: float) -> ScenarioRun:
     """Hand ``events`` and the referee's own timers to ``referee`` in time order, up to
     ``until`` (seconds on the events' clock), on a virtual clock; what it committed."""
     run = ScenarioRun([], [], referee)
     order = itertools.count()
-    queue: list[tuple[float, int, Event]] = [(e.t, next(order), e) for e in events]
+    queue: list[tuple[float, int, AnyEvent]] = [(e.t, next(order), e) for e in events]
     heapq.heapify(queue)
-    timers: dict[str, int] = {}  # name -> the order number of its live entry
+    timers: dict[TimerName, int] = {}  # name -> the order number of its live entry
 
     def apply(effects: list[Any]) -> None:
         for effect in effects:

@@ -9,7 +9,7 @@
   once the daemon has connected; ``--interactive`` lets a person type the steps instead
   (:mod:`companion.sim.standalone`, :mod:`companion.sim.console`).
 - ``companion sim --replay TRACE [--speed 10]`` plays a recorded trace
-  (:mod:`companion.trace`) on a pty or a socket, starting when the daemon connects.
+  (:mod:`companion.tools.trace`) on a pty or a socket, starting when the daemon connects.
 
 A socket address must be on this machine (``localhost``, ``127.0.0.1``): the simulator is a
 test tool, not a network service.  Ctrl-C stops it.
@@ -40,7 +40,7 @@ from companion.sim.harness import Rehearsal
 from companion.sim.perform import Press, Put
 from companion.sim.scenario import Expect, Scenario
 from companion.sim.standalone import SimGame, VirtualPlayers
-from companion.trace import Trace, replay
+from companion.tools.trace import Trace, replay
 
 log = logging.getLogger("companion.sim")
 
@@ -348,7 +348,7 @@ def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: s
     :class:`companion.errors.CompanionError` for one that is not a trace or scenario.
     """
     from companion.sim.scenario import read_scenario
-    from companion.trace import read_trace
+    from companion.tools.trace import read_trace
 
     playing = players is not None or interactive
     if playing and (replay_file or scenario_file or empty):

@@ -139,7 +139,7 @@ class SimGame:
                  answer: Answer = lambda options, level: None) -> Rehearsal:
         """What the daemon will make of ``ops`` played from ``base`` (the board when the game
         stood at :attr:`state`), its questions answered with ``answer``."""
-        from companion.service import game_extensions
+        from companion.daemon.service import game_extensions
 
         return rehearse(self.rules, self.state, self.layout, base, ops, settings=self.settings,
                         extensions=game_extensions(self._config), answer=answer)

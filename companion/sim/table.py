@@ -37,7 +37,7 @@ from companion.sim.perform import (
 from companion.sim.players import chance_ops, choose_step
 
 if TYPE_CHECKING:
-    from companion.service import Service
+    from companion.daemon.service import Service
 
 log = logging.getLogger("companion.sim")
 
@@ -281,8 +281,8 @@ def seat(
     from gpiozero.pins.mock import MockFactory
 
     from companion.config import layout_name
+    from companion.daemon.service import build
     from companion.rules import load
-    from companion.service import build
 
     rules = load(config.game.name).RULES
     state = rules.new_game(config.game.players, config.game.seed, config.game.rules_options())

@@ -1,7 +1,7 @@
 """The table's web page as data: a :class:`Snapshot` of what the matrix shows, drawn as SVG.
 
 Pure and without a server (:mod:`companion.web.server` serves it, ``companion replay --html``
-writes it to a file): :func:`snapshot` turns a :class:`~companion.display.screen.Screen` and
+writes it to a file): :func:`snapshot` turns a :class:`~companion.referee.screen.Screen` and
 the board link's state into a JSON-ready dict, :func:`board_svg` draws the board from the
 same cell positions as the matrix's mini-map (:func:`companion.display.geometry.board_grid`),
 squares for Gardens of Enceladus with its start squares, action strip and show tray, pointy-top
@@ -25,8 +25,8 @@ from companion.display import palette
 from companion.display.geometry import board_grid
 from companion.display.palette import Colour
 from companion.display.render import DIE_FACE, empty_cell_colour  # the matrix's own colours
-from companion.display.screen import Screen
 from companion.referee.referee import SET_UP
+from companion.referee.screen import Screen
 from companion.rules.base import parse_piece
 
 SQUARE = 40
@@ -38,7 +38,7 @@ HEX_RADIUS = 22
 LINK_WORDS = {"waiting": "waiting for the board", "up": "board connected",
               "down": "board disconnected", "silent": "board silent",
               "record": "replayed from the journal"}
-"""What the page says of the board link, by :attr:`companion.service.Service.board`
+"""What the page says of the board link, by :attr:`companion.daemon.service.Service.board`
 (``record``: a game record, no board)."""
 
 PIN_EXTRA = "web"

@@ -62,8 +62,8 @@ import tornado.web
 
 from companion import journal
 from companion.errors import CompanionError, ConfigError, JournalError
-from companion.events import Button, Event, StartGame
-from companion.replay import history_moments, layout_of, read_game, screens
+from companion.events import AnyEvent, Button, StartGame
+from companion.tools.replay import history_moments, layout_of, read_game, screens
 from companion.web.newgame import Choices
 from companion.web.page import PIN_EXTRA, chart_svg, page_html, record, snapshot
 
@@ -272,7 +272,7 @@ class WebView:
     """
 
     def __init__(self, listen: str, *, title: str = "Gardens Companion",
-                 events: queue.Queue[Event] | None = None,
+                 events: queue.Queue[AnyEvent] | None = None,
                  clock: Callable[[], float] = time.monotonic, pin: str = "",
                  journals: Path | None = None, choices: Choices | None = None) -> None:
         host, port = parse_listen(listen)
@@ -318,7 +318,7 @@ class WebView:
     # ------------------------------------------------------------------ the referee's side
     def publish(self, screen: Any, link: str = "waiting", steps: int = 0,
                 played: Played | None = None) -> None:
-        """Make ``screen`` (a :class:`~companion.display.screen.Screen`) the page's state,
+        """Make ``screen`` (a :class:`~companion.referee.screen.Screen`) the page's state,
         with the board link's state and the steps committed (fewer than before: steps were
         taken back), and ``played``, the game so far for ``GET /record`` (kept as it is:
         nothing in it may change afterwards).  Never blocks, draws nothing: the server's

@@ -1,10 +1,11 @@
 """The GPIO controls beside the board: the OK, Undo, Select and Roll buttons, the buzzer and
 the status LED, each on a GPIO pin of the Pi.
 
-Every device is made with the pin factory passed in (one from :func:`make_pin_factory`,
-shared by every part; gpiozero's ``MockFactory`` in tests and the demo), never gpiozero's
-global ``Device.pin_factory``, and through :func:`claim`, so that a pin two parts want is
-refused by gpiozero's own reservation in a sentence naming both.
+Every device is made with the pin factory passed in (one from
+:func:`companion.board.pins.make_pin_factory`, shared by every part; gpiozero's
+``MockFactory`` in tests and the demo), never gpiozero's global ``Device.pin_factory``, and
+through :func:`companion.board.pins.claim`, so that a pin two parts want is refused by
+gpiozero's own reservation in a sentence naming both.
 
 Debouncing is ours, because gpiozero's mock pins ignore ``bounce_time`` and a contact
 bounces on release as well as on press.  Every edge of a
@@ -16,33 +17,30 @@ button gives one press, and nothing runs between edges (no polling).
 Threads: edges arrive on the pin factory's thread (on the driving thread with mock pins),
 debounced changes on the timer's (a :class:`threading.Timer` unless another ``timer`` is given,
 as tests do to drive time themselves); both only put events on the daemon's one queue.  An
-exception in either is logged (logger ``companion.controls``) and put on the queue as an
+exception in either is logged (logger ``companion.daemon.controls``) and put on the queue as an
 :class:`companion.events.Fault`; the controls go on working.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import logging
-import os
-import sys
 import threading
 import time
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from enum import StrEnum
 from queue import Queue
 from types import MappingProxyType, TracebackType
-from typing import Any, Protocol
+from typing import Any, Protocol, assert_never
 
-from gpiozero import LED, Buzzer, DigitalInputDevice, GPIOPinInUse, GPIOZeroError
+from gpiozero import LED, Buzzer, DigitalInputDevice
 
 from companion import events
+from companion.board.pins import claim
 from companion.config import ButtonPins
-from companion.errors import ConfigError
+from companion.referee.effects import BuzzPattern
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("companion.controls")
 
 BUTTONS = ("ok", "undo", "select", "roll")
 """The button names, as in :class:`companion.events.Button` and ``[buttons]``."""
@@ -57,120 +55,28 @@ class Beeps:
     n: int
 
 
-BUZZ_PATTERNS: Mapping[str, Beeps] = MappingProxyType({
-    "illegal": Beeps(0.08, 0.08, 3),  # the board matches no legal step
-    "question": Beeps(0.04, 0.0, 1),  # the players are asked to choose with Select and OK
+BUZZ_PATTERNS: Mapping[BuzzPattern, Beeps] = MappingProxyType({
+    BuzzPattern.ILLEGAL: Beeps(0.08, 0.08, 3),  # the board matches no legal step
+    BuzzPattern.QUESTION: Beeps(0.04, 0.0, 1),  # the players are asked to choose with Select and OK
 })  # fmt: skip
-"""What :meth:`Controls.buzz` sounds, by the name the referee gives (``Buzz.pattern``)."""
+"""What :meth:`Controls.buzz` sounds, by the pattern the referee gives (``Buzz.pattern``)."""
 
-STATUS_BLINKS: Mapping[str, tuple[float, float]] = MappingProxyType({
-    "busy": (0.5, 0.5),
-    "error": (0.1, 0.1),
+
+class StatusLight(StrEnum):
+    """What the status LED shows: ``ready`` steady light, ``busy`` blinking, ``error``
+    blinking fast (:data:`STATUS_BLINKS`), ``off`` none."""
+
+    READY = "ready"
+    BUSY = "busy"
+    ERROR = "error"
+    OFF = "off"
+
+
+STATUS_BLINKS: Mapping[StatusLight, tuple[float, float]] = MappingProxyType({
+    StatusLight.BUSY: (0.5, 0.5),
+    StatusLight.ERROR: (0.1, 0.1),
 })  # fmt: skip
-"""The status LED's blinking states: on and off times in seconds.  ``"ready"`` is steady
-light and ``"off"`` none."""
-
-_PLATFORM_FACTORIES = ("lgpio", "rpigpio", "pigpio", "native")  # gpiozero's own order
-# The library each platform factory drives, and its Raspberry Pi OS package.  "native" needs
-# none, but only knows the older Pis' GPIO registers.
-_FACTORY_LIBRARIES = MappingProxyType({
-    "lgpio": ("lgpio", "python3-lgpio"),
-    "rpigpio": ("RPi.GPIO", "python3-rpi.gpio"),
-    "pigpio": ("pigpio", "python3-pigpio"),
-})  # fmt: skip
-
-
-def make_pin_factory(name: str | None = None) -> Any:
-    """A new gpiozero pin factory, for every part on the Pi's GPIO to share; the caller
-    closes it.
-
-    ``name`` is a gpiozero factory name (``lgpio``, ``rpigpio``, ``pigpio``, ``native``,
-    ``mock``); by default ``$GPIOZERO_PIN_FACTORY``, else the first of lgpio, rpigpio,
-    pigpio and native that works here, as gpiozero itself chooses.
-
-    Raises :class:`companion.errors.ConfigError` naming why each factory failed.
-    """
-    name = name or os.environ.get("GPIOZERO_PIN_FACTORY")
-    installed = {ep.name: ep for ep in entry_points(group="gpiozero_pin_factories")}
-    failures = []
-    for candidate in (name.lower(),) if name else _PLATFORM_FACTORIES:
-        if candidate not in installed:
-            failures.append(f"{candidate} is not installed")
-            continue
-        try:
-            return installed[candidate].load()()
-        except Exception as error:  # each factory fails in its own way off a Pi
-            failures.append(f"{candidate}: {error}")
-    raise ConfigError(
-        f"No GPIO pin factory works here ({'; '.join(failures)}); without GPIO hardware "
-        "set GPIOZERO_PIN_FACTORY=mock"
-    )
-
-
-def pin_factory_missing() -> str | None:
-    """Why :func:`make_pin_factory` would find no pin factory here, told without opening
-    one (for ``companion check-config``): ``$GPIOZERO_PIN_FACTORY`` names a factory that is
-    not installed or whose library is missing, or none is named and none of lgpio, RPi.GPIO
-    and pigpio is installed.  ``None`` when one may work."""
-    name = (os.environ.get("GPIOZERO_PIN_FACTORY") or "").lower()
-    installed = {ep.name for ep in entry_points(group="gpiozero_pin_factories")}
-    if name and name not in installed:
-        return f"GPIOZERO_PIN_FACTORY={name} is not a gpiozero pin factory installed here"
-    if name in _FACTORY_LIBRARIES:
-        module, package = _FACTORY_LIBRARIES[name]
-        if not _installed(module):
-            return (f"GPIOZERO_PIN_FACTORY={name} needs {module} ({package} on Raspberry Pi "
-                    "OS), which is not installed")
-    elif not name and not any(_installed(module) for module, _ in _FACTORY_LIBRARIES.values()):
-        return ("no GPIO library is installed here (lgpio, RPi.GPIO or pigpio; python3-lgpio "
-                "on Raspberry Pi OS)")
-    return None
-
-
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:  # its parent package is missing
-        return False
-
-
-# Which part holds which pin of each pin factory, to name it when another part asks for the pin.
-_HOLDERS: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
-
-
-def _platform_errors() -> tuple[type[Exception], ...]:
-    """What opening a pin raises besides gpiozero's own errors: the platform libraries' (lgpio's
-    "GPIO busy" for a pin the kernel holds, RPi.GPIO's RuntimeError) and the OS's."""
-    errors: list[type[Exception]] = [OSError, RuntimeError]
-    lgpio = sys.modules.get("lgpio")
-    if lgpio is not None and isinstance(getattr(lgpio, "error", None), type):
-        errors.append(lgpio.error)
-    return tuple(errors)
-
-
-def claim(kind: Callable[..., Any], pin: str, *, part: str, pin_factory: Any,
-          **options: Any) -> Any:
-    """The gpiozero ``kind`` device on ``pin`` (``"GPIO17"``) for ``part`` (``"[buttons] ok"``:
-    how messages name it), made with ``pin_factory``.
-
-    Raises :class:`companion.errors.ConfigError` with a sentence when the pin cannot be used:
-    another part made through ``claim`` on the same factory holds it (both are named), the pin
-    does not exist, or the platform refuses it (the kernel holds it for SPI, I2C or the UART).
-    """
-    holders = _HOLDERS.setdefault(pin_factory, {})
-    try:
-        device = kind(pin, pin_factory=pin_factory, **options)
-    except GPIOPinInUse as error:
-        holder = holders.get(pin, "another part")
-        raise ConfigError(f"{part} and {holder} both use {pin}; each needs its own pin") from error
-    except GPIOZeroError as error:
-        raise ConfigError(f"{part}: {pin} cannot be used ({error})") from error
-    except _platform_errors() as error:
-        raise ConfigError(f"{part}: {pin} cannot be used ({error}); is it taken by SPI, I2C or "
-                          "the UART (raspi-config), or by another program?") from error
-    holders[pin] = part
-    return device
-
+"""The status LED's blinking states: on and off times in seconds."""
 
 class OneShot(Protocol):
     """A one-shot timer as :class:`threading.Timer` is one: made not started, then
@@ -227,7 +133,7 @@ class Controls:
 
     def __init__(
         self,
-        queue: Queue[events.Event],
+        queue: Queue[events.AnyEvent],
         *,
         pins: ButtonPins,
         pin_factory: Any,
@@ -325,10 +231,10 @@ class Controls:
                 self._queue.put(events.Button(self._clock(), name=name, pressed=pressed))
                 contact.reported = pressed
 
-    def buzz(self, pattern: str) -> None:
-        """Sound ``pattern`` (a key of :data:`BUZZ_PATTERNS`, e.g. ``"illegal"``: three
-        80 ms beeps) in the background; a new pattern cuts the one playing.  Nothing happens
-        without a buzzer.  Raises ``ValueError`` for an unknown pattern."""
+    def buzz(self, pattern: BuzzPattern) -> None:
+        """Sound ``pattern`` (:data:`BUZZ_PATTERNS`: ``illegal`` is three 80 ms beeps) in the
+        background; a new pattern cuts the one playing.  Nothing happens without a buzzer.
+        Raises ``ValueError`` for an unknown pattern."""
         if pattern not in BUZZ_PATTERNS:
             known = ", ".join(BUZZ_PATTERNS)
             raise ValueError(f"unknown buzzer pattern {pattern!r}; known: {known}")
@@ -336,22 +242,24 @@ class Controls:
         if self._buzzer is not None and not self._closed:
             self._buzzer.beep(beeps.on_s, beeps.off_s, beeps.n, background=True)
 
-    def status(self, state: str) -> None:
-        """Show ``state`` on the status LED: ``"ready"`` steady, ``"busy"`` blinking,
-        ``"error"`` blinking fast (:data:`STATUS_BLINKS`), ``"off"``.  Nothing happens
-        without a status LED.  Raises ``ValueError`` for an unknown state."""
-        if state not in ("ready", "off", *STATUS_BLINKS):
-            known = ", ".join(("ready", "off", *STATUS_BLINKS))
+    def status(self, state: StatusLight) -> None:
+        """Show ``state`` on the status LED.  Nothing happens without a status LED.  Raises
+        ``ValueError`` for an unknown state."""
+        if state not in tuple(StatusLight):
+            known = ", ".join(StatusLight)
             raise ValueError(f"unknown status {state!r}; known: {known}")
         if self._led is None or self._closed:
             return
-        if state == "ready":
-            self._led.on()
-        elif state == "off":
-            self._led.off()
-        else:
-            on_s, off_s = STATUS_BLINKS[state]
-            self._led.blink(on_s, off_s, background=True)
+        match StatusLight(state):
+            case StatusLight.READY:
+                self._led.on()
+            case StatusLight.OFF:
+                self._led.off()
+            case StatusLight.BUSY | StatusLight.ERROR as blinking:
+                on_s, off_s = STATUS_BLINKS[blinking]
+                self._led.blink(on_s, off_s, background=True)
+            case _ as unknown:
+                assert_never(unknown)
 
     def close(self) -> None:
         """Stop debouncing and close every device.  Safe to call twice."""

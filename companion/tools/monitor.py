@@ -28,13 +28,16 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from companion import events
 from companion.board import protocol
-from companion.display.screen import Screen
 from companion.errors import LinkError
+from companion.referee.screen import Screen
 from companion.rules.base import EMPTY, Cell, Piece
+
+if TYPE_CHECKING:  # the matrix is opened only when asked for
+    from companion.display import Display
 
 LIT_S: Final = 2.0
 """Seconds a changed cell stays lit in the sensor-test view."""
@@ -185,7 +188,7 @@ class Monitor:
             self.layout = layout
             self.tracker = HealthTracker(protocol.LAYOUTS[layout], start=t, **self.thresholds)
 
-    def handle(self, event: events.Event) -> list[str]:
+    def handle(self, event: events.AnyEvent) -> list[str]:
         """Take one event; return what to print about it."""
         if self.start is None:
             self.start = event.t
@@ -256,7 +259,7 @@ class Monitor:
                       highlights=highlights, message=message, urgent=bool(bad))
 
 
-def run_monitor(port: str, *, seconds: float | None = None, display: Any = None,
+def run_monitor(port: str, *, seconds: float | None = None, display: Display | None = None,
                 out: Callable[[str], None] = print, clock: Callable[[], float] = time.monotonic,
                 **thresholds: Any) -> list[str]:
     """Watch the board on ``port`` (a device path or pyserial URL) for ``seconds`` (default:
@@ -273,7 +276,7 @@ def run_monitor(port: str, *, seconds: float | None = None, display: Any = None,
     from companion.board.link import BoardLink
 
     monitor = Monitor(**thresholds)
-    inbox: queue.Queue[events.Event] = queue.Queue()
+    inbox: queue.Queue[events.AnyEvent] = queue.Queue()
     reported: dict[Cell, str] = {}
     end = None if seconds is None else clock() + seconds
     interrupted: KeyboardInterrupt | None = None

@@ -31,7 +31,7 @@ from companion.rules import GAMES
 from companion.rules import load as load_rules
 from companion.rules.base import GameRules
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("companion.replay")
 
 STEP_MS = 800
 """How long each step stays on screen in the GIF, in milliseconds."""
