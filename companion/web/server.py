@@ -238,14 +238,42 @@ class _Journal(_Base):
         self.finish(game)
 
 
-class _Server(tornado.httpserver.HTTPServer):
-    """Tornado's server with a bound on the connections it keeps."""
+class BoundedServer(tornado.httpserver.HTTPServer):
+    """Tornado's server with a bound on the connections it keeps (:data:`MAX_CONNECTIONS`;
+    the next is closed at once)."""
 
     def handle_stream(self, stream: tornado.iostream.IOStream, address: tuple[Any, ...]) -> None:
         if len(self._connections) >= MAX_CONNECTIONS:
             stream.close()
             return
         super().handle_stream(stream, address)
+
+
+class PinGuard:
+    """A control PIN (``pin``, four digits drawn when ``""``): :meth:`check` lets a request
+    through with the right one and, after :data:`MAX_WRONG_PINS` wrong ones in a row, none
+    for :data:`LOCKOUT_S` seconds of ``clock`` (four digits are few)."""
+
+    def __init__(self, pin: str = "", clock: Callable[[], float] = time.monotonic) -> None:
+        self.pin = pin or f"{secrets.randbelow(10_000):04}"
+        self._clock = clock
+        self._wrong = 0
+        self._locked_until = 0.0
+
+    def check(self, pin: str, what: str, where: str) -> str:
+        """``""`` when ``pin`` is the PIN, else why not, for the page (``where`` says where
+        the PIN is to be read: ``"the matrix shows it"``); ``what`` was asked, for the log."""
+        now = self._clock()
+        if now < self._locked_until:
+            return "Too many wrong PINs: try again in a minute"
+        if not secrets.compare_digest(pin.encode(), self.pin.encode()):
+            self._wrong += 1
+            if self._wrong >= MAX_WRONG_PINS:
+                self._wrong, self._locked_until = 0, now + LOCKOUT_S
+            log.warning("%s from the page was refused: wrong PIN", what)
+            return f"Wrong PIN: {where}"
+        self._wrong = 0
+        return ""
 
 
 class WebView:
@@ -283,15 +311,14 @@ class WebView:
         self.address = f"http://{shown}:{bound[1]}/"
         """The page's address, such as ``http://127.0.0.1:8080/``."""
         self.page = page_html(title)
-        self.pin = pin or f"{secrets.randbelow(10_000):04}"
+        self._guard = PinGuard(pin, clock)
+        self.pin = self._guard.pin
         """The PIN that lets the page press the buttons, shown on the matrix."""
         self._events = events
         self._clock = clock
         self._journals = journals
         self.choices = choices if events is not None else None
         self._played: Played | None = None
-        self._wrong = 0
-        self._locked_until = 0.0
         self.streams: set[_Events] = set()
         self._steps: list[tuple[int, str]] = []  # (player, notation) of each step committed
         self._scores: list[tuple[tuple[int, str], ...]] = []  # after each step, the setup first
@@ -339,19 +366,9 @@ class WebView:
     def allowed(self, pin: str, what: str) -> str:
         """``""`` when a page that gave ``pin`` may control the table, else why not (``what``
         it asked, for the log: ``"a press of ok"``)."""
-        now = self._clock()
         if self._events is None:
             return "This page is read-only"
-        if now < self._locked_until:
-            return "Too many wrong PINs: try again in a minute"
-        if not secrets.compare_digest(pin.encode(), self.pin.encode()):
-            self._wrong += 1
-            if self._wrong >= MAX_WRONG_PINS:
-                self._wrong, self._locked_until = 0, now + LOCKOUT_S
-            log.warning("%s from the page was refused: wrong PIN", what)
-            return "Wrong PIN: the matrix shows it"
-        self._wrong = 0
-        return ""
+        return self._guard.check(pin, what, "the matrix shows it")
 
     def press(self, button: str) -> None:
         """Press ``button`` (one of :data:`BUTTONS`; the page :meth:`allowed`): its press and
@@ -454,7 +471,7 @@ class WebView:
             default_handler_class=_NotFound, default_handler_args={"view": self},
             log_function=_log_request, compress_response=False,
         )
-        server = _Server(app, max_header_size=MAX_HEADER_BYTES, max_body_size=MAX_BODY_BYTES,
+        server = BoundedServer(app, max_header_size=MAX_HEADER_BYTES, max_body_size=MAX_BODY_BYTES,
                          max_buffer_size=MAX_HEADER_BYTES + MAX_BODY_BYTES,
                          idle_connection_timeout=IDLE_TIMEOUT_S, body_timeout=IDLE_TIMEOUT_S)
         server.add_sockets(self._sockets)
