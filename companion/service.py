@@ -551,7 +551,8 @@ class Service:
         else:
             config = replace(self.config, game=replace(
                 self.config.game, players=chosen.players, seed=chosen.seed,
-                options=dict(chosen.options)))
+                options=dict(chosen.options)), players=replace(
+                self.config.players, names=chosen.names or self.config.players.names))
         directory = None if self.journal_error else Path(config.journal.directory)
         try:
             state, journal = new_game(config, old.rules, directory, fsync=config.journal.fsync)
@@ -695,6 +696,9 @@ def new_game(
                   "players": config.game.players,
                   "seed": seed, "options": config.game.rules_options(),
                   "setup": rules.format_position(state)}
+        names = config.players.seat_names(config.game.players)
+        if any(names):  # who sat where, for the scoreboard's standings
+            header["names"] = names
         journal = journal_mod.Journal.create(directory, header, fsync=fsync)
     return state, journal
 
@@ -811,7 +815,8 @@ def _open_web(service: Service, listen: str, stack: ExitStack) -> None:
                           f"({WEB_INSTALL})") from None
     journals = None if service.journal_error or service.config is None else Path(
         service.config.journal.directory)
-    choices = None if service.config is None else Choices(service.config.game)
+    choices = None if service.config is None else Choices(service.config.game,
+                                                          service.config.players)
     view = WebView(listen, title=f"Gardens of {service.referee.rules.name.capitalize()}",
                    events=service.events, clock=service.clock, journals=journals,
                    choices=choices)

@@ -458,7 +458,7 @@ def test_a_new_game_of_three_started_on_the_page_is_on_the_matrix_and_the_page(
 ) -> None:
     """The daemon as ``companion run`` builds it, ``[web] listen`` on: the page's New game
     with the matrix's PIN reaches it as an event and the 3-player game is set up on the
-    matrix, on the page and in a new journal; an option the rules core refuses is said in
+    matrix, on the page and in a new journal, with the seats' names; an option the rules core refuses is said in
     its words and starts nothing."""
     from conftest import DaemonThread
     from selenium.webdriver.common.by import By
@@ -490,6 +490,9 @@ def test_a_new_game_of_three_started_on_the_page_is_on_the_matrix_and_the_page(
         players = browser.find_element(By.ID, "new-players")
         players.clear()
         players.send_keys("3")
+        names = browser.find_element(By.ID, "new-names")
+        names.clear()
+        names.send_keys("Ann, , Cy")
         said = browser.find_element(By.ID, "new-said")
         score = browser.find_element(By.CSS_SELECTOR, '[data-option="plant_score"]')
         score.clear()
@@ -506,8 +509,9 @@ def test_a_new_game_of_three_started_on_the_page_is_on_the_matrix_and_the_page(
         assert daemon.wait(lambda: len(service.referee.rules.status(service.referee.state)) == 3)
         assert daemon.wait(lambda: len(service.last_screen.scores) == 3)  # on the matrix
         until(lambda _: len(read_page(browser)["players"]) == 3)  # and on the page
-        assert service.journal is not None and journal.read(
-            service.journal.path).header["players"] == 3
+        assert service.journal is not None
+        header = journal.read(service.journal.path).header
+        assert (header["players"], header["names"]) == (3, ["Ann", "", "Cy"])
     finally:
         daemon.stop()
 

@@ -41,6 +41,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from companion.config import MAX_NAME
 from companion.display.screen import Screen
 from companion.errors import CompanionError
 from companion.rules import GAMES, LAYOUTS
@@ -60,9 +61,6 @@ MAX_WAITING = 2000
 
 MAX_GAMES = 500
 """Games kept per table (an evening is a few rounds); the oldest unfinished ones go first."""
-
-MAX_NAME = 40
-"""The longest player name, in characters."""
 
 TABLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 """What a table may be called (``[mqtt] table``); a topic with another name is ignored."""

@@ -24,7 +24,8 @@ it the page is read-only.  A press becomes exactly what a button makes: a
 seconds (four digits are few).
 
 A new game from the page (``GET /game``: the form, :class:`companion.web.newgame.Choices`;
-``POST /new``, JSON ``{"pin": ..., "players": 3, "seed": 0, "options": {...}, "end": false}``),
+``POST /new``, JSON ``{"pin": ..., "players": 3, "seed": 0, "options": {...}, "names":
+["Ann", "Bob", ""], "end": false}``),
 behind the same PIN: a choice the rules core refuses is answered 400 with its sentence; while
 a game is in progress (a step made, no ranking yet) it is refused 409 unless ``end`` confirms
 that it is to be ended; else it becomes a :class:`~companion.events.StartGame` on the event
@@ -203,7 +204,8 @@ class _NewGame(_Base):
         try:
             asked = json.loads(self.request.body)
             pin = asked["pin"]
-            chosen = (asked["players"], asked.get("seed", 0), asked.get("options", {}))
+            chosen = (asked["players"], asked.get("seed", 0), asked.get("options", {}),
+                      asked.get("names"))
         except (ValueError, TypeError, KeyError):
             raise tornado.web.HTTPError(
                 400, reason='A new game is JSON: {"pin": "1234", "players": 3}') from None
@@ -378,10 +380,11 @@ class WebView:
         self._events.put(Button(now, name=button, pressed=True))
         self._events.put(Button(now, name=button, pressed=False))
 
-    def start(self, pin: str, players: Any, seed: Any, options: Any, *,
+    def start(self, pin: str, players: Any, seed: Any, options: Any, names: Any = None, *,
               end: bool = False) -> tuple[int, str]:
-        """Start a new game of ``players`` with ``seed`` and ``options`` (checked by
-        :meth:`Choices.choose`) for a page that gave ``pin``, ending the game in progress
+        """Start a new game of ``players`` with ``seed``, ``options`` and the seats'
+        ``names`` (``None``: as configured; checked by :meth:`Choices.choose` and
+        :meth:`Choices.seat_names`) for a page that gave ``pin``, ending the game in progress
         only when ``end``: a :class:`StartGame` on the event queue.  Returns ``(200, "")``,
         or the HTTP status and the sentence of the refusal."""
         if self.choices is None:
@@ -391,6 +394,7 @@ class WebView:
             return 403, refusal
         try:
             players, seed, options = self.choices.choose(players, seed, options)
+            named = () if names is None else self.choices.seat_names(names, players)
         except CompanionError as error:
             return 400, str(error)
         screen, steps = self._latest[1], self._latest[3]
@@ -398,7 +402,8 @@ class WebView:
             return 409, (f"A game is in progress ({steps} steps): confirm that it ends to "
                          "start the new one")
         assert self._events is not None
-        self._events.put(StartGame(self._clock(), players=players, seed=seed, options=options))
+        self._events.put(StartGame(self._clock(), players=players, seed=seed, options=options,
+                                   names=named))
         log.info("a new game of %d players was asked from the page", players)
         return 200, ""
 
