@@ -48,9 +48,10 @@ def play(game: str, players: int, seed: int, options: dict[str, Any] | None = No
 
 
 def messages(table: str, game_id: str, game: str, players: int, setup: str, steps: list[str],
-             names: list[str] | None = None, over: bool = True
+             names: list[str] | None = None, over: bool = True, states: bool = False
              ) -> list[tuple[str, bytes]]:
-    """A table's messages for a game: its header, then one step message per journal line."""
+    """A table's messages for a game: its header, then one step message per journal line
+    (each followed by the table's state with its history when ``states``)."""
     def out(kind: str, body: dict[str, Any]) -> tuple[str, bytes]:
         return f"gardens/{table}/{kind}", json.dumps(
             {"v": 1, "table": table, "game_id": game_id, **body}).encode()
@@ -58,12 +59,16 @@ def messages(table: str, game_id: str, game: str, players: int, setup: str, step
     sent = [out("game", {"game": game, "layout": "", "players": players,
                          "names": names or [""] * players, "seed": 1, "options": {},
                          "setup": setup, "started": "2026-12-01T18:00:00+00:00"})]
-    for n, step in enumerate(steps, 1):
-        sent.append(out("step", {"seq": n + 1, "kind": "step", "n": n, "player": 1,
-                                 "step": step}))
+    lines = [{"kind": "step", "n": n, "player": 1, "step": step}
+             for n, step in enumerate(steps, 1)]
     if over:
-        sent.append(out("step", {"seq": len(steps) + 2, "kind": "over", "n": len(steps),
-                                 "over": {}}))
+        lines.append({"kind": "over", "n": len(steps), "over": {}})
+    for seq, line in enumerate(lines, 2):
+        sent.append(out("step", {"seq": seq, **line}))
+        if states:
+            done = steps[:seq - 1]
+            sent.append(out("state", {"seq": seq, "game": game, "scores": [], "steps": len(done),
+                                      "over": seq - 1 > len(steps), "history": done}))
     return sent
 
 
@@ -173,6 +178,25 @@ def test_a_table_whose_steps_were_missed_shows_the_scores_it_last_sent(
     feed(board, sent[1:4])  # the missing steps come after all (a persistent session)
     view = board.tables()[0]
     assert view.note == "" and view.steps == len(steps) and view.screen is not None
+
+
+def test_a_state_with_its_history_rebuilds_a_table_whose_steps_were_lost(
+        games: dict[str, tuple[str, list[str], Any]]) -> None:
+    board = Scoreboard()
+    setup, steps, outcome = games["enceladus2"]
+    sent = messages("t1", "g1", "enceladus", 2, setup, steps, states=True)
+    lost = len(sent) // 2  # a broker restarted without its sessions: these never came
+    feed(board, [sent[0], *sent[lost:lost + 2]])
+    assert board.tables()[0].note == ""  # the state caught up with the step before it
+    feed(board, sent[lost + 2:])
+    view = board.tables()[0]
+    assert view.over and view.winners == outcome.winners and view.steps == len(steps)
+    assert len(board.finished()) == 1
+    bad = json.loads(sent[-1][1])
+    board2 = Scoreboard()
+    board2.receive(*sent[0])
+    board2.receive("gardens/t1/state", json.dumps({**bad, "history": ["z1/z2"]}).encode())
+    assert "waiting for journal line 2" in board2.tables()[0].note
 
 
 def step_message(seq: int, n: int, step: str, table: str = "t1", **extra: Any) -> bytes:

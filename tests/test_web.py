@@ -458,8 +458,8 @@ def test_a_new_game_of_three_started_on_the_page_is_on_the_matrix_and_the_page(
 ) -> None:
     """The daemon as ``companion run`` builds it, ``[web] listen`` on: the page's New game
     with the matrix's PIN reaches it as an event and the 3-player game is set up on the
-    matrix, on the page and in a new journal, with the seats' names; an option the rules core refuses is said in
-    its words and starts nothing."""
+    matrix, on the page and in a new journal, with the seats' names; an option the rules
+    core refuses is said in its words and starts nothing."""
     from conftest import DaemonThread
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.wait import WebDriverWait

@@ -11,8 +11,10 @@ What is trusted: nothing in a message.  Each table's game is rebuilt from its ``
 replays a journal; the scores, whose turn and the end come from that position, never from the
 message.  A step message is keyed by ``(table, game_id, seq)``: a seq already applied is a
 copy (delivery is at least once) and dropped; one ahead of the next expected waits for the
-ones before it.  The retained ``state`` message only fills in a table whose steps this
-scoreboard did not see (it started after the game began).
+ones before it.  The retained ``state`` message fills in a table whose steps this scoreboard
+did not see (it started after the game began, or a broker restarted without its sessions
+lost them): its ``history``, the steps in force, is replayed as the steps are; without one
+its scores are shown as sent, and the board is not.
 
 Bad input -- not JSON, over :data:`MAX_PAYLOAD_BYTES`, wrong types, an unknown game, a setup
 or step the rules refuse, a seq gone backwards or seen before -- is ignored and said once per
@@ -102,7 +104,9 @@ class StepMessage(msgspec.Struct, kw_only=True):
 
 
 class StateMessage(msgspec.Struct, kw_only=True):
-    """A retained ``state`` message, read only for a table whose steps were missed."""
+    """A retained ``state`` message, read only for a table whose steps were missed:
+    ``history`` (the steps in force, in notation) rebuilds its game, else its scores are
+    shown as they are."""
 
     v: int
     table: str
@@ -113,6 +117,7 @@ class StateMessage(msgspec.Struct, kw_only=True):
     over: bool = False
     winners: Annotated[list[int], msgspec.Meta(max_length=8)] = []
     steps: int = 0
+    history: Annotated[list[Text], msgspec.Meta(max_length=10_000)] | None = None
 
 
 _DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
@@ -331,8 +336,11 @@ class Scoreboard:
         if isinstance(message, StepMessage):
             return self._step(table, message)
         table.state = message
-        return table.current is None or table.current.header.game_id != message.game_id \
-            or bool(table.current.broken)
+        game = table.games.get(message.game_id)
+        if game is not None and message.history is not None and message.seq > game.applied \
+                and not game.broken:
+            self._catch_up(table, game, message.seq, message.history)
+        return True
 
     def _header(self, table: _Table, header: Header) -> bool:
         if header.game_id in table.games:
@@ -399,9 +407,36 @@ class Scoreboard:
             game.waiting[step.seq] = step
             return False
         self._apply(table, game, step)
+        self._drain(table, game)
+        return True
+
+    def _drain(self, table: _Table, game: _Game) -> None:
+        """Apply the steps that waited for the ones now applied."""
         while game.applied + 1 in game.waiting and not game.broken:
             self._apply(table, game, game.waiting.pop(game.applied + 1))
-        return True
+
+    def _catch_up(self, table: _Table, game: _Game, seq: int, history: list[str]) -> None:
+        """Rebuild ``game`` up to journal line ``seq`` from ``history``, its steps in force
+        then (the steps before were missed: the scoreboard came late, or the broker lost
+        them), then apply the steps after it that came."""
+        rules = game.rules
+        assert rules is not None  # a game without rules is broken
+        try:
+            position = rules.parse_position(game.header.setup)
+            positions = []
+            for text in history:
+                positions.append(position)
+                position = rules.apply(position, rules.parse_step(position, text))
+        except _PARSE_ERRORS as error:
+            self._complain(table.name, f"history {game.header.game_id}",
+                           f"the steps of game {game.header.game_id} that table {table.name} "
+                           f"sent with its state cannot be replayed: {str(error)[:120]}")
+            return
+        game.position, game.positions, game.notation = position, positions, list(history)
+        game.applied = seq
+        game.waiting = {s: m for s, m in game.waiting.items() if s > seq}
+        game.outcome = rules.outcome(position)
+        self._drain(table, game)
 
     def _apply(self, table: _Table, game: _Game, step: StepMessage) -> None:
         game.applied = step.seq
