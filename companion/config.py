@@ -26,7 +26,7 @@ Sections (the commented ``config/companion.toml`` documents every key):
   buzzer and status LED;
 - ``[display]`` :class:`DisplayConfig`, the ``luma.core.cmdline`` options plus our own;
 - ``[switches]`` :class:`SwitchMatrixConfig`; ``[journal]`` :class:`JournalConfig`;
-  ``[log]`` :class:`LogConfig`; ``[web]`` :class:`WebConfig`.
+  ``[log]`` :class:`LogConfig`; ``[web]`` :class:`WebConfig`; ``[mqtt]`` :class:`MqttConfig`.
 
 Reloading (``SIGHUP``): only ``[display]`` is applied to a running daemon
 (:data:`RELOADABLE`, :meth:`Config.replace_display`, :func:`display_changes`); the other
@@ -474,6 +474,70 @@ class PlayersConfig:
                 for i in range(players)]
 
 
+_BROKER = re.compile(r"(mqtts?)://([^/:?#@\s]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?/?")
+MQTT_PORTS = MappingProxyType({"mqtt": 1883, "mqtts": 8883})
+"""The broker's port when ``[mqtt] broker`` names none, by scheme (IANA's MQTT ports)."""
+
+
+def _broker(value: object) -> object:
+    if isinstance(value, str):
+        found = _BROKER.fullmatch(value)
+        if not value or (found and (found[3] is None or 1 <= int(found[3]) <= 65535)):
+            return value
+    raise _Bad('"mqtt://host:port" or "mqtts://host:port" (TLS), such as '
+               '"mqtt://192.168.1.10:1883", or "" for no publishing')
+
+
+def broker_address(url: str) -> tuple[bool, str, int]:
+    """``(tls, host, port)`` of a ``[mqtt] broker`` URL the configuration accepted
+    (``"mqtts://host"`` -> ``(True, "host", 8883)``)."""
+    found = _BROKER.fullmatch(url)
+    if found is None:
+        raise ValueError(f"not a broker URL: {url!r}")
+    port = int(found[3]) if found[3] else MQTT_PORTS[found[1]]
+    return found[1] == "mqtts", found[2].strip("[]"), port
+
+
+_TOPIC_LEVELS = r"[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*"
+_PATH_OR_NONE = r"^(\S(.*\S)?)?$"
+
+
+@dataclass(frozen=True, slots=True)
+class MqttConfig:
+    """``[mqtt]``: publishing the table to an MQTT broker (:mod:`companion.mqtt`,
+    ``docs/MQTT.md``).
+
+    ``broker``: ``"mqtt://host:port"`` or ``"mqtts://host:port"`` (TLS; the port defaults to
+    1883 and 8883), ``""`` (the default) for no publishing and no client at all; ``table``:
+    the table's name in the topics, letters, digits, ``_`` and ``-``, 1 to 40 of them (``""``:
+    this machine's host name); ``topic``: the topics' prefix; ``username`` with ``password``
+    or ``password_file`` (a file holding the password, so that the configuration can be
+    readable by all), for a broker that asks for them; ``ca_file``: the certificate
+    authority that signed an ``mqtts://`` broker's certificate (``""``: the system's);
+    ``discovery``: the Home Assistant discovery prefix, ``""`` for none.  Relative paths are
+    from the configuration file's folder.
+    """
+
+    broker: Annotated[str, Meta(extra={"read": _broker})] = ""
+    table: Annotated[str, Meta(pattern=r"^[A-Za-z0-9_-]{0,40}$", description=(
+        'a name of 1 to 40 letters, digits, "_" or "-", such as "table-3", or "" for this '
+        "machine's host name"))] = ""
+    topic: Annotated[str, Meta(pattern=f"^{_TOPIC_LEVELS}$", description=(
+        'a topic prefix of letters, digits, "_" and "-" with "/" between levels, such as '
+        '"gardens" or "club/gardens"'))] = "gardens"
+    username: str = ""
+    password: str = ""
+    password_file: Annotated[str, Meta(pattern=_PATH_OR_NONE, description=(
+        'the path of a file holding the password, such as "/etc/companion/mqtt-password", or '
+        '"" for none'))] = ""
+    ca_file: Annotated[str, Meta(pattern=_PATH_OR_NONE, description=(
+        'the path of a CA certificate (PEM), such as "/etc/companion/venue-ca.pem", or "" '
+        "for the system's"))] = ""
+    discovery: Annotated[str, Meta(pattern=f"^({_TOPIC_LEVELS})?$", description=(
+        'a topic prefix such as "homeassistant", or "" for no Home Assistant '
+        "discovery"))] = "homeassistant"
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """The whole configuration; ``Config()`` is the built-in defaults."""
@@ -487,6 +551,7 @@ class Config:
     journal: JournalConfig = field(default_factory=JournalConfig)
     log: LogConfig = field(default_factory=LogConfig)
     web: WebConfig = field(default_factory=WebConfig)
+    mqtt: MqttConfig = field(default_factory=MqttConfig)
 
     def replace_display(self, display: DisplayConfig) -> Config:
         """This configuration with ``display`` instead of its own: what ``SIGHUP`` applies
@@ -717,6 +782,7 @@ _SECTIONS: Mapping[str, tuple[type, ...]] = MappingProxyType({
     "buttons": (ButtonPins, ButtonsConfig),
     "display": (DisplayConfig, EmulatorOptions), "switches": (SwitchMatrixConfig,),
     "journal": (JournalConfig,), "log": (LogConfig,), "web": (WebConfig,),
+    "mqtt": (MqttConfig,),
 })  # fmt: skip
 _NESTED = frozenset({"pins", "luma"})  # fields that are not keys of the file
 
@@ -984,6 +1050,7 @@ def parse_config(text: str, source: str = "<config>", folder: Path | None = None
     if folder is not None:
         config = _from_folder(config, folder)
     _check_pins(config, problems)
+    _check_mqtt(config.mqtt, problems)
     if not problems.sentences:
         _check_game(config, problems)
     if problems.sentences:
@@ -992,12 +1059,31 @@ def parse_config(text: str, source: str = "<config>", folder: Path | None = None
 
 
 def _from_folder(config: Config, folder: Path) -> Config:
-    """``config`` with its relative paths (the journal folder, the card catalogue) made
-    absolute from ``folder``; an absolute path stays as it is."""
-    board, journal = config.board, config.journal
-    missions = str(folder / board.missions) if board.missions else ""
-    return replace(config, board=replace(board, missions=missions),
-                   journal=replace(journal, directory=str(folder / journal.directory)))
+    """``config`` with its relative paths (the journal folder, the card catalogue, the MQTT
+    password and CA files) made absolute from ``folder``; an absolute path stays as it is."""
+    board, journal, mqtt = config.board, config.journal, config.mqtt
+
+    def path(value: str) -> str:
+        return str(folder / value) if value else ""
+
+    return replace(config, board=replace(board, missions=path(board.missions)),
+                   journal=replace(journal, directory=str(folder / journal.directory)),
+                   mqtt=replace(mqtt, password_file=path(mqtt.password_file),
+                                ca_file=path(mqtt.ca_file)))
+
+
+def _check_mqtt(mqtt: MqttConfig, problems: _Problems) -> None:
+    """The ``[mqtt]`` keys that only make sense together."""
+    if mqtt.password and mqtt.password_file:
+        problems.add(("mqtt", "password_file"), "[mqtt] password and password_file are both "
+                     "set; keep one of them")
+    if (mqtt.password or mqtt.password_file) and not mqtt.username:
+        key = "password" if mqtt.password else "password_file"
+        problems.add(("mqtt", key), f"[mqtt] {key} is set but username is empty; the broker "
+                     "takes a password only with a username")
+    if mqtt.ca_file and not mqtt.broker.startswith("mqtts://"):
+        problems.add(("mqtt", "ca_file"), '[mqtt] ca_file is for a broker reached over TLS; '
+                     'write the broker as "mqtts://host:port"')
 
 
 def _check_game(config: Config, problems: _Problems) -> None:

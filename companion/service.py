@@ -163,6 +163,9 @@ class Service:
     journal: journal_mod.Journal | None = None
     screen_listeners: list[Callable[[Any], None]] = field(default_factory=list)
     commit_listeners: list[Callable[[Committed], None]] = field(default_factory=list)
+    journal_listeners: list[Callable[[Path], None]] = field(default_factory=list)
+    """Called with the journal's path after each line is durable there (the publisher of
+    ``[mqtt]`` reads the journal as its outbox)."""
     stop_when_over: bool = False
     notifier: Notifier = field(default_factory=Notifier)
     ready_timeout_s: float = 10.0
@@ -530,11 +533,17 @@ class Service:
             self._journal_errors.report(str(error))
             self._journal_alarm = self._journal_alarm or not was_behind
             return
+        self._journal_written()
         if was_behind:
             self._journal_errors.flush()
             log.warning("the journal is whole again: %d waiting lines written", was_behind)
             if self._plain_screen is not None:
                 self._show(self._plain_screen)
+
+    def _journal_written(self) -> None:
+        if self.journal is not None and not self.journal.behind:
+            for listener in self.journal_listeners:
+                listener(self.journal.path)
 
     def _new_game(self, chosen: StartGame | None = None) -> None:
         """The next game at the same table: a new setup (the next seed, or the players,
@@ -564,6 +573,7 @@ class Service:
         if chosen is not None:  # the next games count their seeds from the chosen one
             self.config, self.games = config, 0
         self.journal = journal
+        self._journal_written()  # its header
         self.outcome = None
         self.timers.clear()
         self.referee = Referee(old.rules, state, old.layout_name, old.settings, syncing=True,
@@ -787,6 +797,8 @@ def build(
                                      clock=clock)
             stack.callback(service.link.close)
             service.link.start()
+        if config.mqtt.broker:
+            _open_mqtt(service, config, stack)
         refused.pop_all()
     return service
 
@@ -831,6 +843,27 @@ def _open_web(service: Service, listen: str, stack: ExitStack) -> None:
 
     service.screen_listeners.append(publish)
     log.info("live page: %s", view.address)
+
+
+def _open_mqtt(service: Service, config: Config, stack: ExitStack) -> None:
+    """Publish the table to the broker of ``[mqtt]``: the journal is the outbox, read again
+    after every line written.  Raises :class:`ConfigError` when the mqtt extra is not
+    installed or the password file cannot be read."""
+    try:
+        from companion.mqtt.publisher import Publisher
+    except ImportError:
+        from companion.mqtt import MQTT_INSTALL
+
+        raise ConfigError(f"[mqtt] broker is set but the table cannot be published: "
+                          f"paho-mqtt is not installed ({MQTT_INSTALL})") from None
+    if service.journal is None:
+        log.error("[mqtt] the games are not saved, so nothing is published: the journal is "
+                  "what the broker is sent from")
+        return
+    publisher = Publisher.from_config(config.mqtt, Path(config.journal.directory))
+    stack.callback(publisher.close)
+    service.journal_listeners.append(publisher.journal_written)
+    publisher.start(service.journal.path)
 
 
 def _open_gpio(service: Service, config: Config, factory: Any, *, owned: bool,

@@ -1,7 +1,8 @@
 """What many test modules share: gpiozero mock pins (the ``pin_factory`` fixture), the
 daemon run in a thread of the test process (:class:`DaemonThread`) and ``companion rules
-check`` run on case files (:func:`rules_check`), and the benchmark scripts loaded as modules
-(:func:`load_bench`).
+check`` run on case files (:func:`rules_check`), the benchmark scripts loaded as modules
+(:func:`load_bench`), and a real Mosquitto broker on a loopback port (the ``broker``
+fixture, :class:`Broker`) with a client that records what it hears (:class:`Listener`).
 
 Every wait here is bounded and ends on a condition the code under test notifies, never on
 the machine's speed.
@@ -9,10 +10,16 @@ the machine's speed.
 
 from __future__ import annotations
 
+import getpass
 import importlib.util
+import os
+import queue
+import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -184,3 +191,145 @@ class _Timers(dict[str, float]):
         with self._daemon.changed:
             self._daemon.armed.append((name, at, self._daemon.service.clock()))
             self._daemon.changed.notify_all()
+
+
+MOSQUITTO = Path("/usr/sbin/mosquitto")
+"""Debian's Mosquitto, which ``make test`` installs."""
+
+
+def free_port() -> int:
+    """A TCP port free on the loopback interface just now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+class Broker:
+    """A Mosquitto of the test's own on a free loopback port, its configuration, password
+    file and ACL in ``folder``; ``users`` (name to password) and ``acl`` (the ACL file's
+    text) make it refuse anonymous clients.  :meth:`start` returns once it listens (it says
+    so on its log); :meth:`kill` ends it with SIGKILL, as a crash would; :meth:`start`
+    again brings it back on the same port, without the retained messages (no persistence);
+    :meth:`freeze` and :meth:`thaw` stop and resume it (SIGSTOP, SIGCONT).
+    """
+
+    def __init__(self, folder: Path, *, users: dict[str, str] | None = None,
+                 acl: str = "") -> None:
+        self.folder = folder
+        self.port = free_port()
+        self.url = f"mqtt://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[str] | None = None
+        lines = [f"listener {self.port} 127.0.0.1", "persistence false", "log_dest stderr",
+                 "log_type error", "log_type warning", "log_type notice",
+                 "log_type information",
+                 f"user {getpass.getuser()}"]  # as root it would switch to "mosquitto"
+        if users:
+            passwords = folder / "passwords"
+            passwords.touch(mode=0o600)
+            for name, password in users.items():
+                subprocess.run(["mosquitto_passwd", "-b", str(passwords), name, password],
+                               check=True, capture_output=True)
+            lines += ["allow_anonymous false", f"password_file {passwords}"]
+        else:
+            lines.append("allow_anonymous true")
+        if acl:
+            (folder / "acl").write_text(acl)
+            lines.append(f"acl_file {folder / 'acl'}")
+        self.config = folder / "mosquitto.conf"
+        self.config.write_text("\n".join(lines) + "\n")
+
+    def start(self) -> None:
+        assert self.process is None
+        self.process = subprocess.Popen([str(MOSQUITTO), "-c", str(self.config)],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.PIPE, text=True)
+        heard: queue.Queue[str] = queue.Queue()
+        stderr = self.process.stderr
+        assert stderr is not None
+
+        def read() -> None:
+            for line in stderr:
+                heard.put(line)
+            heard.put("")  # it has ended
+
+        threading.Thread(target=read, daemon=True).start()
+        deadline = time.monotonic() + WAIT_S
+        log = []
+        while True:
+            line = heard.get(timeout=max(0.0, deadline - time.monotonic()))
+            log.append(line)
+            assert line, f"mosquitto did not start: {''.join(log)}"
+            if " running" in line:
+                return
+
+    def freeze(self) -> None:
+        """Stop the broker dead (SIGSTOP): connections stay open, nothing is answered."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(WAIT_S)
+            self.process = None
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[Broker]:
+    """A Mosquitto for the test alone (anonymous clients welcome), killed after it."""
+    if not MOSQUITTO.exists():
+        pytest.skip("needs Mosquitto (make test installs it)")
+    folder = tmp_path / "broker"
+    folder.mkdir()
+    running = Broker(folder)
+    running.start()
+    yield running
+    running.kill()
+
+
+class Listener:
+    """A client of ``broker`` (an :class:`Broker`) subscribed to ``topics`` that keeps every
+    message it receives, in order, as ``(topic, payload, retained)``; :meth:`wait` blocks
+    until a condition on them holds.  ``username``/``password`` for a broker with users."""
+
+    def __init__(self, url: str, topics: str = "#", *, username: str = "",
+                 password: str = "") -> None:
+        import paho.mqtt.client as paho
+        from paho.mqtt.enums import CallbackAPIVersion
+
+        self.messages: list[tuple[str, bytes, bool]] = []
+        self.changed = threading.Condition()
+        self.client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"listener-{os.getpid()}")
+        if username:
+            self.client.username_pw_set(username, password)
+        self.subscribed = threading.Event()
+        self.client.on_connect = lambda c, *_: c.subscribe(topics, qos=1)
+        self.client.on_subscribe = lambda *_: self.subscribed.set()
+        self.client.on_message = self._message
+        host, port = url.removeprefix("mqtt://").split(":")
+        self.client.connect(host, int(port))
+        self.client.loop_start()
+        assert self.subscribed.wait(WAIT_S), "the listener never subscribed"
+
+    def _message(self, client: Any, userdata: Any, message: Any) -> None:
+        with self.changed:
+            self.messages.append((message.topic, message.payload, bool(message.retain)))
+            self.changed.notify_all()
+
+    def on(self, topic: str) -> list[bytes]:
+        """The payloads received on ``topic`` so far, in order."""
+        with self.changed:
+            return [payload for t, payload, _ in self.messages if t == topic]
+
+    def wait(self, predicate: Callable[[], bool], timeout: float = WAIT_S) -> bool:
+        with self.changed:
+            return self.changed.wait_for(predicate, timeout)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()

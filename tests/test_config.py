@@ -22,6 +22,7 @@ from companion.config import (
     GameConfig,
     JournalConfig,
     LogConfig,
+    MqttConfig,
     changed_sections,
     check_config,
     config_warnings,
@@ -114,6 +115,7 @@ def test_known_keys_are_exactly_the_model_fields() -> None:
                                     | emulator_cmdline)
     assert set(keys["journal"]) == names(JournalConfig)
     assert set(keys["log"]) == names(LogConfig)
+    assert set(keys["mqtt"]) == names(MqttConfig)
     assert set(keys) == names(Config)
 
 
