@@ -223,7 +223,7 @@ def _scoreboard(args: argparse.Namespace) -> int:
 
     _setup_logging(args.log_level or "warning")
     run_scoreboard(broker=args.broker, topic=args.topic, listen=args.listen,
-                   terminal=args.terminal, client_id=args.client_id,
+                   terminal=args.terminal, client_id=args.client_id, username=args.username,
                    password_file=Path(args.password_file) if args.password_file else None,
                    ca_file=Path(args.ca_file) if args.ca_file else None, pin=args.pin)
     return 0  # only ever reached by a test that stops it otherwise
@@ -395,7 +395,7 @@ def make_parser() -> argparse.ArgumentParser:
         "companion's config): board, players, scores, whose turn, finished games and the "
         "standings over the rounds, as a live web page and as a terminal table.  Ctrl-C stops.")
     board.add_argument("--broker", required=True, metavar="URL",
-                       help="mqtt://[user@]host[:port] or mqtts://... (TLS)")
+                       help="mqtt://host[:port], or mqtts://host[:port] for TLS")
     board.add_argument("--topic", default="gardens", help="the tables' topic prefix")
     board.add_argument("--listen", default="0.0.0.0:8090", metavar="HOST:PORT",
                        help="where the page is served ('' for no page)")
@@ -404,7 +404,9 @@ def make_parser() -> argparse.ArgumentParser:
                        "not a terminal)")
     board.add_argument("--client-id", default="", metavar="ID",
                        help="the broker session's name (default scoreboard-HOSTNAME)")
-    board.add_argument("--password-file", metavar="FILE", help="the broker password")
+    board.add_argument("--username", default="", help="the scoreboard's broker user")
+    board.add_argument("--password-file", metavar="FILE",
+                       help="a file holding that user's password")
     board.add_argument("--ca-file", metavar="FILE",
                        help="the authority of the broker's TLS certificate")
     board.add_argument("--pin", default="", help="the organiser's PIN for naming seats "

@@ -162,6 +162,8 @@ def test_every_journal_line_reaches_the_broker_once_and_in_order(
     assert state["winners"] == list(outcome.winners)
     assert state["scores"] == [text for _, text in table.rules.status(table.state)]
     assert state["steps"] == len(table.history)
+    record = journal_mod.read(table.journal.path)
+    assert state["history"] == [entry["step"] for entry in record.steps]  # undos taken off
     assert json.loads(acks_file(tmp_path))["games"] == {table.game_id: table.seq}
 
 

@@ -379,11 +379,12 @@ def test_the_page_streams_every_table_then_what_changed_and_takes_names_with_the
         assert got["table"]["table"] in ("t1", "t2") and "standings" in got
         feed(page.board, sent[4:])
         page.changed()
-        kind, data = stream.next()
-        assert kind == "table" and data["table"] == "t1" and data["over"]
-        assert 'data-cell="e6"' in data["board"]
-        kind, data = stream.next()  # t2 did not change: not sent again
-        assert kind == "standings" and len(data["finished"]) == 1
+        seen = [stream.next()]  # the page may already show steps on the way, never t2 again
+        while not (seen[-1][0] == "standings" and seen[-1][1]["finished"]):
+            seen.append(stream.next())
+        tables = [data for kind, data in seen if kind == "table"]
+        assert {data["table"] for data in tables} == {"t1"} and tables[-1]["over"]
+        assert 'data-cell="e6"' in tables[-1]["board"] and len(seen[-1][1]["finished"]) == 1
         assert _post(page, "/name", json.dumps(
             {"pin": "0000", "table": "t1", "seat": 2, "name": "Bob"}).encode())[0] == 403
         assert _post(page, "/name", b"{")[0] == 400

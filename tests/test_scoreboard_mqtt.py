@@ -126,7 +126,9 @@ def test_the_scoreboard_follows_the_tables_through_a_broker_restart_and_stops_on
     (["--broker", "mqtt://host:99999"], "is not a URL such as mqtt://host:1883"),
     (["--broker", "mqtt://127.0.0.1", "--topic", "gardens/#"], "is not a prefix such as"),
     (["--broker", "mqtt://127.0.0.1", "--listen", "256.1.1.1:80"], "cannot be listened on"),
-    (["--broker", "mqtt://u@127.0.0.1", "--listen", "", "--password-file", "/nonexistent"],
+    (["--broker", "mqtt://u@127.0.0.1"], "is not a URL such as mqtt://host:1883"),
+    (["--broker", "mqtt://127.0.0.1", "--username", "u", "--listen", "", "--password-file",
+      "/nonexistent"],
      "the password file /nonexistent cannot be read: No such file or directory"),
 ])
 def test_a_wrong_scoreboard_command_line_is_one_sentence(

@@ -129,6 +129,7 @@ class GameFeed:
         self._rules: GameRules[Any, Any] | None = None
         self._states: list[Any] = []  # the setup, then the state after each step in force
         self._movers: list[int] = []  # the player of each step in force
+        self._steps: list[str] = []  # the notation of each step in force
         self._header: dict[str, Any] = {}
 
     def read(self) -> list[tuple[int, list[Message]]]:
@@ -169,10 +170,12 @@ class GameFeed:
             text, state = entry["step"], self._states[-1]
             self._states.append(self._rules.apply(state, self._rules.parse_step(state, text)))
             self._movers.append(entry["player"])
+            self._steps.append(text)
             step |= {"kind": "step", "n": entry["n"], "player": entry["player"], "step": text}
         elif "undo" in entry:
             self._states.pop()
             player = self._movers.pop()
+            self._steps.pop()
             step |= {"kind": "undo", "n": entry["undo"], "player": player}
         else:
             step |= {"kind": "over", "n": len(self._movers), "player": None,
@@ -213,6 +216,7 @@ class GameFeed:
             "over": outcome is not None,
             "winners": list(outcome.winners) if outcome is not None else [],
             "steps": len(self._movers),
+            "history": list(self._steps),
             "updated": datetime.now(UTC).replace(microsecond=0).isoformat(),
         }), retain=True, mark=(self.game_id, seq))
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
+from companion.config import broker_address
 from companion.errors import UsageError
 from companion.scoreboard.model import Scoreboard
 
@@ -32,34 +32,30 @@ KEEPALIVE_S = 30
 
 @dataclass(frozen=True, slots=True)
 class Broker:
-    """Where the broker is: ``host``, ``port``, ``tls`` and the credentials (``""``: none)."""
+    """Where the broker is: ``host``, ``port``, ``tls`` and the user to log in as
+    (``""``: none)."""
 
     host: str
     port: int
     tls: bool
     username: str = ""
-    password: str = ""
 
     def __str__(self) -> str:
         return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.port}"
 
 
-def parse_broker(url: str) -> Broker:
-    """``mqtt://[user[:password]@]host[:port]`` (port 1883 by default) or ``mqtts://...``
-    (TLS, port 8883) as a :class:`Broker`.  Raises :class:`UsageError` for anything else."""
+def parse_broker(url: str, username: str = "") -> Broker:
+    """``url`` written as ``[mqtt] broker`` is (``mqtt://host:port``, ``mqtts://host:port``
+    for TLS, the port 1883 or 8883 by default) as a :class:`Broker`.  Raises
+    :class:`UsageError` for anything else."""
     try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as error:
-        raise UsageError(f"the broker {url!r} is not a URL such as mqtt://host:1883 ({error})"
-                         ) from None
-    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname or \
-            parts.path not in ("", "/") or parts.query:
+        tls, host, port = broker_address(url)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
         raise UsageError(f"the broker {url!r} is not a URL such as mqtt://host:1883 or "
                          "mqtts://host:8883")
-    tls = parts.scheme == "mqtts"
-    return Broker(parts.hostname, port or (8883 if tls else 1883), tls,
-                  unquote(parts.username or ""), unquote(parts.password or ""))
+    return Broker(host, port, tls, username)
 
 
 class Feed:
@@ -68,7 +64,7 @@ class Feed:
     changed it, and must not block.
 
     ``client_id``: the persistent session's name (one per scoreboard); ``password_file``
-    holds the password when the URL does not (its first line); ``ca_file`` the authority
+    holds the user's password (its first line); ``ca_file`` the authority
     the broker's certificate is checked against (the system's by default).  Raises
     :class:`UsageError` when the password file cannot be read, before connecting.
     """
@@ -83,7 +79,7 @@ class Feed:
         self.board = board
         self.on_change = on_change
         self.connected = False
-        password = broker.password
+        password = ""
         if password_file is not None:
             try:
                 password = password_file.read_text(encoding="utf-8").splitlines()[0]

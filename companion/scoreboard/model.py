@@ -335,6 +335,9 @@ class Scoreboard:
             return self._header(table, message)
         if isinstance(message, StepMessage):
             return self._step(table, message)
+        known = table.state
+        if known is not None and known.game_id == message.game_id and known.seq >= message.seq:
+            return False  # an old one sent again
         table.state = message
         game = table.games.get(message.game_id)
         if game is not None and message.history is not None and message.seq > game.applied \

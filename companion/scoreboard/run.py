@@ -28,10 +28,12 @@ TOPIC = re.compile(r"[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*")
 
 
 def run_scoreboard(*, broker: str, topic: str = "gardens", listen: str = "",
-                   terminal: bool = False, client_id: str = "", password_file: Path | None = None,
+                   terminal: bool = False, client_id: str = "", username: str = "",
+                   password_file: Path | None = None,
                    ca_file: Path | None = None, pin: str = "", out: TextIO | None = None) -> None:
     """Follow the tables at ``broker`` (see :func:`companion.scoreboard.client.parse_broker`)
-    under ``topic`` until Ctrl-C or SIGTERM (raised as ``KeyboardInterrupt`` once the
+    under ``topic``, logged in as ``username`` (its password in ``password_file``), until
+    Ctrl-C or SIGTERM (raised as ``KeyboardInterrupt`` once the
     client and the page are closed), writing to ``out`` (standard output).  Raises
     :class:`UsageError` for a bad broker URL, topic, ``listen`` address, password file, or
     a missing extra (paho-mqtt; Tornado for the page)."""
@@ -39,7 +41,7 @@ def run_scoreboard(*, broker: str, topic: str = "gardens", listen: str = "",
     from companion.scoreboard.terminal import TerminalBoard
 
     out = out or sys.stdout
-    where = parse_broker(broker)
+    where = parse_broker(broker, username)
     if not TOPIC.fullmatch(topic):
         raise UsageError(f"the topic {topic!r} is not a prefix such as gardens or "
                          "club/gardens (letters, digits, _ and -, levels split by /)")
