@@ -124,6 +124,7 @@ def test_a_game_in_progress_shows_whose_turn_and_its_board(
     assert view.to_move == rules.to_move(state) and not view.over and view.steps == 5
     assert view.screen is not None and dict(view.screen.cells) == rules.board(state)
     assert view.scores == tuple(rules.status(state)) and board.standings() == []
+    assert board.table("t1") == view and board.table("t2") is None
     # an undo takes the last step back
     board.receive("gardens/t1/step", json.dumps(
         {"v": 1, "table": "t1", "game_id": "g1", "seq": 7, "kind": "undo", "n": 5}).encode())

@@ -5,6 +5,7 @@ a broker restarted mid-game; and its command line's refusals.
 
 from __future__ import annotations
 
+import json
 import queue
 import signal
 import subprocess
@@ -12,6 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -51,11 +53,13 @@ class Lines:
 class Publisher:
     """A table's side of the broker: paho, QoS 1, every message acknowledged before the next."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, username: str = "", password: str = "") -> None:
         import paho.mqtt.client as paho
         from paho.mqtt.enums import CallbackAPIVersion
 
-        self.client = paho.Client(CallbackAPIVersion.VERSION2, client_id="test-table")
+        self.client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"test-{username}")
+        if username:
+            self.client.username_pw_set(username, password)
         self.connected = threading.Event()
         self.disconnected = threading.Event()
         self.client.on_connect = lambda *_: (self.disconnected.clear(), self.connected.set())
@@ -76,13 +80,16 @@ class Publisher:
         self.client.loop_stop()
 
 
+def run_scoreboard(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "companion.cli", "--log-level", "info", "scoreboard", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 @pytest.fixture
 def scoreboard(broker: Broker) -> Iterator[tuple[subprocess.Popen[str], Lines]]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "companion.cli", "--log-level", "info", "scoreboard",
-         "--broker", broker.url, "--listen", "127.0.0.1:0", "--client-id", "test-scoreboard",
-         "--pin", "2468"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = run_scoreboard("--broker", broker.url, "--listen", "127.0.0.1:0",
+                             "--client-id", "test-scoreboard", "--pin", "2468")
     try:
         yield process, Lines(process.stdout)
     finally:
@@ -119,6 +126,48 @@ def test_the_scoreboard_follows_the_tables_through_a_broker_restart_and_stops_on
     assert process.wait(WAIT_S) == EX_TERMINATED
     errors = process.stderr.read() if process.stderr else ""
     assert "lost the broker" in errors and "Traceback" not in errors
+
+
+ACL = Path(__file__).resolve().parent.parent / "systemd" / "mosquitto-gardens.acl"
+
+
+def test_with_the_documented_acl_the_scoreboard_logs_in_and_no_table_writes_for_another(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "broker"
+    folder.mkdir()
+    secured = Broker(folder, users={"t1": "pw-1", "t2": "pw-2", "scoreboard": "pw-s"},
+                     acl=ACL.read_text())
+    secured.start()
+    (tmp_path / "wrong").write_text("not it\n")
+    (tmp_path / "secret").write_text("pw-s\n")
+    refused = run_scoreboard("--broker", secured.url, "--listen", "", "--username",
+                             "scoreboard", "--password-file", str(tmp_path / "wrong"))
+    process = run_scoreboard("--broker", secured.url, "--listen", "", "--username",
+                             "scoreboard", "--password-file", str(tmp_path / "secret"))
+    out = Lines(process.stdout)
+    try:
+        out.until("Standings after 0 finished games")
+        setup, steps, _ = play("enceladus", 2, 9)
+        sent = messages("t1", "g1", "enceladus", 2, setup, steps, ["Ann", "Bob"])
+        table, other = Publisher(secured.url, "t1", "pw-1"), Publisher(secured.url, "t2", "pw-2")
+        try:
+            table.send(sent[:3])
+            other.send([("gardens/t1/step", json.dumps(  # the next line, forged: dropped
+                {"v": 1, "table": "t1", "game_id": "g1", "seq": 4, "kind": "step", "n": 3,
+                 "step": "z1/z2"}).encode())])
+            table.send(sent[3:])
+            line = out.until("-- over,")
+            assert line.startswith(f"t1  unknown  enceladus  {len(steps)} steps  ")
+        finally:
+            table.close()
+            other.close()
+    finally:
+        for running in (process, refused):
+            running.send_signal(signal.SIGTERM)
+            running.wait(WAIT_S)
+        secured.kill()
+    errors = refused.stderr.read() if refused.stderr else ""
+    assert errors.count("refused the scoreboard") == 1 and "Traceback" not in errors
 
 
 @pytest.mark.parametrize(("argv", "said"), [

@@ -99,7 +99,8 @@ class Feed:
         self._client.on_connect = self._connected
         self._client.on_disconnect = self._disconnected
         self._client.on_message = self._message
-        self._said_unreachable = False
+        self._said = ""  # the trouble said last: "", "refused" or "unreachable"
+        self._stopping = False
 
     def start(self) -> None:
         """Connect (in the background: a broker not up yet is tried again) and follow."""
@@ -108,26 +109,33 @@ class Feed:
 
     def stop(self) -> None:
         """Disconnect and stop the thread."""
+        self._stopping = True
         self._client.disconnect()
         self._client.loop_stop()
 
-    # paho's callbacks, on its thread
+    # paho's callbacks, on its thread.  Each kind of trouble is said once until it is over.
     def _connected(self, client: Any, userdata: Any, flags: Any, reason: Any,
                    properties: Any) -> None:
         if reason.is_failure:
-            log.error("the broker %s refused the scoreboard: %s", self.broker, reason)
+            if self._said != "refused":
+                log.error("the broker %s refused the scoreboard (%s): trying again", self.broker,
+                          reason)
+            self._said = "refused"
             return
-        self.connected, self._said_unreachable = True, False
+        self.connected, self._said = True, ""
         log.info("following the tables at %s/%s/", self.broker, self.board.prefix)
         client.subscribe(f"{self.board.prefix}/+/+", qos=1)
 
     def _disconnected(self, client: Any, userdata: Any, flags: Any, reason: Any,
                       properties: Any) -> None:
-        if self.connected:
+        was, self.connected = self.connected, False
+        if self._stopping or self._said:
+            return
+        if was:
             log.warning("lost the broker %s (%s): trying again", self.broker, reason)
-        elif not self._said_unreachable:
+        else:
             log.warning("cannot reach the broker %s (%s): trying again", self.broker, reason)
-        self.connected, self._said_unreachable = False, True
+        self._said = "unreachable"
 
     def _message(self, client: Any, userdata: Any, message: Any) -> None:
         try:

@@ -3,8 +3,9 @@
 Pure and without a network: :meth:`Scoreboard.receive` takes one message (topic and payload
 bytes, as the broker delivers it) and :meth:`Scoreboard.set_name` an organiser's name for a
 seat; everything else is read back as views (:meth:`Scoreboard.tables`,
-:meth:`Scoreboard.standings`, :meth:`Scoreboard.finished`).  The methods take a lock, so
-the MQTT client's thread may feed it while a server or a terminal reads it.
+:meth:`Scoreboard.table`, :meth:`Scoreboard.standings`, :meth:`Scoreboard.finished`).  The
+methods take a lock, so the MQTT client's thread may feed it while a server or a terminal
+reads it.
 
 What is trusted: nothing in a message.  Each table's game is rebuilt from its ``game`` header
 (the setup) and its ``step`` messages with the game's own rules core, as ``companion replay``
@@ -53,7 +54,8 @@ from companion.rules.base import GameRules, Outcome
 log = logging.getLogger("companion.scoreboard")
 
 MAX_PAYLOAD_BYTES = 64 * 1024
-"""The largest message read; a table's biggest (a header with its setup) is under 2 KiB."""
+"""The largest message read; a table's biggest, the state of a long game with its history, is
+a few KiB."""
 
 MAX_TABLES = 1000
 """Tables kept; a message naming one more is ignored."""
@@ -273,6 +275,12 @@ class Scoreboard:
         """Every table, by name."""
         with self._lock:
             return [self._view(self._tables[name]) for name in sorted(self._tables)]
+
+    def table(self, name: str) -> TableView | None:
+        """Table ``name`` (``None`` when none of that name was heard from)."""
+        with self._lock:
+            found = self._tables.get(name)
+            return None if found is None else self._view(found)
 
     def finished(self) -> list[FinishedView]:
         """Every finished game that was replayed whole, table by table in the order they
