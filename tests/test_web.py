@@ -556,3 +556,48 @@ def test_a_game_in_progress_is_ended_from_the_page_only_once_confirmed(browser: 
         assert isinstance(started, StartGame) and started.players == 2
     finally:
         view.close()
+
+
+def test_the_scoreboard_page_shows_every_table_live_and_an_organiser_names_a_seat(
+        browser: Any) -> None:
+    """``companion scoreboard``'s page: each table's board drawn as the table's page draws
+    it, with its seats and scores, the standings; a step arriving is shown without a reload,
+    and a seat named on the page (its prompt, then the PIN once) moves the standings."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+    from test_scoreboard import messages, play
+
+    from companion.scoreboard.model import Scoreboard
+    from companion.scoreboard.server import ScoreboardPage
+
+    page = ScoreboardPage("127.0.0.1:0", Scoreboard(), pin="1357")
+    setup, steps, outcome = play("enceladus", 2, 9)
+    sent = messages("t1", "g1", "enceladus", 2, setup, steps, ["Ann", ""])
+    uranus = play("uranus", 2, 5)
+    for topic, payload in [*sent[:5], *messages("t2", "g2", "uranus", 2, *uranus[:2])]:
+        page.board.receive(topic, payload)
+    try:
+        browser.get(page.address)
+        until = WebDriverWait(browser, WAIT_S, poll_frequency=0.05).until
+        until(lambda _: len(browser.find_elements(By.CSS_SELECTOR, ".table svg.board")) == 2)
+        t1 = browser.find_element(By.CSS_SELECTOR, '[data-table="t1"]')
+        assert t1.find_elements(By.CSS_SELECTOR, '[data-cell="e6"]')
+        assert "4 steps" in t1.text and "t1 seat 2" in t1.text
+        until(lambda _: len(browser.find_elements(By.CSS_SELECTOR, "#standings tbody tr")) == 2)
+        for topic, payload in sent[5:]:
+            page.board.receive(topic, payload)
+        page.changed()
+        until(lambda _: "Over:" in browser.find_element(By.CSS_SELECTOR, '[data-table="t1"]')
+              .text)
+        browser.find_element(By.CSS_SELECTOR, '[data-table="t1"] [data-seat="2"] button').click()
+        until(lambda _: browser.switch_to.alert).send_keys("Bob")
+        browser.switch_to.alert.accept()
+        until(lambda _: browser.switch_to.alert).send_keys("1357")
+        browser.switch_to.alert.accept()
+        until(lambda _: "Bob" in browser.find_element(By.ID, "standings").text)
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#finished li")) == 2
+        winner = ["Ann", "Bob"][outcome.winners[0] - 1]
+        first = browser.find_element(By.CSS_SELECTOR, "#standings tbody tr").text
+        assert first.startswith(f"1 {winner} 1")  # rank, name, rank points
+    finally:
+        page.close()
