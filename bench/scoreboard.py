@@ -186,8 +186,8 @@ def run(count: int, speed: float, timeout: float) -> list[str]:
         done = {name: lines for name, lines in tables.lines.items() if name not in tables.failed}
         lags = [applied[(name, seq)] - at for name, lines in done.items()
                 for seq, at in lines if (name, seq) in applied]
-        missing = sum(1 for name, lines in done.items() for seq, _ in lines
-                      if (name, seq) not in applied)
+        missing = [(name, seq, seq == lines[-1][0]) for name, lines in done.items()
+                   for seq, _ in lines if (name, seq) not in applied]
         finished, steps = _expected(folder / "with")
         views = {view.table: view for view in board.tables()}
         right = [name for name, count_ in steps.items() if name not in tables.failed
@@ -197,7 +197,9 @@ def run(count: int, speed: float, timeout: float) -> list[str]:
                 f"in {wall:.1f} s (load average {load[0]:.1f} before, {os.getloadavg()[0]:.1f} "
                 f"after); games finished {count - len(tables.failed)} of {count}; the "
                 f"scoreboard right on {len(right)} finished tables, its standings equal to the "
-                f"journals': {same}; lines of finished tables never seen: {missing}", "",
+                f"journals': {same}; lines of finished tables never seen: {len(missing)}"
+                + "".join(f"; {name} line {seq}{' (its last)' if last else ''}"
+                          for name, seq, last in missing), "",
                 *(f"- {name} did not finish: {why}" for name, why in
                   sorted(tables.failed.items())), "",
                 "| figure | median | p99 | max |", "| --- | --- | --- | --- |",

@@ -9,7 +9,9 @@ resumes the game in progress: the board is laid out as the journal left it (the 
 board would still stand so), the daemon resumes the journal and publishes what it had not
 sent, and the players play on.
 
-Each journal line, once durable, is printed as ``line <seq> <unix time>``; the end as ``over``.
+Each journal line, once durable, is printed as ``line <seq> <unix time>``; ``over`` once the
+daemon has stopped, a few seconds after the end (a companion stays up after a game: the
+last lines go out meanwhile).
 Without ``--broker`` the same table publishes nothing (what publishing costs is the
 difference).
 Used by the scoreboard's benchmark (``bench/scoreboard.py``) and its end-to-end test::
@@ -23,6 +25,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 from contextlib import ExitStack
 from dataclasses import replace
@@ -47,9 +50,9 @@ def last_seq(path: Path) -> int:
 
 
 def play(*, broker: str, table: str, directory: Path, game: str, players: int, seed: int,
-         names: tuple[str, ...], speed: float) -> int:
-    """Play the table's game to its end (or on from where its journal stands); the exit
-    status."""
+         names: tuple[str, ...], speed: float, linger: float = 3.0) -> int:
+    """Play the table's game to its end (or on from where its journal stands), stay up
+    ``linger`` seconds after it as a companion does, then stop; the exit status."""
     from gpiozero.pins.mock import MockFactory
 
     from companion.display import make_device
@@ -88,7 +91,14 @@ def play(*, broker: str, table: str, directory: Path, game: str, players: int, s
             print(f"line {last_seq(path)} {time.time():.6f}", flush=True)
 
         service.journal_listeners.append(written)
-        service.stop_when_over = True
+        lingering = threading.Timer(linger, service.stop, ("the game is over",))
+        stack.callback(lingering.cancel)
+
+        def committed(step: Any) -> None:
+            if rules.outcome(step.state) is not None and not lingering.is_alive():
+                lingering.start()  # a companion stays up after the end: its last lines go out
+
+        service.commit_listeners.append(committed)
         seated.start()
         outcome: Any = service.run()
     print("over" if outcome is not None else f"stopped: {seated.error}", flush=True)
