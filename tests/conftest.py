@@ -205,20 +205,39 @@ def free_port() -> int:
     return port
 
 
+def certificates(folder: Path) -> Path:
+    """A certificate authority of the test's own (``ca.pem``) and a server certificate it
+    signed for 127.0.0.1 (``server.pem``, ``server.key``), made in ``folder`` with the
+    ``openssl`` command; ``folder`` is returned."""
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+            "/CN=Test venue CA", "-keyout", "ca.key", "-out", "ca.pem")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout",
+            "server.key", "-out", "server.csr")
+    (folder / "san").write_text("subjectAltName=IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-CAcreateserial", "-days", "2", "-extfile", "san", "-out", "server.pem")
+    return folder
+
+
 class Broker:
     """A Mosquitto of the test's own on a free loopback port, its configuration, password
     file and ACL in ``folder``; ``users`` (name to password) and ``acl`` (the ACL file's
     text) make it refuse anonymous clients.  :meth:`start` returns once it listens (it says
-    so on its log); :meth:`kill` ends it with SIGKILL, as a crash would; :meth:`start`
+    so on its log).  With ``tls`` (a folder from :func:`certificates`) it also listens over
+    TLS at ``tls_url``.  :meth:`kill` ends it with SIGKILL, as a crash would; :meth:`start`
     again brings it back on the same port, without the retained messages (no persistence);
     :meth:`freeze` and :meth:`thaw` stop and resume it (SIGSTOP, SIGCONT).
     """
 
     def __init__(self, folder: Path, *, users: dict[str, str] | None = None,
-                 acl: str = "") -> None:
+                 acl: str = "", tls: Path | None = None) -> None:
         self.folder = folder
         self.port = free_port()
         self.url = f"mqtt://127.0.0.1:{self.port}"
+        self.tls_url = ""
         self.process: subprocess.Popen[str] | None = None
         lines = [f"listener {self.port} 127.0.0.1", "persistence false", "log_dest stderr",
                  "log_type error", "log_type warning", "log_type notice",
@@ -236,6 +255,11 @@ class Broker:
         if acl:
             (folder / "acl").write_text(acl)
             lines.append(f"acl_file {folder / 'acl'}")
+        if tls is not None:  # a second listener, over TLS with the certificate in ``tls``
+            tls_port = free_port()
+            self.tls_url = f"mqtts://127.0.0.1:{tls_port}"
+            lines += [f"listener {tls_port} 127.0.0.1", f"certfile {tls / 'server.pem'}",
+                      f"keyfile {tls / 'server.key'}"]
         self.config = folder / "mosquitto.conf"
         self.config.write_text("\n".join(lines) + "\n")
 

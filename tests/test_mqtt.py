@@ -10,8 +10,12 @@ broker acknowledges, never on the machine's speed.
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
+import os
 import random
+import shutil
 import socket
 import threading
 from collections.abc import Iterator
@@ -19,10 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WAIT_S, Broker, Listener
+from conftest import WAIT_S, Broker, Listener, certificates
 
 from companion import journal as journal_mod
 from companion.config import MqttConfig
+from companion.errors import ConfigError
+from companion.mqtt.messages import GameFeed, Topics, ranks, score
 from companion.mqtt.publisher import ACKED, Publisher
 from companion.rules import load as load_rules
 
@@ -30,17 +36,22 @@ FAST = (0.05, 0.2)
 """Reconnect waits for the tests (seconds): the broker is on this machine."""
 
 
-class Table:
-    """A game journal in ``directory`` written as the daemon writes it: a seeded Gardens of
-    Enceladus game whose steps are drawn from the legal ones."""
+LAYOUTS = {"enceladus": "enceladus", "mars": "mars", "uranus": "uranus-hexagonal"}
 
-    def __init__(self, directory: Path, seed: int = 3, players: int = 2) -> None:
-        self.rules = load_rules("enceladus").RULES
-        self.state = self.rules.new_game(players, seed, {})
+
+class Table:
+    """A game journal in ``directory`` written as the daemon writes it: a seeded game
+    (Gardens of Enceladus unless ``game`` says) whose steps are drawn from the legal ones."""
+
+    def __init__(self, directory: Path, seed: int = 3, players: int = 2,
+                 game: str = "enceladus") -> None:
+        self.rules = load_rules(game).RULES
+        options = {"board": "hexagonal"} if game == "uranus" else {}
+        self.state = self.rules.new_game(players, seed, options)
         self.history: list[Any] = []
         self.rng = random.Random(seed)
-        header = {"game": "enceladus", "layout": "enceladus", "players": players,
-                  "seed": seed, "options": {}, "setup": self.rules.format_position(self.state)}
+        header = {"game": game, "layout": LAYOUTS[game], "players": players, "seed": seed,
+                  "options": options, "setup": self.rules.format_position(self.state)}
         self.journal = journal_mod.Journal.create(directory, header, fsync=False)
         self.game_id = self.journal.path.name.removesuffix(".jsonl")
 
@@ -329,3 +340,308 @@ def test_with_the_documented_acl_a_table_writes_only_its_own_topics(tmp_path: Pa
         board.close()
     finally:
         secured.kill()
+
+
+@pytest.mark.skipif(not shutil.which("openssl"), reason="needs the openssl command")
+def test_over_tls_the_broker_is_trusted_through_the_configured_ca_file(tmp_path: Path) -> None:
+    folder = tmp_path / "broker"
+    folder.mkdir()
+    tls = certificates(folder)
+    secured = Broker(folder, tls=tls)
+    secured.start()
+    try:
+        heard = Listener(secured.url)
+        table = Table(tmp_path)
+        other = tmp_path / "other"  # a certificate authority that did not sign the broker's
+        other.mkdir()
+        certificates(other)
+        untrusting = Publisher(MqttConfig(broker=secured.tls_url, table="t1",
+                                          ca_file=str(other / "ca.pem")),
+                               tmp_path, reconnect_s=FAST)
+        with Logged("no connection to") as refused:
+            untrusting.start(table.journal.path)
+            assert refused.wait(WAIT_S)
+        untrusting.close()
+        assert "certificate" in refused.message, refused.message
+        acks = Acks()
+        publisher = Publisher(MqttConfig(broker=secured.tls_url, table="t1",
+                                         ca_file=str(tls / "ca.pem")),
+                              tmp_path, reconnect_s=FAST, on_acked=acks)
+        publisher.start(table.journal.path)
+        try:
+            table.step()
+            publisher.journal_written(table.journal.path)
+            assert acks.wait_for(table.game_id, table.seq)
+        finally:
+            publisher.close()
+        assert heard.wait(lambda: same_as_journal(heard, table.journal.path))
+        heard.close()
+    finally:
+        secured.kill()
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    (None, "cannot be read (No such file or directory)"),
+    ("not a certificate\n", "holds no certificate (a PEM file is wanted)"),
+])
+def test_a_ca_file_that_is_no_certificate_is_a_config_error(
+    tmp_path: Path, content: str | None, problem: str
+) -> None:
+    ca = tmp_path / "ca.pem"
+    if content is not None:
+        ca.write_text(content)
+    with pytest.raises(ConfigError) as refused:
+        Publisher(MqttConfig(broker="mqtts://127.0.0.1:1", table="t1", ca_file=str(ca)),
+                  tmp_path)
+    assert str(refused.value) == f"[mqtt] ca_file {ca} {problem}"
+
+
+def test_home_assistant_finds_the_table_with_a_score_sensor_per_seat(
+    tmp_path: Path, broker: Broker, listener: Listener
+) -> None:
+    acks = Acks()
+    publisher = Publisher(settings(broker), tmp_path, reconnect_s=FAST, on_acked=acks)
+    three = Table(tmp_path, players=3)
+    publisher.start(three.journal.path)
+    try:
+        node = "homeassistant/sensor/gardens_t1"
+
+        def announced() -> bool:  # the seat 3 sensor, then the last one of the batch
+            topics = [t for t, p, _ in listener.messages if p or "seat5" in t]
+            three = f"{node}/seat3_score/config"
+            return three in topics and f"{node}/seat5_score/config" in topics[
+                topics.index(three):]
+
+        assert listener.wait(announced)
+        configs = {t: json.loads(p) if p else None for t, p, _ in listener.messages
+                   if t.startswith("homeassistant/")}
+        sensors = {t.removeprefix(f"{node}/").removesuffix("/config"): c
+                   for t, c in configs.items()}
+        assert set(sensors) >= {"game", "to_move", "seat1_score", "seat2_score", "seat3_score"}
+        assert sensors["seat4_score"] is None and sensors["seat5_score"] is None  # removed
+        game = sensors["game"]
+        assert game["state_topic"] == "gardens/t1/state"
+        assert game["availability_topic"] == "gardens/t1/status"
+        assert (game["payload_available"], game["payload_not_available"]) == ("online",
+                                                                             "offline")
+        assert game["device"]["identifiers"] == ["gardens_t1"]
+        assert sensors["seat3_score"]["value_template"] == "{{ value_json.scores[2] }}"
+        assert len({c["unique_id"] for c in sensors.values() if c}) == 5
+        # the next game has two seats: the third seat's sensor goes
+        three.journal.finish(three.rules.outcome(three.state) or _ended(three))
+        publisher.journal_written(three.journal.path)
+        two = Table(tmp_path, seed=4)
+        publisher.journal_written(two.journal.path)
+        assert acks.wait_for(two.game_id, 1)
+        assert listener.wait(lambda: listener.on(f"{node}/seat3_score/config")[-1:] == [b""])
+    finally:
+        publisher.close()
+    retained = Listener(broker.url, f"{node}/#")
+    try:  # what Home Assistant finds when it starts later: the retained configs
+        assert retained.wait(lambda: len(retained.messages) == 4)
+        assert {t.split("/")[3] for t, _, _ in retained.messages} == {
+            "game", "to_move", "seat1_score", "seat2_score"}
+    finally:
+        retained.close()
+
+
+def _ended(table: Table) -> Any:
+    """An end for a game stopped early (players who leave the table)."""
+    from companion.rules.base import Outcome
+
+    return Outcome((1,), "stopped", ((1, "-", 1), (2, "-", 0), (3, "-", 0)))
+
+
+def test_a_companion_acts_on_nothing_it_receives(
+    tmp_path: Path, broker: Broker, listener: Listener
+) -> None:
+    table = Table(tmp_path)
+    acks = Acks()
+    publisher = Publisher(settings(broker), tmp_path, reconnect_s=FAST, on_acked=acks)
+    publisher.start(table.journal.path)
+    try:
+        table.step()
+        publisher.journal_written(table.journal.path)
+        assert acks.wait_for(table.game_id, table.seq)
+        hostile = Listener(broker.url, "nothing/at/all")
+        for topic in ("gardens/t1/step", "gardens/t1/state", "gardens/t1/command",
+                      "gardens/t1/set", "homeassistant/status", "gardens/t1"):
+            hostile.client.publish(topic, b"\xff not json", qos=1).wait_for_publish(WAIT_S)
+        hostile.close()
+        table.step()
+        publisher.journal_written(table.journal.path)
+        assert acks.wait_for(table.game_id, table.seq)
+    finally:
+        publisher.close()
+    assert publisher.client.on_message is None  # it subscribed to nothing, handles nothing
+    assert json.loads(acks_file(tmp_path))["games"] == {table.game_id: table.seq}
+
+
+class Logged(logging.Handler):
+    """Within ``with``: ``wait()`` blocks until ``companion.mqtt`` logs a line holding
+    ``words``, kept as ``message``."""
+
+    def __init__(self, words: str) -> None:
+        super().__init__()
+        self.words = words
+        self.message = ""
+        self.seen = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.words in record.getMessage() and not self.seen.is_set():
+            self.message = record.getMessage()
+            self.seen.set()
+
+    def wait(self, timeout: float) -> bool:
+        return self.seen.wait(timeout)
+
+    def __enter__(self) -> Logged:
+        logging.getLogger("companion.mqtt").addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        logging.getLogger("companion.mqtt").removeHandler(self)
+
+
+def test_a_companion_that_may_not_use_the_network_is_told_what_to_allow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = socket.socket
+
+    def sandboxed(family: int = socket.AF_INET, *args: Any, **kwargs: Any) -> socket.socket:
+        if family in (socket.AF_INET, socket.AF_INET6):  # as RestrictAddressFamilies=AF_UNIX
+            raise OSError(errno.EAFNOSUPPORT, os.strerror(errno.EAFNOSUPPORT))
+        return real(family, *args, **kwargs)
+
+    publisher = Publisher(MqttConfig(broker="mqtt://127.0.0.1:1883", table="t1"), tmp_path)
+    monkeypatch.setattr(socket, "socket", sandboxed)
+    with pytest.raises(ConfigError) as refused:
+        publisher.start(None)
+    monkeypatch.undo()
+    publisher.close()
+    assert str(refused.value) == (
+        "[mqtt] broker is set but this companion may not use the network (Address family not "
+        "supported by protocol); under companion.service allow it with "
+        "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 (sudo systemctl edit companion)")
+
+
+def test_a_refused_password_is_logged_once_and_nothing_is_noted_as_sent(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "broker"
+    folder.mkdir()
+    secured = Broker(folder, users={"t1": "right"}, acl=ACL.read_text())
+    secured.start()
+    try:
+        table = Table(tmp_path)
+        publisher = Publisher(settings(secured, username="t1", password="wrong"), tmp_path,
+                              reconnect_s=FAST)
+        answers = threading.Semaphore(0)  # the broker's answers to its connection attempts
+        answer = publisher.client.on_connect
+
+        def counted(*args: Any) -> None:
+            answer(*args)
+            answers.release()
+
+        publisher.client.on_connect = counted
+        try:
+            with caplog.at_level(logging.WARNING, logger="companion.mqtt"):
+                publisher.start(table.journal.path)
+                table.step()
+                publisher.journal_written(table.journal.path)
+                for _ in range(3):  # refused three times, and it tries again
+                    assert answers.acquire(timeout=WAIT_S)
+        finally:
+            publisher.close()
+        lines = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+        assert len(lines) == 1, lines
+        assert "not authori" in lines[0].lower(), lines
+        assert json.loads(acks_file(tmp_path))["games"] == {table.game_id: 0}
+    finally:
+        secured.kill()
+
+
+def test_a_game_that_ended_unsent_is_published_before_the_next_one(
+    tmp_path: Path, broker: Broker
+) -> None:
+    first = Table(tmp_path)
+    acks = Acks()
+    publisher = Publisher(settings(broker), tmp_path, reconnect_s=FAST, on_acked=acks)
+    publisher.start(first.journal.path)
+    first.step()
+    publisher.journal_written(first.journal.path)
+    assert acks.wait_for(first.game_id, first.seq)
+    broker.kill()
+    first.play_out()  # the game ends while the broker is away, and the companion stops
+    publisher.journal_written(first.journal.path)
+    publisher.close()
+    broker.start()
+    heard = Listener(broker.url)
+    second = Table(tmp_path, seed=8)  # started again: a new game, the last one unsent
+    acks = Acks()
+    again = Publisher(settings(broker), tmp_path, reconnect_s=FAST, on_acked=acks)
+    again.start(second.journal.path)
+    try:
+        assert acks.wait_for(second.game_id, 1)
+    finally:
+        again.close()
+    assert heard.wait(lambda: json.loads(heard.on("gardens/t1/state")[-1])["game_id"]
+                      == second.game_id)
+    heard.close()
+    games = [json.loads(p)["game_id"] for p in heard.on("gardens/t1/step")]
+    assert games == [first.game_id] * (first.seq - 2)  # all but the step the broker had
+
+
+def test_an_unreadable_acknowledgement_file_sends_the_game_again(
+    tmp_path: Path, broker: Broker, listener: Listener, caplog: pytest.LogCaptureFixture
+) -> None:
+    table = Table(tmp_path)
+    table.step()
+    (tmp_path / ACKED).write_text('{"v": 1, "games": [')  # cut short
+    acks = Acks()
+    with caplog.at_level(logging.WARNING, logger="companion.mqtt"):
+        publisher = Publisher(settings(broker), tmp_path, reconnect_s=FAST, on_acked=acks)
+    publisher.start(table.journal.path)
+    try:
+        assert acks.wait_for(table.game_id, table.seq)
+    finally:
+        publisher.close()
+    assert f"mqtt: {tmp_path / ACKED} cannot be read" in caplog.text
+    assert listener.wait(lambda: same_as_journal(listener, table.journal.path))
+
+
+@pytest.mark.parametrize("game", ["enceladus", "mars", "uranus"])
+def test_the_state_follows_every_line_of_each_game(tmp_path: Path, game: str) -> None:
+    table = Table(tmp_path, seed=11, players=3, game=game)
+    wanted = []  # what each state message must say, from the rules core itself
+    for _ in range(6):
+        table.step()
+        wanted.append((table.rules.to_move(table.state), len(table.history)))
+    table.undo()
+    wanted.append((table.rules.to_move(table.state), len(table.history)))
+    table.play_out()
+    feed = GameFeed(table.journal.path, Topics("gardens", "t1"))
+    lines = feed.read()
+    assert [seq for seq, _ in lines] == list(range(1, table.seq + 1))
+    states = [json.loads(messages[-1].payload) for _, messages in lines]
+    assert [messages[-1].mark for _, messages in lines] == [
+        (table.game_id, seq) for seq in range(1, table.seq + 1)]
+    assert [(s["to_move"], s["steps"]) for s in states[1:8]] == wanted
+    assert states[0]["to_move"] == 1 and states[0]["steps"] == 0
+    outcome = table.rules.outcome(table.state)
+    end = states[-1]
+    assert end["over"] and end["to_move"] is None and end["winners"] == list(outcome.winners)
+    final = {player: text for player, text, _ in outcome.ranking}
+    assert end["scores"] == [score(final[p]) for p in range(1, 4)]
+    points = {player: value for player, _, value in outcome.ranking}
+    assert end["ranks"] == [1 + sum(q > points[p] for q in points.values()) for p in (1, 2, 3)]
+    assert [end["ranks"][w - 1] for w in outcome.winners] == [1] * len(outcome.winners)
+    assert feed.read() == []  # nothing new: nothing given twice
+
+
+def test_ranks_share_ties_and_read_points_and_hands() -> None:
+    assert ranks(((1, "12 pts"), (2, "30 pts"), (3, "12 pts")), None) == [2, 1, 2]
+    assert ranks(((1, "-3 pts"), (2, "0 pts")), None) == [2, 1]
+    assert ranks(((1, "3-4-5-5-6"), (2, "3-4-4-6-6"), (3, "3-4-5-5-6")), None) == [1, 3, 1]
+    assert score("12 pts") == 12 and score("-74 pts") == -74
+    assert score("3-4-5-5-6") == "3-4-5-5-6"

@@ -19,9 +19,11 @@ import pytest
 from conftest import WAIT_S, Broker, DaemonThread, Listener
 from test_mqtt import journal_steps, same_as_journal, steps_heard
 
+from companion import journal as journal_mod
 from companion.config import MqttConfig, broker_address, load_config
 from companion.display import make_device
 from companion.errors import ConfigError
+from companion.events import StartGame
 from companion.mqtt.publisher import ACKED
 from companion.sim.demo import demo_config
 from companion.sim.table import seat
@@ -41,26 +43,52 @@ def test_the_daemon_publishes_each_step_it_commits(tmp_path: Path, broker: Broke
             table.players.stop()
             journal = running.service.journal
             assert journal is not None
-            assert heard.wait(lambda: same_as_journal(heard, journal.path))
+
+            def caught_up() -> bool:  # the last state heard is that of the journal's end
+                states = heard.on("gardens/t1/state")
+                if not states:
+                    return False
+                state = json.loads(states[-1])
+                record = journal_mod.read(journal.path)
+                return (same_as_journal(heard, journal.path)
+                        and (state["seq"], state["steps"]) == (len(record.lines),
+                                                              len(record.steps)))
+
+            assert heard.wait(caught_up)
+            state = json.loads(heard.on("gardens/t1/state")[-1])
+            assert state["steps"] >= 3
+            assert state["game_id"] == journal.path.name.removesuffix(".jsonl")
+            # a new game at the table (the live page's New game): its journal is published
+            running.service.events.put(StartGame(running.service.clock(), players=3, seed=9))
+            assert heard.wait(lambda: len(heard.on("gardens/t1/game")) == 2)
+            game = json.loads(heard.on("gardens/t1/game")[-1])
+            assert game["players"] == 3 and game["seed"] == 9
+            assert heard.wait(lambda: json.loads(heard.on("gardens/t1/state")[-1])["game_id"]
+                              == game["game_id"] != state["game_id"])
         assert heard.wait(lambda: heard.on("gardens/t1/status")[-1:] == [b"offline"])
     finally:
         heard.close()
-    state = json.loads(heard.on("gardens/t1/state")[-1])
-    assert state["steps"] == len(running.commits)
-    assert state["game_id"] == journal.path.name.removesuffix(".jsonl")
 
 
-def test_a_password_file_that_cannot_be_read_stops_the_start(tmp_path: Path,
-                                                              broker: Broker) -> None:
+@pytest.mark.parametrize(("content", "problem"), [
+    (None, "cannot be read (No such file or directory)"),
+    (b"\nsecret\n", "holds no password on its first line"),
+    (b"\xff\xfe", "cannot be read (not UTF-8 text)"),
+])
+def test_a_password_file_without_a_password_stops_the_start(
+    tmp_path: Path, broker: Broker, content: bytes | None, problem: str
+) -> None:
     config = demo_config("enceladus", 2, 5, "hexagonal", tmp_path / "journal")
-    missing = tmp_path / "nowhere"
+    secret = tmp_path / "secret"
+    if content is not None:
+        secret.write_bytes(content)
     config = replace(config, mqtt=MqttConfig(broker=broker.url, table="t1", username="u",
-                                             password_file=str(missing)))
+                                             password_file=str(secret)))
     device = make_device({"display": "dummy", "width": 16, "height": 16, "mode": "RGB"})
     with ExitStack() as stack, pytest.raises(ConfigError) as refused:
         seat(config, stack, device=device)
-    assert str(refused.value) == (f"[mqtt] password_file {missing} cannot be read (No such "
-                                  "file or directory)")
+    assert str(refused.value) == f"[mqtt] password_file {secret} {problem}"
+    assert list((tmp_path / "journal").glob("*.jsonl")) == []  # no game that never began
 
 
 @pytest.mark.parametrize(("lines", "problem"), [
@@ -146,6 +174,7 @@ import signal, sys
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
+from companion import journal as journal_mod
 from companion.config import MqttConfig
 from companion.display import make_device
 from companion.sim.demo import MATRIX, demo_config

@@ -76,12 +76,14 @@ class Topics:
 class Message:
     """One MQTT message, sent with QoS 1: ``topic``, ``payload`` (UTF-8), ``retain``;
     ``mark`` ``(game_id, seq)`` on the last message of a journal line, so that its
-    acknowledgement says the line has reached the broker."""
+    acknowledgement says the line has reached the broker; ``again``: sent again on a new
+    connection (the status, the discovery, the last game and state)."""
 
     topic: str
     payload: bytes
     retain: bool = False
     mark: tuple[str, int] | None = None
+    again: bool = False
 
 
 def _json(payload: dict[str, Any]) -> bytes:
@@ -95,16 +97,29 @@ def score(text: str) -> int | str:
     return int(found[1]) if found else text
 
 
+def scores(status: Sequence[tuple[int, str]], outcome: Outcome | None) -> list[int | str]:
+    """Each seat's score as published (:func:`score`): once the game is over its final
+    result (``outcome.ranking``: Uranus counts its missions only then), before that the
+    score line ``status`` shows."""
+    final = {player: text for player, text, _ in outcome.ranking} if outcome else {}
+    return [score(final.get(player, text)) for player, text in status]
+
+
 def ranks(status: Sequence[tuple[int, str]], outcome: Outcome | None) -> list[int]:
     """Each seat's rank, 1 the best, ties sharing a rank: once the game is over from its
     rank points (the game's own ranking, ``outcome.ranking``); while it goes on from the
-    score lines ``status``, read as their numbers in order (``"12 pts"`` -> (12,), a hand
-    ``"3-4-5-5-6"`` -> (3, 4, 5, 5, 6); more is better, as each game's scoring counts)."""
+    score lines ``status``: the points (``"12 pts"``), or a hand's counts in order
+    (``"3-4-5-5-6"`` -> (3, 4, 5, 5, 6)); more is better, as each game's scoring counts."""
+    keys: dict[int, tuple[int, ...]]
     if outcome is not None:
         points = {player: value for player, _, value in outcome.ranking}
-        keys: dict[int, tuple[int, ...]] = {p: (points.get(p, 0),) for p, _ in status}
+        keys = {p: (points.get(p, 0),) for p, _ in status}
     else:
-        keys = {p: tuple(int(n) for n in re.findall(r"\d+", text)) for p, text in status}
+        keys = {}
+        for p, text in status:
+            shown = score(text)
+            keys[p] = ((shown,) if isinstance(shown, int)
+                       else tuple(int(n) for n in re.findall(r"\d+", text)))
     return [1 + sum(other > keys[p] for other in keys.values()) for p, _ in status]
 
 
@@ -211,7 +226,7 @@ class GameFeed:
             "game": self._header["game"], "layout": self._header.get("layout"),
             "names": self._names(),
             "to_move": None if outcome is not None else rules.to_move(state),
-            "scores": [score(text) for _, text in status],
+            "scores": scores(status, outcome),
             "ranks": ranks(status, outcome),
             "over": outcome is not None,
             "winners": list(outcome.winners) if outcome is not None else [],

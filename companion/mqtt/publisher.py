@@ -28,18 +28,21 @@ import logging
 import os
 import queue
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 
+from companion import journal as journal_mod
 from companion.board.link import BurstLog
 from companion.config import MqttConfig, broker_address
-from companion.errors import ConfigError
+from companion.errors import ConfigError, JournalError
 from companion.mqtt.messages import (
     OFFLINE,
     ONLINE,
@@ -114,10 +117,14 @@ class Publisher:
     :meth:`start` with the journal of the game in progress, :meth:`journal_written` after
     every line written to a journal (from any thread; it returns at once), :meth:`close` at
     the end (``offline`` is published, waited for at most :data:`CLOSE_WAIT_S`).
+
     ``password`` is the broker's (:meth:`from_config` reads ``[mqtt] password_file``);
-    ``reconnect_s`` the first and the longest wait before connecting again, in seconds.
+    ``reconnect_s`` the first and the longest wait before connecting again, in seconds;
+    ``clock`` (seconds) times the bursts of repeated connection failures logged once;
     ``on_acked`` (tests, measurements) is called from the publisher's thread with
-    ``(game_id, seq)`` each time the broker has a journal line.
+    ``(game_id, seq)`` each time the broker has a journal line.  Raises
+    :class:`ConfigError` for a ``ca_file`` that cannot be read or holds no certificate and
+    for a host name that cannot name the table.
     """
 
     def __init__(self, config: MqttConfig, directory: Path, *, password: str = "",
@@ -137,13 +144,22 @@ class Publisher:
         self._retained: dict[str, Message] = {}  # the last game and state acknowledged
         self._failures = BurstLog(log, "mqtt: the broker cannot be reached", clock,
                                   ERROR_BURST_S)
+        self._losses = BurstLog(log, "mqtt: the connection to the broker is lost", clock,
+                                ERROR_BURST_S)
         tls, self.host, self.port = broker_address(config.broker)
         client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"gardens-{self.topics.table}",
                              protocol=paho.MQTTv311, clean_session=True)
         if config.username:
             client.username_pw_set(config.username, password or config.password or None)
         if tls:
-            client.tls_set(ca_certs=config.ca_file or None, cert_reqs=ssl.CERT_REQUIRED)
+            try:
+                client.tls_set(ca_certs=config.ca_file or None, cert_reqs=ssl.CERT_REQUIRED)
+            except ssl.SSLError:
+                raise ConfigError(f"[mqtt] ca_file {config.ca_file} holds no certificate (a "
+                                  "PEM file is wanted)") from None
+            except OSError as error:
+                raise ConfigError(f"[mqtt] ca_file {config.ca_file} cannot be read "
+                                  f"({error.strerror})") from None
         client.will_set(self.topics.of("status"), OFFLINE, qos=1, retain=True)
         client.reconnect_delay_set(*reconnect_s)  # type: ignore[arg-type]  # floats work
         client.on_connect = self._on_connect
@@ -156,8 +172,8 @@ class Publisher:
     @classmethod
     def from_config(cls, config: MqttConfig, directory: Path, **kwargs: Any) -> Publisher:
         """The publisher of ``[mqtt]``, with the password of ``password_file`` (its first
-        line).  Raises :class:`ConfigError` for a password file that cannot be read or a host
-        name that cannot name the table."""
+        line).  Raises :class:`ConfigError` for a password file that cannot be read or whose
+        first line is empty, and as the constructor does."""
         password = ""
         if config.password_file:
             try:
@@ -166,23 +182,33 @@ class Publisher:
                 reason = getattr(error, "strerror", None) or "not UTF-8 text"
                 raise ConfigError(f"[mqtt] password_file {config.password_file} cannot be read "
                                   f"({reason})") from None
-            password = text.splitlines()[0] if text.strip() else ""
+            password = text.splitlines()[0] if text else ""
+            if not password:
+                raise ConfigError(f"[mqtt] password_file {config.password_file} holds no "
+                                  "password on its first line")
         return cls(config, directory, password=password, **kwargs)
 
     # ------------------------------------------------------------------ any thread
     def start(self, current: Path | None) -> None:
         """Connect (in the background) and publish what the broker lacks: the lines after the
         last acknowledged of the games :data:`ACKED` remembers, oldest first, then those of
-        ``current``, the journal of the game in progress."""
+        ``current``, the journal of the game in progress.  Raises :class:`ConfigError` when
+        this process may not open network sockets (a sandbox without ``AF_INET``)."""
         for game_id in self.acked.games:
             path = self.directory / f"{game_id}.jsonl"
             if path != current and path.exists():
-                self._events.put(("journal", path))
+                self._events.put(("earlier", path))
         if current is not None:
             self._events.put(("journal", current))
+        try:
+            self.client.loop_start()  # its wake-up pair is a loopback TCP connection
+        except OSError as error:
+            raise ConfigError(f"[mqtt] broker is set but this companion may not use the network "
+                              f"({error.strerror}); under companion.service allow it with "
+                              "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 (sudo systemctl "
+                              "edit companion)") from None
         self._thread.start()
         self.client.connect_async(self.host, self.port, keepalive=KEEPALIVE_S)
-        self.client.loop_start()
         log.info("mqtt: publishing table %s to %s:%d", self.topics.table, self.host, self.port)
 
     def journal_written(self, path: Path) -> None:
@@ -212,8 +238,12 @@ class Publisher:
         self._events.put(("connected", None))
 
     def _on_connect_fail(self, client: Any, userdata: Any) -> None:
-        self._failures.report(f"no connection to {self.host}:{self.port}; the steps wait in "
-                              "the journal")
+        error = sys.exc_info()[1]  # paho calls this while handling the connection's error
+        why = ""
+        if isinstance(error, OSError):
+            why = f" ({getattr(error, 'verify_message', None) or error.strerror or error})"
+        self._failures.report(f"no connection to {self.host}:{self.port}{why}; the steps "
+                              "wait in the journal")
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any,
                        properties: Any) -> None:
@@ -237,12 +267,14 @@ class Publisher:
     def _handle(self, kind: str, value: Any) -> None:
         if kind == "journal":
             self._read(value)
+        elif kind == "earlier":
+            self._read_earlier(value)
         elif kind == "connected":
             self._connected()
         elif kind == "lost":
             if self._online:
-                log.warning("mqtt: the connection to %s:%d is lost (%s); the steps wait in the "
-                            "journal", self.host, self.port, value)
+                self._losses.report(f"{self.host}:{self.port} ({value}); the steps wait in the "
+                                    "journal")
             self._online = False
         elif kind == "acked":
             self._acked(value)
@@ -270,17 +302,31 @@ class Publisher:
         if feed.players != players and feed is self._feed and self._online:
             self._outbox.extend(discovery(self.topics, feed.players))
 
+    def _read_earlier(self, path: Path) -> None:
+        """An earlier game's journal: read only if it has lines the broker lacks (a start
+        looks at every game :data:`ACKED` remembers)."""
+        try:
+            lines = len(journal_mod.read(path).lines)
+        except JournalError:
+            return
+        if lines > self.acked.games.get(path.name.removesuffix(".jsonl"), 0):
+            self._read(path)
+
     def _connected(self) -> None:
         log.info("mqtt: connected to %s:%d", self.host, self.port)
         self._failures.flush()
+        self._losses.quiet()
         self._online = True
         again = [Message(self.topics.of("status"), ONLINE.encode(), retain=True)]
         again += discovery(self.topics, self._feed.players if self._feed else 0)
         again += self._retained.values()
-        # After the message in flight, which paho sends again first.
+        # After the message in flight, which paho sends again first; those a connection lost
+        # before they went out had to send again are left out (a flapping link piles none).
         at = 1 if self._in_flight is not None else 0
-        for n, message in enumerate(again):
-            self._outbox.insert(at + n, message)
+        queued = list(self._outbox)
+        waiting = [m for m in queued[at:] if not m.again]
+        self._outbox = collections.deque(
+            [*queued[:at], *(replace(m, again=True, mark=None) for m in again), *waiting])
 
     def _acked(self, mid: int) -> None:
         if mid != self._in_flight:
