@@ -99,6 +99,7 @@ def test_every_table_is_rebuilt_and_the_standings_follow_the_games_outcomes(
     assert (t1.table, t1.game, t1.steps, t1.over, t1.note) == ("t1", "enceladus", len(steps),
                                                                True, "")
     assert t1.winners == outcome.winners and t2.winners == outcome2.winners
+    assert t2.scores == tuple(sorted((p, r) for p, r, _ in outcome2.ranking))  # final
     assert t1.screen is not None and t1.screen.ranking
     names = {"t1": ["Ann", "Bob", "Cy"], "t2": ["Bob", "Dee"]}
     points: dict[str, int] = {}

@@ -518,6 +518,8 @@ class Scoreboard:
             return self._from_state(table, game, names, state)
         outcome = game.outcome
         scores = tuple(rules.status(game.position))
+        if outcome is not None:  # the final results (Uranus counts its missions only then)
+            scores = tuple(sorted((p, r) for p, r, _ in outcome.ranking))
         to_move = 0 if outcome is not None else rules.to_move(game.position)
         message = f"P{to_move}: to move" if to_move else "Game over"
         ranking: tuple[tuple[int, str], ...] = ()
