@@ -225,7 +225,8 @@ def _scoreboard(args: argparse.Namespace) -> int:
     run_scoreboard(broker=args.broker, topic=args.topic, listen=args.listen,
                    terminal=args.terminal, client_id=args.client_id, username=args.username,
                    password_file=Path(args.password_file) if args.password_file else None,
-                   ca_file=Path(args.ca_file) if args.ca_file else None, pin=args.pin)
+                   ca_file=Path(args.ca_file) if args.ca_file else None, pin=args.pin,
+                   keep=Path(args.keep) if args.keep else None)
     return 0  # only ever reached by a test that stops it otherwise
 
 
@@ -411,6 +412,8 @@ def make_parser() -> argparse.ArgumentParser:
                        help="the authority of the broker's TLS certificate")
     board.add_argument("--pin", default="", help="the organiser's PIN for naming seats "
                        "(default: drawn and printed)")
+    board.add_argument("--keep", metavar="FILE", help="keep the evening in FILE and read it "
+                       "back when started again (the rounds before, the names set)")
     board.set_defaults(func=_scoreboard)
 
     monitor = sub.add_parser("monitor", help="watch what a board reports, with per-cell health")

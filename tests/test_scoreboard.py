@@ -17,13 +17,15 @@ import logging
 import random
 from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from companion.errors import CompanionError
+from companion.errors import CompanionError, OutputFileError
 from companion.rules import load
 from companion.scoreboard.model import (
     MAX_PAYLOAD_BYTES,
@@ -291,6 +293,31 @@ def test_random_payloads_never_crash_the_scoreboard(data: st.DataObject) -> None
         board.receive(topic, payload)
         board.tables()
         board.standings()
+
+
+def test_a_kept_scoreboard_started_again_has_the_rounds_and_names_it_had(
+        games: dict[str, tuple[str, list[str], Any]], tmp_path: Path) -> None:
+    from companion.scoreboard.kept import KeptScoreboard
+
+    path = tmp_path / "evening.jsonl"
+    board = KeptScoreboard(path)
+    setup, steps, _ = games["enceladus2"]
+    feed(board, messages("t1", "g1", "enceladus", 2, setup, steps, ["Ann", ""]))
+    board.receive("gardens/t1/step", b"not json")  # not kept
+    board.set_name("t1", 2, "Bob")
+    feed(board, messages("t1", "g2", "enceladus", 2, setup, steps[:4], ["", ""], over=False))
+    board.close()
+    with path.open("a") as file:
+        file.write('{"topic": "gardens/t1/st')  # cut off by a power loss
+    again = KeptScoreboard(path)
+    assert again.standings() == board.standings()
+    assert again.tables() == [replace(v, ignored=0) for v in board.tables()]  # bad ones not kept
+    assert {s.name for s in again.standings()} == {"Ann", "Bob"}
+    assert again.tables()[0].names == ("t1 seat 1", "Bob") and again.tables()[0].steps == 4
+    again.close()
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(OutputFileError, match="cannot write the scoreboard file"):
+        KeptScoreboard(tmp_path / "folder")
 
 
 class Tty(io.StringIO):

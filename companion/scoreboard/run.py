@@ -30,13 +30,17 @@ TOPIC = re.compile(r"[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*")
 def run_scoreboard(*, broker: str, topic: str = "gardens", listen: str = "",
                    terminal: bool = False, client_id: str = "", username: str = "",
                    password_file: Path | None = None,
-                   ca_file: Path | None = None, pin: str = "", out: TextIO | None = None) -> None:
+                   ca_file: Path | None = None, pin: str = "", keep: Path | None = None,
+                   out: TextIO | None = None) -> None:
     """Follow the tables at ``broker`` (see :func:`companion.scoreboard.client.parse_broker`)
     under ``topic``, logged in as ``username`` (its password in ``password_file``), until
     Ctrl-C or SIGTERM (raised as ``KeyboardInterrupt`` once the
-    client and the page are closed), writing to ``out`` (standard output).  Raises
+    client and the page are closed), writing to ``out`` (standard output); ``keep``: the
+    file the scoreboard is kept in and read back from
+    (:class:`~companion.scoreboard.kept.KeptScoreboard`).  Raises
     :class:`UsageError` for a bad broker URL, topic, ``listen`` address, password file, or
-    a missing extra (paho-mqtt; Tornado for the page)."""
+    a missing extra (paho-mqtt; Tornado for the page);
+    :class:`~companion.errors.OutputFileError` when ``keep`` cannot be written."""
     from companion.scoreboard.client import Feed, parse_broker
     from companion.scoreboard.terminal import TerminalBoard
 
@@ -48,7 +52,12 @@ def run_scoreboard(*, broker: str, topic: str = "gardens", listen: str = "",
     if importlib.util.find_spec("paho") is None:
         raise UsageError(f"the scoreboard needs paho-mqtt, which is not installed "
                          f"({MQTT_INSTALL})")
-    board = Scoreboard(topic)
+    kept = None
+    if keep is not None:
+        from companion.scoreboard.kept import KeptScoreboard
+
+        kept = KeptScoreboard(keep, topic)
+    board = kept or Scoreboard(topic)
     changed = threading.Event()
     page = None
     if listen:
@@ -87,3 +96,5 @@ def run_scoreboard(*, broker: str, topic: str = "gardens", listen: str = "",
     finally:
         if page is not None:
             page.close()
+        if kept is not None:
+            kept.close()
