@@ -176,6 +176,8 @@ def test_with_the_documented_acl_the_scoreboard_logs_in_and_no_table_writes_for_
     (["--broker", "mqtt://127.0.0.1", "--topic", "gardens/#"], "is not a prefix such as"),
     (["--broker", "mqtt://127.0.0.1", "--listen", "256.1.1.1:80"], "cannot be listened on"),
     (["--broker", "mqtt://u@127.0.0.1"], "is not a URL such as mqtt://host:1883"),
+    (["--broker", "mqtts://127.0.0.1", "--listen", "", "--ca-file", "/nonexistent"],
+     "the CA file /nonexistent cannot be read as a certificate"),
     (["--broker", "mqtt://127.0.0.1", "--username", "u", "--listen", "", "--password-file",
       "/nonexistent"],
      "the password file /nonexistent cannot be read: No such file or directory"),

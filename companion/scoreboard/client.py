@@ -66,7 +66,8 @@ class Feed:
     ``client_id``: the persistent session's name (one per scoreboard); ``password_file``
     holds the user's password (its first line); ``ca_file`` the authority
     the broker's certificate is checked against (the system's by default).  Raises
-    :class:`UsageError` when the password file cannot be read, before connecting.
+    :class:`UsageError` when the password file or the CA file cannot be read, before
+    connecting.
     """
 
     def __init__(self, broker: Broker, board: Scoreboard, on_change: Callable[[], None], *,
@@ -93,8 +94,13 @@ class Feed:
         if broker.username:
             self._client.username_pw_set(broker.username, password or None)
         if broker.tls:
-            self._client.tls_set(ca_certs=str(ca_file) if ca_file else None,
-                                 cert_reqs=ssl.CERT_REQUIRED)
+            try:
+                self._client.tls_set(ca_certs=str(ca_file) if ca_file else None,
+                                     cert_reqs=ssl.CERT_REQUIRED)
+            except (OSError, ssl.SSLError) as error:
+                reason = getattr(error, "strerror", None) or str(error)
+                raise UsageError(f"the CA file {ca_file} cannot be read as a certificate: "
+                                 f"{reason}") from None
         self._client.reconnect_delay_set(1, RECONNECT_MAX_S)
         self._client.on_connect = self._connected
         self._client.on_disconnect = self._disconnected
