@@ -223,17 +223,20 @@ def certificates(folder: Path) -> Path:
 
 
 class Broker:
-    """A Mosquitto of the test's own on a free loopback port, its configuration, password
-    file and ACL in ``folder``; ``users`` (name to password) and ``acl`` (the ACL file's
-    text) make it refuse anonymous clients.  :meth:`start` returns once it listens (it says
-    so on its log).  With ``tls`` (a folder from :func:`certificates`) it also listens over
-    TLS at ``tls_url``.  :meth:`kill` ends it with SIGKILL, as a crash would; :meth:`start`
-    again brings it back on the same port, without the retained messages (no persistence);
-    :meth:`freeze` and :meth:`thaw` stop and resume it (SIGSTOP, SIGCONT).
+    """A Mosquitto of the test's own on a free loopback port (the test is skipped where Mosquitto
+    is not installed), its configuration, password file and ACL in ``folder``; ``users``
+    (name to password) and ``acl`` (the ACL file's text) make it refuse anonymous clients.
+    :meth:`start` returns once it listens (it says so on its log).  With ``tls`` (a folder
+    from :func:`certificates`) it also listens over TLS at ``tls_url``.  :meth:`kill` ends it
+    with SIGKILL, as a crash would; :meth:`start` again brings it back on the same port,
+    without the retained messages (no persistence); :meth:`freeze` and :meth:`thaw` stop and
+    resume it (SIGSTOP, SIGCONT).
     """
 
     def __init__(self, folder: Path, *, users: dict[str, str] | None = None,
                  acl: str = "", tls: Path | None = None) -> None:
+        if not MOSQUITTO.exists():
+            pytest.skip("needs Mosquitto (make test installs it)")
         self.folder = folder
         self.port = free_port()
         self.url = f"mqtt://127.0.0.1:{self.port}"
@@ -306,8 +309,6 @@ class Broker:
 @pytest.fixture
 def broker(tmp_path: Path) -> Iterator[Broker]:
     """A Mosquitto for the test alone (anonymous clients welcome), killed after it."""
-    if not MOSQUITTO.exists():
-        pytest.skip("needs Mosquitto (make test installs it)")
     folder = tmp_path / "broker"
     folder.mkdir()
     running = Broker(folder)
@@ -317,9 +318,10 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
 
 
 class Listener:
-    """A client of ``broker`` (an :class:`Broker`) subscribed to ``topics`` that keeps every
-    message it receives, in order, as ``(topic, payload, retained)``; :meth:`wait` blocks
-    until a condition on them holds.  ``username``/``password`` for a broker with users."""
+    """A client of the broker at ``url`` (a :class:`Broker`'s) subscribed to ``topics`` that
+    keeps every message it receives, in order, as ``(topic, payload, retained)``; :meth:`wait`
+    blocks until a condition on them holds.  ``username``/``password`` for a broker with
+    users."""
 
     def __init__(self, url: str, topics: str = "#", *, username: str = "",
                  password: str = "") -> None:

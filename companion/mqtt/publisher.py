@@ -63,8 +63,8 @@ KEEP_GAMES = 20
 """How many games :data:`ACKED` remembers (a restart looks at those for lines not sent)."""
 
 KEEPALIVE_S = 30
-"""Seconds of silence after which paho pings the broker; a connection that does not answer
-within half as long again is taken as lost (a network gone without a word)."""
+"""Seconds of silence after which paho pings the broker; a connection whose answer has not
+come as long again after is taken as lost (a network gone without a word)."""
 
 RECONNECT_S = (1.0, 30.0)
 """The first and the longest wait before paho connects again, in seconds."""
@@ -200,6 +200,8 @@ class Publisher:
                 self._events.put(("earlier", path))
         if current is not None:
             self._events.put(("journal", current))
+        # Asked before paho's thread starts, which would otherwise wait a second for it.
+        self.client.connect_async(self.host, self.port, keepalive=KEEPALIVE_S)
         try:
             self.client.loop_start()  # its wake-up pair is a loopback TCP connection
         except OSError as error:
@@ -208,7 +210,6 @@ class Publisher:
                               "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 (sudo systemctl "
                               "edit companion)") from None
         self._thread.start()
-        self.client.connect_async(self.host, self.port, keepalive=KEEPALIVE_S)
         log.info("mqtt: publishing table %s to %s:%d", self.topics.table, self.host, self.port)
 
     def journal_written(self, path: Path) -> None:
@@ -317,16 +318,19 @@ class Publisher:
         self._failures.flush()
         self._losses.quiet()
         self._online = True
-        again = [Message(self.topics.of("status"), ONLINE.encode(), retain=True)]
-        again += discovery(self.topics, self._feed.players if self._feed else 0)
-        again += self._retained.values()
-        # After the message in flight, which paho sends again first; those a connection lost
-        # before they went out had to send again are left out (a flapping link piles none).
+        first = [Message(self.topics.of("status"), ONLINE.encode(), retain=True),
+                 *self._retained.values()]
+        last = discovery(self.topics, self._feed.players if self._feed else 0)
+        # The status and the table first, after the message in flight (paho sends it again
+        # first); the discovery, which no step waits for, after the lines waiting.  What a
+        # connection lost before it went out had to send again is left out: a flapping link
+        # piles none of it up.
         at = 1 if self._in_flight is not None else 0
         queued = list(self._outbox)
         waiting = [m for m in queued[at:] if not m.again]
-        self._outbox = collections.deque(
-            [*queued[:at], *(replace(m, again=True, mark=None) for m in again), *waiting])
+        self._outbox = collections.deque([
+            *queued[:at], *(replace(m, again=True, mark=None) for m in first), *waiting,
+            *(replace(m, again=True) for m in last)])
 
     def _acked(self, mid: int) -> None:
         if mid != self._in_flight:
