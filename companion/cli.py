@@ -2,7 +2,8 @@
 
 ``companion run`` (the daemon; SIGHUP reloads the display settings), ``demo`` (a whole game
 against the simulated board), ``rules check FILE...`` (rule case files), ``check-config FILE``,
-``replay FILE`` (a journaled game, printed and drawn as a GIF); for makers of boards,
+``replay FILE`` (a journaled game, printed and drawn as a GIF), ``scoreboard`` (every
+table of an event from the MQTT broker); for makers of boards,
 ``monitor PORT`` (a live view with per-cell health), ``record PORT TRACE`` and ``sim`` (the
 simulated board alone, or a trace replayed).  Errors reach the user as one sentence on
 stderr and an exit status (:data:`EXIT_STATUSES`, listed by ``companion --help``), never a
@@ -217,6 +218,18 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scoreboard(args: argparse.Namespace) -> int:
+    from companion.scoreboard.run import run_scoreboard
+
+    _setup_logging(args.log_level or "warning")
+    run_scoreboard(broker=args.broker, topic=args.topic, listen=args.listen,
+                   terminal=args.terminal, client_id=args.client_id, username=args.username,
+                   password_file=Path(args.password_file) if args.password_file else None,
+                   ca_file=Path(args.ca_file) if args.ca_file else None, pin=args.pin,
+                   keep=Path(args.keep) if args.keep else None)
+    return 0  # only ever reached by a test that stops it otherwise
+
+
 def _demo(args: argparse.Namespace) -> int:
     from companion.sim.demo import run_demo
 
@@ -376,6 +389,32 @@ def make_parser() -> argparse.ArgumentParser:
     replay.add_argument("--scale", type=_whole(1, 64), default=8,
                         help="GIF pixels per matrix pixel")
     replay.set_defaults(func=_replay)
+
+    board = sub.add_parser(
+        "scoreboard", help="every table of an event and the standings, from the MQTT broker",
+        description="Follow every table that publishes to the broker ([mqtt] in each "
+        "companion's config): board, players, scores, whose turn, finished games and the "
+        "standings over the rounds, as a live web page and as a terminal table.  Ctrl-C stops.")
+    board.add_argument("--broker", required=True, metavar="URL",
+                       help="mqtt://host[:port], or mqtts://host[:port] for TLS")
+    board.add_argument("--topic", default="gardens", help="the tables' topic prefix")
+    board.add_argument("--listen", default="0.0.0.0:8090", metavar="HOST:PORT",
+                       help="where the page is served ('' for no page)")
+    board.add_argument("--terminal", action="store_true",
+                       help="also draw the table on this terminal (always when output is "
+                       "not a terminal)")
+    board.add_argument("--client-id", default="", metavar="ID",
+                       help="the broker session's name (default scoreboard-HOSTNAME)")
+    board.add_argument("--username", default="", help="the scoreboard's broker user")
+    board.add_argument("--password-file", metavar="FILE",
+                       help="a file holding that user's password")
+    board.add_argument("--ca-file", metavar="FILE",
+                       help="the authority of the broker's TLS certificate")
+    board.add_argument("--pin", default="", help="the organiser's PIN for naming seats "
+                       "(default: drawn and printed)")
+    board.add_argument("--keep", metavar="FILE", help="keep the evening in FILE and read it "
+                       "back when started again (the rounds before, the names set)")
+    board.set_defaults(func=_scoreboard)
 
     monitor = sub.add_parser("monitor", help="watch what a board reports, with per-cell health")
     monitor.add_argument("port", type=_port, metavar="PORT",

@@ -20,6 +20,7 @@ options with too (:func:`display_config`).
 Sections (the commented ``config/companion.toml`` documents every key):
 
 - ``[game]`` :class:`GameConfig`, with ``[game.options]`` passed unchanged to the rules core;
+- ``[players]`` :class:`PlayersConfig`, who sits at the table;
 - ``[board]`` :class:`BoardConfig`, the board controller and the referee's timings;
 - ``[buttons]`` :class:`ButtonPins` and :class:`ButtonsConfig`, the GPIO pins of the buttons,
   buzzer and status LED;
@@ -446,6 +447,39 @@ class WebConfig:
     listen: Annotated[str, Meta(extra={"read": _listen})] = ""
 
 
+MAX_NAME = 40
+"""The longest player name, in characters."""
+
+
+def _player_names(value: object) -> list[str]:
+    allowed = (f'a list of at most 5 names of at most {MAX_NAME} letters, digits, spaces or '
+               'signs each, seat 1 first, such as ["Ann", "Bob"]')
+    if not isinstance(value, list) or len(value) > 5:
+        raise _Bad(allowed)
+    for n, name in enumerate(value, 1):
+        if not isinstance(name, str) or len(name) > MAX_NAME or not name.isprintable():
+            raise _Bad(allowed, shown=f"{_show(name)} (name {n} of the list)")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class PlayersConfig:
+    """``[players]``: who sits at the table.
+
+    ``names``: the players' names, seat 1 first, at most :data:`MAX_NAME` characters each
+    (``""`` for a seat without one; seats past the list have none).  They go into each game's
+    journal header, and from there to the scoreboard (``[mqtt]``), so that an event's
+    standings follow the players from table to table.
+    """
+
+    names: Annotated[tuple[str, ...], Meta(extra={"read": _player_names})] = ()
+
+    def seat_names(self, players: int) -> list[str]:
+        """A name for each of ``players`` seats (``""`` for a seat without one)."""
+        return [" ".join(self.names[i].split()) if i < len(self.names) else ""
+                for i in range(players)]
+
+
 _BROKER = re.compile(r"(mqtts?)://([^/:?#@\s]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?/?")
 MQTT_PORTS = MappingProxyType({"mqtt": 1883, "mqtts": 8883})
 """The broker's port when ``[mqtt] broker`` names none, by scheme (IANA's MQTT ports)."""
@@ -515,6 +549,7 @@ class Config:
     """The whole configuration; ``Config()`` is the built-in defaults."""
 
     game: GameConfig = field(default_factory=GameConfig)
+    players: PlayersConfig = field(default_factory=PlayersConfig)
     board: BoardConfig = field(default_factory=BoardConfig)
     buttons: ButtonsConfig = field(default_factory=ButtonsConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
@@ -749,7 +784,8 @@ class _Problems:
 # The models whose fields are the keys of each section; [buttons] holds ButtonPins' keys and
 # ButtonsConfig's bounce_ms, [display] DisplayConfig's own, EmulatorOptions' and luma's.
 _SECTIONS: Mapping[str, tuple[type, ...]] = MappingProxyType({
-    "game": (GameConfig,), "board": (BoardConfig,), "buttons": (ButtonPins, ButtonsConfig),
+    "game": (GameConfig,), "players": (PlayersConfig,), "board": (BoardConfig,),
+    "buttons": (ButtonPins, ButtonsConfig),
     "display": (DisplayConfig, EmulatorOptions), "switches": (SwitchMatrixConfig,),
     "journal": (JournalConfig,), "log": (LogConfig,), "web": (WebConfig,),
     "mqtt": (MqttConfig,),

@@ -64,15 +64,16 @@ class Button(Event):
 @dataclass(frozen=True, slots=True)
 class StartGame(Event):
     """Start a new game at this table now (the live page's New game, behind its PIN), as OK
-    after the end starts the next one: ``players``, ``seed`` (0 draws one) and ``options``
+    after the end starts the next one: ``players``, ``seed`` (0 draws one), ``options``
     (``[game.options]``, checked by the rules core; what the board fixes, the Uranus board,
     stays as configured); ``reserves``: each player's ``{colour: count}`` as dealt by hand at
-    the table, or ``()`` for the seed's deal."""
+    the table, or ``()`` for the seed's deal; and the seats' ``names`` (``[players] names``)."""
 
     players: int = 2
     seed: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)
     reserves: tuple[Mapping[str, int], ...] = ()
+    names: tuple[str, ...] = ()
 
 
 class TimerName(StrEnum):

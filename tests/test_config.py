@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import inspect
+import json
 import re
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -868,3 +869,21 @@ def test_make_device_refuses_an_option_with_the_sentence_check_config_gives() ->
         make_device({"display": "dummy", "width": 0})
     assert str(caught.value) == (
         "Display settings: [display] width must be a whole number of pixels, at least 1, not 0.")
+
+
+def test_players_names_are_read_and_go_into_each_new_games_journal_header(
+        tmp_path: Path) -> None:
+    from companion.daemon.service import new_game
+    from companion.rules import load
+
+    config = parse_config('[game]\nplayers = 3\n[players]\nnames = ["Ann", " Bob  Lee "]\n')
+    assert config.players.seat_names(3) == ["Ann", "Bob Lee", ""]
+    config = replace(config, journal=replace(config.journal, directory=str(tmp_path)))
+    _, journal = new_game(config, load("enceladus").RULES, tmp_path, fsync=False)
+    assert journal is not None
+    header = json.loads(journal.path.read_text().splitlines()[0])
+    assert header["names"] == ["Ann", "Bob Lee", ""]
+    for text, said in (('names = "Ann"', "[players] names must be"),
+                       (f'names = ["{"x" * 41}"]', "[players] names must be"),
+                       ('names = ["a", "b", "c", "d", "e", "f"]', "[players] names must be")):
+        assert said in only_problem(f"[players]\n{text}\n"), text

@@ -39,6 +39,8 @@ ALLOWED: Mapping[str, frozenset[str]] = {
                         "mqtt"},
     # The table published to a broker: read from the journal, in the rules' own terms.
     "mqtt": SHARED | {"rules", "journal", "config"},
+    # An event's tables from the broker, drawn with the table page's drawing.
+    "scoreboard": SHARED | {"rules", "referee", "config", "web", "mqtt"},
     # The live page shows finished games with the replay's reading; the replay writes the
     # page's record of a game.
     "web": SHARED | {"rules", "referee", "journal", "display", "config", "tools"},
@@ -46,7 +48,7 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "sim": SHARED | {"rules", "board", "referee", "journal", "display", "config", "daemon",
                      "tools", "web"},
     "cli": SHARED | {"rules", "board", "referee", "journal", "display", "config", "daemon",
-                     "tools", "web", "sim"},
+                     "tools", "web", "sim", "scoreboard"},
     "__main__": frozenset({"cli"}),
 }
 """Package (or module at the package's root) -> the others it may import."""

@@ -710,15 +710,16 @@ def test_a_game_chosen_on_the_page_starts_at_once_and_the_next_games_follow_it(
     config = Config(game=GameConfig(name="enceladus", seed=SEED),
                     journal=JournalConfig(directory=str(tmp_path), fsync=False))
     first = journal_mod.Journal.create(tmp_path, {"game": "enceladus"}, fsync=False)
-    chosen = StartGame(0, players=3, seed=77, options={"mode": "cooperative"})
+    chosen = StartGame(0, players=3, seed=77, options={"mode": "cooperative"},
+                       names=("Ann", "", "Cy"))
     service, _ = _service(Clock(), [(1.0, chosen), (2.0, Stop(0))], config=config,
                           link=Link(), journal=first)
     service.run()
     assert service.referee.state == ENCELADUS.new_game(3, 77, {"mode": "cooperative"})
     (started,) = set(tmp_path.glob("*.jsonl")) - {first.path}
     header = json.loads(started.read_text().splitlines()[0])
-    assert (header["players"], header["seed"], header["options"]) == (
-        3, 77, {"mode": "cooperative"})
+    assert (header["players"], header["seed"], header["options"], header["names"]) == (
+        3, 77, {"mode": "cooperative"}, ["Ann", "", "Cy"])
     service._new_game()  # OK after its end: the same players, the next seed
     assert service.referee.state == ENCELADUS.new_game(3, 78, {"mode": "cooperative"})
 

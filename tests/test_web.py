@@ -458,8 +458,8 @@ def test_a_new_game_of_three_started_on_the_page_is_on_the_matrix_and_the_page(
 ) -> None:
     """The daemon as ``companion run`` builds it, ``[web] listen`` on: the page's New game
     with the matrix's PIN reaches it as an event and the 3-player game is set up on the
-    matrix, on the page and in a new journal; an option the rules core refuses is said in
-    its words and starts nothing."""
+    matrix, on the page and in a new journal, with the seats' names; an option the rules
+    core refuses is said in its words and starts nothing."""
     from conftest import DaemonThread
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.wait import WebDriverWait
@@ -490,6 +490,9 @@ def test_a_new_game_of_three_started_on_the_page_is_on_the_matrix_and_the_page(
         players = browser.find_element(By.ID, "new-players")
         players.clear()
         players.send_keys("3")
+        names = browser.find_element(By.ID, "new-names")
+        names.clear()
+        names.send_keys("Ann, , Cy")
         said = browser.find_element(By.ID, "new-said")
         score = browser.find_element(By.CSS_SELECTOR, '[data-option="plant_score"]')
         score.clear()
@@ -506,8 +509,9 @@ def test_a_new_game_of_three_started_on_the_page_is_on_the_matrix_and_the_page(
         assert daemon.wait(lambda: len(service.referee.rules.status(service.referee.state)) == 3)
         assert daemon.wait(lambda: len(service.last_screen.scores) == 3)  # on the matrix
         until(lambda _: len(read_page(browser)["players"]) == 3)  # and on the page
-        assert service.journal is not None and journal.read(
-            service.journal.path).header["players"] == 3
+        assert service.journal is not None
+        header = journal.read(service.journal.path).header
+        assert (header["players"], header["names"]) == (3, ["Ann", "", "Cy"])
     finally:
         daemon.stop()
 
@@ -689,3 +693,48 @@ def test_a_presence_board_s_setup_is_guided_on_the_page_at_full_size(browser: An
         assert browser.execute_script("return document.body.dataset.settingUp") == "false"
     finally:
         view.close()
+
+
+def test_the_scoreboard_page_shows_every_table_live_and_an_organiser_names_a_seat(
+        browser: Any) -> None:
+    """``companion scoreboard``'s page: each table's board drawn as the table's page draws
+    it, with its seats and scores, the standings; a step arriving is shown without a reload,
+    and a seat named on the page (its prompt, then the PIN once) moves the standings."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+    from test_scoreboard import messages, play
+
+    from companion.scoreboard.model import Scoreboard
+    from companion.scoreboard.server import ScoreboardPage
+
+    page = ScoreboardPage("127.0.0.1:0", Scoreboard(), pin="1357")
+    setup, steps, outcome = play("enceladus", 2, 9)
+    sent = messages("t1", "g1", "enceladus", 2, setup, steps, ["Ann", ""])
+    uranus = play("uranus", 2, 5)
+    for topic, payload in [*sent[:5], *messages("t2", "g2", "uranus", 2, *uranus[:2])]:
+        page.board.receive(topic, payload)
+    try:
+        browser.get(page.address)
+        until = WebDriverWait(browser, WAIT_S, poll_frequency=0.05).until
+        until(lambda _: len(browser.find_elements(By.CSS_SELECTOR, ".table svg.board")) == 2)
+        t1 = browser.find_element(By.CSS_SELECTOR, '[data-table="t1"]')
+        assert t1.find_elements(By.CSS_SELECTOR, '[data-cell="e6"]')
+        assert "4 steps" in t1.text and "t1 seat 2" in t1.text
+        until(lambda _: len(browser.find_elements(By.CSS_SELECTOR, "#standings tbody tr")) == 2)
+        for topic, payload in sent[5:]:
+            page.board.receive(topic, payload)
+        page.changed()
+        until(lambda _: "Over:" in browser.find_element(By.CSS_SELECTOR, '[data-table="t1"]')
+              .text)
+        browser.find_element(By.CSS_SELECTOR, '[data-table="t1"] [data-seat="2"] button').click()
+        until(lambda _: browser.switch_to.alert).send_keys("Bob")
+        browser.switch_to.alert.accept()
+        until(lambda _: browser.switch_to.alert).send_keys("1357")
+        browser.switch_to.alert.accept()
+        until(lambda _: "Bob" in browser.find_element(By.ID, "standings").text)
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#finished li")) == 2
+        winner = ["Ann", "Bob"][outcome.winners[0] - 1]
+        first = browser.find_element(By.CSS_SELECTOR, "#standings tbody tr").text
+        assert first.startswith(f"1 {winner} 1")  # rank, name, rank points
+    finally:
+        page.close()

@@ -371,6 +371,28 @@ def new(view: WebView, **asked: object) -> tuple[int, str]:
         return response.status, json.loads(response.read()).get("refused", "")
 
 
+def test_the_new_game_form_names_the_seats() -> None:
+    from companion.config import GameConfig, PlayersConfig
+    from companion.events import StartGame
+    from companion.web.newgame import Choices
+
+    events: queue.Queue[object] = queue.Queue()
+    web = WebView("127.0.0.1:0", events=events, pin="0042", choices=Choices(
+        GameConfig(name="mars", players=3), PlayersConfig(names=("Ann", "Bob"))))
+    try:
+        assert json.loads(get(web, "/game")[1])["names"] == ["Ann", "Bob", ""]
+        for names, said in ((["A", "B", "C"], "3 names for 2 players"), ("Ann", "a list"),
+                            (["x" * 41], "at most 40"), (["Ann\tBob\x07"], "signs only")):
+            assert new(web, pin="0042", players=2, names=names) == (400, said) or \
+                said in new(web, pin="0042", players=2, names=names)[1], names
+        assert events.empty()
+        assert new(web, pin="0042", players=2, names=[" Cy  Dee ", "Eve", "", ""]) == (200, "")
+        started = events.get_nowait()
+        assert isinstance(started, StartGame) and started.names == ("Cy Dee", "Eve")
+    finally:
+        web.close()
+
+
 def test_a_new_game_needs_the_pin_a_choice_the_rules_core_takes_and_a_confirmation() -> None:
     """Refusals are the rules core's own sentences; a game in progress ends only when the
     page confirms it."""
@@ -405,6 +427,7 @@ def test_a_new_game_needs_the_pin_a_choice_the_rules_core_takes_and_a_confirmati
         assert (started.players, started.seed, dict(started.options)) == (3, 9, {"peaks": 1})
         web.publish(screen(ranking=((1, "20 pts"),)), "up", 30)  # over: no confirmation
         assert new(web, pin="0042", players=2) == (200, "")
+        assert events.get_nowait().names == ()  # none given: the configured ones stay
     finally:
         web.close()
     read_only = WebView("127.0.0.1:0", choices=Choices(GameConfig(name="mars")))

@@ -174,5 +174,8 @@ def new_game(
                   "players": config.game.players,
                   "seed": seed, "options": config.game.rules_options(),
                   "setup": rules.format_position(state)}
+        names = config.players.seat_names(config.game.players)
+        if any(names):  # who sat where, for the scoreboard's standings
+            header["names"] = names
         journal = journal_mod.Journal.create(directory, header, fsync=fsync)
     return state, journal

@@ -503,7 +503,8 @@ class Service:
         else:
             config = replace(self.config, game=replace(
                 self.config.game, players=chosen.players, seed=chosen.seed,
-                options=dict(chosen.options)))
+                options=dict(chosen.options)), players=replace(
+                self.config.players, names=chosen.names or self.config.players.names))
         directory = None if self.journal_error else Path(config.journal.directory)
         try:
             state, journal = new_game(config, rules, directory, fsync=config.journal.fsync,
@@ -653,7 +654,8 @@ def _open_web(service: Service, listen: str, stack: ExitStack) -> None:
                           f"({WEB_INSTALL})") from None
     journals = None if service.journal_error or service.config is None else Path(
         service.config.journal.directory)
-    choices = None if service.config is None else Choices(service.config.game)
+    choices = None if service.config is None else Choices(service.config.game,
+                                                          service.config.players)
     view = WebView(listen, title=f"Gardens of {service.referee.rules.name.capitalize()}",
                    events=service.events, clock=service.clock, journals=journals,
                    choices=choices)

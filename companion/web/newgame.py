@@ -1,11 +1,11 @@
 """The live page's New game form: the choices of the game the companion is configured for.
 
 The sensor board is built for one game (and, for Gardens of Uranus, one board), so the page
-offers that game alone: its players, its seed and the options its rules core reads (the
+offers that game alone: its players, its seed, the options its rules core reads (the
 fields of the core's ``Options``, each with the configured value, else the core's default),
 less those the board fixes (what :meth:`companion.config.GameConfig.rules_options` adds by
-itself, the Uranus board).  A choice is checked by the rules core's own ``new_game``, so a
-refusal is the core's own sentence.
+itself, the Uranus board), and the seats' names (``[players] names``).  A choice is checked
+by the rules core's own ``new_game``, so a refusal is the core's own sentence.
 """
 
 from __future__ import annotations
@@ -13,16 +13,18 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from companion.config import MAX_SEED, GameConfig
+from companion.config import MAX_NAME, MAX_SEED, GameConfig, PlayersConfig
 from companion.errors import CompanionError
 from companion.rules import load
 
 
 class Choices:
-    """What the page may choose for a new game of ``game`` (the configured ``[game]``)."""
+    """What the page may choose for a new game of ``game`` (the configured ``[game]``),
+    with the names of ``players`` (``[players]``)."""
 
-    def __init__(self, game: GameConfig) -> None:
+    def __init__(self, game: GameConfig, players: PlayersConfig | None = None) -> None:
         self.game = game
+        self.players = players or PlayersConfig()
         module = load(game.name)
         self.rules = module.RULES
         fixed = set(dataclasses.replace(game, options={}).rules_options())
@@ -35,11 +37,28 @@ class Choices:
         """The form, JSON-ready: ``game``, ``players``, ``seed``, ``options``
         (``[[name, value], ...]``, a tuple of names as one comma-separated text) and
         ``colours``, the flower colours of reserves dealt by hand (``[]`` for a game that
-        deals none)."""
+        deals none); ``names`` (one per seat, ``""`` for a seat without one)."""
         return {"game": self.game.name, "players": self.game.players, "seed": self.game.seed,
                 "options": [[name, ", ".join(value) if isinstance(value, tuple) else value]
                             for name, value in self.defaults.items()],
-                "colours": list(getattr(load(self.game.name), "COLOURS", ()))}
+                "colours": list(getattr(load(self.game.name), "COLOURS", ())),
+                "names": self.players.seat_names(self.game.players)}
+
+    def seat_names(self, names: Any, players: int) -> tuple[str, ...]:
+        """``names`` (a list of texts, seat 1 first) checked for a game of ``players``: at
+        most one a seat, :data:`~companion.config.MAX_NAME` characters each, spaces tidied.  Raises
+        :class:`CompanionError` with a sentence for the page."""
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise CompanionError("The names are a list of texts, seat 1 first")
+        tidy = [" ".join(name.split()) for name in names]
+        while tidy and not tidy[-1]:  # seats left blank at the end of the list
+            tidy.pop()
+        if len(tidy) > players:
+            raise CompanionError(f"{len(tidy)} names for {players} players: one a seat")
+        if any(len(name) > MAX_NAME or not name.isprintable() for name in tidy):
+            raise CompanionError(f"A name is at most {MAX_NAME} characters, letters and "
+                                 "signs only")
+        return tuple(tidy)
 
     def choose(self, players: Any, seed: Any, options: Any, reserves: Any = None
                ) -> tuple[int, int, dict[str, Any], tuple[dict[str, int], ...]]:

@@ -24,7 +24,8 @@ it the page is read-only.  A press becomes exactly what a button makes: a
 seconds (four digits are few).
 
 A new game from the page (``GET /game``: the form, :class:`companion.web.newgame.Choices`;
-``POST /new``, JSON ``{"pin": ..., "players": 3, "seed": 0, "options": {...}, "end": false}``),
+``POST /new``, JSON ``{"pin": ..., "players": 3, "seed": 0, "options": {...}, "names":
+["Ann", "Bob", ""], "end": false}``),
 behind the same PIN: a choice the rules core refuses is answered 400 with its sentence; while
 a game is in progress (a step made, no ranking yet) it is refused 409 unless ``end`` confirms
 that it is to be ended; else it becomes a :class:`~companion.events.StartGame` on the event
@@ -212,7 +213,8 @@ class _NewGame(_Base):
         try:
             asked = json.loads(self.request.body)
             pin = asked["pin"]
-            chosen = (asked["players"], asked.get("seed", 0), asked.get("options", {}))
+            chosen = (asked["players"], asked.get("seed", 0), asked.get("options", {}),
+                      asked.get("names"))
         except (ValueError, TypeError, KeyError):
             raise tornado.web.HTTPError(
                 400, reason='A new game is JSON: {"pin": "1234", "players": 3}') from None
@@ -248,14 +250,42 @@ class _Journal(_Base):
         self.finish(game)
 
 
-class _Server(tornado.httpserver.HTTPServer):
-    """Tornado's server with a bound on the connections it keeps."""
+class BoundedServer(tornado.httpserver.HTTPServer):
+    """Tornado's server with a bound on the connections it keeps (:data:`MAX_CONNECTIONS`;
+    the next is closed at once)."""
 
     def handle_stream(self, stream: tornado.iostream.IOStream, address: tuple[Any, ...]) -> None:
         if len(self._connections) >= MAX_CONNECTIONS:
             stream.close()
             return
         super().handle_stream(stream, address)
+
+
+class PinGuard:
+    """A control PIN (``pin``, four digits drawn when ``""``): :meth:`check` lets a request
+    through with the right one and, after :data:`MAX_WRONG_PINS` wrong ones in a row, none
+    for :data:`LOCKOUT_S` seconds of ``clock`` (four digits are few)."""
+
+    def __init__(self, pin: str = "", clock: Callable[[], float] = time.monotonic) -> None:
+        self.pin = pin or f"{secrets.randbelow(10_000):04}"
+        self._clock = clock
+        self._wrong = 0
+        self._locked_until = 0.0
+
+    def check(self, pin: str, what: str, where: str) -> str:
+        """``""`` when ``pin`` is the PIN, else why not, for the page (``where`` says where
+        the PIN is to be read: ``"the matrix shows it"``); ``what`` was asked, for the log."""
+        now = self._clock()
+        if now < self._locked_until:
+            return "Too many wrong PINs: try again in a minute"
+        if not secrets.compare_digest(pin.encode(), self.pin.encode()):
+            self._wrong += 1
+            if self._wrong >= MAX_WRONG_PINS:
+                self._wrong, self._locked_until = 0, now + LOCKOUT_S
+            log.warning("%s from the page was refused: wrong PIN", what)
+            return f"Wrong PIN: {where}"
+        self._wrong = 0
+        return ""
 
 
 class WebView:
@@ -293,15 +323,14 @@ class WebView:
         self.address = f"http://{shown}:{bound[1]}/"
         """The page's address, such as ``http://127.0.0.1:8080/``."""
         self.page = page_html(title)
-        self.pin = pin or f"{secrets.randbelow(10_000):04}"
+        self._guard = PinGuard(pin, clock)
+        self.pin = self._guard.pin
         """The PIN that lets the page press the buttons, shown on the matrix."""
         self._events = events
         self._clock = clock
         self._journals = journals
         self.choices = choices if events is not None else None
         self._played: Played | None = None
-        self._wrong = 0
-        self._locked_until = 0.0
         self.streams: set[_Events] = set()
         self._steps: list[tuple[int, str]] = []  # (player, notation) of each step committed
         self._scores: list[tuple[tuple[int, str], ...]] = []  # after each step, the setup first
@@ -349,19 +378,9 @@ class WebView:
     def allowed(self, pin: str, what: str) -> str:
         """``""`` when a page that gave ``pin`` may control the table, else why not (``what``
         it asked, for the log: ``"a press of ok"``)."""
-        now = self._clock()
         if self._events is None:
             return "This page is read-only"
-        if now < self._locked_until:
-            return "Too many wrong PINs: try again in a minute"
-        if not secrets.compare_digest(pin.encode(), self.pin.encode()):
-            self._wrong += 1
-            if self._wrong >= MAX_WRONG_PINS:
-                self._wrong, self._locked_until = 0, now + LOCKOUT_S
-            log.warning("%s from the page was refused: wrong PIN", what)
-            return "Wrong PIN: the matrix shows it"
-        self._wrong = 0
-        return ""
+        return self._guard.check(pin, what, "the matrix shows it")
 
     def press(self, button: str) -> None:
         """Press ``button`` (one of :data:`BUTTONS`; the page :meth:`allowed`): its press and
@@ -371,10 +390,11 @@ class WebView:
         self._events.put(Button(now, name=button, pressed=True))
         self._events.put(Button(now, name=button, pressed=False))
 
-    def start(self, pin: str, players: Any, seed: Any, options: Any, *,
+    def start(self, pin: str, players: Any, seed: Any, options: Any, names: Any = None, *,
               end: bool = False, reserves: Any = None) -> tuple[int, str]:
-        """Start a new game of ``players`` with ``seed`` and ``options`` (checked by
-        :meth:`Choices.choose`) for a page that gave ``pin``, ending the game in progress
+        """Start a new game of ``players`` with ``seed``, ``options`` and the seats'
+        ``names`` (``None``: as configured; checked by :meth:`Choices.choose` and
+        :meth:`Choices.seat_names`) for a page that gave ``pin``, ending the game in progress
         only when ``end``: a :class:`StartGame` on the event queue.  Returns ``(200, "")``,
         or the HTTP status and the sentence of the refusal."""
         if self.choices is None:
@@ -385,6 +405,7 @@ class WebView:
         try:
             players, seed, options, dealt = self.choices.choose(players, seed, options,
                                                                 reserves)
+            named = () if names is None else self.choices.seat_names(names, players)
         except CompanionError as error:
             return 400, str(error)
         screen, steps = self._latest[1], self._latest[3]
@@ -393,7 +414,7 @@ class WebView:
                          "start the new one")
         assert self._events is not None
         self._events.put(StartGame(self._clock(), players=players, seed=seed, options=options,
-                                   reserves=dealt))
+                                   reserves=dealt, names=named))
         log.info("a new game of %d players was asked from the page", players)
         return 200, ""
 
@@ -467,7 +488,7 @@ class WebView:
             default_handler_class=_NotFound, default_handler_args={"view": self},
             log_function=_log_request, compress_response=False,
         )
-        server = _Server(app, max_header_size=MAX_HEADER_BYTES, max_body_size=MAX_BODY_BYTES,
+        server = BoundedServer(app, max_header_size=MAX_HEADER_BYTES, max_body_size=MAX_BODY_BYTES,
                          max_buffer_size=MAX_HEADER_BYTES + MAX_BODY_BYTES,
                          idle_connection_timeout=IDLE_TIMEOUT_S, body_timeout=IDLE_TIMEOUT_S)
         server.add_sockets(self._sockets)

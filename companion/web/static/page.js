@@ -211,6 +211,7 @@
       ": the board is built for this game alone.";
     $("new-players").value = form.players;
     $("new-seed").value = form.seed;
+    $("new-names").value = form.names.join(", ");
     $("new-options").replaceChildren(...form.options.map(([option, value]) => {
       const label = cell(option.replaceAll("_", " ") + " ", "label");
       const input = document.createElement("input");
@@ -280,6 +281,7 @@
         method: "POST", headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ pin: pin.value, players: Number($("new-players").value),
                                seed: Number($("new-seed").value || 0), options, reserves,
+                               names: $("new-names").value.split(",").map(n => n.trim()),
                                end: $("new-end").checked }),
       });
       const reply = await answer.json().catch(() => ({ refused: answer.statusText }));
