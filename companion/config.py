@@ -421,6 +421,22 @@ class LogConfig:
     level: _Level = "info"
 
 
+SEATS = ("person", "quick", "steady", "strong")
+"""What a seat of ``[players] seats`` holds: a person, or the companion playing at one of
+its strengths (:mod:`companion.opponent`)."""
+
+
+def _seats(value: object) -> tuple[str, ...]:
+    allowed = (f'a list with one seat per player, each {_words(SEATS)}, such as '
+               '["person", "strong"], or [] for people in every seat')
+    if not isinstance(value, list):
+        raise _Bad(allowed)
+    for n, seat in enumerate(value, 1):
+        if seat not in SEATS:
+            raise _Bad(allowed, shown=f"{_show(seat)} (seat {n} of the list)")
+    return tuple(value)
+
+
 def _listen(value: object) -> object:
     if isinstance(value, str):
         host, colon, port = value.rpartition(":")
@@ -441,6 +457,23 @@ class WebConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class PlayersConfig:
+    """``[players]``: who sits at the table.
+
+    ``seats``: one entry per player, in turn order, each one of :data:`SEATS`: ``"person"``
+    for a person, else the companion at that strength, whose steps the matrix announces and
+    a person carries out on the board (:mod:`companion.referee.seats`); empty (the default):
+    people in every seat.  A list that is not empty has ``[game] players`` entries.
+    """
+
+    seats: Annotated[tuple[str, ...], Meta(extra={"read": _seats})] = ()
+
+    def seat(self, player: int) -> str:
+        """The seat of ``player`` (from 1): ``"person"`` past the list's end."""
+        return self.seats[player - 1] if player <= len(self.seats) else "person"
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """The whole configuration; ``Config()`` is the built-in defaults."""
 
@@ -452,6 +485,7 @@ class Config:
     journal: JournalConfig = field(default_factory=JournalConfig)
     log: LogConfig = field(default_factory=LogConfig)
     web: WebConfig = field(default_factory=WebConfig)
+    players: PlayersConfig = field(default_factory=PlayersConfig)
 
     def replace_display(self, display: DisplayConfig) -> Config:
         """This configuration with ``display`` instead of its own: what ``SIGHUP`` applies
@@ -681,6 +715,7 @@ _SECTIONS: Mapping[str, tuple[type, ...]] = MappingProxyType({
     "game": (GameConfig,), "board": (BoardConfig,), "buttons": (ButtonPins, ButtonsConfig),
     "display": (DisplayConfig, EmulatorOptions), "switches": (SwitchMatrixConfig,),
     "journal": (JournalConfig,), "log": (LogConfig,), "web": (WebConfig,),
+    "players": (PlayersConfig,),
 })  # fmt: skip
 _NESTED = frozenset({"pins", "luma"})  # fields that are not keys of the file
 
@@ -972,6 +1007,11 @@ def _check_game(config: Config, problems: _Problems) -> None:
     from companion.rules import load
 
     game = config.game
+    seats = config.players.seats
+    if seats and len(seats) != game.players:
+        problems.add(("players", "seats"),
+                     f"[players] seats lists {len(seats)} seats but [game] players is "
+                     f"{game.players}; give one seat per player")
     try:
         load(game.name).RULES.new_game(game.players, 1, game.rules_options())
     except CompanionError as error:
