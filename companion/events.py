@@ -70,6 +70,12 @@ class StartGame(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class Hint(Event):
+    """A person asks for the step the strong companion would make in their place (the live
+    page's Hint; on the buttons, a long Select press)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Timer(Event):
     """A timer set by the referee has run out; ``name`` says which."""
 

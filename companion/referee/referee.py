@@ -40,7 +40,17 @@ from typing import Any, Protocol
 
 from companion.board import protocol
 from companion.display.screen import Screen
-from companion.events import BadLine, BoardMessage, Button, Event, Fault, LinkState, Stop, Timer
+from companion.events import (
+    BadLine,
+    BoardMessage,
+    Button,
+    Event,
+    Fault,
+    Hint,
+    LinkState,
+    Stop,
+    Timer,
+)
 from companion.referee.effects import (
     Buzz,
     Committed,
@@ -61,6 +71,7 @@ from companion.referee.recognition import (
     on_the_way,
     sensed_board,
 )
+from companion.referee.seats import Seats, SeatedRules
 from companion.rules.base import (
     EMPTY,
     Board,
@@ -166,7 +177,8 @@ class Referee:
     taken back is never that step, nor one a presence board cannot show whole: the pieces
     swapped unseen while the companion was down are not known).  ``extensions`` take the
     inputs that are not pieces on cells (dice, cards, a penalty to confirm), see
-    :class:`Extension`.
+    :class:`Extension`.  ``seats``: who plays each seat when the companion plays some
+    (:mod:`companion.referee.seats`); ``None``: people everywhere.
     """
 
     rules: GameRules[Any, Any]
@@ -177,8 +189,12 @@ class Referee:
     syncing: bool = True
     resumed: bool = False
     extensions: list[Extension] = field(default_factory=list)
+    seats: Seats | None = None
 
     def __post_init__(self) -> None:
+        if self.seats is not None and self.seats.playing:
+            # At the companion's seat only its announced step is legal (SeatedRules).
+            self.rules = self.seats.seated(self.rules)
         self.layout: tuple[Cell, ...] = self.rules.layout(self.state)
         self.layout_set = frozenset(self.layout)
         self.tray: frozenset[Cell] = self.rules.tray_cells(self.state)
@@ -199,6 +215,8 @@ class Referee:
         # Everything derived from the state is computed once per committed step, never per
         # field update: the end test alone may try thousands of steps.
         self.state = state
+        if isinstance(self.rules, SeatedRules):
+            self.rules.seats.announce(self.rules.core, state)  # before any step is weighed
         self.expected: dict[Cell, Piece] = self.rules.board(state)
         self.sensed_expected = (
             sensed_board(self.expected) if self.settings.presence else self.expected
@@ -228,6 +246,12 @@ class Referee:
             return self._message(event.t, event.message)
         if isinstance(event, Timer):
             return self._timer(event)
+        if isinstance(event, Button | Hint) and self.seats is not None and self.question is None:
+            handled = self.seats.handle(self, event)
+            if handled is not None:
+                return handled
+        if isinstance(event, Hint):
+            return []
         if isinstance(event, Button):
             if not event.pressed:
                 return []
@@ -802,6 +826,8 @@ class Referee:
         screen = self._base_screen(now, diff=diff, guide=guide, wrong=wrong)
         for extension in self.extensions:
             screen = extension.decorate(self, screen)
+        if self.seats is not None:
+            screen = self.seats.decorate(self, screen)
         return screen
 
     def _base_screen(

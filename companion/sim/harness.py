@@ -30,6 +30,7 @@ from companion.events import BoardMessage, Button, Event, Timer
 from companion.referee.effects import Buzz, Committed, SetTimer, Show
 from companion.referee.recognition import sensed
 from companion.referee.referee import DEFAULT_SETTINGS, Referee, RefereeSettings
+from companion.referee.seats import Seats
 from companion.rules.base import Board, Cell, GameRules, parse_piece
 from companion.sim.perform import (
     PEOPLE,
@@ -75,6 +76,8 @@ class VirtualTable:
     ``choose``: ``(rules, state, rng) -> step``, the players' strategy.  ``extensions``:
     the referee's game extensions (``companion.referee.<game>.extensions(config)``).
     ``heartbeat_s``: seconds between the board's heartbeats (``None``: none are sent).
+    ``seats``: the companion's seats (:class:`companion.referee.seats.Seats`); at those the
+    virtual person carries out the step the matrix announces instead of choosing one.
     """
 
     def __init__(
@@ -89,13 +92,16 @@ class VirtualTable:
         choose: Callable[[GameRules[Any, Any], Any, random.Random], Any] = choose_step,
         extensions: Sequence[Any] = (),
         heartbeat_s: float | None = 1.0,
+        seats: Seats | None = None,
     ) -> None:
         self.rules = rules
         self.truth = state
         self.rng = random.Random(seed)
         self.noise = noise
         self.choose = choose
-        self.referee = Referee(rules, state, layout_name, settings, extensions=list(extensions))
+        self.seats = seats
+        self.referee = Referee(rules, state, layout_name, settings, extensions=list(extensions),
+                               seats=seats)
         self.sense = sensed if settings.presence else (lambda piece: piece)
         self.board = rules.board(state)
         self.tray = sorted(rules.tray_cells(state), key=lambda c: (len(c), c))
@@ -245,7 +251,11 @@ class VirtualTable:
         """
         if self.rules.outcome(self.truth) is not None:
             return False
-        step = self.choose(self.rules, self.truth, self.rng)
+        announced = self._announced()
+        if announced is None:
+            step = self.choose(self.rules, self.truth, self.rng)
+        else:  # the step the matrix announces, with whatever chance gives it (tube draws)
+            step = self.rng.choice(list(self.referee.rules.legal_steps(self.truth)))
         text = self.rules.format_step(self.truth, step)
         after = self.rules.apply(self.truth, step)
         changes = self.rules.changes(self.truth, step)
@@ -258,7 +268,14 @@ class VirtualTable:
             tray=self.tray,
             tray_show=tray_flowers(path) if self.tray else (),
         )
-        ops += chance_ops(self.rules, self.truth, step, self.rng)
+        if announced is not None and not changes:
+            # A step no cell shows, announced: OK carries it out (no card, no menu).
+            ops += [op for op in chance_ops(self.rules, self.truth, step, self.rng)
+                    if isinstance(op, Signal) and isinstance(op.message, protocol.Dice)]
+            ops.append(Press(self.rng.uniform(0.4, 0.8), "ok"))
+            path = ()
+        else:
+            ops += chance_ops(self.rules, self.truth, step, self.rng)
         if self.referee.settings.presence and unseen_by_presence(self.board, changes):
             ops.append(Press(0.4, "ok"))  # a step the board cannot see: say so
         if self.settling:
@@ -278,6 +295,16 @@ class VirtualTable:
             self.settling = (path, text)
             return True
         return self._confirm(path, text)
+
+    def _announced(self) -> Any:
+        """The step the matrix announces for the companion's seat now, ``None`` at a
+        person's: the last step is confirmed first, since the companion chooses once it is
+        committed."""
+        if self.seats is None or self.seats.strength(self.rules.to_move(self.truth)) is None:
+            return None
+        if self.settling:
+            self._confirm(*self.settling)
+        return self.seats.announce(self.rules, self.truth)
 
     def _own_first_touch(self, ops: list[Op]) -> bool:
         """Whether the next player's script begins on their own piece (lifted or put down)."""

@@ -1,0 +1,432 @@
+"""The companion at the table: seats it plays, the steps it announces, and hints.
+
+Each seat (``[players] seats``, :data:`companion.config.SEATS`) is a person or the companion
+at a strength.  On the companion's turn, once the chance of the turn is known (the Mars dice
+come from their usual source first), the companion chooses its step
+(:func:`companion.opponent.choose`) and the matrix announces it part by part
+(:func:`describe`): the piece to move and where, the flowers to pick up, the disc to place and
+the colour paid, the flower to plant, the die used, the card scored.  A person carries it out
+on the board.  At that seat the referee recognises that step alone (:class:`SeatedRules`
+narrows the rules core's candidates and legal steps to it), with the usual lifts, glitches
+and hesitation, and guides towards it; any other board is refused after the grace period
+with the cells that differ from it, and any other step the buttons would commit (a Mars
+discard, a Uranus card) is refused with the announcement.  A step no cell shows (a card
+scored, a die discarded, a card shown at the end) is carried out with OK.
+
+Chance stays where it was: a step's chance outcome (the flowers the Enceladus tube gives, the
+card drawn after a score) is not part of what is announced and comes from the table as for
+anyone.  In Gardens of Uranus the companion's mission cards are its own: dealt to it from the
+catalogue's cards nobody has shown (:meth:`Seats.deal`), a replacement dealt after each score,
+known to the chooser and to nobody at the table; a card appears on the matrix only in the
+announcement of the step that scores or shows it.  The chooser sees only the public state and
+those cards, never another player's.
+
+A hint: a person asks (a long Select press, :data:`LONG_PRESS_S`, or the live page) for the
+step the strong companion would make in their place; the matrix shows it as guidance until
+the board changes.  Hints are counted per player (:attr:`Seats.hints`), journaled
+(:class:`Hinted`) and shown on the end screen.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import Any
+
+from companion.display.screen import Screen
+from companion.errors import IllegalMoveError
+from companion.events import Button, Event, Hint
+from companion.referee.effects import Show
+from companion.referee.recognition import board_diff
+from companion.rules.base import EMPTY, Cell, GameRules, Outcome, Piece, parse_piece
+
+LONG_PRESS_S = 1.0
+"""How long Select must be held for a hint, in seconds (a short press keeps its own use)."""
+
+HINT_STRENGTH = "strong"
+"""The strength whose step a hint shows."""
+
+CHANCE_FIELDS = ("drawn",)
+"""Fields of a step that chance fills in after the step is chosen (the Enceladus tube's three
+flowers, the card drawn after a Uranus score): not part of what the companion announces."""
+
+RULE_SEAT = "the companion's seat"
+
+Chooser = Callable[..., Hashable]
+"""``(rules, state, strength, *, rng, budget, known) -> step``:
+:func:`companion.opponent.choose`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hinted:
+    """Effect: ``player`` asked for a hint at step ``number`` (the next step's number); the
+    journal counts it."""
+
+    number: int
+    player: int
+    step: str
+
+
+def _engine() -> Chooser:
+    from companion.opponent import choose
+
+    return choose
+
+
+def decision(step: Hashable) -> Hashable:
+    """``step`` without its chance outcome (:data:`CHANCE_FIELDS` set back to their
+    defaults): what a player decides of it."""
+    if not is_dataclass(step):
+        return step
+    cleared = {f.name: f.default for f in fields(step) if f.name in CHANCE_FIELDS}
+    return replace(step, **cleared) if cleared else step  # type: ignore[type-var]
+
+
+@dataclass
+class Seats:
+    """Who plays each seat, and what the companion has announced.
+
+    ``seats``: one per player, each ``"person"`` or a strength (``[players] seats``; players
+    past the list are people).  ``seed``: the companion's choices are drawn from a
+    ``random.Random`` seeded by it and the position, so a game replays the same.
+    ``budget_s``: the time a strong choice may take, in seconds (the chooser's own default
+    when ``None``).  ``catalogue``: the Uranus mission cards (canonical names) the companion
+    deals its hands from; empty for the other games.  ``hints``: hints asked so far per
+    player (a resumed game starts from its journal's count).  ``choose``: the chooser
+    (:data:`Chooser`; the companion's own opponent unless a caller passes another).
+    """
+
+    seats: Sequence[str]
+    seed: int = 0
+    budget_s: float | None = None
+    catalogue: Sequence[str] = ()
+    hints: dict[int, int] = field(default_factory=dict)
+    choose: Chooser | None = None
+    _announced: dict[Hashable, Hashable] = field(default_factory=dict)
+    _hint: tuple[Hashable, Hashable, frozenset[tuple[Cell, Piece]]] | None = None
+    _held: dict[int, list[str]] = field(default_factory=dict)  # the companion's secret cards
+    _pressed: float | None = None
+
+    # ------------------------------------------------------------------ who plays
+    def strength(self, player: int) -> str | None:
+        """The strength of the companion at ``player``'s seat; ``None`` for a person."""
+        seat = self.seats[player - 1] if 0 < player <= len(self.seats) else "person"
+        return None if seat == "person" else seat
+
+    @property
+    def playing(self) -> bool:
+        """Whether the companion has a seat at all."""
+        return any(self.strength(p) for p in range(1, len(self.seats) + 1))
+
+    def seated(self, rules: GameRules[Any, Any]) -> SeatedRules:
+        """``rules`` as the referee must see them with these seats (:class:`SeatedRules`)."""
+        return SeatedRules(rules, self)
+
+    # ------------------------------------------------------------------ choosing
+    def _rng(self, rules: GameRules[Any, Any], state: Hashable, salt: str) -> random.Random:
+        text = f"{self.seed}:{salt}:{rules.format_position(state)}"
+        return random.Random(zlib.crc32(text.encode()))
+
+    def _chooser(self) -> Chooser:
+        return self.choose if self.choose is not None else _engine()
+
+    def announce(self, rules: GameRules[Any, Any], state: Hashable) -> Hashable | None:
+        """The step the companion makes in ``state`` when it is to move there and chance has
+        spoken (``None`` at a person's seat, at a roll, once the game is over); chosen once
+        per state and kept, so undo and redo announce the same step."""
+        if state in self._announced:
+            return self._announced[state]
+        if rules.outcome(state) is not None:
+            return None
+        player = rules.to_move(state)
+        strength = self.strength(player)
+        if strength is None or _chance_point(rules, state):
+            return None
+        step = self._pick(rules, state, strength, player)
+        self._announced[state] = step
+        return step
+
+    def _pick(self, rules: GameRules[Any, Any], state: Hashable, strength: str,
+              player: int) -> Hashable:
+        hand = self.hand(rules, state, player)
+        if rules.name == "uranus" and _phase(state) == "reveal":
+            return _uranus_reveal(hand)
+        options: dict[str, Any] = {"rng": self._rng(rules, state, "choose"),
+                                   "known": tuple(hand)}
+        if self.budget_s is not None:
+            options["budget"] = self.budget_s
+        return decision(self._chooser()(rules, state, strength, **options))
+
+    def announced(self, state: Hashable) -> Hashable | None:
+        """The step announced for ``state`` (``None`` when none was)."""
+        return self._announced.get(state)
+
+    def waiting(self, rules: GameRules[Any, Any], state: Hashable) -> bool:
+        """Whether ``state`` is the companion's to decide and nothing is announced for it yet:
+        no step of that seat can be recognised before its announcement."""
+        return (state not in self._announced and rules.outcome(state) is None
+                and self.strength(rules.to_move(state)) is not None
+                and not _chance_point(rules, state))
+
+    # ------------------------------------------------------------------ secret cards
+    def hand(self, rules: GameRules[Any, Any], state: Any, player: int) -> list[str]:
+        """The companion's mission cards at ``player``'s seat in ``state`` (Gardens of
+        Uranus; ``[]`` elsewhere): dealt from :attr:`catalogue` among the cards nobody has
+        shown, as many as the seat holds, a card someone else showed replaced."""
+        if rules.name != "uranus" or self.strength(player) is None:
+            return []
+        from companion.rules.uranus import seen
+
+        shown = seen(state)
+        held = [card for card in self._held.get(player, []) if card not in shown]
+        count = len(state.hands[player - 1]) + state.unknown[player - 1]
+        mine = {c for cards in self._held.values() for c in cards}
+        free = [c for c in self.catalogue if c not in shown and c not in mine]
+        rng = self._rng(rules, state, f"deal{player}")
+        while len(held) < count and free:
+            held.append(free.pop(rng.randrange(len(free))))
+        self._held[player] = held = held[:count] if len(held) > count else held
+        return list(held)
+
+    # ------------------------------------------------------------------ hints
+    def hint(self, rules: GameRules[Any, Any], state: Hashable,
+             observed: Mapping[Cell, Piece]) -> Hashable | None:
+        """The step the strong companion would make in ``state`` for the person to move, to
+        show as guidance while the board stays as ``observed``; ``None`` when there is none
+        to give (the companion's own turn, a roll, the game over)."""
+        if rules.outcome(state) is not None or _chance_point(rules, state):
+            return None
+        player = rules.to_move(state)
+        if self.strength(player) is not None:
+            return None
+        options: dict[str, Any] = {"rng": self._rng(rules, state, "hint"), "known": ()}
+        if self.budget_s is not None:
+            options["budget"] = self.budget_s
+        step = decision(self._chooser()(rules, state, HINT_STRENGTH, **options))
+        self.hints[player] = self.hints.get(player, 0) + 1
+        self._hint = (state, step, frozenset(observed.items()))
+        return step
+
+    def hint_shown(self, state: Hashable, observed: Mapping[Cell, Piece]) -> Hashable | None:
+        """The hint to show now: the last one, while the state and the board are as they were
+        when it was asked."""
+        if self._hint is None:
+            return None
+        at, step, board = self._hint
+        if at != state or board != frozenset(observed.items()):
+            return None
+        return step
+
+    # ------------------------------------------------------------------ the referee's hooks
+    def handle(self, referee: Any, event: Event) -> list[Any] | None:
+        """A button or a hint request, before the game's extensions: OK carries out an
+        announced step no cell shows; Select held :data:`LONG_PRESS_S` (timed from its press to
+        its release) or :class:`Hint` asks a hint.  ``None`` when it is not the seats'
+        business."""
+        if isinstance(event, Hint):
+            return self._hint_effects(referee, event.t)
+        if not isinstance(event, Button):
+            return None
+        if event.name == "select":
+            if event.pressed:
+                self._pressed = event.t
+                return None
+            pressed, self._pressed = self._pressed, None
+            if pressed is not None and event.t - pressed >= LONG_PRESS_S - 1e-9:
+                return self._hint_effects(referee, event.t)
+            return None
+        if not event.pressed or event.name != "ok" or not _ready(referee):
+            return None
+        step = self.announced(referee.state)
+        if step is None or referee.rules.changes(referee.state, step):
+            return None
+        try:
+            return referee.commit(step, event.t)
+        except IllegalMoveError as error:  # the announced step is legal; a chance step may lack
+            return [referee.notice(error.reason, event.t, urgent=True)]
+
+    def _hint_effects(self, referee: Any, now: float) -> list[Any]:
+        if not _ready(referee):
+            return [referee.notice("A hint needs the board as the matrix shows it", now)]
+        step = self.hint(referee.rules, referee.state, referee.observed)
+        if step is None:
+            return [referee.notice("No hint now: it is not a person's turn", now)]
+        text = referee.rules.format_step(referee.state, step)
+        player = referee.to_move
+        return [Hinted(referee.steps_committed + 1, player, text), Show(referee.screen(now))]
+
+    def decorate(self, referee: Any, screen: Screen) -> Screen:
+        """The companion's announcement (or a hint asked for) on a settled board, in place of
+        the prompt, its cells highlighted; the hint counts on the end screen."""
+        if screen.ranking and self.hints:
+            counted = " ".join(f"P{p} {n}" for p, n in sorted(self.hints.items()))
+            return replace(screen, extra={**screen.extra, "hints": counted})
+        if not _ready(referee):
+            return screen
+        state, rules = referee.state, referee.rules
+        step = self.announced(state)
+        who = "companion"
+        if step is None:
+            step = self.hint_shown(state, referee.observed)
+            who = "hint"
+        if step is None:
+            return screen
+        parts = describe(rules, state, step)
+        cellless = not rules.changes(state, step)
+        done = ", then OK" if cellless else ""
+        message = f"P{referee.to_move} {who}: {'; '.join(p.text for p in parts)}{done}"
+        cells = {cell: role for part in parts for cell, role in part.cells.items()}
+        return replace(screen, message=message, highlights=cells, menu=(), menu_index=0)
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One part of an announced step: ``text`` in words and the ``cells`` it concerns with
+    their highlight roles (:data:`companion.display.screen.ROLES`)."""
+
+    text: str
+    cells: Mapping[Cell, str] = field(default_factory=dict)
+
+
+def describe(rules: GameRules[Any, Any], state: Any, step: Hashable) -> list[Part]:
+    """``step`` part by part, as a person carries it out: the piece to move (from its cell,
+    highlighted ``changed``) and where (``dest``), or where it is placed; the flowers to pick
+    up (``pick``); the disc to place (``place``) and the colour paid; the flower to plant; any
+    other flower to put (``place``); the die used; the card scored or shown."""
+    before = rules.board(state)
+    changes = rules.changes(state, step)
+    player = rules.to_move(state)
+    own = f"M{player}"
+    parts: list[Part] = []
+    origin = next((c for c, p in before.items() if _head(p) == own and c in changes
+                   and _head(changes[c]) != own), None)
+    dest = next((c for c, p in changes.items() if _head(p) == own), None)
+    word = "gardener" if rules.name != "enceladus" else "Martian"
+    if dest is not None and origin is not None:
+        parts.append(Part(f"{word} {origin} to {dest}", {origin: "changed", dest: "dest"}))
+    elif dest is not None:
+        parts.append(Part(f"place the {word} on {dest}", {dest: "dest"}))
+    picks = [c for c, p in changes.items() if p == EMPTY and c != origin
+             and parse_piece(before.get(c, EMPTY)).kind in ("flower", "wild")]
+    if picks:
+        parts.append(Part("pick up " + " ".join(picks), dict.fromkeys(picks, "pick")))
+    discs = [c for c, p in changes.items() if parse_piece(p).kind == "disc"]
+    path = rules.choice_path(state, step)
+    pay = next((label.removeprefix("pay ") for label in path if label.startswith("pay ")), "")
+    for cell in discs:
+        parts.append(Part(f"disc on {cell}" + (f", pay {pay}" if pay else ""), {cell: "place"}))
+    plant = getattr(step, "plant", None)
+    if dest is not None and plant:
+        parts.append(Part(f"plant {plant}", {}))
+    elif dest is not None and "+" in changes[dest] and "+" not in before.get(dest, EMPTY) \
+            and parse_piece(before.get(dest, EMPTY)).kind == "empty":
+        parts.append(Part(f"plant {parse_piece(changes[dest]).colour}", {}))
+    puts = [c for c, p in changes.items()
+            if c not in (origin, dest) and c not in discs and p != EMPTY]
+    for cell in puts:
+        parts.append(Part(f"put {changes[cell]} on {cell}", {cell: "place"}))
+    die = getattr(step, "die", None)
+    if isinstance(die, int):
+        parts.append(Part(f"{'discard' if not changes else 'use'} die {die}", {}))
+    mission = getattr(step, "mission", None)
+    if isinstance(mission, str):
+        from companion.referee.uranus import card_text
+
+        deck = getattr(step, "draw", None)
+        verb = "score" if deck is not None else "show"
+        parts.append(Part(f"{verb} {card_text(mission)}"
+                          + (f", draw from deck {deck}" if deck is not None else ""), {}))
+    if not parts:
+        parts.append(Part(rules.format_step(state, step), dict.fromkeys(changes, "place")))
+    return parts
+
+
+class SeatedRules:
+    """A rules core as the referee sees it with the companion at some seats: at a seat whose
+    step is announced (:meth:`Seats.announce`), the legal steps and candidates are that step
+    alone (with any chance outcome of it: the tube's flowers, the card drawn), and ``apply``
+    refuses any other step with the announcement as the reason; a companion's state not
+    announced yet has no step.  Everything else is the core's own."""
+
+    def __init__(self, rules: GameRules[Any, Any], seats: Seats) -> None:
+        self.core = rules
+        self.seats = seats
+        self.name = rules.name
+        self._family: dict[Hashable, list[Any]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.core, name)
+
+    def _only(self, state: Any) -> Hashable | None:
+        return self.seats.announced(state)
+
+    def _steps(self, state: Any, only: Hashable) -> list[Any]:
+        """The legal steps that carry out ``only``: itself, or one step for each chance
+        outcome it may have (found among the core's candidates for the cells it changes)."""
+        found = self._family.get(state)
+        if found is None:
+            cells = frozenset(self.core.changes(state, only))
+            found = self._family[state] = [
+                s for s in self.core.candidates(state, cells, None, False)
+                if decision(s) == only]
+        return found
+
+    def legal_steps(self, state: Any) -> Iterator[Any]:
+        only = self._only(state)
+        if only is None:
+            if self.seats.waiting(self.core, state):
+                return iter(())
+            return self.core.legal_steps(state)
+        return iter(self._steps(state, only))
+
+    def candidates(self, state: Any, touched: frozenset[Cell],
+                   within: frozenset[Cell] | None = None, distinct: bool = False
+                   ) -> Iterator[Any]:
+        only = self._only(state)
+        if only is None:
+            if self.seats.waiting(self.core, state):
+                return iter(())
+            return self.core.candidates(state, touched, within, distinct)
+        steps = self._steps(state, only)
+        if not distinct:
+            return iter(steps)
+        by_changes = {frozenset(self.core.changes(state, s).items()): s for s in steps}
+        return iter(by_changes.values())
+
+    def apply(self, state: Any, step: Any) -> Any:
+        only = self._only(state)
+        if only is not None and decision(step) != only:
+            said = self.core.format_step(state, only)
+            raise IllegalMoveError(f"the companion plays {said} here",
+                                   rule=RULE_SEAT, step=self.core.format_step(state, step))
+        return self.core.apply(state, step)
+
+    def outcome(self, state: Any) -> Outcome | None:
+        return self.core.outcome(state)
+
+
+def _head(piece: Piece) -> Piece:
+    return piece.partition("+")[0]
+
+
+def _phase(state: Any) -> str:
+    return str(getattr(state, "phase", ""))
+
+
+def _chance_point(rules: GameRules[Any, Any], state: Any) -> bool:
+    """Whether chance decides the next step (the Mars dice to roll): nothing to choose."""
+    return rules.name == "mars" and _phase(state) == "roll"
+
+
+def _uranus_reveal(hand: Sequence[str]) -> Hashable:
+    from companion.rules.uranus import Reveal
+
+    return Reveal(sorted(hand)[0])
+
+
+def _ready(referee: Any) -> bool:
+    """The board shows the expected position, the game goes on and nothing is asked."""
+    return bool(referee.have_board and referee.question is None and referee.outcome is None
+                and not board_diff(referee.sensed_expected, referee.observed, referee.tray))
