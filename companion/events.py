@@ -60,13 +60,14 @@ class Button(Event):
 @dataclass(frozen=True, slots=True)
 class StartGame(Event):
     """Start a new game at this table now (the live page's New game, behind its PIN), as OK
-    after the end starts the next one: ``players``, ``seed`` (0 draws one) and ``options``
+    after the end starts the next one: ``players``, ``seed`` (0 draws one), ``options``
     (``[game.options]``, checked by the rules core; what the board fixes, the Uranus board,
-    stays as configured)."""
+    stays as configured) and ``seats`` (``[players] seats``: ``()`` for people everywhere)."""
 
     players: int = 2
     seed: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)
+    seats: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,8 @@ One file per game, JSON Lines, in the journal directory (systemd's ``StateDirect
 - one line per committed step: ``{"n": 3, "player": 1, "step": "f5/f6", ...}`` (the step in
   its game's notation, chance outcomes included);
 - ``{"undo": 3, ...}`` when step 3 is taken back;
+- ``{"hint": 2, "n": 5, ...}`` when player 2 asked for a hint before step 5
+  (:mod:`companion.referee.seats`); hints are counted, never replayed;
 - ``{"over": {"winners": [1], "termination": "...", "ranking": [[1, "3-4-5-5-6", 1], ...]}}``.
 
 Every line carries ``seq``, its place in the file (the header is 1), and ``crc``, the CRC-32
@@ -141,6 +143,16 @@ class GameRecord:
         for line in self.lines[1:]:
             over = line.entry.get("over", over)
         return over
+
+    @property
+    def hints(self) -> dict[int, int]:
+        """Hints asked, per player (those asked before a step taken back count too)."""
+        counts: dict[int, int] = {}
+        for line in self.lines[1:]:
+            player = line.entry.get("hint")
+            if isinstance(player, int):
+                counts[player] = counts.get(player, 0) + 1
+        return counts
 
     @property
     def ends_with_undo(self) -> bool:
@@ -318,6 +330,10 @@ class Journal:
     def undo(self, number: int) -> None:
         self.append({"undo": number})
 
+    def hint(self, number: int, player: int) -> None:
+        """Player ``player`` asked for a hint before step ``number``."""
+        self.append({"hint": player, "n": number})
+
     def finish(self, outcome: Any) -> None:
         self.append(
             {
@@ -490,6 +506,9 @@ def _follows(entry: dict[str, Any], in_force: list[int]) -> str:
         if not in_force or entry["undo"] != in_force[-1]:
             return "out of sequence"
         in_force.pop()
+    elif "hint" in entry:
+        if not (isinstance(entry["hint"], int) and isinstance(entry.get("n"), int)):
+            return "not a journal entry"
     elif not isinstance(entry.get("over"), dict):
         return "not a journal entry"
     return ""

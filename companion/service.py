@@ -58,6 +58,7 @@ from companion.referee.effects import (
     Undone,
 )
 from companion.referee.referee import Referee, RefereeSettings
+from companion.referee.seats import Hinted, game_seats
 from companion.rules import load as load_rules
 from companion.rules.base import GameRules
 
@@ -454,6 +455,10 @@ class Service:
             self._journal(lambda j: j.step(effect.number, effect.player, effect.step))
             for listener in self.commit_listeners:
                 listener(effect)
+        elif isinstance(effect, Hinted):
+            log.info("player %d asked for a hint before step %d: %s", effect.player,
+                     effect.number, effect.step)
+            self._journal(lambda j: j.hint(effect.number, effect.player))
         elif isinstance(effect, Undone):
             log.info("step %d (%s) taken back", effect.number, effect.step)
             self._journal(lambda j: j.undo(effect.number))
@@ -538,7 +543,7 @@ class Service:
 
     def _new_game(self, chosen: StartGame | None = None) -> None:
         """The next game at the same table: a new setup (the next seed, or the players,
-        seed and options ``chosen`` on the page, which the games after it keep), a new
+        seed, options and seats ``chosen`` on the page, which the games after it keep), a new
         journal, a new referee with the same settings; the board is asked for a dump, and the
         matrix shows what to lay out until it matches."""
         if self.config is None:
@@ -551,7 +556,8 @@ class Service:
         else:
             config = replace(self.config, game=replace(
                 self.config.game, players=chosen.players, seed=chosen.seed,
-                options=dict(chosen.options)))
+                options=dict(chosen.options)),
+                players=replace(self.config.players, seats=tuple(chosen.seats)))
         directory = None if self.journal_error else Path(config.journal.directory)
         try:
             state, journal = new_game(config, old.rules, directory, fsync=config.journal.fsync)
@@ -566,7 +572,7 @@ class Service:
         self.outcome = None
         self.timers.clear()
         self.referee = Referee(old.rules, state, old.layout_name, old.settings, syncing=True,
-                               extensions=game_extensions(config))
+                               extensions=game_extensions(config), seats=game_seats(config))
         log.info("new game (seed %d)", config.game.seed)
         self._execute(self.referee.start(self.clock()))
         if self.link is not None:
@@ -608,7 +614,7 @@ class StartingGame:
     settling, while the companion was down (a resumed journal that does not end by taking a
     step back), so a board showing a legal step is that step (:class:`Referee`'s
     ``resumed``).  ``note``: what the matrix tells the players about a damaged journal, ``""``
-    when there is nothing to tell.
+    when there is nothing to tell.  ``hints``: the hints asked so far, per player.
     """
 
     state: Any
@@ -617,6 +623,7 @@ class StartingGame:
     resumed: bool = False
     in_flight: bool = False
     note: str = ""
+    hints: dict[int, int] = field(default_factory=dict)
 
 
 def new_or_resumed_game(
@@ -679,7 +686,8 @@ def _resume(config: Config, rules: GameRules[Any, Any], path: Path, *,
             log.warning("%s: the last line was cut off (power loss?) and is dropped", path.name)
         log.info("resuming %s after step %d", path.name, len(history))
     return StartingGame(state, history, journal_mod.Journal.continuing(record, fsync=fsync),
-                        resumed=True, in_flight=not record.ends_with_undo, note=note)
+                        resumed=True, in_flight=not record.ends_with_undo, note=note,
+                        hints=record.hints)
 
 
 def new_game(
@@ -693,6 +701,7 @@ def new_game(
     if directory is not None:
         header = {"game": config.game.name, "layout": layout_name(config),
                   "players": config.game.players,
+                  **({"seats": list(config.players.seats)} if config.players.seats else {}),
                   "seed": seed, "options": config.game.rules_options(),
                   "setup": rules.format_position(state)}
         journal = journal_mod.Journal.create(directory, header, fsync=fsync)
@@ -751,7 +760,8 @@ def build(
             refused.callback(start.journal.path.unlink, missing_ok=True)
         referee = Referee(rules, start.state, layout_name(config), referee_settings(config),
                           history=start.history, syncing=True, resumed=start.in_flight,
-                          extensions=game_extensions(config))
+                          extensions=game_extensions(config),
+                          seats=game_seats(config, start.hints))
         service = Service(referee, events, clock=clock, journal=start.journal,
                           journal_error=journal_error, note=start.note, notifier=notifier,
                           ready_timeout_s=config.board.ready_timeout_s, config=config,
@@ -811,7 +821,8 @@ def _open_web(service: Service, listen: str, stack: ExitStack) -> None:
                           f"({WEB_INSTALL})") from None
     journals = None if service.journal_error or service.config is None else Path(
         service.config.journal.directory)
-    choices = None if service.config is None else Choices(service.config.game)
+    choices = None if service.config is None else Choices(service.config.game,
+                                                          service.config.players.seats)
     view = WebView(listen, title=f"Gardens of {service.referee.rules.name.capitalize()}",
                    events=service.events, clock=service.clock, journals=journals,
                    choices=choices)

@@ -71,7 +71,7 @@ from companion.referee.recognition import (
     on_the_way,
     sensed_board,
 )
-from companion.referee.seats import Seats, SeatedRules
+from companion.referee.seats import SeatedRules, Seats
 from companion.rules.base import (
     EMPTY,
     Board,
@@ -322,6 +322,10 @@ class Referee:
             return effects + [
                 Note("warning", f"the board reports error {message.code}: {message.text}")
             ]
+        if self.seats is not None:
+            handled = self.seats.handle(self, BoardMessage(now, message))
+            if handled is not None:
+                return effects + handled
         for extension in self.extensions:
             handled = extension.handle(self, BoardMessage(now, message))
             if handled is not None:

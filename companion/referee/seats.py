@@ -16,8 +16,9 @@ scored, a die discarded, a card shown at the end) is carried out with OK.
 Chance stays where it was: a step's chance outcome (the flowers the Enceladus tube gives, the
 card drawn after a score) is not part of what is announced and comes from the table as for
 anyone.  In Gardens of Uranus the companion's mission cards are its own: dealt to it from the
-catalogue's cards nobody has shown (:meth:`Seats.deal`), a replacement dealt after each score,
-known to the chooser and to nobody at the table; a card appears on the matrix only in the
+catalogue's cards nobody has shown (:meth:`Seats.hand`), a replacement dealt after each score,
+known to the chooser and to nobody at the table (neither the matrix nor the journal holds
+them); a card appears on the matrix only in the
 announcement of the step that scores or shows it.  The chooser sees only the public state and
 those cards, never another player's.
 
@@ -30,15 +31,19 @@ the board changes.  Hints are counted per player (:attr:`Seats.hints`), journale
 from __future__ import annotations
 
 import random
+import time
 import zlib
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields, is_dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
 
+from companion.board import protocol
+from companion.config import Config
 from companion.display.screen import Screen
 from companion.errors import IllegalMoveError
-from companion.events import Button, Event, Hint
-from companion.referee.effects import Show
+from companion.events import BoardMessage, Button, Event, Hint
+from companion.opponent import chance_next, choose, decision
+from companion.referee.effects import Buzz, Note, Show
 from companion.referee.recognition import board_diff
 from companion.rules.base import EMPTY, Cell, GameRules, Outcome, Piece, parse_piece
 
@@ -48,15 +53,15 @@ LONG_PRESS_S = 1.0
 HINT_STRENGTH = "strong"
 """The strength whose step a hint shows."""
 
-CHANCE_FIELDS = ("drawn",)
-"""Fields of a step that chance fills in after the step is chosen (the Enceladus tube's three
-flowers, the card drawn after a Uranus score): not part of what the companion announces."""
-
 RULE_SEAT = "the companion's seat"
 
 Chooser = Callable[..., Hashable]
-"""``(rules, state, strength, *, rng, budget, known) -> step``:
+"""``(rules, state, strength, *, rng, known, time_cap) -> step``:
 :func:`companion.opponent.choose`."""
+
+TIME_CAP_S = 2.0
+"""The longest a choice may take, in seconds: the engine's budget counts positions (the same
+step on every machine) and this only stops a search that a slow machine drags out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,19 +74,24 @@ class Hinted:
     step: str
 
 
-def _engine() -> Chooser:
-    from companion.opponent import choose
+def game_seats(config: Config, hints: Mapping[int, int] | None = None) -> Seats:
+    """The seats of ``[players] seats`` (people everywhere when it is empty: they may still
+    ask for hints), with the mission cards of ``[board] missions`` for a Gardens of Uranus
+    companion and the hints already asked (a resumed game's, per player).  Raises
+    :class:`ConfigError` for a broken card catalogue."""
+    seats = config.players.seats or ("person",) * config.game.players
+    catalogue: tuple[str, ...] = ()
+    if config.game.name == "uranus" and any(seat != "person" for seat in seats):
+        from companion.referee.uranus import load_catalogue
 
-    return choose
+        catalogue = tuple(sorted(set(load_catalogue(config.board.missions).values())))
+    return Seats(seats, seed=config.game.seed, catalogue=catalogue,
+                 hints=dict(hints or {}))
 
 
-def decision(step: Hashable) -> Hashable:
-    """``step`` without its chance outcome (:data:`CHANCE_FIELDS` set back to their
-    defaults): what a player decides of it."""
-    if not is_dataclass(step):
-        return step
-    cleared = {f.name: f.default for f in fields(step) if f.name in CHANCE_FIELDS}
-    return replace(step, **cleared) if cleared else step  # type: ignore[type-var]
+def _chance(rules: GameRules[Any, Any], state: Any) -> bool:
+    """Whether chance gives the next step (the Mars dice to roll): nothing to choose."""
+    return rules.outcome(state) is None and chance_next(rules, state)
 
 
 @dataclass
@@ -91,22 +101,21 @@ class Seats:
     ``seats``: one per player, each ``"person"`` or a strength (``[players] seats``; players
     past the list are people).  ``seed``: the companion's choices are drawn from a
     ``random.Random`` seeded by it and the position, so a game replays the same.
-    ``budget_s``: the time a strong choice may take, in seconds (the chooser's own default
-    when ``None``).  ``catalogue``: the Uranus mission cards (canonical names) the companion
+    ``catalogue``: the Uranus mission cards (canonical names) the companion
     deals its hands from; empty for the other games.  ``hints``: hints asked so far per
     player (a resumed game starts from its journal's count).  ``choose``: the chooser
     (:data:`Chooser`; the companion's own opponent unless a caller passes another).
+    ``times``: the seconds each announced choice took, per strength.
     """
 
     seats: Sequence[str]
     seed: int = 0
-    budget_s: float | None = None
     catalogue: Sequence[str] = ()
     hints: dict[int, int] = field(default_factory=dict)
     choose: Chooser | None = None
+    times: dict[str, list[float]] = field(default_factory=dict)
     _announced: dict[Hashable, Hashable] = field(default_factory=dict)
     _hint: tuple[Hashable, Hashable, frozenset[tuple[Cell, Piece]]] | None = None
-    _held: dict[int, list[str]] = field(default_factory=dict)  # the companion's secret cards
     _pressed: float | None = None
 
     # ------------------------------------------------------------------ who plays
@@ -120,9 +129,9 @@ class Seats:
         """Whether the companion has a seat at all."""
         return any(self.strength(p) for p in range(1, len(self.seats) + 1))
 
-    def seated(self, rules: GameRules[Any, Any]) -> SeatedRules:
+    def seated(self, rules: GameRules[Any, Any]) -> GameRules[Any, Any]:
         """``rules`` as the referee must see them with these seats (:class:`SeatedRules`)."""
-        return SeatedRules(rules, self)
+        return cast("GameRules[Any, Any]", SeatedRules(rules, self))
 
     # ------------------------------------------------------------------ choosing
     def _rng(self, rules: GameRules[Any, Any], state: Hashable, salt: str) -> random.Random:
@@ -130,7 +139,7 @@ class Seats:
         return random.Random(zlib.crc32(text.encode()))
 
     def _chooser(self) -> Chooser:
-        return self.choose if self.choose is not None else _engine()
+        return self.choose if self.choose is not None else choose
 
     def announce(self, rules: GameRules[Any, Any], state: Hashable) -> Hashable | None:
         """The step the companion makes in ``state`` when it is to move there and chance has
@@ -142,22 +151,15 @@ class Seats:
             return None
         player = rules.to_move(state)
         strength = self.strength(player)
-        if strength is None or _chance_point(rules, state):
+        if strength is None or _chance(rules, state):
             return None
-        step = self._pick(rules, state, strength, player)
+        known = self.hand(rules, state, player) if rules.name == "uranus" else None
+        began = time.perf_counter()
+        step = self._chooser()(rules, state, strength, rng=self._rng(rules, state, "choose"),
+                               known=known, time_cap=TIME_CAP_S)
+        self.times.setdefault(strength, []).append(time.perf_counter() - began)
         self._announced[state] = step
         return step
-
-    def _pick(self, rules: GameRules[Any, Any], state: Hashable, strength: str,
-              player: int) -> Hashable:
-        hand = self.hand(rules, state, player)
-        if rules.name == "uranus" and _phase(state) == "reveal":
-            return _uranus_reveal(hand)
-        options: dict[str, Any] = {"rng": self._rng(rules, state, "choose"),
-                                   "known": tuple(hand)}
-        if self.budget_s is not None:
-            options["budget"] = self.budget_s
-        return decision(self._chooser()(rules, state, strength, **options))
 
     def announced(self, state: Hashable) -> Hashable | None:
         """The step announced for ``state`` (``None`` when none was)."""
@@ -168,27 +170,32 @@ class Seats:
         no step of that seat can be recognised before its announcement."""
         return (state not in self._announced and rules.outcome(state) is None
                 and self.strength(rules.to_move(state)) is not None
-                and not _chance_point(rules, state))
+                and not _chance(rules, state))
 
     # ------------------------------------------------------------------ secret cards
     def hand(self, rules: GameRules[Any, Any], state: Any, player: int) -> list[str]:
         """The companion's mission cards at ``player``'s seat in ``state`` (Gardens of
-        Uranus; ``[]`` elsewhere): dealt from :attr:`catalogue` among the cards nobody has
-        shown, as many as the seat holds, a card someone else showed replaced."""
+        Uranus; ``[]`` elsewhere), as many as the seat holds: the first cards nobody has shown
+        of :attr:`catalogue` shuffled once for the seat (by the seed, the game's trees and the
+        seat), those an earlier companion seat holds left to it.  So a card scored is
+        replaced by the next one, a card someone else showed too, and the hand is the same
+        after an undo or a restart."""
         if rules.name != "uranus" or self.strength(player) is None:
             return []
         from companion.rules.uranus import seen
 
-        shown = seen(state)
-        held = [card for card in self._held.get(player, []) if card not in shown]
-        count = len(state.hands[player - 1]) + state.unknown[player - 1]
-        mine = {c for cards in self._held.values() for c in cards}
-        free = [c for c in self.catalogue if c not in shown and c not in mine]
-        rng = self._rng(rules, state, f"deal{player}")
-        while len(held) < count and free:
-            held.append(free.pop(rng.randrange(len(free))))
-        self._held[player] = held = held[:count] if len(held) > count else held
-        return list(held)
+        taken = set(seen(state))
+        held: list[str] = []
+        for seat in range(1, player + 1):
+            if self.strength(seat) is None:
+                continue
+            order = list(self.catalogue)
+            trees = ",".join(sorted(map(str, state.trees)))
+            random.Random(zlib.crc32(f"{self.seed}:{trees}:{seat}".encode())).shuffle(order)
+            count = len(state.hands[seat - 1]) + state.unknown[seat - 1]
+            held = [card for card in order if card not in taken][:count]
+            taken.update(held)
+        return held
 
     # ------------------------------------------------------------------ hints
     def hint(self, rules: GameRules[Any, Any], state: Hashable,
@@ -196,15 +203,18 @@ class Seats:
         """The step the strong companion would make in ``state`` for the person to move, to
         show as guidance while the board stays as ``observed``; ``None`` when there is none
         to give (the companion's own turn, a roll, the game over)."""
-        if rules.outcome(state) is not None or _chance_point(rules, state):
+        if rules.outcome(state) is not None or _chance(rules, state):
             return None
         player = rules.to_move(state)
         if self.strength(player) is not None:
             return None
-        options: dict[str, Any] = {"rng": self._rng(rules, state, "hint"), "known": ()}
-        if self.budget_s is not None:
-            options["budget"] = self.budget_s
-        step = decision(self._chooser()(rules, state, HINT_STRENGTH, **options))
+        # The person's cards are theirs alone: a hint never names one (no card is known).
+        try:
+            step = self._chooser()(rules, state, HINT_STRENGTH,
+                                   rng=self._rng(rules, state, "hint"), known=(),
+                                   time_cap=TIME_CAP_S)
+        except ValueError:  # nothing to choose without the cards (showing them at the end)
+            return None
         self.hints[player] = self.hints.get(player, 0) + 1
         self._hint = (state, step, frozenset(observed.items()))
         return step
@@ -221,12 +231,14 @@ class Seats:
 
     # ------------------------------------------------------------------ the referee's hooks
     def handle(self, referee: Any, event: Event) -> list[Any] | None:
-        """A button or a hint request, before the game's extensions: OK carries out an
-        announced step no cell shows; Select held :data:`LONG_PRESS_S` (timed from its press to
-        its release) or :class:`Hint` asks a hint.  ``None`` when it is not the seats'
-        business."""
+        """A button, a hint request or a board message, before the game's extensions: OK
+        carries out an announced step no cell shows; Select held :data:`LONG_PRESS_S` (timed
+        from its press to its release) or :class:`Hint` asks a hint; a card shown at the
+        companion's seat is refused.  ``None`` when it is not the seats' business."""
         if isinstance(event, Hint):
             return self._hint_effects(referee, event.t)
+        if isinstance(event, BoardMessage):
+            return self._card(referee, event)
         if not isinstance(event, Button):
             return None
         if event.name == "select":
@@ -243,9 +255,23 @@ class Seats:
         if step is None or referee.rules.changes(referee.state, step):
             return None
         try:
-            return referee.commit(step, event.t)
+            effects: list[Any] = referee.commit(step, event.t)
         except IllegalMoveError as error:  # the announced step is legal; a chance step may lack
             return [referee.notice(error.reason, event.t, urgent=True)]
+        return effects
+
+    def _card(self, referee: Any, event: BoardMessage) -> list[Any] | None:
+        """A card held to the reader while the companion's announced step stands: its cards
+        are its own, so the card is refused and the announcement said again (OK carries out
+        a card step); ``None`` for anything else."""
+        step = self.announced(referee.state)
+        if step is None or not isinstance(event.message, protocol.Card):
+            return None
+        said = "; ".join(p.text for p in describe(referee.rules, referee.state, step))
+        return [Note("warning", f"card {event.message.card_id} shown at the companion's seat; "
+                     "refused"), Buzz("illegal"),
+                referee.notice(f"Not the companion's step: the companion plays {said}",
+                               event.t, urgent=True)]
 
     def _hint_effects(self, referee: Any, now: float) -> list[Any]:
         if not _ready(referee):
@@ -259,14 +285,19 @@ class Seats:
 
     def decorate(self, referee: Any, screen: Screen) -> Screen:
         """The companion's announcement (or a hint asked for) on a settled board, in place of
-        the prompt, its cells highlighted; the hint counts on the end screen."""
+        the prompt, its cells highlighted; on a board refused at the companion's seat, the
+        announcement with the refusal; the hint counts on the end screen."""
         if screen.ranking and self.hints:
             counted = " ".join(f"P{p} {n}" for p, n in sorted(self.hints.items()))
             return replace(screen, extra={**screen.extra, "hints": counted})
-        if not _ready(referee):
-            return screen
         state, rules = referee.state, referee.rules
         step = self.announced(state)
+        if not _ready(referee):
+            if step is not None and "wrong" in screen.highlights.values():
+                said = "; ".join(p.text for p in describe(rules, state, step))
+                return replace(screen, message="Not the companion's step: put the cells shown "
+                               f"right, then {said}")
+            return screen
         who = "companion"
         if step is None:
             step = self.hint_shown(state, referee.observed)
@@ -368,9 +399,10 @@ class SeatedRules:
         found = self._family.get(state)
         if found is None:
             cells = frozenset(self.core.changes(state, only))
+            chosen = decision(self.core, state, only)
             found = self._family[state] = [
                 s for s in self.core.candidates(state, cells, None, False)
-                if decision(s) == only]
+                if decision(self.core, state, s) == chosen]
         return found
 
     def legal_steps(self, state: Any) -> Iterator[Any]:
@@ -397,7 +429,8 @@ class SeatedRules:
 
     def apply(self, state: Any, step: Any) -> Any:
         only = self._only(state)
-        if only is not None and decision(step) != only:
+        if only is not None and decision(self.core, state, step) != decision(self.core, state,
+                                                                             only):
             said = self.core.format_step(state, only)
             raise IllegalMoveError(f"the companion plays {said} here",
                                    rule=RULE_SEAT, step=self.core.format_step(state, step))
@@ -409,21 +442,6 @@ class SeatedRules:
 
 def _head(piece: Piece) -> Piece:
     return piece.partition("+")[0]
-
-
-def _phase(state: Any) -> str:
-    return str(getattr(state, "phase", ""))
-
-
-def _chance_point(rules: GameRules[Any, Any], state: Any) -> bool:
-    """Whether chance decides the next step (the Mars dice to roll): nothing to choose."""
-    return rules.name == "mars" and _phase(state) == "roll"
-
-
-def _uranus_reveal(hand: Sequence[str]) -> Hashable:
-    from companion.rules.uranus import Reveal
-
-    return Reveal(sorted(hand)[0])
 
 
 def _ready(referee: Any) -> bool:

@@ -44,7 +44,7 @@ from companion.sim.perform import (
     tray_flowers,
     unseen_by_presence,
 )
-from companion.sim.players import chance_ops, choose_step
+from companion.sim.players import announced_ops, announced_step, chance_ops, choose_step
 
 
 @dataclass
@@ -252,10 +252,8 @@ class VirtualTable:
         if self.rules.outcome(self.truth) is not None:
             return False
         announced = self._announced()
-        if announced is None:
-            step = self.choose(self.rules, self.truth, self.rng)
-        else:  # the step the matrix announces, with whatever chance gives it (tube draws)
-            step = self.rng.choice(list(self.referee.rules.legal_steps(self.truth)))
+        step = announced if announced is not None else self.choose(
+            self.rules, self.truth, self.rng)
         text = self.rules.format_step(self.truth, step)
         after = self.rules.apply(self.truth, step)
         changes = self.rules.changes(self.truth, step)
@@ -268,12 +266,10 @@ class VirtualTable:
             tray=self.tray,
             tray_show=tray_flowers(path) if self.tray else (),
         )
-        if announced is not None and not changes:
-            # A step no cell shows, announced: OK carries it out (no card, no menu).
-            ops += [op for op in chance_ops(self.rules, self.truth, step, self.rng)
-                    if isinstance(op, Signal) and isinstance(op.message, protocol.Dice)]
-            ops.append(Press(self.rng.uniform(0.4, 0.8), "ok"))
-            path = ()
+        if announced is not None:
+            ops += announced_ops(self.rules, self.truth, step, self.rng)
+            if not changes:
+                path = ()  # carried out with OK: nothing is asked
         else:
             ops += chance_ops(self.rules, self.truth, step, self.rng)
         if self.referee.settings.presence and unseen_by_presence(self.board, changes):
@@ -297,14 +293,14 @@ class VirtualTable:
         return self._confirm(path, text)
 
     def _announced(self) -> Any:
-        """The step the matrix announces for the companion's seat now, ``None`` at a
-        person's: the last step is confirmed first, since the companion chooses once it is
-        committed."""
+        """The step the matrix announces for the companion's seat now, as the person there
+        carries it out (:func:`announced_step`); ``None`` at a person's seat.  The last step
+        is confirmed first: the companion chooses once it is committed."""
         if self.seats is None or self.seats.strength(self.rules.to_move(self.truth)) is None:
             return None
         if self.settling:
             self._confirm(*self.settling)
-        return self.seats.announce(self.rules, self.truth)
+        return announced_step(self.referee.rules, self.truth, self.rng)
 
     def _own_first_touch(self, ops: list[Op]) -> bool:
         """Whether the next player's script begins on their own piece (lifted or put down)."""
@@ -400,10 +396,12 @@ def rehearse(
     settings: RefereeSettings = DEFAULT_SETTINGS,
     extensions: Sequence[Any] = (),
     answer: Answer = lambda options, level: None,
+    seats: Seats | None = None,
 ) -> Rehearsal:
     """Play ``ops`` on ``board`` (every cell, showing ``state``) against a new referee of
     ``state`` in virtual time, the way a daemon with ``settings`` and ``extensions`` would
-    take the same board messages and presses.  Each question before the first commit is
+    take the same board messages and presses (``seats``: the companion's seats, whose
+    announced step alone is recognised at its seat).  Each question before the first commit is
     answered with ``answer`` (a label not among the options leaves it open); one after it is
     about the next step and is left open.
 
@@ -413,7 +411,7 @@ def rehearse(
     """
     table = VirtualTable(rules, state, layout_name, seed=0,
                          settings=replace(settings, heartbeat_timeout_s=math.inf),
-                         extensions=extensions, heartbeat_s=None)
+                         extensions=extensions, heartbeat_s=None, seats=seats)
     table.board = dict(board)
     table.start()
     presses = [op.name for op in ops if isinstance(op, Press)]

@@ -13,9 +13,11 @@ import importlib
 import random
 from typing import Any
 
+from companion.board import protocol
 from companion.opponent import quick
+from companion.referee.seats import SeatedRules
 from companion.rules.base import GameRules
-from companion.sim.perform import Op
+from companion.sim.perform import Op, Press, Signal
 
 
 def choose_step(rules: GameRules[Any, Any], state: Any, rng: random.Random) -> Any:
@@ -41,3 +43,25 @@ def chance_ops(rules: GameRules[Any, Any], state: Any, step: Any, rng: random.Ra
         return []
     ops: list[Op] = module.chance_ops(state, step, rng)
     return ops
+
+
+def announced_step(rules: GameRules[Any, Any], state: Any, rng: random.Random) -> Any | None:
+    """At the companion's seat, the step the matrix announces, as the person there carries it
+    out (with whatever chance gives it: the flowers drawn from the tube); ``None`` at a
+    person's seat or when nothing is announced (a roll).  ``rules`` are the referee's
+    (:class:`companion.referee.seats.SeatedRules` when the companion plays)."""
+    if not isinstance(rules, SeatedRules) or rules.seats.announced(state) is None:
+        return None
+    return rng.choice(list(rules.legal_steps(state)))
+
+
+def announced_ops(rules: GameRules[Any, Any], state: Any, step: Any,
+                  rng: random.Random) -> list[Op]:
+    """The operations beside the cells for an announced ``step``: those of
+    :func:`chance_ops`, but for a step no cell shows (a card scored, a die discarded) the
+    dice that leave the tray and OK, which carries it out."""
+    ops = chance_ops(rules, state, step, rng)
+    if rules.changes(state, step):
+        return ops
+    dice = [op for op in ops if isinstance(op, Signal) and isinstance(op.message, protocol.Dice)]
+    return [*dice, Press(rng.uniform(0.4, 0.8), "ok")]

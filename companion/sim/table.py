@@ -34,7 +34,7 @@ from companion.sim.perform import (
     tray_flowers,
     unseen_by_presence,
 )
-from companion.sim.players import chance_ops, choose_step
+from companion.sim.players import announced_ops, announced_step, chance_ops, choose_step
 
 if TYPE_CHECKING:
     from companion.service import Service
@@ -51,7 +51,9 @@ class TablePlayers:
     ``pins``: button name -> the gpiozero mock pin wired to it (pull-up: pressed = low).
     ``speed``: a factor on every wait (2.0 plays twice as fast as :class:`Noise` paces).
     ``step_timeout``: seconds to wait for the matrix to confirm a step before giving up;
-    ``on_stuck(reason)`` is called then (and when the players fail).
+    ``on_stuck(reason)`` is called then (and when the players fail).  ``seated()``: the
+    daemon's rules as its referee sees them now; at the companion's seat the person carries
+    out the step they announce (:func:`companion.sim.players.announced_step`).
 
     A step the matrix confirms as another one (a hand slowed down by a busy machine can rest
     longer than the settle time mid-step) is taken back as a person would: Undo, the pieces
@@ -70,8 +72,10 @@ class TablePlayers:
         speed: float = 1.0,
         step_timeout: float = 20.0,
         on_stuck: Callable[[str], None] | None = None,
+        seated: Callable[[], GameRules[Any, Any]] | None = None,
     ) -> None:
         self.rules = rules
+        self.seated = seated or (lambda: rules)
         self.state = state
         self.board = board
         self.pins = pins
@@ -193,7 +197,9 @@ class TablePlayers:
                 return
             steady = False
             while not self._stop.is_set() and self.rules.outcome(self.state) is None:
-                step = choose_step(self.rules, self.state, self.rng)
+                announced = announced_step(self.seated(), self.state, self.rng)
+                step = announced if announced is not None else choose_step(
+                    self.rules, self.state, self.rng)
                 after = self.rules.apply(self.state, step)
                 path = self.rules.choice_path(self.state, step)
                 notation = self.rules.format_step(self.state, step)
@@ -206,7 +212,10 @@ class TablePlayers:
                     tray=self.tray,
                     tray_show=tray_flowers(path) if self.tray else (),
                 )
-                ops += chance_ops(self.rules, self.state, step, self.rng)
+                if announced is not None:  # as the matrix announces it
+                    ops += announced_ops(self.rules, self.state, step, self.rng)
+                else:
+                    ops += chance_ops(self.rules, self.state, step, self.rng)
                 presence = self.board.sensing == "presence"
                 if presence and unseen_by_presence(self.board.board, changes):
                     ops.append(Press(0.4, "ok"))  # a step the board cannot see: say so
@@ -300,6 +309,7 @@ def seat(
         {name: factory.pin(getattr(pins, name)) for name in ("ok", "undo", "select", "roll")
          if getattr(pins, name)},
         seed=config.game.seed, noise=noise, speed=speed, on_stuck=service.stop,
+        seated=lambda: service.referee.rules,
     )
     service.screen_listeners.append(players.on_screen)
     service.commit_listeners.append(players.on_commit)
