@@ -223,7 +223,18 @@ def _demo(args: argparse.Namespace) -> int:
     _setup_logging(args.log_level or "warning")
     return run_demo(game=args.game, players=args.players, seed=args.seed, display=args.display,
                     board=_board(args), out=Path(args.out), speed=args.speed,
-                    sensing=args.sensing)
+                    sensing=args.sensing, seats=_seats(args))
+
+
+def _seats(args: argparse.Namespace) -> tuple[str, ...]:
+    """The seats of ``--opponent`` (the companion in the last seats, people before them);
+    ``()`` without it.  Raises :class:`UsageError` when it names more seats than players."""
+    strengths: tuple[str, ...] = tuple(args.opponent or ())
+    players = int(args.players)
+    if len(strengths) > players:
+        raise UsageError(f"--opponent names {len(strengths)} seats but the game has "
+                         f"{players} players; give at most one strength per player")
+    return ("person",) * (players - len(strengths)) + strengths if strengths else ()
 
 
 def _board(args: argparse.Namespace) -> str:
@@ -296,6 +307,19 @@ def _port(text: str) -> str:
     return text
 
 
+def _strengths(text: str) -> tuple[str, ...]:
+    """``--opponent``: one strength or a comma-separated list, for the argument parser."""
+    from companion.config import SEATS
+
+    strengths = tuple(part.strip() for part in text.split(","))
+    wrong = [s for s in strengths if s not in SEATS or s == "person"]
+    if wrong:
+        choices = ", ".join(seat for seat in SEATS if seat != "person")
+        raise argparse.ArgumentTypeError(
+            f"{wrong[0]!r} is not a strength; choose {choices}, or a list such as quick,strong")
+    return strengths
+
+
 def _whole(low: int, high: int) -> Callable[[str], int]:
     """A whole number from ``low`` to ``high``, for the argument parser."""
 
@@ -345,6 +369,10 @@ def make_parser() -> argparse.ArgumentParser:
                       help="how much faster than people play")
     demo.add_argument("--sensing", choices=("identity", "presence"), default="identity",
                       help="what the board's sensors tell: which piece, or only occupied")
+    demo.add_argument("--opponent", type=_strengths, metavar="STRENGTH[,STRENGTH...]",
+                      help="the companion plays the last seat (or as many last seats as "
+                      "strengths are listed) at quick, steady or strong; the virtual person "
+                      "there carries out the steps it announces")
     demo.set_defaults(func=_demo)
 
     rules = sub.add_parser("rules", help="the rules cores")
