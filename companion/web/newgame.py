@@ -13,16 +13,18 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from companion.config import MAX_SEED, GameConfig
+from companion.config import MAX_SEED, SEATS, GameConfig
 from companion.errors import CompanionError
 from companion.rules import load
 
 
 class Choices:
-    """What the page may choose for a new game of ``game`` (the configured ``[game]``)."""
+    """What the page may choose for a new game of ``game`` (the configured ``[game]``) and
+    who sits where (``seats``, the configured ``[players] seats``)."""
 
-    def __init__(self, game: GameConfig) -> None:
+    def __init__(self, game: GameConfig, seats: tuple[str, ...] = ()) -> None:
         self.game = game
+        self.seats = seats
         module = load(game.name)
         self.rules = module.RULES
         fixed = set(dataclasses.replace(game, options={}).rules_options())
@@ -32,9 +34,11 @@ class Choices:
         """Option name -> its value now (a bool, int, str or tuple of str)."""
 
     def describe(self) -> dict[str, Any]:
-        """The form, JSON-ready: ``game``, ``players``, ``seed`` and ``options``
+        """The form, JSON-ready: ``game``, ``players``, ``seed``, ``seats`` (comma-separated
+        text, ``""`` for people everywhere), the seat ``strengths`` and ``options``
         (``[[name, value], ...]``, a tuple of names as one comma-separated text)."""
         return {"game": self.game.name, "players": self.game.players, "seed": self.game.seed,
+                "seats": ", ".join(self.seats), "strengths": list(SEATS),
                 "options": [[name, ", ".join(value) if isinstance(value, tuple) else value]
                             for name, value in self.defaults.items()]}
 
@@ -64,3 +68,19 @@ class Choices:
         except CompanionError as error:
             raise CompanionError(" ".join(str(error).split("\n"))) from None
         return players, seed, chosen
+
+    def choose_seats(self, players: int, seats: Any) -> tuple[str, ...]:
+        """``seats`` checked: comma-separated text (``""``: people everywhere) of one seat per
+        player, each one of :data:`companion.config.SEATS`.  Raises :class:`CompanionError`
+        with a sentence for the page."""
+        if not isinstance(seats, str):
+            raise CompanionError("The seats are text such as \"person, strong\"")
+        chosen = tuple(part.strip() for part in seats.split(",") if part.strip())
+        wrong = [seat for seat in chosen if seat not in SEATS]
+        if wrong:
+            raise CompanionError(f"A seat is {', '.join(SEATS[:-1])} or {SEATS[-1]}, "
+                                 f"not {wrong[0]!r}")
+        if chosen and len(chosen) != players:
+            raise CompanionError(f"Give one seat per player: {players} seats, not "
+                                 f"{len(chosen)}")
+        return chosen

@@ -15,7 +15,8 @@ unknown address gets a short 404 page; at most :data:`MAX_CONNECTIONS` connectio
 (the next is closed at once) and :data:`MAX_STREAMS` event streams (the next is answered 503
 in words); an idle connection is closed after :data:`IDLE_TIMEOUT_S`.
 
-Control from the page (``POST /press``, JSON ``{"pin": "1234", "button": "ok"}``): the PIN
+Control from the page (``POST /press``, JSON ``{"pin": "1234", "button": "ok"}``; the button
+``hint`` asks for a hint, as a long Select press does): the PIN
 is drawn at start and shown on the LED matrix (the ``web`` extra of every screen, which the
 page leaves out), so only someone who can read the matrix, at the table, can press; without
 it the page is read-only.  A press becomes exactly what a button makes: a
@@ -24,7 +25,8 @@ it the page is read-only.  A press becomes exactly what a button makes: a
 seconds (four digits are few).
 
 A new game from the page (``GET /game``: the form, :class:`companion.web.newgame.Choices`;
-``POST /new``, JSON ``{"pin": ..., "players": 3, "seed": 0, "options": {...}, "end": false}``),
+``POST /new``, JSON ``{"pin": ..., "players": 3, "seed": 0, "options": {...}, "seats":
+"person, strong", "end": false}``),
 behind the same PIN: a choice the rules core refuses is answered 400 with its sentence; while
 a game is in progress (a step made, no ranking yet) it is refused 409 unless ``end`` confirms
 that it is to be ended; else it becomes a :class:`~companion.events.StartGame` on the event
@@ -62,7 +64,7 @@ import tornado.web
 
 from companion import journal
 from companion.errors import CompanionError, ConfigError, JournalError
-from companion.events import Button, Event, StartGame
+from companion.events import Button, Event, Hint, StartGame
 from companion.replay import history_moments, layout_of, read_game, screens
 from companion.web.newgame import Choices
 from companion.web.page import PIN_EXTRA, chart_svg, page_html, record, snapshot
@@ -81,7 +83,7 @@ PING_S = 20.0
 """Seconds between two comments on a quiet event stream, so a page that went away is found."""
 RETRY_MS = 1000
 """How soon a page whose stream broke connects again (the browser's EventSource does it)."""
-BUTTONS = ("ok", "select", "undo")
+BUTTONS = ("ok", "select", "undo", "hint")
 """The buttons the page can press."""
 MAX_WRONG_PINS = 5
 LOCKOUT_S = 60.0
@@ -209,7 +211,8 @@ class _NewGame(_Base):
                 400, reason='A new game is JSON: {"pin": "1234", "players": 3}') from None
         if not isinstance(pin, str):
             raise tornado.web.HTTPError(400, reason="The PIN is text")
-        status, refusal = self.view.start(pin, *chosen, end=asked.get("end") is True)
+        status, refusal = self.view.start(pin, *chosen, end=asked.get("end") is True,
+                                          seats=asked.get("seats", ""))
         self.set_status(status)  # the sentence in the body: a rules core's may be any text
         self.finish({"refused": refusal} if refusal else {"started": True})
 
@@ -358,15 +361,19 @@ class WebView:
         release go on the event queue."""
         assert self._events is not None
         now = self._clock()
+        if button == "hint":  # the page's own button: what a long Select press asks
+            self._events.put(Hint(now))
+            return
         self._events.put(Button(now, name=button, pressed=True))
         self._events.put(Button(now, name=button, pressed=False))
 
     def start(self, pin: str, players: Any, seed: Any, options: Any, *,
-              end: bool = False) -> tuple[int, str]:
-        """Start a new game of ``players`` with ``seed`` and ``options`` (checked by
-        :meth:`Choices.choose`) for a page that gave ``pin``, ending the game in progress
-        only when ``end``: a :class:`StartGame` on the event queue.  Returns ``(200, "")``,
-        or the HTTP status and the sentence of the refusal."""
+              end: bool = False, seats: Any = "") -> tuple[int, str]:
+        """Start a new game of ``players`` with ``seed``, ``options`` and ``seats`` (checked
+        by :meth:`Choices.choose` and :meth:`Choices.choose_seats`) for a page that gave
+        ``pin``, ending the game in progress only when ``end``: a :class:`StartGame` on the
+        event queue.  Returns ``(200, "")``, or the HTTP status and the sentence of the
+        refusal."""
         if self.choices is None:
             return 403, "This page cannot start games"
         refusal = self.allowed(pin, "a new game")
@@ -374,6 +381,7 @@ class WebView:
             return 403, refusal
         try:
             players, seed, options = self.choices.choose(players, seed, options)
+            chosen_seats = self.choices.choose_seats(players, seats)
         except CompanionError as error:
             return 400, str(error)
         screen, steps = self._latest[1], self._latest[3]
@@ -381,7 +389,8 @@ class WebView:
             return 409, (f"A game is in progress ({steps} steps): confirm that it ends to "
                          "start the new one")
         assert self._events is not None
-        self._events.put(StartGame(self._clock(), players=players, seed=seed, options=options))
+        self._events.put(StartGame(self._clock(), players=players, seed=seed, options=options,
+                                   seats=chosen_seats))
         log.info("a new game of %d players was asked from the page", players)
         return 200, ""
 

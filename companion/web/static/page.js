@@ -207,6 +207,12 @@
       ": the board is built for this game alone.";
     $("new-players").value = form.players;
     $("new-seed").value = form.seed;
+    $("new-seats").value = form.seats;
+    $("new-strengths").replaceChildren(...form.strengths.map((strength) => {
+      const option = document.createElement("option");
+      option.value = strength;
+      return option;
+    }));
     $("new-options").replaceChildren(...form.options.map(([option, value]) => {
       const label = cell(option.replaceAll("_", " ") + " ", "label");
       const input = document.createElement("input");
@@ -239,7 +245,7 @@
         method: "POST", headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ pin: pin.value, players: Number($("new-players").value),
                                seed: Number($("new-seed").value || 0), options,
-                               end: $("new-end").checked }),
+                               seats: $("new-seats").value, end: $("new-end").checked }),
       });
       const reply = await answer.json().catch(() => ({ refused: answer.statusText }));
       refused = !answer.ok;
