@@ -85,7 +85,7 @@ def test_a_whole_game_against_the_companion_is_refereed_to_its_end(
     played(report)
     seats = played_at.seats
     assert seats is not None and seats.times[strength]  # the companion chose its steps
-    announced = [s.message for s in screens.shown if s.message.startswith("P2 companion: ")]
+    announced = [s.message for s in screens.shown if s.message.startswith("P2: companion: ")]
     assert len(announced) >= len(seats.times[strength]) // 2
 
 
@@ -128,7 +128,7 @@ def enceladus_placing() -> tuple[Any, Any, VirtualTable]:
 def test_the_referee_refuses_another_step_at_the_companions_seat_naming_its_cells() -> None:
     announced, other, played_at = enceladus_placing()
     played_at.start()
-    assert played_at.screen.message == f"P1 companion: place the Martian on {announced.cell}"
+    assert played_at.screen.message == f"P1: companion: place the Martian on {announced.cell}"
     assert played_at.screen.highlights == {announced.cell: "dest"}
     played_at._play_ops([Put(0.5, other.cell, "M1")])  # a legal placement, not the one said
     played_at._advance(played_at.now + 3.0)
@@ -187,7 +187,7 @@ def test_a_card_shown_at_the_companions_seat_that_it_did_not_announce_is_refused
     announced = seats.announced(played_at.truth)
     assert isinstance(announced, Score)
     hand = seats.hand(played_at.rules, played_at.truth, 2)
-    assert played_at.screen.message == (f"P2 companion: score {card_text(announced.mission)}, "
+    assert played_at.screen.message == (f"P2: companion: score {card_text(announced.mission)}, "
                                         f"draw from deck {announced.draw}, then OK")
     other = next(m for m in sorted(set(load_catalogue().values()))
                  if m not in hand and m != announced.mission)
@@ -219,7 +219,7 @@ def test_the_companions_cards_are_shown_only_when_it_scores_or_shows_them() -> N
     for _, step in mine:
         said = card_text(step.mission)
         first = next(i for i, text in enumerate(texts) if said in text)
-        assert texts[first].startswith("P2 companion: "), texts[first]
+        assert texts[first].startswith("P2: companion: "), texts[first]
 
 
 # ---------------------------------------------------------------------- hints
@@ -240,7 +240,7 @@ def test_a_long_select_press_shows_the_strong_step_as_a_hint_and_counts_it() -> 
     assert not [e for e in long_select(played_at, 0.3) if isinstance(e, Hinted)]
     [hinted] = [e for e in long_select(played_at, LONG_PRESS_S) if isinstance(e, Hinted)]
     assert (hinted.number, hinted.player) == (1, 1)
-    assert played_at.screen.message.startswith("P1 hint: place the gardener on ")
+    assert played_at.screen.message.startswith("P1: hint: place the gardener on ")
     assert list(played_at.screen.highlights.values()) == ["dest"]
     effects = played_at.deliver(Hint(played_at.now + 1))  # the live page's button
     assert [e for e in effects if isinstance(e, Hinted)]
@@ -342,3 +342,18 @@ def test_the_companions_hand_is_the_same_after_a_restart_and_a_scored_card_is_re
     scored = replace(state, discarded=frozenset({first[0]}))
     after = seats.hand(rules, scored, 1)
     assert first[0] not in after and set(first[1:]) <= set(after) and len(after) == 5
+
+
+def test_the_announcement_stays_while_the_person_carries_it_out() -> None:
+    _, _, played_at = enceladus_placing()
+    played_at.start()
+    assert played_at.play_step() and played_at.play_step()  # both Martians placed
+    rules, state = played_at.rules, played_at.truth
+    announced = played_at.seats.announced(state)  # type: ignore[union-attr]
+    [origin] = [c for c, p in rules.board(state).items() if p.startswith("M1")]
+    said = "; ".join(p.text for p in describe(rules, state, announced))
+    assert played_at.screen.message == f"P1: companion: {said}"
+    played_at._play_ops([Put(0.5, origin, "")])  # the Martian lifted
+    played_at._advance(played_at.now + 0.2)
+    assert played_at.screen.message == f"P1: companion: {said}: go on"
+    assert "dest" in played_at.screen.highlights.values()  # guided to where it goes

@@ -572,8 +572,8 @@ class CardWatcher(Follower):
         message = read_page(self.browser)["message"]
         for card in seats.hand(referee.rules.core, referee.state, 2):
             for said in (card, card_text(card)):
-                if said in text and not message.startswith(f"P2 companion: score {said}") \
-                        and not message.startswith(f"P2 companion: show {said}"):
+                if said in text and not message.startswith(f"P2: companion: score {said}") \
+                        and not message.startswith(f"P2: companion: show {said}"):
                     self.errors.append(f"step {self.steps_seen}: the companion's {card} "
                                        f"is on the page ({message!r})")
         self.cards_checked = getattr(self, "cards_checked", 0) + 1
@@ -664,8 +664,8 @@ def test_seats_are_chosen_and_a_hint_is_asked_on_the_page(
         service.events.put(BoardMessage(service.clock(), protocol.Dump(seq=0, pieces=pieces)))
         assert daemon.wait(lambda: service.last_screen.message.startswith("P1"))
         browser.find_element(By.CSS_SELECTOR, '[data-button="hint"]').click()
-        assert daemon.wait(lambda: service.last_screen.message.startswith("P1 hint: "))
-        until(lambda _: read_page(browser)["message"].startswith("P1 hint: "))
+        assert daemon.wait(lambda: service.last_screen.message.startswith("P1: hint: "))
+        until(lambda _: read_page(browser)["message"].startswith("P1: hint: "))
         assert journal.read(service.journal.path).hints == {1: 1}
     finally:
         daemon.stop()

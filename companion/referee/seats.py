@@ -285,18 +285,27 @@ class Seats:
 
     def decorate(self, referee: Any, screen: Screen) -> Screen:
         """The companion's announcement (or a hint asked for) on a settled board, in place of
-        the prompt, its cells highlighted; on a board refused at the companion's seat, the
-        announcement with the refusal; the hint counts on the end screen."""
+        the prompt, its cells highlighted: ``"P2: companion: gardener 0,0 to 0,3; plant
+        red"``; while the step is under way, the announcement before the referee's guidance
+        (``"...: go on"``); on a board refused at the companion's seat, the announcement with
+        the refusal; the hints asked on the end screen (``extra["hints"]``)."""
         if screen.ranking and self.hints:
             counted = " ".join(f"P{p} {n}" for p, n in sorted(self.hints.items()))
             return replace(screen, extra={**screen.extra, "hints": counted})
         state, rules = referee.state, referee.rules
         step = self.announced(state)
+        prompt = f"P{referee.to_move}: "
         if not _ready(referee):
-            if step is not None and "wrong" in screen.highlights.values():
-                said = "; ".join(p.text for p in describe(rules, state, step))
+            refused = "wrong" in screen.highlights.values()
+            if step is None or referee.question is not None or (screen.urgent and not refused):
+                return screen
+            said = "; ".join(p.text for p in describe(rules, state, step))
+            if refused:
                 return replace(screen, message="Not the companion's step: put the cells shown "
                                f"right, then {said}")
+            if screen.message.startswith(prompt):  # under way: the guidance goes on
+                rest = screen.message.removeprefix(prompt)
+                return replace(screen, message=f"{prompt}companion: {said}: {rest}")
             return screen
         who = "companion"
         if step is None:
@@ -305,9 +314,8 @@ class Seats:
         if step is None:
             return screen
         parts = describe(rules, state, step)
-        cellless = not rules.changes(state, step)
-        done = ", then OK" if cellless else ""
-        message = f"P{referee.to_move} {who}: {'; '.join(p.text for p in parts)}{done}"
+        done = "" if rules.changes(state, step) else ", then OK"
+        message = f"{prompt}{who}: {'; '.join(p.text for p in parts)}{done}"
         cells = {cell: role for part in parts for cell, role in part.cells.items()}
         return replace(screen, message=message, highlights=cells, menu=(), menu_index=0)
 
