@@ -10,6 +10,8 @@ One file per game, JSON Lines, in the journal directory (systemd's ``StateDirect
 - ``{"undo": 3, ...}`` when step 3 is taken back;
 - ``{"hint": 2, "n": 5, ...}`` when player 2 asked for a hint before step 5
   (:mod:`companion.referee.seats`); hints are counted, never replayed;
+- ``{"dealt": 2, "card": "U07", ...}`` when the Gardens of Uranus card U07 was read face down
+  for the companion at seat 2 (its hand, for a restart; never replayed);
 - ``{"over": {"winners": [1], "termination": "...", "ranking": [[1, "3-4-5-5-6", 1], ...]}}``.
 
 Every line carries ``seq``, its place in the file (the header is 1), and ``crc``, the CRC-32
@@ -153,6 +155,16 @@ class GameRecord:
             if isinstance(player, int):
                 counts[player] = counts.get(player, 0) + 1
         return counts
+
+    @property
+    def dealt(self) -> dict[int, list[str]]:
+        """The card ids read for the companion, per seat, in order."""
+        cards: dict[int, list[str]] = {}
+        for line in self.lines[1:]:
+            player = line.entry.get("dealt")
+            if isinstance(player, int):
+                cards.setdefault(player, []).append(line.entry["card"])
+        return cards
 
     @property
     def ends_with_undo(self) -> bool:
@@ -334,6 +346,10 @@ class Journal:
         """Player ``player`` asked for a hint before step ``number``."""
         self.append({"hint": player, "n": number})
 
+    def dealt(self, player: int, card: str) -> None:
+        """The card ``card`` was read face down for the companion at seat ``player``."""
+        self.append({"dealt": player, "card": card})
+
     def finish(self, outcome: Any) -> None:
         self.append(
             {
@@ -508,6 +524,9 @@ def _follows(entry: dict[str, Any], in_force: list[int]) -> str:
         in_force.pop()
     elif "hint" in entry:
         if not (isinstance(entry["hint"], int) and isinstance(entry.get("n"), int)):
+            return "not a journal entry"
+    elif "dealt" in entry:
+        if not (isinstance(entry["dealt"], int) and isinstance(entry.get("card"), str)):
             return "not a journal entry"
     elif not isinstance(entry.get("over"), dict):
         return "not a journal entry"

@@ -58,7 +58,7 @@ from companion.referee.effects import (
     Undone,
 )
 from companion.referee.referee import Referee, RefereeSettings
-from companion.referee.seats import Hinted, game_seats
+from companion.referee.seats import Dealt, Hinted, game_seats
 from companion.rules import load as load_rules
 from companion.rules.base import GameRules
 
@@ -459,6 +459,9 @@ class Service:
             log.info("player %d asked for a hint before step %d: %s", effect.player,
                      effect.number, effect.step)
             self._journal(lambda j: j.hint(effect.number, effect.player))
+        elif isinstance(effect, Dealt):
+            log.info("a card was read for the companion at seat %d", effect.player)  # not which
+            self._journal(lambda j: j.dealt(effect.player, effect.card))
         elif isinstance(effect, Undone):
             log.info("step %d (%s) taken back", effect.number, effect.step)
             self._journal(lambda j: j.undo(effect.number))
@@ -614,7 +617,8 @@ class StartingGame:
     settling, while the companion was down (a resumed journal that does not end by taking a
     step back), so a board showing a legal step is that step (:class:`Referee`'s
     ``resumed``).  ``note``: what the matrix tells the players about a damaged journal, ``""``
-    when there is nothing to tell.  ``hints``: the hints asked so far, per player.
+    when there is nothing to tell.  ``hints``: the hints asked so far, per player; ``dealt``: the
+    card ids read for the companion so far, per seat.
     """
 
     state: Any
@@ -624,6 +628,7 @@ class StartingGame:
     in_flight: bool = False
     note: str = ""
     hints: dict[int, int] = field(default_factory=dict)
+    dealt: dict[int, list[str]] = field(default_factory=dict)
 
 
 def new_or_resumed_game(
@@ -687,7 +692,7 @@ def _resume(config: Config, rules: GameRules[Any, Any], path: Path, *,
         log.info("resuming %s after step %d", path.name, len(history))
     return StartingGame(state, history, journal_mod.Journal.continuing(record, fsync=fsync),
                         resumed=True, in_flight=not record.ends_with_undo, note=note,
-                        hints=record.hints)
+                        hints=record.hints, dealt=record.dealt)
 
 
 def new_game(
@@ -761,7 +766,7 @@ def build(
         referee = Referee(rules, start.state, layout_name(config), referee_settings(config),
                           history=start.history, syncing=True, resumed=start.in_flight,
                           extensions=game_extensions(config),
-                          seats=game_seats(config, start.hints))
+                          seats=game_seats(config, start.hints, start.dealt))
         service = Service(referee, events, clock=clock, journal=start.journal,
                           journal_error=journal_error, note=start.note, notifier=notifier,
                           ready_timeout_s=config.board.ready_timeout_s, config=config,

@@ -21,10 +21,11 @@ from companion import journal as journal_mod
 from companion.board import protocol
 from companion.config import Config, GameConfig, PlayersConfig, layout_name, parse_config
 from companion.errors import ConfigError
-from companion.events import Button, Hint
+from companion.events import BoardMessage, Button, Hint
+from companion.opponent import choose
 from companion.referee.effects import Show
 from companion.referee.referee import RefereeSettings
-from companion.referee.seats import LONG_PRESS_S, Hinted, Seats, describe, game_seats
+from companion.referee.seats import LONG_PRESS_S, Dealt, Hinted, Seats, describe, game_seats
 from companion.referee.uranus import card_text, load_catalogue
 from companion.replay import format_game, replay_game
 from companion.rules import load
@@ -160,15 +161,18 @@ def test_the_same_step_at_a_persons_seat_is_accepted() -> None:
 
 def first_score(rules: Any, state: Any, strength: str, *, rng: random.Random,
                 known: Any = None, time_cap: float | None = None) -> Any:
-    """A chooser that scores the first card of the seat's hand whenever it may."""
-    steps = list(rules.legal_steps(state))
-    scores = [s for s in steps if isinstance(s, Score) and known and s.mission in known]
-    return scores[0] if scores else rng.choice([s for s in steps if not isinstance(s, Score)])
+    """The quick companion, but scoring the first card of its hand whenever it may."""
+    scores = [s for s in load("uranus").RULES.legal_steps(state)
+              if isinstance(s, Score) and known and s.mission in known]
+    return scores[0] if scores else choose(rules, state, "quick", rng=rng, known=known)
 
 
-def uranus_table(**options: Any) -> VirtualTable:
+def uranus_table(cards: str = "buttons", **options: Any) -> VirtualTable:
+    """A Uranus table, the companion at seat 2 scoring a card whenever it may; ``cards``:
+    ``[board] cards`` (with ``"reader"`` its cards are read face down, else it deals them)."""
     config = replace(Config(), game=GameConfig(name="uranus", players=2, seed=9),
-                     players=PlayersConfig(("person", "quick")))
+                     players=PlayersConfig(("person", "quick")),
+                     board=replace(Config().board, cards=cards))
     seats = game_seats(config)
     seats.choose = first_score
     state = load("uranus").RULES.new_game(2, 9, config.game.rules_options())
@@ -204,8 +208,9 @@ def test_a_card_shown_at_the_companions_seat_that_it_did_not_announce_is_refused
         played_at.referee.history[-1][0], announced)
 
 
-def test_the_companions_cards_are_shown_only_when_it_scores_or_shows_them() -> None:
-    played_at = uranus_table()
+@pytest.mark.parametrize("cards", ["reader", "buttons"])
+def test_the_companions_cards_are_shown_only_when_it_scores_or_shows_them(cards: str) -> None:
+    played_at = uranus_table(cards)
     screens = Screens(played_at)
     report = played_at.play()
     played(report)
@@ -332,7 +337,7 @@ def test_the_demo_plays_against_the_companion_in_real_time(tmp_path: Path) -> No
 
 def test_the_companions_hand_is_the_same_after_a_restart_and_a_scored_card_is_replaced() -> None:
     rules = load("uranus").RULES
-    catalogue = sorted(set(load_catalogue().values()))
+    catalogue = load_catalogue()
     state = rules.new_game(3, 8, {})
     seats = Seats(("quick", "person", "steady"), seed=8, catalogue=catalogue)
     first, third = seats.hand(rules, state, 1), seats.hand(rules, state, 3)
@@ -357,3 +362,49 @@ def test_the_announcement_stays_while_the_person_carries_it_out() -> None:
     played_at._advance(played_at.now + 0.2)
     assert played_at.screen.message == f"P1: companion: {said}: go on"
     assert "dest" in played_at.screen.highlights.values()  # guided to where it goes
+
+
+def test_with_a_reader_the_companions_cards_are_read_face_down_and_named_nowhere(
+        tmp_path: Path) -> None:
+    played_at = uranus_table("reader", noise=NOISELESS, heartbeat_s=None)
+    played_at.referee.settings = replace(played_at.referee.settings, heartbeat_timeout_s=1e9)
+    screens = Screens(played_at)
+    played_at.start()
+    for _ in range(2):  # both gardeners placed: no card is needed for that
+        assert played_at.play_step()
+    seats = played_at.seats
+    assert seats is not None and played_at.rules.to_move(played_at.truth) == 1
+    assert played_at.play_step()  # the person's first move: then the companion's turn
+    assert played_at.screen.message == ("P2: companion: hold 5 cards for it face down to the "
+                                        "reader")
+    assert seats.announced(played_at.truth) is None and seats.dealt == {}
+    ids = sorted(load_catalogue())[:5]
+    effects: list[Any] = []
+    for card in [ids[0], ids[0], *ids[1:]]:  # one read twice: refused the second time
+        t = played_at.now + 0.5
+        effects += played_at.deliver(BoardMessage(t, protocol.Card(seq=0, card_id=card)))
+        played_at.now = t
+    assert [e.card for e in effects if isinstance(e, Dealt)] == ids
+    assert any(isinstance(e, Show) and "a card known already" in e.screen.message
+               for e in effects)
+    hand = seats.hand(played_at.rules, played_at.truth, 2)
+    assert sorted(hand) == sorted(load_catalogue()[card] for card in ids)
+    announced = seats.announced(played_at.truth)
+    assert announced is not None
+    shown = [e.screen for e in effects if isinstance(e, Show)] + screens.shown
+    said = getattr(announced, "mission", None)
+    for screen in shown:
+        text = " ".join((screen.message, *screen.extra.values(), *screen.menu))
+        assert not [m for m in hand if m != said and (m in text or card_text(m) in text)]
+    # The journal keeps the ids read, so a restart knows the hand.
+    config = replace(Config(), game=GameConfig(name="uranus", players=2, seed=9),
+                     players=PlayersConfig(("person", "quick")))
+    rules = load("uranus").RULES
+    state, journal = new_game(config, rules, tmp_path, fsync=False)
+    assert journal is not None
+    for card in ids:
+        journal.dealt(2, card)
+    journal.close()
+    resumed = new_or_resumed_game(config, rules, tmp_path, fsync=False)
+    assert resumed.dealt == {2: ids}
+    assert game_seats(config, dealt=resumed.dealt).dealt == {2: ids}

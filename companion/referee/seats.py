@@ -15,12 +15,13 @@ scored, a die discarded, a card shown at the end) is carried out with OK.
 
 Chance stays where it was: a step's chance outcome (the flowers the Enceladus tube gives, the
 card drawn after a score) is not part of what is announced and comes from the table as for
-anyone.  In Gardens of Uranus the companion's mission cards are its own: dealt to it from the
-catalogue's cards nobody has shown (:meth:`Seats.hand`), a replacement dealt after each score,
-known to the chooser and to nobody at the table (neither the matrix nor the journal holds
-them); a card appears on the matrix only in the
-announcement of the step that scores or shows it.  The chooser sees only the public state and
-those cards, never another player's.
+anyone.  In Gardens of Uranus the companion's mission cards are its own, known to the chooser
+and to nobody at the table (:meth:`Seats.hand`): with a card reader, real cards dealt to its
+seat and held face down to the reader at its turn (the matrix counts them and names none; the
+journal keeps their ids, for a restart); without one, dealt by the companion from the
+catalogue's cards nobody has shown, a replacement after each score.  A card appears on the
+matrix only in the announcement of the step that scores or shows it.  The chooser sees only
+the public state and those cards, never another player's.
 
 A hint: a person asks (a long Select press, :data:`LONG_PRESS_S`, or the live page) for the
 step the strong companion would make in their place; the matrix shows it as guidance until
@@ -65,6 +66,15 @@ step on every machine) and this only stops a search that a slow machine drags ou
 
 
 @dataclass(frozen=True, slots=True)
+class Dealt:
+    """Effect: the card ``card`` (its id) was read face down for the companion at ``player``'s
+    seat; the journal keeps it, so a restart knows the companion's hand."""
+
+    player: int
+    card: str
+
+
+@dataclass(frozen=True, slots=True)
 class Hinted:
     """Effect: ``player`` asked for a hint at step ``number`` (the next step's number); the
     journal counts it."""
@@ -74,18 +84,22 @@ class Hinted:
     step: str
 
 
-def game_seats(config: Config, hints: Mapping[int, int] | None = None) -> Seats:
+def game_seats(config: Config, hints: Mapping[int, int] | None = None,
+               dealt: Mapping[int, Sequence[str]] | None = None) -> Seats:
     """The seats of ``[players] seats`` (people everywhere when it is empty: they may still
-    ask for hints), with the mission cards of ``[board] missions`` for a Gardens of Uranus
-    companion and the hints already asked (a resumed game's, per player).  Raises
+    ask for hints), with the mission cards of ``[board] missions`` and the card source of
+    ``[board] cards`` for a Gardens of Uranus companion, the hints already asked and the
+    cards already read for the companion (a resumed game's, per player).  Raises
     :class:`ConfigError` for a broken card catalogue."""
     seats = config.players.seats or ("person",) * config.game.players
-    catalogue: tuple[str, ...] = ()
+    catalogue: dict[str, str] = {}
     if config.game.name == "uranus" and any(seat != "person" for seat in seats):
         from companion.referee.uranus import load_catalogue
 
-        catalogue = tuple(sorted(set(load_catalogue(config.board.missions).values())))
+        catalogue = load_catalogue(config.board.missions)
     return Seats(seats, seed=config.game.seed, catalogue=catalogue,
+                 reader=config.board.cards == "reader",
+                 dealt={p: list(ids) for p, ids in (dealt or {}).items()},
                  hints=dict(hints or {}))
 
 
@@ -101,16 +115,21 @@ class Seats:
     ``seats``: one per player, each ``"person"`` or a strength (``[players] seats``; players
     past the list are people).  ``seed``: the companion's choices are drawn from a
     ``random.Random`` seeded by it and the position, so a game replays the same.
-    ``catalogue``: the Uranus mission cards (canonical names) the companion
-    deals its hands from; empty for the other games.  ``hints``: hints asked so far per
-    player (a resumed game starts from its journal's count).  ``choose``: the chooser
-    (:data:`Chooser`; the companion's own opponent unless a caller passes another).
+    ``catalogue``: the Uranus mission cards, ``{card id: canonical mission}``; empty for the
+    other games.  ``reader``: a card reader is fitted, so the companion's cards are real
+    cards held face down to it (``dealt``: the ids read so far, per seat, a resumed game's
+    from its journal); without one the companion deals them from the catalogue.  ``hints``:
+    hints asked so far per player (a resumed game starts from its journal's count).
+    ``choose``: the chooser (:data:`Chooser`; the companion's own opponent unless a caller
+    passes another).
     ``times``: the seconds each announced choice took, per strength.
     """
 
     seats: Sequence[str]
     seed: int = 0
-    catalogue: Sequence[str] = ()
+    catalogue: Mapping[str, str] = field(default_factory=dict)
+    reader: bool = False
+    dealt: dict[int, list[str]] = field(default_factory=dict)
     hints: dict[int, int] = field(default_factory=dict)
     choose: Chooser | None = None
     times: dict[str, list[float]] = field(default_factory=dict)
@@ -151,7 +170,7 @@ class Seats:
             return None
         player = rules.to_move(state)
         strength = self.strength(player)
-        if strength is None or _chance(rules, state):
+        if strength is None or _chance(rules, state) or self.missing(rules, state):
             return None
         known = self.hand(rules, state, player) if rules.name == "uranus" else None
         began = time.perf_counter()
@@ -175,27 +194,44 @@ class Seats:
     # ------------------------------------------------------------------ secret cards
     def hand(self, rules: GameRules[Any, Any], state: Any, player: int) -> list[str]:
         """The companion's mission cards at ``player``'s seat in ``state`` (Gardens of
-        Uranus; ``[]`` elsewhere), as many as the seat holds: the first cards nobody has shown
-        of :attr:`catalogue` shuffled once for the seat (by the seed, the game's trees and the
-        seat), those an earlier companion seat holds left to it.  So a card scored is
-        replaced by the next one, a card someone else showed too, and the hand is the same
-        after an undo or a restart."""
+        Uranus; ``[]`` elsewhere).  With a reader, the cards read for the seat that are not
+        shown yet.  Without one, as many as the seat holds: the first cards nobody has shown
+        of the catalogue shuffled once for the seat (by the seed, the game's trees and the
+        seat), those an earlier companion seat holds left to it; so a card scored is replaced
+        by the next one, a card someone else showed too, and the hand is the same after an
+        undo or a restart."""
         if rules.name != "uranus" or self.strength(player) is None:
             return []
         from companion.rules.uranus import seen
 
         taken = set(seen(state))
+        if self.reader:
+            return [mission for mission in dict.fromkeys(
+                self.catalogue[card] for card in self.dealt.get(player, []))
+                if mission not in taken]
         held: list[str] = []
         for seat in range(1, player + 1):
             if self.strength(seat) is None:
                 continue
-            order = list(self.catalogue)
+            order = sorted(set(self.catalogue.values()))
             trees = ",".join(sorted(map(str, state.trees)))
             random.Random(zlib.crc32(f"{self.seed}:{trees}:{seat}".encode())).shuffle(order)
-            count = len(state.hands[seat - 1]) + state.unknown[seat - 1]
+            count = state.unknown[seat - 1]  # the cards it holds unshown
             held = [card for card in order if card not in taken][:count]
             taken.update(held)
         return held
+
+    def missing(self, rules: GameRules[Any, Any], state: Any) -> int:
+        """How many cards the reader must still read for the companion to move in ``state``
+        (its turn or its cards shown at the end, with a reader, in Gardens of Uranus): the
+        cards it holds unshown less those read and not shown; 0 otherwise."""
+        if not self.reader or rules.name != "uranus" or rules.outcome(state) is not None:
+            return 0
+        player = rules.to_move(state)
+        if self.strength(player) is None or state.phase == "placement":
+            return 0
+        count: int = state.unknown[player - 1]  # the cards it holds unshown
+        return max(0, count - len(self.hand(rules, state, player)))
 
     # ------------------------------------------------------------------ hints
     def hint(self, rules: GameRules[Any, Any], state: Hashable,
@@ -261,17 +297,42 @@ class Seats:
         return effects
 
     def _card(self, referee: Any, event: BoardMessage) -> list[Any] | None:
-        """A card held to the reader while the companion's announced step stands: its cards
-        are its own, so the card is refused and the announcement said again (OK carries out
-        a card step); ``None`` for anything else."""
-        step = self.announced(referee.state)
-        if step is None or not isinstance(event.message, protocol.Card):
+        """A card held to the reader at the companion's seat: read face down for its hand
+        while it is short of cards (:meth:`missing`; the matrix counts them and never names
+        one), then the step announced; refused while its announced step stands (its cards
+        are its own: OK carries out a card step); ``None`` for anything else."""
+        if not isinstance(event.message, protocol.Card):
+            return None
+        rules, state = referee.rules, referee.state
+        if self.missing(rules, state) and _ready(referee):
+            return self._read(referee, event.message.card_id, event.t)
+        step = self.announced(state)
+        if step is None:
             return None
         said = "; ".join(p.text for p in describe(referee.rules, referee.state, step))
         return [Note("warning", f"card {event.message.card_id} shown at the companion's seat; "
                      "refused"), Buzz("illegal"),
                 referee.notice(f"Not the companion's step: the companion plays {said}",
                                event.t, urgent=True)]
+
+    def _read(self, referee: Any, card: str, now: float) -> list[Any]:
+        """``card`` read face down for the companion to move."""
+        from companion.rules.uranus import seen
+
+        rules, state, player = referee.rules, referee.state, referee.to_move
+        mission = self.catalogue.get(card)
+        if mission is None or mission in seen(state) or card in self.dealt.get(player, []) \
+                or mission in self.hand(rules, state, player):
+            why = "not a card of the catalogue" if mission is None else "a card known already"
+            return [Note("warning", f"card {card} read for the companion: {why}; refused"),
+                    Buzz("illegal"),
+                    referee.notice(f"P{player}: that card cannot be the companion's ({why}); "
+                                   "hold another", now, urgent=True)]
+        self.dealt.setdefault(player, []).append(card)
+        effects: list[Any] = [Dealt(player, card)]
+        if not self.missing(rules, state):
+            self.announce(rules, state)
+        return effects + [Show(referee.screen(now))]
 
     def _hint_effects(self, referee: Any, now: float) -> list[Any]:
         if not _ready(referee):
@@ -307,6 +368,11 @@ class Seats:
                 rest = screen.message.removeprefix(prompt)
                 return replace(screen, message=f"{prompt}companion: {said}: {rest}")
             return screen
+        missing = self.missing(rules, state)
+        if missing:
+            cards = "1 card" if missing == 1 else f"{missing} cards"
+            return replace(screen, message=f"{prompt}companion: hold {cards} for it face down "
+                           "to the reader", highlights={}, menu=(), menu_index=0)
         who = "companion"
         if step is None:
             step = self.hint_shown(state, referee.observed)

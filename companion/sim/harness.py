@@ -44,7 +44,13 @@ from companion.sim.perform import (
     tray_flowers,
     unseen_by_presence,
 )
-from companion.sim.players import announced_ops, announced_step, chance_ops, choose_step
+from companion.sim.players import (
+    announced_ops,
+    announced_step,
+    cards_for_the_companion,
+    chance_ops,
+    choose_step,
+)
 
 
 @dataclass
@@ -300,6 +306,10 @@ class VirtualTable:
             return None
         if self.settling:
             self._confirm(*self.settling)
+        deal = cards_for_the_companion(self.referee.rules, self.truth, self.rng)
+        if deal:  # the matrix asks for the companion's cards first
+            self._play_ops(deal)
+            self._advance(self.now + 0.5)
         return announced_step(self.referee.rules, self.truth, self.rng)
 
     def _own_first_touch(self, ops: list[Op]) -> bool:

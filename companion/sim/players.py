@@ -55,6 +55,27 @@ def announced_step(rules: GameRules[Any, Any], state: Any, rng: random.Random) -
     return rng.choice(list(rules.legal_steps(state)))
 
 
+def cards_for_the_companion(rules: GameRules[Any, Any], state: Any,
+                            rng: random.Random) -> list[Op]:
+    """The cards a person deals the companion when the matrix asks for them (Gardens of
+    Uranus with a card reader): each held face down to the reader, drawn among the cards
+    nobody has shown nor dealt it (the principle of deferred decisions, as for the virtual
+    people's own cards, :mod:`companion.sim.uranus`); ``[]`` when none is asked."""
+    if not isinstance(rules, SeatedRules):
+        return []
+    seats = rules.seats
+    missing = seats.missing(rules.core, state)
+    if not missing:
+        return []
+    from companion.rules.uranus import seen
+
+    dealt = {card for cards in seats.dealt.values() for card in cards}
+    free = sorted(card for card, mission in seats.catalogue.items()
+                  if mission not in seen(state) and card not in dealt)
+    return [Signal(rng.uniform(0.4, 0.9), protocol.Card(seq=0, card_id=card))
+            for card in rng.sample(free, missing)]
+
+
 def announced_ops(rules: GameRules[Any, Any], state: Any, step: Any,
                   rng: random.Random) -> list[Op]:
     """The operations beside the cells for an announced ``step``: those of

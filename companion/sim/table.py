@@ -34,7 +34,13 @@ from companion.sim.perform import (
     tray_flowers,
     unseen_by_presence,
 )
-from companion.sim.players import announced_ops, announced_step, chance_ops, choose_step
+from companion.sim.players import (
+    announced_ops,
+    announced_step,
+    cards_for_the_companion,
+    chance_ops,
+    choose_step,
+)
 
 if TYPE_CHECKING:
     from companion.service import Service
@@ -173,6 +179,20 @@ class TablePlayers:
             else:
                 self._press(op.name)
 
+    def _wait_until(self, done: Callable[[], bool]) -> bool:
+        """Wait, screen by screen, until ``done()``; ``False`` on a stop or after
+        ``step_timeout``."""
+        deadline = time.monotonic() + self.step_timeout
+        with self._changed:
+            while not self._stop.is_set():
+                if done():
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+        return False
+
     def _wait_for_turn(self) -> bool:
         """Wait, as a person does, until the matrix prompts a player ("P1: ..."): the daemon
         has the board and sees it set up.  ``False`` on a stop or after ``step_timeout``."""
@@ -197,6 +217,13 @@ class TablePlayers:
                 return
             steady = False
             while not self._stop.is_set() and self.rules.outcome(self.state) is None:
+                deal = cards_for_the_companion(self.seated(), self.state, self.rng)
+                if deal:  # the matrix asks for the companion's cards first
+                    self._perform(deal)
+                    if not self._wait_until(lambda: announced_step(
+                            self.seated(), self.state, random.Random()) is not None):
+                        self.error = "the companion never announced its step"
+                        return
                 announced = announced_step(self.seated(), self.state, self.rng)
                 step = announced if announced is not None else choose_step(
                     self.rules, self.state, self.rng)
