@@ -25,7 +25,8 @@ Sections (the commented ``config/companion.toml`` documents every key):
   buzzer and status LED;
 - ``[display]`` :class:`DisplayConfig`, the ``luma.core.cmdline`` options plus our own;
 - ``[switches]`` :class:`SwitchMatrixConfig`; ``[journal]`` :class:`JournalConfig`;
-  ``[log]`` :class:`LogConfig`; ``[web]`` :class:`WebConfig`.
+  ``[log]`` :class:`LogConfig`; ``[web]`` :class:`WebConfig`;
+- ``[players]`` :class:`PlayersConfig`, who sits in each seat (a person or the companion).
 
 Reloading (``SIGHUP``): only ``[display]`` is applied to a running daemon
 (:data:`RELOADABLE`, :meth:`Config.replace_display`, :func:`display_changes`); the other

@@ -90,6 +90,12 @@ def test_a_whole_game_against_the_companion_is_refereed_to_its_end(
     assert len(announced) >= len(seats.times[strength]) // 2
 
 
+@pytest.mark.parametrize("game", ["enceladus", "mars", "uranus"])
+def test_a_presence_board_game_against_the_companion_is_refereed_to_its_end(game: str) -> None:
+    played(table(game, ("person", "steady"), seed=6,
+                 settings=RefereeSettings(presence=True)).play())
+
+
 def test_a_companion_at_every_seat_plays_a_game_through() -> None:
     report = table("mars", ("quick", "steady", "quick"), seed=4).play()
     played(report)
