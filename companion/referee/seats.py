@@ -292,7 +292,7 @@ class Seats:
             return None
         try:
             effects: list[Any] = referee.commit(step, event.t)
-        except IllegalMoveError as error:  # the announced step is legal; a chance step may lack
+        except IllegalMoveError as error:  # not expected: the announced step is legal here
             return [referee.notice(error.reason, event.t, urgent=True)]
         return effects
 
