@@ -38,6 +38,7 @@ from companion.config import (
     WebConfig,
 )
 from companion.files import output_error
+from companion.opponent import DEFAULT_STRENGTH, Strength
 from companion.sim.table import seat
 
 MATRIX: dict[str, str | int] = {"width": 16, "height": 16, "mode": "RGB"}
@@ -96,12 +97,15 @@ def run_demo(
     out: Path,
     speed: float,
     sensing: str = "identity",
+    strength: str = DEFAULT_STRENGTH,
 ) -> int:
-    """Play one game; returns the exit status (0 when the game reached its end).  Raises
-    :class:`companion.errors.ConfigError` for a display the device cannot be made from and
-    :class:`companion.errors.OutputFileError` when the folders in ``out`` cannot be made,
-    both before any file is touched.  The GIF, or with ``display="capture"`` the folder of
-    PNG frames, and the journal folder go into ``out`` (see the module docstring).
+    """Play one game, every virtual player at ``strength`` (``quick``, ``steady`` or
+    ``strong``, :mod:`companion.opponent`); returns the exit status (0 when the game reached
+    its end).  Raises :class:`companion.errors.ConfigError` for a display the device cannot
+    be made from and :class:`companion.errors.OutputFileError` when the folders in ``out``
+    cannot be made, both before any file is touched.  The GIF, or with
+    ``display="capture"`` the folder of PNG frames, and the journal folder go into ``out``
+    (see the module docstring).
 
     An emulator ``display`` (the GIF) without luma.emulator installed falls back to luma's
     ``dummy`` device, and a note says which extra gives the GIF.
@@ -148,7 +152,8 @@ def run_demo(
     began = False
     try:
         with ExitStack() as stack:
-            seated = seat(config, stack, device=device, speed=speed)
+            seated = seat(config, stack, device=device, speed=speed,
+                          strength=Strength(strength))
             service, table = seated.service, seated.players
             if service.web is not None:
                 print(f"Live page: {service.web.address}", flush=True)
@@ -173,7 +178,8 @@ def run_demo(
             staging.rename(journal_dir)
         else:
             shutil.rmtree(staging, ignore_errors=True)
-    print(f"Gardens of {game.capitalize()}, {players} players, seed {seed}, {sensing} board:")
+    print(f"Gardens of {game.capitalize()}, {players} {strength} players, seed {seed}, "
+          f"{sensing} board:")
     print(f"{table.steps} steps refereed in {seconds:.1f} s, {table.questions} "
           f"question{'' if table.questions == 1 else 's'} asked")
     if outcome is None:
