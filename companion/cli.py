@@ -223,7 +223,7 @@ def _demo(args: argparse.Namespace) -> int:
     _setup_logging(args.log_level or "warning")
     return run_demo(game=args.game, players=args.players, seed=args.seed, display=args.display,
                     board=_board(args), out=Path(args.out), speed=args.speed,
-                    sensing=args.sensing, seats=_seats(args))
+                    sensing=args.sensing, strength=args.strength, seats=_seats(args))
 
 
 def _seats(args: argparse.Namespace) -> tuple[str, ...]:
@@ -285,7 +285,7 @@ def _sim(args: argparse.Namespace) -> int:
                    players=args.players, seed=args.seed, board=_board(args),
                    scenario_file=args.scenario, empty=args.empty, sensing=args.sensing,
                    faults=Faults(tuple(args.stuck), tuple(args.flaky)),
-                   interactive=args.interactive, pace=args.pace)
+                   interactive=args.interactive, pace=args.pace, strength=args.strength)
 
 
 def _positive(text: str) -> float:
@@ -338,6 +338,9 @@ def _whole(low: int, high: int) -> Callable[[str], int]:
 def make_parser() -> argparse.ArgumentParser:
     """The ``companion`` argument parser (all subcommands)."""
     from companion.config import MAX_SEED, URANUS_BOARDS
+    from companion.opponent import DEFAULT_STRENGTH, Strength
+
+    strengths = [strength.value for strength in Strength]
 
     parser = argparse.ArgumentParser(
         prog="companion",
@@ -369,6 +372,8 @@ def make_parser() -> argparse.ArgumentParser:
                       help="how much faster than people play")
     demo.add_argument("--sensing", choices=("identity", "presence"), default="identity",
                       help="what the board's sensors tell: which piece, or only occupied")
+    demo.add_argument("--strength", choices=strengths, default=DEFAULT_STRENGTH.value,
+                      help="how the virtual players play (default steady)")
     demo.add_argument("--opponent", type=_strengths, metavar="STRENGTH[,STRENGTH...]",
                       help="the companion plays the last seat (or as many last seats as "
                       "strengths are listed) at quick, steady or strong; the virtual person "
@@ -451,6 +456,8 @@ def make_parser() -> argparse.ArgumentParser:
                      "daemon to commit the last one")
     sim.add_argument("--seed", type=_whole(1, MAX_SEED), default=1,
                      help="the setup's seed, as [game] seed in the daemon's config")
+    sim.add_argument("--strength", choices=strengths, default=DEFAULT_STRENGTH.value,
+                     help="how the virtual players (--players) play (default steady)")
     sim.add_argument("--board", choices=URANUS_BOARDS, help="the Uranus board (default "
                      "hexagonal; only with --game uranus)")
     sim.add_argument("--sensing", choices=("identity", "presence"), default="identity")

@@ -21,6 +21,7 @@ from companion.rules import uranus as U
 from companion.rules.enceladus import Action
 from companion.rules.mars import Roll, dice_to_roll
 from companion.rules.missions import ALL_MISSIONS
+from companion.sim.players import Seats, play
 
 GAMES = ("enceladus", "mars", "uranus")
 
@@ -146,3 +147,69 @@ def test_uranus_strong_never_sees_the_others_hidden_cards() -> None:
         assert dealt[0] == frozenset(mine)
         assert not dealt[1] & (frozenset(mine) | U.seen(state))
         assert len(dealt[1]) == state.unknown[1] + len(state.hands[1])
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_steady_beats_quick_on_a_seeded_sample(game: str) -> None:
+    rules = load(game).RULES
+    wins = 0
+    for k in range(1, 5):  # the steady seat first, then second
+        seat = k % 2 + 1
+        strengths = [Strength.STEADY if p == seat else Strength.QUICK for p in (1, 2)]
+        outcome = rules.outcome(play(rules, strengths, seed=k))
+        assert outcome is not None
+        wins += outcome.winners == (seat,)
+    assert wins >= 3
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_virtual_uranus_players_plant_their_flowers_and_score_their_own_cards(
+        players: int) -> None:
+    """Steady virtual players hold real hands and plant their flowers before they score
+    cards (a card is worth more than a flower only once a few are left), so a game no
+    longer ends on large negative scores."""
+    rules = U.RULES
+    state = rules.new_game(players, players, {})
+    seats = Seats(rules, state, [Strength.STEADY] * players, seed=players)
+    while rules.outcome(state) is None:
+        step = seats.step(state)
+        if isinstance(step, U.Score | U.Reveal):
+            assert step.mission in seats.known(state.to_move)
+        if isinstance(step, U.Score):
+            assert sum(state.reserves[state.to_move - 1]) <= 6
+        seats.played(state, step)
+        state = rules.apply(state, step)
+    assert min(U.final_scores(state)) >= 0, U.final_scores(state)
+
+
+def test_seated_mars_players_roll_one_die_for_each_free_hex() -> None:
+    rules = load("mars").RULES
+    state = rules.new_game(2, 3, {})
+    seats = Seats(rules, state, [Strength.STEADY, Strength.QUICK], seed=3)
+    rolls = 0
+    while rules.outcome(state) is None and rolls < 10:
+        step = seats.step(state)
+        if chance_next(rules, state):
+            assert isinstance(step, Roll) and len(step.values) == dice_to_roll(state)
+            assert seats.decided is None
+            rolls += 1
+        seats.played(state, step)
+        state = rules.apply(state, step)
+    assert rolls == 10
+
+
+def test_seats_refuse_a_strength_list_of_the_wrong_length() -> None:
+    rules = load("mars").RULES
+    with pytest.raises(ValueError, match="3 strengths for 2 players"):
+        Seats(rules, rules.new_game(2, 1, {}), [Strength.QUICK] * 3, seed=1)
+
+
+def test_demo_and_sim_take_a_strength() -> None:
+    from companion.cli import make_parser
+
+    parser = make_parser()
+    assert parser.parse_args(["demo"]).strength == "steady"
+    assert parser.parse_args(["demo", "--strength", "strong"]).strength == "strong"
+    assert parser.parse_args(["sim", "--players", "2", "--strength", "quick"]).strength == "quick"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["demo", "--strength", "fierce"])

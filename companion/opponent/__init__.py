@@ -92,12 +92,12 @@ KIND_WEIGHTS: Mapping[str, float] = MappingProxyType({"Action": 0.2, "Score": 0.
 special actions (Enceladus) and scoring a card instead of moving (Uranus) now and then."""
 
 BUDGETS: Mapping[str, Mapping[Strength, int]] = MappingProxyType({
-    "enceladus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 600,
-                                   Strength.STRONG: 900}),
+    "enceladus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
+                                   Strength.STRONG: 750}),
     "mars": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
-                              Strength.STRONG: 1800}),
+                              Strength.STRONG: 1200}),
     "uranus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 1000,
-                                Strength.STRONG: 1600}),
+                                Strength.STRONG: 1400}),
 })
 """Default nodes a step may spend, by game and strength (see Budget in the module docstring).
 ``steady`` looks at every step once and stops at its budget (the steps left unseen are

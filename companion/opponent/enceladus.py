@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Collection, Hashable, Iterator
+from collections.abc import Collection, Hashable, Iterable, Iterator
 from dataclasses import replace
 from math import comb
 from typing import Any
@@ -98,7 +98,7 @@ def _draw_chance(state: State, step: Action) -> float:
     return ways / comb(sum(tube), DRAW)
 
 
-def _ranked(state: State, steps: list[Any], spend: Spend, player: int | None = None,
+def _ranked(state: State, steps: Iterable[Any], spend: Spend, player: int | None = None,
             until: int | None = None) -> list[tuple[float, int, Any]]:
     """``(value, index, step)`` per decision (a tube action and payment once, its value the
     average over the draws) while the budget lasts, best first, for ``player`` (default
@@ -143,7 +143,7 @@ def strong(state: State, steps: list[Any], known: Collection[str] | None, spend:
         if RULES.outcome(after) is not None or after.to_move == player:
             value = one_ply
         else:
-            answers = _ranked(after, list(RULES.legal_steps(after)), spend, until=until - 1)
+            answers = _ranked(after, RULES.legal_steps(after), spend, until=until - 1)
             answer = answers[0][2]
             value = evaluate(spend.apply(after, answer), player)
         if value > best_value:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Collection, Hashable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from companion.opponent import Spend
@@ -38,7 +39,9 @@ from companion.rules.uranus import (
     unused_flower_penalty,
 )
 
-ROOTS = 5
+REPLIES = False
+
+ROOTS = 8
 """Steps the strong search looks into, the best one ply ahead first."""
 
 WIN = 1000.0
@@ -188,23 +191,25 @@ def _reply(state: State, hands: list[frozenset[str]], spend: Spend, until: int) 
 
 def strong(state: State, steps: list[Any], known: Collection[str] | None, spend: Spend,
            rng: random.Random) -> Any:
-    """The step whose line ends best in a sampled deal (see the module docstring): the
-    :data:`ROOTS` best steps one ply ahead, each given an equal share of the nodes left."""
+    """The step whose line ends best (see the module docstring): the :data:`ROOTS` best
+    steps one ply ahead, each given an equal share of the nodes left."""
     player = state.to_move
-    ranked = _ranked(state, steps, _seat_hands(state, player, known), spend)[:ROOTS]
+    seat = _seat_hands(state, player, known)
+    ranked = _ranked(state, steps, seat, spend)[:ROOTS]
     if state.phase != "turn" or len(ranked) == 1 or ranked[0][0] >= WIN / 2:
         return ranked[0][2]
-    deal = sample_hands(state, player, known, rng)
+    deal = sample_hands(state, player, known, rng) if REPLIES else seat
     best_value, best = float("-inf"), ranked[0][2]
-    for k, (_, _, step) in enumerate(ranked):
+    for k, (one_ply, _, step) in enumerate(ranked):
         left = spend.left()
         if left <= 0:
             break
         until = spend.nodes + left // (len(ranked) - k)
         hands = [frozenset(h) for h in _after_hands(deal, player, step)]
         line = spend.apply(state, step)
-        # the others' replies, then the seat's own next step
         while RULES.outcome(line) is None and line.phase == "turn" and until - spend.nodes > 1:
+            if not REPLIES and line.to_move != player:
+                line = replace(line, to_move=player)  # the seat's next step, others still
             reply = _reply(line, hands, spend, until - 1)
             if reply is None:
                 break
@@ -213,7 +218,9 @@ def strong(state: State, steps: list[Any], known: Collection[str] | None, spend:
             hands = [frozenset(h) for h in _after_hands(hands, mover, reply)]
             if mover == player:
                 break
-        value = evaluate(line, player, hands, unseen_mean(line, hands[player - 1]))
+        # the sampled cards chose the replies; valued, they would only add their noise
+        mine = _seat_hands(line, player, hands[player - 1])
+        value = evaluate(line, player, mine, unseen_mean(line, mine[player - 1]))
         if value > best_value:
             best_value, best = value, step
     return best

@@ -39,6 +39,7 @@ from companion.config import (
     WebConfig,
 )
 from companion.files import output_error
+from companion.opponent import DEFAULT_STRENGTH, Strength
 from companion.sim.table import seat
 
 MATRIX: dict[str, str | int] = {"width": 16, "height": 16, "mode": "RGB"}
@@ -98,13 +99,16 @@ def run_demo(
     out: Path,
     speed: float,
     sensing: str = "identity",
+    strength: str = DEFAULT_STRENGTH,
     seats: tuple[str, ...] = (),
 ) -> int:
-    """Play one game; returns the exit status (0 when the game reached its end).  Raises
-    :class:`companion.errors.ConfigError` for a display the device cannot be made from and
-    :class:`companion.errors.OutputFileError` when the folders in ``out`` cannot be made,
-    both before any file is touched.  ``seats``: ``[players] seats`` (the companion's seats,
-    whose steps the virtual people carry out as announced).  The GIF, or with
+    """Play one game, every virtual player at ``strength`` (``quick``, ``steady`` or
+    ``strong``, :mod:`companion.opponent`); returns the exit status (0 when the game reached
+    its end).  Raises :class:`companion.errors.ConfigError` for a display the device cannot
+    be made from and :class:`companion.errors.OutputFileError` when the folders in ``out``
+    cannot be made, both before any file is touched.  ``seats``: ``[players] seats`` (the
+    companion's seats, whose steps the virtual people there carry out as announced).  The
+    GIF, or with
     ``display="capture"`` the folder of PNG frames, and the journal folder go into ``out``
     (see the module docstring).
 
@@ -153,7 +157,8 @@ def run_demo(
     began = False
     try:
         with ExitStack() as stack:
-            seated = seat(config, stack, device=device, speed=speed)
+            seated = seat(config, stack, device=device, speed=speed,
+                          strength=Strength(strength))
             service, table = seated.service, seated.players
             if service.web is not None:
                 print(f"Live page: {service.web.address}", flush=True)
@@ -178,7 +183,8 @@ def run_demo(
             staging.rename(journal_dir)
         else:
             shutil.rmtree(staging, ignore_errors=True)
-    print(f"Gardens of {game.capitalize()}, {players} players, seed {seed}, {sensing} board:")
+    print(f"Gardens of {game.capitalize()}, {players} {strength} players, seed {seed}, "
+          f"{sensing} board:")
     if seats:
         print("The companion plays " + ", ".join(
             f"P{player} ({seat})" for player, seat in enumerate(seats, 1) if seat != "person"))

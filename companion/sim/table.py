@@ -15,12 +15,13 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from companion.config import Config
+from companion.opponent import Strength
 from companion.rules.base import GameRules
 from companion.sim.board import VirtualBoard
 from companion.sim.perform import (
@@ -35,6 +36,7 @@ from companion.sim.perform import (
     unseen_by_presence,
 )
 from companion.sim.players import (
+    Seats,
     announced_ops,
     announced_step,
     cards_for_the_companion,
@@ -57,9 +59,13 @@ class TablePlayers:
     ``pins``: button name -> the gpiozero mock pin wired to it (pull-up: pressed = low).
     ``speed``: a factor on every wait (2.0 plays twice as fast as :class:`Noise` paces).
     ``step_timeout``: seconds to wait for the matrix to confirm a step before giving up;
-    ``on_stuck(reason)`` is called then (and when the players fail).  ``seated()``: the
-    daemon's rules as its referee sees them now; at the companion's seat the person carries
-    out the step they announce (:func:`companion.sim.players.announced_step`).
+    ``on_stuck(reason)`` is called then (and when the players fail).  ``strengths``: each
+    player's :class:`~companion.opponent.Strength` (:class:`~companion.sim.players.Seats`:
+    they hold their own hidden cards and roll their own dice); ``None`` keeps the plain
+    random choice of :func:`~companion.sim.players.choose_step`.  ``seated()``: the daemon's
+    rules as its referee sees them now; at the companion's seat the person carries out the
+    step they announce (:func:`companion.sim.players.announced_step`), dealing it its cards
+    first when the matrix asks for them.
 
     A step the matrix confirms as another one (a hand slowed down by a busy machine can rest
     longer than the settle time mid-step) is taken back as a person would: Undo, the pieces
@@ -78,9 +84,11 @@ class TablePlayers:
         speed: float = 1.0,
         step_timeout: float = 20.0,
         on_stuck: Callable[[str], None] | None = None,
+        strengths: Sequence[Strength] | None = None,
         seated: Callable[[], GameRules[Any, Any]] | None = None,
     ) -> None:
         self.rules = rules
+        self.seats = None if strengths is None else Seats(rules, state, strengths, seed=seed)
         self.seated = seated or (lambda: rules)
         self.state = state
         self.board = board
@@ -217,7 +225,9 @@ class TablePlayers:
                 return
             steady = False
             while not self._stop.is_set() and self.rules.outcome(self.state) is None:
-                deal = cards_for_the_companion(self.seated(), self.state, self.rng)
+                held = None if self.seats is None else self.seats.known(
+                    self.rules.to_move(self.state))
+                deal = cards_for_the_companion(self.seated(), self.state, self.rng, held)
                 if deal:  # the matrix asks for the companion's cards first
                     self._perform(deal)
                     if not self._wait_until(lambda: announced_step(
@@ -225,8 +235,12 @@ class TablePlayers:
                         self.error = "the companion never announced its step"
                         return
                 announced = announced_step(self.seated(), self.state, self.rng)
-                step = announced if announced is not None else choose_step(
-                    self.rules, self.state, self.rng)
+                if announced is not None:
+                    step = announced
+                elif self.seats is None:
+                    step = choose_step(self.rules, self.state, self.rng)
+                else:
+                    step = self.seats.step(self.state)
                 after = self.rules.apply(self.state, step)
                 path = self.rules.choice_path(self.state, step)
                 notation = self.rules.format_step(self.state, step)
@@ -264,6 +278,8 @@ class TablePlayers:
                         )
                         log.error("%s", self.error)
                     return
+                if self.seats is not None:
+                    self.seats.played(self.state, step)
                 self.state = after
                 self.steps += 1
                 steady = False
@@ -306,13 +322,15 @@ def seat(
     speed: float = 4.0,
     noise: Noise = PEOPLE,
     board_class: type[VirtualBoard] = VirtualBoard,
+    strength: Strength | None = None,
 ) -> SimulatedTable:
     """Lay out a new game of ``config`` on a simulated board, build the daemon around it
     exactly as ``companion run`` does (the board's pseudo-terminal as its port, gpiozero's
     MockFactory pins, ``device`` as the matrix) and seat virtual players at it.
 
     Nothing runs yet: start ``players`` and run ``service``.  Everything is closed by
-    ``stack``.  ``board_class`` lets a benchmark stamp the board's writes.
+    ``stack``.  ``board_class`` lets a benchmark stamp the board's writes.  ``strength``: how
+    every virtual player plays (see :class:`TablePlayers`; ``None``, the plain random choice).
     """
     from gpiozero.pins.mock import MockFactory
 
@@ -336,6 +354,7 @@ def seat(
         {name: factory.pin(getattr(pins, name)) for name in ("ok", "undo", "select", "roll")
          if getattr(pins, name)},
         seed=config.game.seed, noise=noise, speed=speed, on_stuck=service.stop,
+        strengths=None if strength is None else [strength] * config.game.players,
         seated=lambda: service.referee.rules,
     )
     service.screen_listeners.append(players.on_screen)
