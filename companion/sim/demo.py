@@ -178,8 +178,7 @@ def run_demo(
             staging.rename(journal_dir)
         else:
             shutil.rmtree(staging, ignore_errors=True)
-    print(f"Gardens of {game.capitalize()}, {players} {strength} players, seed {seed}, "
-          f"{sensing} board:")
+    print(f"Gardens of {game.capitalize()}, {players} players, seed {seed}, {sensing} board:")
     print(f"{table.steps} steps refereed in {seconds:.1f} s, {table.questions} "
           f"question{'' if table.questions == 1 else 's'} asked")
     if outcome is None:
