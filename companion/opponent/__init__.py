@@ -17,11 +17,11 @@ Strengths (:class:`Strength`)
     :mod:`companion.opponent.mars` (track points), :mod:`companion.opponent.uranus` (points,
     the cards in hand on the board as it stands, the flowers left).
 ``strong``
-    a search within a budget of nodes, see the game's module: Mars plays its whole turn
-    ahead over the dice in the pool and takes the expectation over the next roll
-    (expectimax); Gardens of Uranus searches the replies of the others over hands sampled
-    from the cards nobody has shown (determinised search); Enceladus looks at the replies of
-    the next player (two plies).
+    a search within a budget of nodes, see the game's module: Mars searches the next plies
+    over the dice in the pool (which the players use in turn) and takes the expectation over
+    the next roll (expectimax); Gardens of Uranus plays the others' replies with hands
+    sampled from the cards nobody has shown (determinised search) and looks ahead to the
+    flowers left at the end; Enceladus looks at the replies of the next player (two plies).
 
 Budget
 ------

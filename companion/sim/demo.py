@@ -183,8 +183,7 @@ def run_demo(
             staging.rename(journal_dir)
         else:
             shutil.rmtree(staging, ignore_errors=True)
-    print(f"Gardens of {game.capitalize()}, {players} {strength} players, seed {seed}, "
-          f"{sensing} board:")
+    print(f"Gardens of {game.capitalize()}, {players} players, seed {seed}, {sensing} board:")
     if seats:
         print("The companion plays " + ", ".join(
             f"P{player} ({seat})" for player, seat in enumerate(seats, 1) if seat != "person"))
