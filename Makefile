@@ -12,7 +12,7 @@ CHROMEDRIVER := /usr/bin/chromedriver
 MOSQUITTO := /usr/sbin/mosquitto
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: demo test bench bench-cores lint clean
+.PHONY: demo test bench bench-cores bench-strength lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ bench: $(STAMP)
 # CORES_ARGS="--tree DIR" measures the rules cores of another checkout (see bench/cores.py).
 bench-cores: $(STAMP)
 	$(BIN)/python bench/cores.py --steps $(CORES_ARGS)
+
+# STRENGTH_ARGS="--games 50 --players 2" measures fewer games (see bench/strength.py).
+bench-strength: $(STAMP)
+	nice $(BIN)/python bench/strength.py $(STRENGTH_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check companion tests bench

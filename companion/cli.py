@@ -236,7 +236,18 @@ def _demo(args: argparse.Namespace) -> int:
     _setup_logging(args.log_level or "warning")
     return run_demo(game=args.game, players=args.players, seed=args.seed, display=args.display,
                     board=_board(args), out=Path(args.out), speed=args.speed,
-                    sensing=args.sensing)
+                    sensing=args.sensing, strength=args.strength, seats=_seats(args))
+
+
+def _seats(args: argparse.Namespace) -> tuple[str, ...]:
+    """The seats of ``--opponent`` (the companion in the last seats, people before them);
+    ``()`` without it.  Raises :class:`UsageError` when it names more seats than players."""
+    strengths: tuple[str, ...] = tuple(args.opponent or ())
+    players = int(args.players)
+    if len(strengths) > players:
+        raise UsageError(f"--opponent names {len(strengths)} seats but the game has "
+                         f"{players} players; give at most one strength per player")
+    return ("person",) * (players - len(strengths)) + strengths if strengths else ()
 
 
 def _board(args: argparse.Namespace) -> str:
@@ -287,7 +298,8 @@ def _sim(args: argparse.Namespace) -> int:
                    players=args.players, seed=args.seed, board=_board(args),
                    scenario_file=args.scenario, empty=args.empty, sensing=args.sensing,
                    faults=Faults(tuple(args.stuck), tuple(args.flaky)),
-                   interactive=args.interactive, pace=args.pace, hand_setup=args.hand_setup)
+                   interactive=args.interactive, pace=args.pace, hand_setup=args.hand_setup,
+                   strength=args.strength)
 
 
 def _positive(text: str) -> float:
@@ -309,6 +321,19 @@ def _port(text: str) -> str:
     return text
 
 
+def _strengths(text: str) -> tuple[str, ...]:
+    """``--opponent``: one strength or a comma-separated list, for the argument parser."""
+    from companion.config import SEATS
+
+    strengths = tuple(part.strip() for part in text.split(","))
+    wrong = [s for s in strengths if s not in SEATS or s == "person"]
+    if wrong:
+        choices = ", ".join(seat for seat in SEATS if seat != "person")
+        raise argparse.ArgumentTypeError(
+            f"{wrong[0]!r} is not a strength; choose {choices}, or a list such as quick,strong")
+    return strengths
+
+
 def _whole(low: int, high: int) -> Callable[[str], int]:
     """A whole number from ``low`` to ``high``, for the argument parser."""
 
@@ -327,6 +352,9 @@ def _whole(low: int, high: int) -> Callable[[str], int]:
 def make_parser() -> argparse.ArgumentParser:
     """The ``companion`` argument parser (all subcommands)."""
     from companion.config import MAX_SEED, URANUS_BOARDS
+    from companion.opponent import DEFAULT_STRENGTH, Strength
+
+    strengths = [strength.value for strength in Strength]
 
     parser = argparse.ArgumentParser(
         prog="companion",
@@ -358,6 +386,12 @@ def make_parser() -> argparse.ArgumentParser:
                       help="how much faster than people play")
     demo.add_argument("--sensing", choices=("identity", "presence"), default="identity",
                       help="what the board's sensors tell: which piece, or only occupied")
+    demo.add_argument("--strength", choices=strengths, default=DEFAULT_STRENGTH.value,
+                      help="how the virtual players play (default steady)")
+    demo.add_argument("--opponent", type=_strengths, metavar="STRENGTH[,STRENGTH...]",
+                      help="the companion plays the last seat (or as many last seats as "
+                      "strengths are listed) at quick, steady or strong; the virtual person "
+                      "there carries out the steps it announces")
     demo.set_defaults(func=_demo)
 
     rules = sub.add_parser("rules", help="the rules cores")
@@ -462,6 +496,8 @@ def make_parser() -> argparse.ArgumentParser:
                      "daemon to commit the last one")
     sim.add_argument("--seed", type=_whole(1, MAX_SEED), default=1,
                      help="the setup's seed, as [game] seed in the daemon's config")
+    sim.add_argument("--strength", choices=strengths, default=DEFAULT_STRENGTH.value,
+                     help="how the virtual players (--players) play (default steady)")
     sim.add_argument("--board", choices=URANUS_BOARDS, help="the Uranus board (default "
                      "hexagonal; only with --game uranus)")
     sim.add_argument("--sensing", choices=("identity", "presence"), default="identity")

@@ -26,7 +26,9 @@ Sections (the commented ``config/companion.toml`` documents every key):
   buzzer and status LED;
 - ``[display]`` :class:`DisplayConfig`, the ``luma.core.cmdline`` options plus our own;
 - ``[switches]`` :class:`SwitchMatrixConfig`; ``[journal]`` :class:`JournalConfig`;
-  ``[log]`` :class:`LogConfig`; ``[web]`` :class:`WebConfig`; ``[mqtt]`` :class:`MqttConfig`.
+  ``[log]`` :class:`LogConfig`; ``[web]`` :class:`WebConfig`; ``[mqtt]`` :class:`MqttConfig`;
+- ``[players]`` :class:`PlayersConfig`, who sits in each seat (a person or the companion) and
+  their names.
 
 Reloading (``SIGHUP``): only ``[display]`` is applied to a running daemon
 (:data:`RELOADABLE`, :meth:`Config.replace_display`, :func:`display_changes`); the other
@@ -428,6 +430,22 @@ class LogConfig:
     level: _Level = "info"
 
 
+SEATS = ("person", "quick", "steady", "strong")
+"""What a seat of ``[players] seats`` holds: a person, or the companion playing at one of
+its strengths (:mod:`companion.opponent`)."""
+
+
+def _seats(value: object) -> tuple[str, ...]:
+    allowed = (f'a list with one seat per player, each {_words(SEATS)}, such as '
+               '["person", "strong"], or [] for people in every seat')
+    if not isinstance(value, list):
+        raise _Bad(allowed)
+    for n, seat in enumerate(value, 1):
+        if seat not in SEATS:
+            raise _Bad(allowed, shown=f"{_show(seat)} (seat {n} of the list)")
+    return tuple(value)
+
+
 def _listen(value: object) -> object:
     if isinstance(value, str):
         host, colon, port = value.rpartition(":")
@@ -470,9 +488,19 @@ class PlayersConfig:
     (``""`` for a seat without one; seats past the list have none).  They go into each game's
     journal header, and from there to the scoreboard (``[mqtt]``), so that an event's
     standings follow the players from table to table.
+
+    ``seats``: one entry per player, in turn order, each one of :data:`SEATS`: ``"person"``
+    for a person, else the companion at that strength, whose steps the matrix announces and
+    a person carries out on the board (:mod:`companion.referee.seats`); empty (the default):
+    people in every seat.  A list that is not empty has ``[game] players`` entries.
     """
 
     names: Annotated[tuple[str, ...], Meta(extra={"read": _player_names})] = ()
+    seats: Annotated[tuple[str, ...], Meta(extra={"read": _seats})] = ()
+
+    def seat(self, player: int) -> str:
+        """The seat of ``player`` (from 1): ``"person"`` past the list's end."""
+        return self.seats[player - 1] if player <= len(self.seats) else "person"
 
     def seat_names(self, players: int) -> list[str]:
         """A name for each of ``players`` seats (``""`` for a seat without one)."""
@@ -1110,6 +1138,11 @@ def _check_game(config: Config, problems: _Problems) -> None:
     from companion.rules import load
 
     game = config.game
+    seats = config.players.seats
+    if seats and len(seats) != game.players:
+        problems.add(("players", "seats"),
+                     f"[players] seats lists {len(seats)} seats but [game] players is "
+                     f"{game.players}; give one seat per player")
     try:
         load(game.name).RULES.new_game(game.players, 1, game.rules_options())
     except CompanionError as error:

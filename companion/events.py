@@ -67,13 +67,15 @@ class StartGame(Event):
     after the end starts the next one: ``players``, ``seed`` (0 draws one), ``options``
     (``[game.options]``, checked by the rules core; what the board fixes, the Uranus board,
     stays as configured); ``reserves``: each player's ``{colour: count}`` as dealt by hand at
-    the table, or ``()`` for the seed's deal; and the seats' ``names`` (``[players] names``)."""
+    the table, or ``()`` for the seed's deal; and the seats' ``names`` (``[players] names``)
+    and ``seats`` (``[players] seats``: ``()`` for people everywhere)."""
 
     players: int = 2
     seed: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)
     reserves: tuple[Mapping[str, int], ...] = ()
     names: tuple[str, ...] = ()
+    seats: tuple[str, ...] = ()
 
 
 class TimerName(StrEnum):
@@ -85,6 +87,12 @@ class TimerName(StrEnum):
     SETTLE = "settle"
     GRACE = "grace"
     HEARTBEAT = "heartbeat"
+
+
+@dataclass(frozen=True, slots=True)
+class Hint(Event):
+    """A person asks for the step the strong companion would make in their place (the live
+    page's Hint; on the buttons, a long Select press)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +125,6 @@ class Reload(Event):
     path: str = ""
 
 
-AnyEvent: TypeAlias = (BoardMessage | BadLine | LinkState | Button | StartGame | Timer | Fault
-                       | Stop | Reload)
+AnyEvent: TypeAlias = (BoardMessage | BadLine | LinkState | Button | Hint | StartGame | Timer
+                       | Fault | Stop | Reload)
 """Every event the queue carries: the closed union the service and the referee dispatch on."""

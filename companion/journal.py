@@ -8,6 +8,10 @@ One file per game, JSON Lines, in the journal directory (systemd's ``StateDirect
 - one line per committed step: ``{"n": 3, "player": 1, "step": "f5/f6", ...}`` (the step in
   its game's notation, chance outcomes included);
 - ``{"undo": 3, ...}`` when step 3 is taken back;
+- ``{"hint": 2, "n": 5, ...}`` when player 2 asked for a hint before step 5
+  (:mod:`companion.referee.seats`); hints are counted, never replayed;
+- ``{"dealt": 2, "card": "U07", ...}`` when the Gardens of Uranus card U07 was read face down
+  for the companion at seat 2 (its hand, for a restart; never replayed);
 - ``{"over": {"winners": [1], "termination": "...", "ranking": [[1, "3-4-5-5-6", 1], ...]}}``.
 
 Every line carries ``seq``, its place in the file (the header is 1), and ``crc``, the CRC-32
@@ -144,6 +148,26 @@ class GameRecord:
         for line in self.lines[1:]:
             over = line.entry.get("over", over)
         return over
+
+    @property
+    def hints(self) -> dict[int, int]:
+        """Hints asked, per player (those asked before a step taken back count too)."""
+        counts: dict[int, int] = {}
+        for line in self.lines[1:]:
+            player = line.entry.get("hint")
+            if isinstance(player, int):
+                counts[player] = counts.get(player, 0) + 1
+        return counts
+
+    @property
+    def dealt(self) -> dict[int, list[str]]:
+        """The card ids read for the companion, per seat, in order."""
+        cards: dict[int, list[str]] = {}
+        for line in self.lines[1:]:
+            player = line.entry.get("dealt")
+            if isinstance(player, int):
+                cards.setdefault(player, []).append(line.entry["card"])
+        return cards
 
     @property
     def ends_with_undo(self) -> bool:
@@ -327,6 +351,14 @@ class Journal:
 
     def undo(self, number: int) -> None:
         self.append({"undo": number})
+
+    def hint(self, number: int, player: int) -> None:
+        """Player ``player`` asked for a hint before step ``number``."""
+        self.append({"hint": player, "n": number})
+
+    def dealt(self, player: int, card: str) -> None:
+        """The card ``card`` was read face down for the companion at seat ``player``."""
+        self.append({"dealt": player, "card": card})
 
     def finish(self, outcome: Outcome) -> None:
         self.append(
@@ -514,6 +546,12 @@ def _follows(entry: dict[str, Any], in_force: list[int]) -> str:
         if not in_force or entry["undo"] != in_force[-1]:
             return "out of sequence"
         in_force.pop()
+    elif "hint" in entry:
+        if not (isinstance(entry["hint"], int) and isinstance(entry.get("n"), int)):
+            return "not a journal entry"
+    elif "dealt" in entry:
+        if not (isinstance(entry["dealt"], int) and isinstance(entry.get("card"), str)):
+            return "not a journal entry"
     elif not isinstance(entry.get("over"), dict):
         return "not a journal entry"
     return ""

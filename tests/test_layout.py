@@ -29,7 +29,9 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "events": frozenset(),
     "rules": frozenset({"errors", "files"}),
     "board": SHARED | {"rules", "config"},
-    "referee": SHARED | {"rules", "board"},
+    "referee": SHARED | {"rules", "board", "opponent"},
+    # The companion as a player: it chooses from the rules alone.
+    "opponent": SHARED | {"rules"},
     "journal": SHARED | {"rules"},
     "display": SHARED | {"rules", "referee", "config"},
     # The configuration checks a file the parts' own way (a card catalogue, a display type,
@@ -46,9 +48,9 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "web": SHARED | {"rules", "referee", "journal", "display", "config", "tools"},
     "tools": SHARED | {"rules", "board", "referee", "journal", "display", "config", "web"},
     "sim": SHARED | {"rules", "board", "referee", "journal", "display", "config", "daemon",
-                     "tools", "web"},
+                     "tools", "web", "opponent"},
     "cli": SHARED | {"rules", "board", "referee", "journal", "display", "config", "daemon",
-                     "tools", "web", "sim", "scoreboard"},
+                     "tools", "web", "sim", "scoreboard", "opponent"},
     "__main__": frozenset({"cli"}),
 }
 """Package (or module at the package's root) -> the others it may import."""

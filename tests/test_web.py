@@ -738,3 +738,120 @@ def test_the_scoreboard_page_shows_every_table_live_and_an_organiser_names_a_sea
         assert first.startswith(f"1 {winner} 1")  # rank, name, rank points
     finally:
         page.close()
+
+
+class CardWatcher(Follower):
+    """The follower, also reading the whole page after every step: no mission card of the
+    companion's hand (as it holds it then) is on the page, unless the page's message is the
+    companion's announcement of that very card."""
+
+    def __call__(self, screen: Screen) -> None:
+        seen = self.steps_seen
+        super().__call__(screen)
+        if self.steps_seen == seen or self.errors:
+            return
+        from companion.referee.uranus import card_text
+
+        referee = self.service.referee
+        seats = referee.seats
+        text = self.browser.execute_script("return document.body.innerText")
+        message = read_page(self.browser)["message"]
+        for card in seats.hand(referee.rules.core, referee.state, 2):
+            for said in (card, card_text(card)):
+                if said in text and not message.startswith(f"P2: companion: score {said}") \
+                        and not message.startswith(f"P2: companion: show {said}"):
+                    self.errors.append(f"step {self.steps_seen}: the companion's {card} "
+                                       f"is on the page ({message!r})")
+        self.cards_checked = getattr(self, "cards_checked", 0) + 1
+
+
+def test_the_companions_uranus_cards_are_not_on_the_page_before_it_scores_them(
+    browser: Any, tmp_path: Path
+) -> None:
+    from companion.config import PlayersConfig
+    from companion.daemon.games import game_seats
+    from companion.web.server import WebView
+
+    config = replace(demo_config("uranus", 2, 4, "hexagonal", tmp_path / "journal"),
+                     players=PlayersConfig(("person", "steady")))
+    rules = load("uranus").RULES
+    state = rules.new_game(2, 4, config.game.rules_options())
+    view = WebView("127.0.0.1:0", title="Gardens of Uranus")
+    view.browser = browser  # type: ignore[attr-defined]
+    try:
+        browser.get(view.address)
+        table = WatchedTable(rules, state, layout_name(config), seed=4,
+                             noise=replace(PEOPLE, reach_in=0.0),
+                             settings=referee_settings(config),
+                             extensions=game_extensions(config), view=view,
+                             seats=game_seats(config))
+        table.follower = CardWatcher(table, browser)
+        report = table.play()
+    finally:
+        view.close()
+    assert report.over and len(report.committed) == len(report.performed)
+    assert table.follower.errors == []
+    assert table.follower.cards_checked == len(report.committed)
+    scored = [step for before, step in table.referee.history
+              if rules.to_move(before) == 2 and getattr(step, "mission", None)]
+    assert scored  # the companion scored or showed its cards in the game
+
+
+def test_seats_are_chosen_and_a_hint_is_asked_on_the_page(
+    browser: Any, tmp_path: Path, pin_factory: Any
+) -> None:
+    """The page's New game takes the seats (a wrong one is said in words and starts
+    nothing); the page's Hint shows the strong step on the matrix and is journaled."""
+    from conftest import DaemonThread
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    from companion import journal
+    from companion.config import load_config
+    from companion.daemon.notify import Notifier
+    from companion.daemon.service import build
+
+    path = tmp_path / "companion.toml"
+    path.write_text(f'[game]\nname = "mars"\nseed = 5\n[board]\nport = "loop://"\n'
+                    f'[journal]\ndirectory = "{tmp_path}"\nfsync = false\n'
+                    '[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\n'
+                    '[web]\nlisten = "127.0.0.1:0"\n')
+    stack = ExitStack()
+    service = build(load_config(path), stack, pin_factory=pin_factory, notifier=Notifier())
+    daemon = DaemonThread(service, stack)
+    daemon.start()
+    try:
+        assert daemon.wait(lambda: service.last_screen is not None)
+        browser.get(service.web.address)
+        until = WebDriverWait(browser, WAIT_S, poll_frequency=0.05).until
+        until(lambda _: browser.find_element(By.ID, "new-game").is_displayed())
+        browser.find_element(By.CSS_SELECTOR, "#new-game summary").click()
+        browser.find_element(By.ID, "pin").send_keys(service.web.pin)
+        seats = browser.find_element(By.ID, "new-seats")
+        said = browser.find_element(By.ID, "new-said")
+        seats.send_keys("person, best")
+        browser.find_element(By.ID, "new-start").click()
+        until(lambda _: said.text)
+        assert said.text == "A seat is person, quick, steady or strong, not 'best'"
+        assert service.games == 0
+        seats.clear()
+        seats.send_keys("person, steady")
+        browser.find_element(By.ID, "new-start").click()
+        until(lambda _: said.text == "new game started")
+        assert daemon.wait(lambda: service.config.players.seats == ("person", "steady"))
+        assert service.journal is not None
+        assert journal.read(service.journal.path).header["seats"] == ["person", "steady"]
+        # Set up the board (a loop:// port echoes nothing: the referee is told directly).
+        from companion.board import protocol
+        from companion.events import BoardMessage
+
+        referee = service.referee
+        pieces = tuple(referee.expected[c] for c in referee.layout)
+        service.events.put(BoardMessage(service.clock(), protocol.Dump(seq=0, pieces=pieces)))
+        assert daemon.wait(lambda: service.last_screen.message.startswith("P1"))
+        browser.find_element(By.CSS_SELECTOR, '[data-button="hint"]').click()
+        assert daemon.wait(lambda: service.last_screen.message.startswith("P1: hint: "))
+        until(lambda _: read_page(browser)["message"].startswith("P1: hint: "))
+        assert journal.read(service.journal.path).hints == {1: 1}
+    finally:
+        daemon.stop()

@@ -8,7 +8,7 @@ import importlib
 import logging
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from companion import journal as journal_mod
 from companion.config import Config, layout_name
 from companion.errors import CompanionError, JournalDamagedError, JournalError
 from companion.referee.referee import Extension, Referee, RefereeSettings
+from companion.referee.seats import Seats
 from companion.rules.base import GameRules
 
 log = logging.getLogger("companion")
@@ -70,7 +71,27 @@ def make_referee(config: Config, rules: GameRules[Any, Any], start: StartingGame
     return Referee(rules, start.state, layout_name(config), settings,
                    history=start.history, syncing=True, resumed=start.in_flight,
                    extensions=game_extensions(config, settings),
-                   adopt=config.game.setup == "board" and not start.history)
+                   adopt=config.game.setup == "board" and not start.history,
+                   seats=game_seats(config, start.hints, start.dealt))
+
+
+def game_seats(config: Config, hints: Mapping[int, int] | None = None,
+               dealt: Mapping[int, Sequence[str]] | None = None) -> Seats:
+    """The seats of ``[players] seats`` (people everywhere when it is empty: they may still
+    ask for hints), with the mission cards of ``[board] missions`` and the card source of
+    ``[board] cards`` for a Gardens of Uranus companion, the hints already asked and the
+    cards already read for the companion (a resumed game's, per player).  Raises
+    :class:`ConfigError` for a broken card catalogue."""
+    seats = config.players.seats or ("person",) * config.game.players
+    catalogue: dict[str, str] = {}
+    if config.game.name == "uranus" and any(seat != "person" for seat in seats):
+        from companion.referee.uranus import load_catalogue
+
+        catalogue = load_catalogue(config.board.missions)
+    return Seats(seats, seed=config.game.seed, catalogue=catalogue,
+                 reader=config.board.cards == "reader",
+                 dealt={p: list(ids) for p, ids in (dealt or {}).items()},
+                 hints=dict(hints or {}))
 
 
 @dataclass
@@ -82,7 +103,8 @@ class StartingGame:
     settling, while the companion was down (a resumed journal that does not end by taking a
     step back), so a board showing a legal step is that step (:class:`Referee`'s
     ``resumed``).  ``note``: what the matrix tells the players about a damaged journal, ``""``
-    when there is nothing to tell.
+    when there is nothing to tell.  ``hints``: the hints asked so far, per player; ``dealt``: the
+    card ids read for the companion so far, per seat.
     """
 
     state: Any
@@ -91,6 +113,8 @@ class StartingGame:
     resumed: bool = False
     in_flight: bool = False
     note: str = ""
+    hints: dict[int, int] = field(default_factory=dict)
+    dealt: dict[int, list[str]] = field(default_factory=dict)
 
 
 def new_or_resumed_game(
@@ -153,7 +177,8 @@ def _resume(config: Config, rules: GameRules[Any, Any], path: Path, *,
             log.warning("%s: the last line was cut off (power loss?) and is dropped", path.name)
         log.info("resuming %s after step %d", path.name, len(history))
     return StartingGame(state, history, journal_mod.Journal.continuing(record, fsync=fsync),
-                        resumed=True, in_flight=not record.ends_with_undo, note=note)
+                        resumed=True, in_flight=not record.ends_with_undo, note=note,
+                        hints=record.hints, dealt=record.dealt)
 
 
 def new_game(
@@ -172,6 +197,7 @@ def new_game(
     if directory is not None:
         header = {"game": config.game.name, "layout": layout_name(config),
                   "players": config.game.players,
+                  **({"seats": list(config.players.seats)} if config.players.seats else {}),
                   "seed": seed, "options": config.game.rules_options(),
                   "setup": rules.format_position(state)}
         names = config.players.seat_names(config.game.players)

@@ -78,6 +78,12 @@ class GameJournal(Protocol):
     def undo(self, number: int) -> None:
         """Step ``number`` was taken back."""
 
+    def hint(self, number: int, player: int) -> None:
+        """Player ``player`` asked for a hint before step ``number``."""
+
+    def dealt(self, player: int, card: str) -> None:
+        """The card ``card`` was read face down for the companion at seat ``player``."""
+
     def finish(self, outcome: Outcome) -> None:
         """The game ended with ``outcome``."""
 

@@ -57,6 +57,7 @@ from companion.events import (
     BoardMessage,
     Button,
     Fault,
+    Hint,
     LinkState,
     Reload,
     StartGame,
@@ -68,9 +69,11 @@ from companion.referee.effects import (
     Adopted,
     Buzz,
     Committed,
+    Dealt,
     Effect,
     Effects,
     GameOver,
+    Hinted,
     NewGame,
     Note,
     Send,
@@ -283,7 +286,7 @@ class Service:
                 return
             case BoardMessage() | LinkState():
                 self.health.saw(event)
-            case Button() | Timer() | BadLine() | Fault() | Stop():
+            case Button() | Hint() | Timer() | BadLine() | Fault() | Stop():
                 pass
             case _:
                 assert_never(event)
@@ -313,6 +316,13 @@ class Service:
                 self._journal(lambda j: j.step(effect.number, effect.player, effect.step))
                 for listener in self.commit_listeners:
                     listener(effect)
+            case Hinted():
+                log.info("player %d asked for a hint before step %d: %s", effect.player,
+                         effect.number, effect.step)
+                self._journal(lambda j: j.hint(effect.number, effect.player))
+            case Dealt():
+                log.info("a card was read for the companion at seat %d", effect.player)  # not which
+                self._journal(lambda j: j.dealt(effect.player, effect.card))
             case Undone():
                 log.info("step %d (%s) taken back", effect.number, effect.step)
                 self._journal(lambda j: j.undo(effect.number))
@@ -490,7 +500,7 @@ class Service:
     # ------------------------------------------------------------------ the next game
     def _new_game(self, chosen: StartGame | None = None) -> None:
         """The next game at the same table: a new setup (the next seed, or the players,
-        seed and options ``chosen`` on the page, which the games after it keep), a new
+        seed, options and seats ``chosen`` on the page, which the games after it keep), a new
         journal, a new referee with the same settings; the board is asked for a dump, and the
         matrix shows what to lay out until it matches."""
         if self.config is None:
@@ -504,7 +514,8 @@ class Service:
             config = replace(self.config, game=replace(
                 self.config.game, players=chosen.players, seed=chosen.seed,
                 options=dict(chosen.options)), players=replace(
-                self.config.players, names=chosen.names or self.config.players.names))
+                self.config.players, names=chosen.names or self.config.players.names,
+                seats=tuple(chosen.seats)))
         directory = None if self.journal_error else Path(config.journal.directory)
         try:
             state, journal = new_game(config, rules, directory, fsync=config.journal.fsync,

@@ -137,8 +137,27 @@ def next_timer(timers: Mapping[TimerName, float], until: float) -> TimerName | N
     return name if timers[name] <= until else None
 
 
+@dataclass(frozen=True, slots=True)
+class Dealt:
+    """Effect: the card ``card`` (its id) was read face down for the companion at ``player``'s
+    seat; the journal keeps it, so a restart knows the companion's hand."""
+
+    player: int
+    card: str
+
+
+@dataclass(frozen=True, slots=True)
+class Hinted:
+    """Effect: ``player`` asked for a hint at step ``number`` (the next step's number); the
+    journal counts it."""
+
+    number: int
+    player: int
+    step: str
+
+
 Effect: TypeAlias = (Committed | Undone | GameOver | Adopted | NewGame | Show | Buzz | SetTimer
-                     | Send | Note)
+                     | Send | Note | Hinted | Dealt)
 """Every effect: the closed union the service dispatches on."""
 
 Effects: TypeAlias = list[Effect]

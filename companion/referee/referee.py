@@ -46,6 +46,7 @@ from companion.events import (
     BoardMessage,
     Button,
     Fault,
+    Hint,
     LinkState,
     Reload,
     StartGame,
@@ -78,6 +79,7 @@ from companion.referee.recognition import (
     sensed_board,
 )
 from companion.referee.screen import Screen
+from companion.referee.seats import SeatedRules, Seats
 from companion.rules.base import (
     EMPTY,
     Board,
@@ -194,7 +196,8 @@ class Referee:
     taken back is never that step, nor one a presence board cannot show whole: the pieces
     swapped unseen while the companion was down are not known).  ``extensions`` take the
     inputs that are not pieces on cells (dice, cards, a penalty to confirm), see
-    :class:`Extension`.
+    :class:`Extension`.  ``seats``: who plays each seat when the companion plays some
+    (:mod:`companion.referee.seats`); ``None``: people everywhere.
 
     ``adopt``: the setup is the one the players lay out by hand (``[game] setup = "board"``,
     or OK on the *use this garden* menu of an identity board before the first step): until
@@ -213,8 +216,12 @@ class Referee:
     resumed: bool = False
     extensions: list[Extension] = field(default_factory=list)
     adopt: bool = False
+    seats: Seats | None = None
 
     def __post_init__(self) -> None:
+        if self.seats is not None and self.seats.playing:
+            # At the companion's seat only its announced step is legal (SeatedRules).
+            self.rules = self.seats.seated(self.rules)
         self.layout: tuple[Cell, ...] = self.rules.layout(self.state)
         self.layout_set = frozenset(self.layout)
         self.tray: frozenset[Cell] = self.rules.tray_cells(self.state)
@@ -235,6 +242,8 @@ class Referee:
         # Everything derived from the state is computed once per committed step, never per
         # field update: the end test alone may try thousands of steps.
         self.state = state
+        if isinstance(self.rules, SeatedRules):
+            self.rules.seats.announce(self.rules.core, state)  # before any step is weighed
         self.expected: dict[Cell, Piece] = self.rules.board(state)
         self.sensed_expected = (
             sensed_board(self.expected) if self.settings.presence else self.expected
@@ -265,6 +274,11 @@ class Referee:
                 return self._message(event.t, event.message)
             case Timer():
                 return self._timer(event)
+            case Button() | Hint() if self.seats is not None and self.question is None and (
+                    handled := self.seats.handle(self, event)) is not None:
+                return handled
+            case Hint():
+                return []
             case Button():
                 if not event.pressed:
                     return []
@@ -336,6 +350,10 @@ class Referee:
             return effects + [
                 Note(NoteLevel.WARNING, f"the board reports error {message.code}: {message.text}")
             ]
+        if self.seats is not None:
+            handled = self.seats.handle(self, BoardMessage(now, message))
+            if handled is not None:
+                return effects + handled
         for extension in self.extensions:
             handled = extension.handle(self, BoardMessage(now, message))
             if handled is not None:
@@ -889,6 +907,8 @@ class Referee:
         screen = self._base_screen(now, diff=diff, guide=guide, wrong=wrong)
         for extension in self.extensions:
             screen = extension.decorate(self, screen)
+        if self.seats is not None:
+            screen = self.seats.decorate(self, screen)
         return screen
 
     def _base_screen(

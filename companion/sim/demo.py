@@ -35,9 +35,11 @@ from companion.config import (
     DisplayConfig,
     GameConfig,
     JournalConfig,
+    PlayersConfig,
     WebConfig,
 )
 from companion.files import output_error
+from companion.opponent import DEFAULT_STRENGTH, Strength
 from companion.sim.table import seat
 
 MATRIX: dict[str, str | int] = {"width": 16, "height": 16, "mode": "RGB"}
@@ -55,11 +57,11 @@ END_HOLD_S = (5.0, 15.0)
 
 def demo_config(
     game: str, players: int, seed: int, board: str, journal_dir: Path, sensing: str = "identity",
-    web: str = "",
+    web: str = "", seats: tuple[str, ...] = (),
 ) -> Config:
     """The demo's configuration: the defaults with a quick table (players who know the game).
     A presence board has no way to tell colours, so no tray is fitted.  ``web``: ``[web]
-    listen``."""
+    listen``; ``seats``: ``[players] seats``."""
     return Config(
         game=GameConfig(name=game, players=players, seed=seed, board=board),
         board=BoardConfig(
@@ -73,6 +75,7 @@ def demo_config(
         display=DisplayConfig(luma={"display": "dummy", **MATRIX}),
         journal=JournalConfig(directory=str(journal_dir), fsync=True),
         web=WebConfig(listen=web),
+        players=PlayersConfig(seats=seats),
     )
 
 
@@ -96,12 +99,18 @@ def run_demo(
     out: Path,
     speed: float,
     sensing: str = "identity",
+    strength: str = DEFAULT_STRENGTH,
+    seats: tuple[str, ...] = (),
 ) -> int:
-    """Play one game; returns the exit status (0 when the game reached its end).  Raises
-    :class:`companion.errors.ConfigError` for a display the device cannot be made from and
-    :class:`companion.errors.OutputFileError` when the folders in ``out`` cannot be made,
-    both before any file is touched.  The GIF, or with ``display="capture"`` the folder of
-    PNG frames, and the journal folder go into ``out`` (see the module docstring).
+    """Play one game, every virtual player at ``strength`` (``quick``, ``steady`` or
+    ``strong``, :mod:`companion.opponent`); returns the exit status (0 when the game reached
+    its end).  Raises :class:`companion.errors.ConfigError` for a display the device cannot
+    be made from and :class:`companion.errors.OutputFileError` when the folders in ``out``
+    cannot be made, both before any file is touched.  ``seats``: ``[players] seats`` (the
+    companion's seats, whose steps the virtual people there carry out as announced).  The
+    GIF, or with
+    ``display="capture"`` the folder of PNG frames, and the journal folder go into ``out``
+    (see the module docstring).
 
     An emulator ``display`` (the GIF) without luma.emulator installed falls back to luma's
     ``dummy`` device, and a note says which extra gives the GIF.
@@ -142,13 +151,14 @@ def run_demo(
     web = WEB if importlib.util.find_spec("tornado") else ""
     if not web:
         print(f"The live page is not served: it needs the web extra ({WEB_INSTALL}).")
-    config = demo_config(game, players, seed, board, staging, sensing, web)
+    config = demo_config(game, players, seed, board, staging, sensing, web, seats)
     interval = config.display.frame_interval_ms / 1000
     started = time.monotonic()
     began = False
     try:
         with ExitStack() as stack:
-            seated = seat(config, stack, device=device, speed=speed)
+            seated = seat(config, stack, device=device, speed=speed,
+                          strength=Strength(strength))
             service, table = seated.service, seated.players
             if service.web is not None:
                 print(f"Live page: {service.web.address}", flush=True)
@@ -174,6 +184,9 @@ def run_demo(
         else:
             shutil.rmtree(staging, ignore_errors=True)
     print(f"Gardens of {game.capitalize()}, {players} players, seed {seed}, {sensing} board:")
+    if seats:
+        print("The companion plays " + ", ".join(
+            f"P{player} ({seat})" for player, seat in enumerate(seats, 1) if seat != "person"))
     print(f"{table.steps} steps refereed in {seconds:.1f} s, {table.questions} "
           f"question{'' if table.questions == 1 else 's'} asked")
     if outcome is None:

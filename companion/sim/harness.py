@@ -30,6 +30,7 @@ from companion.events import AnyEvent, BoardMessage, Button, Timer, TimerName
 from companion.referee.effects import Buzz, Committed, SetTimer, Show, arm
 from companion.referee.recognition import sensed
 from companion.referee.referee import DEFAULT_SETTINGS, Referee, RefereeSettings
+from companion.referee.seats import Seats
 from companion.rules.base import Board, Cell, GameRules, parse_piece
 from companion.sim.handsetup import bare_board, deal_presses, lay_out
 from companion.sim.perform import (
@@ -44,7 +45,13 @@ from companion.sim.perform import (
     tray_flowers,
     unseen_by_presence,
 )
-from companion.sim.players import chance_ops, choose_step
+from companion.sim.players import (
+    announced_ops,
+    announced_step,
+    cards_for_the_companion,
+    chance_ops,
+    choose_step,
+)
 
 
 @dataclass
@@ -76,6 +83,8 @@ class VirtualTable:
     ``choose``: ``(rules, state, rng) -> step``, the players' strategy.  ``extensions``:
     the referee's game extensions (``companion.referee.<game>.extensions(config)``).
     ``heartbeat_s``: seconds between the board's heartbeats (``None``: none are sent).
+    ``seats``: the companion's seats (:class:`companion.referee.seats.Seats`); at those the
+    virtual person carries out the step the matrix announces instead of choosing one.
     """
 
     def __init__(
@@ -90,13 +99,16 @@ class VirtualTable:
         choose: Callable[[GameRules[Any, Any], Any, random.Random], Any] = choose_step,
         extensions: Sequence[Any] = (),
         heartbeat_s: float | None = 1.0,
+        seats: Seats | None = None,
     ) -> None:
         self.rules = rules
         self.truth = state
         self.rng = random.Random(seed)
         self.noise = noise
         self.choose = choose
-        self.referee = Referee(rules, state, layout_name, settings, extensions=list(extensions))
+        self.seats = seats
+        self.referee = Referee(rules, state, layout_name, settings, extensions=list(extensions),
+                               seats=seats)
         self.sense = sensed if settings.presence else (lambda piece: piece)
         self.board = rules.board(state)
         self.tray = sorted(rules.tray_cells(state), key=lambda c: (len(c), c))
@@ -243,7 +255,9 @@ class VirtualTable:
         """
         if self.rules.outcome(self.truth) is not None:
             return False
-        step = self.choose(self.rules, self.truth, self.rng)
+        announced = self._announced()
+        step = announced if announced is not None else self.choose(
+            self.rules, self.truth, self.rng)
         text = self.rules.format_step(self.truth, step)
         after = self.rules.apply(self.truth, step)
         changes = self.rules.changes(self.truth, step)
@@ -256,7 +270,12 @@ class VirtualTable:
             tray=self.tray,
             tray_show=tray_flowers(path) if self.tray else (),
         )
-        ops += chance_ops(self.rules, self.truth, step, self.rng)
+        if announced is not None:
+            ops += announced_ops(self.rules, self.truth, step, self.rng)
+            if not changes:
+                path = ()  # carried out with OK: nothing is asked
+        else:
+            ops += chance_ops(self.rules, self.truth, step, self.rng)
         if self.referee.settings.presence and unseen_by_presence(self.board, changes):
             ops.append(Press(0.4, "ok"))  # a step the board cannot see: say so
         if self.settling:
@@ -276,6 +295,20 @@ class VirtualTable:
             self.settling = (path, text)
             return True
         return self._confirm(path, text)
+
+    def _announced(self) -> Any:
+        """The step the matrix announces for the companion's seat now, as the person there
+        carries it out (:func:`announced_step`); ``None`` at a person's seat.  The last step
+        is confirmed first: the companion chooses once it is committed."""
+        if self.seats is None or self.seats.strength(self.rules.to_move(self.truth)) is None:
+            return None
+        if self.settling:
+            self._confirm(*self.settling)
+        deal = cards_for_the_companion(self.referee.rules, self.truth, self.rng)
+        if deal:  # the matrix asks for the companion's cards first
+            self._play_ops(deal)
+            self._advance(self.now + 0.5)
+        return announced_step(self.referee.rules, self.truth, self.rng)
 
     def _own_first_touch(self, ops: list[Op]) -> bool:
         """Whether the next player's script begins on their own piece (lifted or put down)."""
@@ -408,10 +441,12 @@ def rehearse(
     settings: RefereeSettings = DEFAULT_SETTINGS,
     extensions: Sequence[Any] = (),
     answer: Answer = lambda options, level: None,
+    seats: Seats | None = None,
 ) -> Rehearsal:
     """Play ``ops`` on ``board`` (every cell, showing ``state``) against a new referee of
     ``state`` in virtual time, the way a daemon with ``settings`` and ``extensions`` would
-    take the same board messages and presses.  Each question before the first commit is
+    take the same board messages and presses (``seats``: the companion's seats, whose
+    announced step alone is recognised at its seat).  Each question before the first commit is
     answered with ``answer`` (a label not among the options leaves it open); one after it is
     about the next step and is left open.
 
@@ -421,7 +456,7 @@ def rehearse(
     """
     table = VirtualTable(rules, state, layout_name, seed=0,
                          settings=replace(settings, heartbeat_timeout_s=math.inf),
-                         extensions=extensions, heartbeat_s=None)
+                         extensions=extensions, heartbeat_s=None, seats=seats)
     table.board = dict(board)
     table.start()
     presses = [op.name for op in ops if isinstance(op, Press)]

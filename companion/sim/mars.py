@@ -21,7 +21,7 @@ from collections import Counter
 
 from companion.board import protocol
 from companion.referee.mars import DIE_VALUES
-from companion.rules.mars import Discard, Move, Roll, State, Step
+from companion.rules.mars import Discard, Move, Roll, State, Step, dice_to_roll
 from companion.sim.perform import Op, Press, Signal
 
 
@@ -59,3 +59,9 @@ def dice_ops(state: State, step: Step, rng: random.Random, *, source: str,
         left = Counter(state.pool) - Counter([step.die])
         return [Signal(wait, protocol.Dice(seq=0, values=tuple(sorted(left.elements()))))]
     return []
+
+
+def roll(state: State, rng: random.Random) -> Roll:
+    """The dice the player to move rolls into the empty pool: one die for each hex without a
+    flower next to their gardener, each 1 to 6 (Gardens of Mars, Rolling Dice)."""
+    return Roll(tuple(rng.randint(1, 6) for _ in range(dice_to_roll(state))))

@@ -33,6 +33,7 @@ from typing import Final
 
 from companion.board import protocol
 from companion.errors import LinkError, UsageError
+from companion.opponent import DEFAULT_STRENGTH, Strength
 from companion.rules.base import EMPTY, Cell, Piece
 from companion.sim.board import VirtualBoard
 from companion.sim.handsetup import bare_board, draw_setup
@@ -330,7 +331,8 @@ def ask_at_terminal(sentence: str, rehearsal: Rehearsal) -> bool:
 def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: str,
             players: int | None, seed: int, board: str, scenario_file: str | None, empty: bool,
             sensing: str, faults: Faults, interactive: bool = False, pace: float = 2.0,
-            hand_setup: bool = False, stop: threading.Event | None = None,
+            hand_setup: bool = False, strength: str = DEFAULT_STRENGTH,
+            stop: threading.Event | None = None,
             on_ready: Callable[[str], None] = print) -> int:
     """``companion sim``: serve a board (``serve``) or replay a trace (``replay_file``, on
     ``serve`` or a pty) until Ctrl-C or ``stop``; the port is passed to ``on_ready``.
@@ -338,10 +340,11 @@ def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: s
     The served board has the setup of ``game`` / ``players`` (2 when ``None``) / ``seed`` /
     ``board`` (or the scenario file's own), nothing at all with ``empty``, and ``faults``
     planted.  With ``players`` that many virtual players play the game once the daemon has
-    connected (:class:`companion.sim.standalone.VirtualPlayers`, a step about every ``pace``
-    seconds, their hands ``speed`` times as fast as people's; a button only a person at the
-    companion can press is asked for on this terminal); with ``interactive`` a person types
-    the steps on standard input (:mod:`companion.sim.console`) until ``quit`` or its end.
+    connected (:class:`companion.sim.standalone.VirtualPlayers` at ``strength``, a step about
+    every ``pace`` seconds, their hands ``speed`` times as fast as people's; a button only a
+    person at the companion can press is asked for on this terminal); with ``interactive`` a
+    person types the steps on standard input (:mod:`companion.sim.console`) until ``quit``
+    or its end.
     Returns the exit status.  Raises :class:`companion.errors.UsageError` for a bad address,
     a fault cell or options that do not go together,
     :class:`companion.errors.InputFileError` for a file that cannot be read, another
@@ -400,7 +403,7 @@ def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: s
                     garden = draw_setup(followed.rules, followed.state,
                                         random.Random(f"hand setup {seed}"))
                 VirtualPlayers(followed, seed=seed, ask=ask_at_terminal, pace=pace,
-                               setup=garden).start()
+                               setup=garden, strength=Strength(strength)).start()
             stop.wait()
         finally:
             stop.set()

@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from companion.config import Config, GameConfig
+from companion.opponent import Strength
 from companion.referee.referee import RefereeSettings
 from companion.rules.base import Board, Cell, GameRules, Outcome, Piece
 from companion.sim.board import VirtualBoard
@@ -42,7 +43,7 @@ from companion.sim.perform import (
     tray_flowers,
     unseen_by_presence,
 )
-from companion.sim.players import chance_ops, choose_step
+from companion.sim.players import Seats, chance_ops, choose_step
 from companion.sim.scenario import Scenario
 
 log = logging.getLogger("companion.sim")
@@ -175,14 +176,19 @@ class VirtualPlayers:
     Of up to ``tries`` random steps the players take the first the daemon will commit with
     no button pressed; when every one needs a button (a forced Mars roll, a question a
     presence board cannot settle), they take one that does and ``ask`` a person to press
-    the buttons at the companion; when nobody will, they stop.
+    the buttons at the companion; when nobody will, they stop.  With a ``strength``
+    (:class:`~companion.sim.players.Seats`) the first step tried is the one a player of that
+    strength makes, the others random ones.
     """
 
     def __init__(self, game: SimGame, *, seed: int, ask: Ask, pace: float = 2.0,
                  noise: Noise = PEOPLE, tries: int = 40,
-                 turn: Callable[[], bool] | None = None, setup: Board | None = None) -> None:
+                 turn: Callable[[], bool] | None = None, setup: Board | None = None,
+                 strength: Strength | None = None) -> None:
         self.game = game
         self.setup = setup
+        self.seats = None if strength is None else Seats(
+            game.rules, game.state, [strength] * game.rules.players(game.state), seed=seed)
         self.rng = random.Random(seed)
         self.ask = ask
         self.noise = noise
@@ -195,8 +201,11 @@ class VirtualPlayers:
 
     def _choose(self) -> tuple[Any, list[Op], Rehearsal]:
         game, fallback = self.game, None
-        for _ in range(self.tries):
-            step = choose_step(game.rules, game.state, self.rng)
+        for attempt in range(self.tries):
+            if self.seats is None:
+                step = choose_step(game.rules, game.state, self.rng)
+            else:
+                step = self.seats.step(game.state, None if attempt == 0 else Strength.QUICK)
             ops = game.script(step, self.rng, self.noise)
             rehearsal = game.rehearse(game.board.board, ops, game.step_answer(step))
             if rehearsal.committed != [game.rules.format_step(game.state, step)]:
@@ -240,6 +249,8 @@ class VirtualPlayers:
                         log.warning("no one to press the companion's buttons: the virtual "
                                     "players stop")
                         return
+                if self.seats is not None:
+                    self.seats.played(game.state, step)
                 game.state = rehearsal.state
                 self.performed.append(notation)
             if game.outcome is not None:

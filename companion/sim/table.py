@@ -15,12 +15,13 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from companion.config import Config
+from companion.opponent import Strength
 from companion.rules.base import GameRules
 from companion.sim.board import VirtualBoard
 from companion.sim.perform import (
@@ -34,7 +35,14 @@ from companion.sim.perform import (
     tray_flowers,
     unseen_by_presence,
 )
-from companion.sim.players import chance_ops, choose_step
+from companion.sim.players import (
+    Seats,
+    announced_ops,
+    announced_step,
+    cards_for_the_companion,
+    chance_ops,
+    choose_step,
+)
 
 if TYPE_CHECKING:
     from companion.daemon.service import Service
@@ -51,7 +59,13 @@ class TablePlayers:
     ``pins``: button name -> the gpiozero mock pin wired to it (pull-up: pressed = low).
     ``speed``: a factor on every wait (2.0 plays twice as fast as :class:`Noise` paces).
     ``step_timeout``: seconds to wait for the matrix to confirm a step before giving up;
-    ``on_stuck(reason)`` is called then (and when the players fail).
+    ``on_stuck(reason)`` is called then (and when the players fail).  ``strengths``: each
+    player's :class:`~companion.opponent.Strength` (:class:`~companion.sim.players.Seats`:
+    they hold their own hidden cards and roll their own dice); ``None`` keeps the plain
+    random choice of :func:`~companion.sim.players.choose_step`.  ``seated()``: the daemon's
+    rules as its referee sees them now; at the companion's seat the person carries out the
+    step they announce (:func:`companion.sim.players.announced_step`), dealing it its cards
+    first when the matrix asks for them.
 
     A step the matrix confirms as another one (a hand slowed down by a busy machine can rest
     longer than the settle time mid-step) is taken back as a person would: Undo, the pieces
@@ -70,8 +84,12 @@ class TablePlayers:
         speed: float = 1.0,
         step_timeout: float = 20.0,
         on_stuck: Callable[[str], None] | None = None,
+        strengths: Sequence[Strength] | None = None,
+        seated: Callable[[], GameRules[Any, Any]] | None = None,
     ) -> None:
         self.rules = rules
+        self.seats = None if strengths is None else Seats(rules, state, strengths, seed=seed)
+        self.seated = seated or (lambda: rules)
         self.state = state
         self.board = board
         self.pins = pins
@@ -169,6 +187,20 @@ class TablePlayers:
             else:
                 self._press(op.name)
 
+    def _wait_until(self, done: Callable[[], bool]) -> bool:
+        """Wait, screen by screen, until ``done()``; ``False`` on a stop or after
+        ``step_timeout``."""
+        deadline = time.monotonic() + self.step_timeout
+        with self._changed:
+            while not self._stop.is_set():
+                if done():
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+        return False
+
     def _wait_for_turn(self) -> bool:
         """Wait, as a person does, until the matrix prompts a player ("P1: ..."): the daemon
         has the board and sees it set up.  ``False`` on a stop or after ``step_timeout``."""
@@ -193,7 +225,22 @@ class TablePlayers:
                 return
             steady = False
             while not self._stop.is_set() and self.rules.outcome(self.state) is None:
-                step = choose_step(self.rules, self.state, self.rng)
+                held = None if self.seats is None else self.seats.known(
+                    self.rules.to_move(self.state))
+                deal = cards_for_the_companion(self.seated(), self.state, self.rng, held)
+                if deal:  # the matrix asks for the companion's cards first
+                    self._perform(deal)
+                    if not self._wait_until(lambda: announced_step(
+                            self.seated(), self.state, random.Random()) is not None):
+                        self.error = "the companion never announced its step"
+                        return
+                announced = announced_step(self.seated(), self.state, self.rng)
+                if announced is not None:
+                    step = announced
+                elif self.seats is None:
+                    step = choose_step(self.rules, self.state, self.rng)
+                else:
+                    step = self.seats.step(self.state)
                 after = self.rules.apply(self.state, step)
                 path = self.rules.choice_path(self.state, step)
                 notation = self.rules.format_step(self.state, step)
@@ -206,7 +253,10 @@ class TablePlayers:
                     tray=self.tray,
                     tray_show=tray_flowers(path) if self.tray else (),
                 )
-                ops += chance_ops(self.rules, self.state, step, self.rng)
+                if announced is not None:  # as the matrix announces it
+                    ops += announced_ops(self.rules, self.state, step, self.rng)
+                else:
+                    ops += chance_ops(self.rules, self.state, step, self.rng)
                 presence = self.board.sensing == "presence"
                 if presence and unseen_by_presence(self.board.board, changes):
                     ops.append(Press(0.4, "ok"))  # a step the board cannot see: say so
@@ -228,6 +278,8 @@ class TablePlayers:
                         )
                         log.error("%s", self.error)
                     return
+                if self.seats is not None:
+                    self.seats.played(self.state, step)
                 self.state = after
                 self.steps += 1
                 steady = False
@@ -270,13 +322,15 @@ def seat(
     speed: float = 4.0,
     noise: Noise = PEOPLE,
     board_class: type[VirtualBoard] = VirtualBoard,
+    strength: Strength | None = None,
 ) -> SimulatedTable:
     """Lay out a new game of ``config`` on a simulated board, build the daemon around it
     exactly as ``companion run`` does (the board's pseudo-terminal as its port, gpiozero's
     MockFactory pins, ``device`` as the matrix) and seat virtual players at it.
 
     Nothing runs yet: start ``players`` and run ``service``.  Everything is closed by
-    ``stack``.  ``board_class`` lets a benchmark stamp the board's writes.
+    ``stack``.  ``board_class`` lets a benchmark stamp the board's writes.  ``strength``: how
+    every virtual player plays (see :class:`TablePlayers`; ``None``, the plain random choice).
     """
     from gpiozero.pins.mock import MockFactory
 
@@ -300,6 +354,8 @@ def seat(
         {name: factory.pin(getattr(pins, name)) for name in ("ok", "undo", "select", "roll")
          if getattr(pins, name)},
         seed=config.game.seed, noise=noise, speed=speed, on_stuck=service.stop,
+        strengths=None if strength is None else [strength] * config.game.players,
+        seated=lambda: service.referee.rules,
     )
     service.screen_listeners.append(players.on_screen)
     service.commit_listeners.append(players.on_commit)

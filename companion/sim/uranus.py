@@ -13,11 +13,14 @@ the matrix as :class:`companion.referee.uranus.CardTable` draws it:
   ``choice_path``.
 
 Which cards a virtual player holds: the companion's state (the one the players follow, as
-people follow the matrix) knows only how many unknown cards each hand has, and the players
-choose among the cards they may hold (:func:`companion.sim.players.choose_step`).  A card in an
-unknown hand is thereby decided when it is shown, uniformly among the cards nobody has shown
-yet: by the principle of deferred decisions that is the same game as a shuffled deal whose
-holders play a random card, and every sequence of cards it shows is one a real deal could show.
+people follow the matrix) knows only how many unknown cards each hand has.  Seated players
+(:class:`companion.sim.players.Seats`) hold real hands, dealt from the seed by :class:`Hands`
+and kept by them alone, and score and show only those.  The plain random choice
+(:func:`companion.sim.players.choose_step`) chooses among the cards a player may hold, so a
+card in an unknown hand is decided when it is shown, uniformly among the cards nobody has
+shown yet: by the principle of deferred decisions that is the same game as a shuffled deal
+whose holders play a random card, and every sequence of cards it shows is one a real deal
+could show.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from collections.abc import Mapping
 from companion.board import protocol
 from companion.referee.uranus import load_catalogue
 from companion.rules.missions import HEXAGON
-from companion.rules.uranus import Claim, Reveal, Score, State, Step
+from companion.rules.uranus import Claim, Reveal, Score, State, Step, deal_missions
 from companion.sim.perform import Op, Press, Signal
 
 
@@ -62,3 +65,29 @@ def card_ops(
     mission = step.mission if isinstance(step, Score | Reveal) else HEXAGON
     card_id = {m: card for card, m in catalogue.items()}[mission]
     return [Signal(wait, protocol.Card(seq=0, card_id=card_id))]
+
+
+class Hands:
+    """The cards the virtual players of a Gardens of Uranus game hold, dealt from ``seed``
+    (:func:`companion.rules.uranus.deal_missions`: five each, the rest in the board's
+    decks), for the players alone: ``state`` (the companion's view of the game's start)
+    gives the number of players and the board."""
+
+    def __init__(self, state: State, seed: int) -> None:
+        deal = deal_missions(state.players, state.shape.name, seed)
+        self._held = [set(hand) for hand in deal.hands]
+        self._decks = [list(deck) for deck in deal.decks]
+
+    def known(self, player: int) -> frozenset[str]:
+        """The cards player ``player`` holds now."""
+        return frozenset(self._held[player - 1])
+
+    def played(self, state: State, step: Step) -> None:
+        """After ``step`` in ``state``: a card scored leaves its player's hand, who draws the
+        top card of the deck named."""
+        if isinstance(step, Score):
+            held = self._held[state.to_move - 1]
+            held.discard(step.mission)
+            deck = self._decks[step.draw - 1]
+            if deck:
+                held.add(deck.pop(0))

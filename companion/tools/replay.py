@@ -79,7 +79,7 @@ def _scores(scores: Sequence[tuple[int, str]]) -> str:
 
 def format_game(record: journal.GameRecord, moments: Sequence[Moment]) -> list[str]:
     """The lines ``companion replay`` prints: the header, one line per step (number, player,
-    step, scores after it) and the end of the game, or how far it got."""
+    step, scores after it), the end of the game, or how far it got, and the hints asked."""
     header = record.header
     lines = [f"Gardens of {str(header['game']).capitalize()}, {header['players']} players, "
              f"seed {header['seed']}, started {header.get('started', '?')} ({record.path.name})"]
@@ -104,6 +104,9 @@ def format_game(record: journal.GameRecord, moments: Sequence[Moment]) -> list[s
         lines.append(f"Game over ({over['termination']}): {winners} won; {ranking}")
     else:
         lines.append(f"Unfinished after {len(moments) - 1} steps")
+    if record.hints:
+        lines.append("Hints asked: " + ", ".join(f"P{p} {n}"
+                                                 for p, n in sorted(record.hints.items())))
     if record.damage is not None:  # said again at the end, where the reader stops
         lines.append(f"({damage_note(record, moments)})")
     return lines

@@ -13,14 +13,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from companion.config import MAX_NAME, MAX_SEED, GameConfig, PlayersConfig
+from companion.config import MAX_NAME, MAX_SEED, SEATS, GameConfig, PlayersConfig
 from companion.errors import CompanionError
 from companion.rules import load
 
 
 class Choices:
     """What the page may choose for a new game of ``game`` (the configured ``[game]``),
-    with the names of ``players`` (``[players]``)."""
+    with the names and seats of ``players`` (``[players]``)."""
 
     def __init__(self, game: GameConfig, players: PlayersConfig | None = None) -> None:
         self.game = game
@@ -34,11 +34,13 @@ class Choices:
         """Option name -> its value now (a bool, int, str or tuple of str)."""
 
     def describe(self) -> dict[str, Any]:
-        """The form, JSON-ready: ``game``, ``players``, ``seed``, ``options``
-        (``[[name, value], ...]``, a tuple of names as one comma-separated text) and
+        """The form, JSON-ready: ``game``, ``players``, ``seed``, ``seats`` (comma-separated
+        text, ``""`` for people everywhere), the seat ``strengths``, ``options``
+        (``[[name, value], ...]``, a tuple of names as one comma-separated text),
         ``colours``, the flower colours of reserves dealt by hand (``[]`` for a game that
-        deals none); ``names`` (one per seat, ``""`` for a seat without one)."""
+        deals none), and ``names`` (one per seat, ``""`` for a seat without one)."""
         return {"game": self.game.name, "players": self.game.players, "seed": self.game.seed,
+                "seats": ", ".join(self.players.seats), "strengths": list(SEATS),
                 "options": [[name, ", ".join(value) if isinstance(value, tuple) else value]
                             for name, value in self.defaults.items()],
                 "colours": list(getattr(load(self.game.name), "COLOURS", ())),
@@ -94,6 +96,23 @@ class Choices:
         if problems:
             raise CompanionError(" ".join(problems))
         return players, seed, chosen, dealt
+
+
+    def choose_seats(self, players: int, seats: Any) -> tuple[str, ...]:
+        """``seats`` checked: comma-separated text (``""``: people everywhere) of one seat per
+        player, each one of :data:`companion.config.SEATS`.  Raises :class:`CompanionError`
+        with a sentence for the page."""
+        if not isinstance(seats, str):
+            raise CompanionError("The seats are text such as \"person, strong\"")
+        chosen = tuple(part.strip() for part in seats.split(",") if part.strip())
+        wrong = [seat for seat in chosen if seat not in SEATS]
+        if wrong:
+            raise CompanionError(f"A seat is {', '.join(SEATS[:-1])} or {SEATS[-1]}, "
+                                 f"not {wrong[0]!r}")
+        if chosen and len(chosen) != players:
+            raise CompanionError(f"Give one seat per player: {players} seats, not "
+                                 f"{len(chosen)}")
+        return chosen
 
 
 def _reserves(reserves: Any) -> tuple[dict[str, int], ...]:

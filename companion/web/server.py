@@ -15,7 +15,8 @@ unknown address gets a short 404 page; at most :data:`MAX_CONNECTIONS` connectio
 (the next is closed at once) and :data:`MAX_STREAMS` event streams (the next is answered 503
 in words); an idle connection is closed after :data:`IDLE_TIMEOUT_S`.
 
-Control from the page (``POST /press``, JSON ``{"pin": "1234", "button": "ok"}``): the PIN
+Control from the page (``POST /press``, JSON ``{"pin": "1234", "button": "ok"}``; the button
+``hint`` asks for a hint, as a long Select press does): the PIN
 is drawn at start and shown on the LED matrix (the ``web`` extra of every screen, which the
 page leaves out), so only someone who can read the matrix, at the table, can press; without
 it the page is read-only.  A press becomes exactly what a button makes: a
@@ -25,7 +26,7 @@ seconds (four digits are few).
 
 A new game from the page (``GET /game``: the form, :class:`companion.web.newgame.Choices`;
 ``POST /new``, JSON ``{"pin": ..., "players": 3, "seed": 0, "options": {...}, "names":
-["Ann", "Bob", ""], "end": false}``),
+["Ann", "Bob", ""], "seats": "person, strong", "end": false}``),
 behind the same PIN: a choice the rules core refuses is answered 400 with its sentence; while
 a game is in progress (a step made, no ranking yet) it is refused 409 unless ``end`` confirms
 that it is to be ended; else it becomes a :class:`~companion.events.StartGame` on the event
@@ -63,7 +64,7 @@ import tornado.web
 
 from companion import journal
 from companion.errors import CompanionError, ConfigError, JournalError
-from companion.events import AnyEvent, Button, StartGame
+from companion.events import AnyEvent, Button, Hint, StartGame
 from companion.tools.replay import history_moments, layout_of, read_game, screens
 from companion.web.newgame import Choices
 from companion.web.page import PIN_EXTRA, chart_svg, page_html, record, snapshot
@@ -82,7 +83,7 @@ PING_S = 20.0
 """Seconds between two comments on a quiet event stream, so a page that went away is found."""
 RETRY_MS = 1000
 """How soon a page whose stream broke connects again (the browser's EventSource does it)."""
-BUTTONS = ("ok", "select", "undo")
+BUTTONS = ("ok", "select", "undo", "hint")
 """The buttons the page can press."""
 MAX_WRONG_PINS = 5
 LOCKOUT_S = 60.0
@@ -221,7 +222,8 @@ class _NewGame(_Base):
         if not isinstance(pin, str):
             raise tornado.web.HTTPError(400, reason="The PIN is text")
         status, refusal = self.view.start(pin, *chosen, end=asked.get("end") is True,
-                                          reserves=asked.get("reserves"))
+                                          reserves=asked.get("reserves"),
+                                          seats=asked.get("seats", ""))
         self.set_status(status)  # the sentence in the body: a rules core's may be any text
         self.finish({"refused": refusal} if refusal else {"started": True})
 
@@ -387,16 +389,20 @@ class WebView:
         release go on the event queue."""
         assert self._events is not None
         now = self._clock()
+        if button == "hint":  # the page's own button: what a long Select press asks
+            self._events.put(Hint(now))
+            return
         self._events.put(Button(now, name=button, pressed=True))
         self._events.put(Button(now, name=button, pressed=False))
 
     def start(self, pin: str, players: Any, seed: Any, options: Any, names: Any = None, *,
-              end: bool = False, reserves: Any = None) -> tuple[int, str]:
-        """Start a new game of ``players`` with ``seed``, ``options`` and the seats'
-        ``names`` (``None``: as configured; checked by :meth:`Choices.choose` and
-        :meth:`Choices.seat_names`) for a page that gave ``pin``, ending the game in progress
-        only when ``end``: a :class:`StartGame` on the event queue.  Returns ``(200, "")``,
-        or the HTTP status and the sentence of the refusal."""
+              end: bool = False, reserves: Any = None, seats: Any = "") -> tuple[int, str]:
+        """Start a new game of ``players`` with ``seed``, ``options``, the seats' ``names``
+        (``None``: as configured), ``reserves`` dealt by hand and ``seats`` (checked by
+        :meth:`Choices.choose`, :meth:`Choices.seat_names` and :meth:`Choices.choose_seats`)
+        for a page that gave ``pin``, ending the game in progress only when ``end``: a
+        :class:`StartGame` on the event queue.  Returns ``(200, "")``, or the HTTP status and
+        the sentence of the refusal."""
         if self.choices is None:
             return 403, "This page cannot start games"
         refusal = self.allowed(pin, "a new game")
@@ -406,6 +412,7 @@ class WebView:
             players, seed, options, dealt = self.choices.choose(players, seed, options,
                                                                 reserves)
             named = () if names is None else self.choices.seat_names(names, players)
+            chosen_seats = self.choices.choose_seats(players, seats)
         except CompanionError as error:
             return 400, str(error)
         screen, steps = self._latest[1], self._latest[3]
@@ -414,7 +421,7 @@ class WebView:
                          "start the new one")
         assert self._events is not None
         self._events.put(StartGame(self._clock(), players=players, seed=seed, options=options,
-                                   reserves=dealt, names=named))
+                                   reserves=dealt, names=named, seats=chosen_seats))
         log.info("a new game of %d players was asked from the page", players)
         return 200, ""
 

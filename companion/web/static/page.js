@@ -212,6 +212,12 @@
     $("new-players").value = form.players;
     $("new-seed").value = form.seed;
     $("new-names").value = form.names.join(", ");
+    $("new-seats").value = form.seats;
+    $("new-strengths").replaceChildren(...form.strengths.map((strength) => {
+      const option = document.createElement("option");
+      option.value = strength;
+      return option;
+    }));
     $("new-options").replaceChildren(...form.options.map(([option, value]) => {
       const label = cell(option.replaceAll("_", " ") + " ", "label");
       const input = document.createElement("input");
@@ -282,7 +288,7 @@
         body: JSON.stringify({ pin: pin.value, players: Number($("new-players").value),
                                seed: Number($("new-seed").value || 0), options, reserves,
                                names: $("new-names").value.split(",").map(n => n.trim()),
-                               end: $("new-end").checked }),
+                               seats: $("new-seats").value, end: $("new-end").checked }),
       });
       const reply = await answer.json().catch(() => ({ refused: answer.statusText }));
       refused = !answer.ok;

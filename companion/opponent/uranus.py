@@ -1,0 +1,226 @@
+"""Gardens of Uranus seats: the final score estimated now, and the others' replies searched
+over hands sampled from the cards nobody has shown.
+
+The seat's hand is ``known`` (every card it holds, canonical names).  :func:`evaluate` is the
+final score the player would have if the game ended now (points scored, every card of their
+hand on the board as it stands, less the penalty for the flowers left; the text, End of the
+game), a card not known counted at the average value of the cards nobody has shown, against
+the best other player's estimate.  Scoring a card is thereby worth the card drawn for it
+against the flower not planted, and planting is worth the penalty it saves.
+
+``steady``: the best step one ply ahead by :func:`evaluate`.
+
+``strong``: determinised search.  The others' hidden cards are sampled
+(:func:`sample_hands`) from the cards nobody has shown and the seat does not hold; in that
+deal, each of the best steps one ply ahead is followed by the others' replies (each the
+steady step of its player with its sampled hand) and the seat's next step, and the step whose
+line ends best is chosen.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection, Hashable, Iterable, Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+from companion.opponent import Spend
+from companion.rules import missions
+from companion.rules.missions import ALL_MISSIONS, HEXAGON
+from companion.rules.uranus import (
+    RULES,
+    Claim,
+    Reveal,
+    Score,
+    State,
+    Step,
+    garden,
+    seen,
+    unused_flower_penalty,
+)
+
+REPLIES = False
+
+ROOTS = 8
+"""Steps the strong search looks into, the best one ply ahead first."""
+
+WIN = 1000.0
+"""What a won (or, negated, a lost) game is worth to :func:`evaluate`, beyond its points."""
+
+
+def chance_next(state: State) -> bool:
+    """Never: a card drawn is the player's to learn, not a step of its own."""
+    return False
+
+
+def decision(state: State, step: Step) -> Hashable:
+    """A Uranus step is all decision."""
+    return step
+
+
+def _hand(state: State, player: int, known: Collection[str] | None) -> frozenset[str]:
+    """The cards ``player`` holds as far as the seat knows: shown ones, and ``known``."""
+    return (frozenset(state.hands[player - 1]) | frozenset(known or ())) - state.discarded
+
+
+def own_steps(state: State, known: Collection[str] | None) -> Iterator[Step]:
+    """The legal steps; with ``known``, only cards of that hand scored or shown and only the
+    seat's own Hexagon claim (every legal step if that leaves none: a hand given wrongly
+    must not stop the game)."""
+    steps = list(RULES.legal_steps(state))
+    if known is None:
+        return iter(steps)
+    hand = _hand(state, state.to_move, known)
+    mine = [
+        s for s in steps
+        if not (isinstance(s, Score | Reveal) and s.mission not in hand)
+        and not (isinstance(s, Claim) and (s.player != state.to_move or HEXAGON not in hand))
+    ]
+    return iter(mine or steps)
+
+
+def interrupt(state: State, player: int, known: Collection[str] | None) -> Step | None:
+    """The Hexagon card shown by ``player`` while a hexagon stands, when ``known`` holds it."""
+    if known is None or HEXAGON not in _hand(state, player, known):
+        return None
+    claim = Claim(player)
+    return claim if claim in set(RULES.legal_steps(state)) else None
+
+
+def unseen_mean(state: State, hand: Iterable[str]) -> float:
+    """The average value on the board now of the cards nobody has shown and not in
+    ``hand``: what a card not known is worth (0 when there is none)."""
+    view = garden(state)
+    points = state.options.triangle_points
+    pool = [c for c in ALL_MISSIONS if c not in seen(state) and c not in hand]
+    if not pool:
+        return 0.0
+    return sum(missions.mission_value(view, c, points) for c in pool) / len(pool)
+
+
+def evaluate(state: State, player: int, hands: Sequence[Collection[str]], mean: float) -> float:
+    """``state`` for ``player``: their estimated final score less the best other player's
+    (see the module docstring).  ``hands[p - 1]``: the cards player p is taken to hold
+    (the others': the cards they have shown, or a sampled hand); ``mean``: what any other
+    card in a hand is worth.  A finished game adds +-:data:`WIN`."""
+    outcome = RULES.outcome(state)
+    view = garden(state)
+    points = state.options.triangle_points
+    estimates = []
+    for p in range(1, state.players + 1):
+        held = [c for c in hands[p - 1] if c not in state.discarded] if p - 1 < len(hands) \
+            else []
+        held_set = set(held) | set(state.hands[p - 1])
+        size = len(state.hands[p - 1]) + state.unknown[p - 1]
+        value = float(sum(missions.mission_value(view, c, points) for c in held_set))
+        value += max(size - len(held_set), 0) * mean
+        estimates.append(state.scores[p - 1] + value
+                         - unused_flower_penalty(sum(state.reserves[p - 1])))
+    mine = estimates[player - 1]
+    lead = mine - max(e for p, e in enumerate(estimates, 1) if p != player)
+    if outcome is not None:
+        lead += WIN if player in outcome.winners else -WIN
+    return lead
+
+
+def _seat_hands(state: State, player: int, known: Collection[str] | None) -> list[frozenset[str]]:
+    """What the seat ``player`` knows of every hand: its own, and the others' shown cards."""
+    return [_hand(state, p, known) if p == player else frozenset(state.hands[p - 1])
+            for p in range(1, state.players + 1)]
+
+
+def _ranked(state: State, steps: list[Any], hands: Sequence[Collection[str]],
+            spend: Spend, until: int | None = None) -> list[tuple[float, int, Any]]:
+    """``(value, index, step)`` for each step while the budget lasts, best first."""
+    player = state.to_move
+    mean = unseen_mean(state, hands[player - 1])
+    ranked: list[tuple[float, int, Any]] = []
+    for i, step in enumerate(steps):
+        if ranked and (spend.exhausted or (until is not None and spend.nodes >= until)):
+            break
+        after = spend.apply(state, step)
+        ranked.append((evaluate(after, player, _after_hands(hands, player, step), mean), i,
+                       step))
+    ranked.sort(key=lambda t: (-t[0], t[1]))
+    return ranked
+
+
+def _after_hands(hands: Sequence[Collection[str]], player: int,
+                 step: Step) -> Sequence[Collection[str]]:
+    if not isinstance(step, Score):
+        return hands
+    return [frozenset(h) - {step.mission} if p == player else h
+            for p, h in enumerate(hands, 1)]
+
+
+def steady(state: State, steps: list[Any], known: Collection[str] | None, spend: Spend,
+           rng: random.Random) -> Any:
+    """The best step one ply ahead by :func:`evaluate` (ties: the first listed)."""
+    return _ranked(state, steps, _seat_hands(state, state.to_move, known), spend)[0][2]
+
+
+def sample_hands(state: State, player: int, known: Collection[str] | None,
+                 rng: random.Random) -> list[frozenset[str]]:
+    """A deal of the cards the seat ``player`` cannot see, consistent with what it knows:
+    its own hand is ``known``; each other player keeps the cards they have shown and gets as
+    many more as they hold unknown, drawn from the cards nobody has shown and not in
+    ``known``.  The deal never uses anything but the public state and ``known``."""
+    hands = _seat_hands(state, player, known)
+    pool = sorted(c for c in ALL_MISSIONS if c not in seen(state) and c not in hands[player - 1])
+    rng.shuffle(pool)
+    dealt = []
+    for p in range(1, state.players + 1):
+        if p == player:
+            dealt.append(hands[p - 1])
+            continue
+        take = min(state.unknown[p - 1], len(pool))
+        dealt.append(hands[p - 1] | frozenset(pool[:take]))
+        pool = pool[take:]
+    return dealt
+
+
+def _reply(state: State, hands: list[frozenset[str]], spend: Spend, until: int) -> Step | None:
+    """The steady step of the player to move holding ``hands[to_move - 1]``."""
+    mover = state.to_move
+    steps = list(own_steps(state, hands[mover - 1]))
+    if not steps:
+        return None
+    step: Step = _ranked(state, steps, hands, spend, until)[0][2]
+    return step
+
+
+def strong(state: State, steps: list[Any], known: Collection[str] | None, spend: Spend,
+           rng: random.Random) -> Any:
+    """The step whose line ends best (see the module docstring): the :data:`ROOTS` best
+    steps one ply ahead, each given an equal share of the nodes left."""
+    player = state.to_move
+    seat = _seat_hands(state, player, known)
+    ranked = _ranked(state, steps, seat, spend)[:ROOTS]
+    if state.phase != "turn" or len(ranked) == 1 or ranked[0][0] >= WIN / 2:
+        return ranked[0][2]
+    deal = sample_hands(state, player, known, rng) if REPLIES else seat
+    best_value, best = float("-inf"), ranked[0][2]
+    for k, (_, _, step) in enumerate(ranked):
+        left = spend.left()
+        if left <= 0:
+            break
+        until = spend.nodes + left // (len(ranked) - k)
+        hands = [frozenset(h) for h in _after_hands(deal, player, step)]
+        line = spend.apply(state, step)
+        while RULES.outcome(line) is None and line.phase == "turn" and until - spend.nodes > 1:
+            if not REPLIES and line.to_move != player:
+                line = replace(line, to_move=player)  # the seat's next step, others still
+            reply = _reply(line, hands, spend, until - 1)
+            if reply is None:
+                break
+            mover = line.to_move
+            line = spend.apply(line, reply)
+            hands = [frozenset(h) for h in _after_hands(hands, mover, reply)]
+            if mover == player:
+                break
+        # the sampled cards chose the replies; valued, they would only add their noise
+        mine = _seat_hands(line, player, hands[player - 1])
+        value = evaluate(line, player, mine, unseen_mean(line, mine[player - 1]))
+        if value > best_value:
+            best_value, best = value, step
+    return best

@@ -1,0 +1,215 @@
+"""The opponent engine: legal steps only, its budget in nodes, hidden cards left unseen."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from companion.opponent import (
+    BUDGETS,
+    Strength,
+    chance_next,
+    choose,
+    decide,
+    decision,
+    interrupt,
+    same_decision,
+)
+from companion.rules import load
+from companion.rules import uranus as U
+from companion.rules.enceladus import Action
+from companion.rules.mars import Roll, dice_to_roll
+from companion.rules.missions import ALL_MISSIONS
+from companion.sim.players import Seats, play
+
+GAMES = ("enceladus", "mars", "uranus")
+
+
+def roll(state: object, rng: random.Random) -> Roll:
+    return Roll(tuple(rng.randint(1, 6) for _ in range(dice_to_roll(state))))  # type: ignore[arg-type]
+
+
+def positions(game: str, players: int, seed: int, count: int) -> list[object]:
+    """``count`` positions of one seeded random game where a player decides."""
+    rules = load(game).RULES
+    rng = random.Random(seed)
+    state = rules.new_game(players, seed, {})
+    found = []
+    while rules.outcome(state) is None and len(found) < count:
+        if chance_next(rules, state):
+            state = rules.apply(state, roll(state, rng))
+            continue
+        if rng.random() < 0.3:
+            found.append(state)
+        state = rules.apply(state, choose(rules, state, Strength.QUICK, rng=rng))
+    return found
+
+
+def hand_for(state: U.State, rng: random.Random) -> list[str]:
+    """A hand the player to move may hold: shown cards and unseen ones for the unknown."""
+    player = state.to_move
+    pool = [c for c in ALL_MISSIONS if c not in U.seen(state)]
+    rng.shuffle(pool)
+    return [*state.hands[player - 1], *pool[: state.unknown[player - 1]]]
+
+
+@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize("strength", list(Strength))
+def test_each_strength_returns_a_legal_step_within_its_budget(game: str,
+                                                              strength: Strength) -> None:
+    rules = load(game).RULES
+    budget = BUDGETS[game][strength] // 4  # small budgets: the suite stays quick
+    for players, seed in ((2, 3), (4, 5)):
+        for state in positions(game, players, seed, 4):
+            rng = random.Random(seed)
+            known = hand_for(state, rng) if game == "uranus" else None  # type: ignore[arg-type]
+            made = decide(rules, state, strength, rng=rng, budget=budget, known=known)
+            assert made.step in set(rules.legal_steps(state))
+            assert made.nodes <= max(budget, 1)
+            if known is not None and isinstance(made.step, U.Score | U.Reveal):
+                assert made.step.mission in known
+
+
+def test_the_wall_clock_cap_stops_a_search_early() -> None:
+    rules = load("mars").RULES
+    state = next(s for s in positions("mars", 2, 7, 20) if len(s.pool) > 2)  # type: ignore[attr-defined]
+    ticks = iter(range(1000))
+    made = decide(rules, state, Strength.STRONG, rng=random.Random(1), time_cap=3,
+                  clock=lambda: float(next(ticks)))
+    assert made.step in set(rules.legal_steps(state))
+    assert made.nodes < BUDGETS["mars"][Strength.STRONG]
+
+
+def test_a_roll_is_chance_s_not_the_engine_s() -> None:
+    rules = load("mars").RULES
+    rng = random.Random(2)
+    state = rules.new_game(2, 2, {})
+    while not chance_next(rules, state):
+        state = rules.apply(state, choose(rules, state, Strength.QUICK, rng=rng))
+    with pytest.raises(ValueError, match="chance"):
+        choose(rules, state, Strength.STEADY, rng=rng)
+
+
+def test_a_tube_action_is_decided_without_its_draw() -> None:
+    rules = load("enceladus").RULES
+    for state in positions("enceladus", 2, 11, 40):
+        tubes = [s for s in rules.legal_steps(state)
+                 if isinstance(s, Action) and s.name == "tube"]
+        pays = {s.pay for s in tubes}
+        if len(pays) > 1 and len(tubes) > len(pays):
+            break
+    else:
+        pytest.fail("no position with a tube action to pay in two colours")
+    one = [s for s in tubes if s.pay == tubes[0].pay]
+    assert len({decision(rules, state, s) for s in one}) == 1
+    assert same_decision(rules, state, one[0], one[-1])
+    other = next(s for s in tubes if s.pay != tubes[0].pay)
+    assert not same_decision(rules, state, one[0], other)
+
+
+def public_and_open(seed: int) -> tuple[U.State, list[tuple[str, ...]]]:
+    """A Uranus game some steps in as the companion sees it (hands unknown) and the deal."""
+    rules = U.RULES
+    deal = U.deal_missions(2, "hexagonal", seed)
+    state = rules.new_game(2, seed, {})
+    rng = random.Random(seed)
+    while state.phase == "placement" or rng.random() < 0.9:
+        moves = [s for s in rules.legal_steps(state) if not isinstance(s, U.Score)]
+        state = rules.apply(state, rng.choice(moves))
+    return state, list(deal.hands)
+
+
+def test_uranus_scores_only_cards_of_its_own_hand_and_never_claims_for_another() -> None:
+    state, hands = public_and_open(4)
+    for strength in Strength:
+        for seed in range(5):
+            step = choose(U.RULES, state, strength, rng=random.Random(seed), known=hands[0])
+            if isinstance(step, U.Score):
+                assert step.mission in hands[0]
+            assert not isinstance(step, U.Claim)
+    assert interrupt(U.RULES, state, 1, hands[0]) is None
+
+
+def test_uranus_strong_never_sees_the_others_hidden_cards() -> None:
+    """The others' cards are not in the state the engine gets, so two deals that differ only
+    in player 2's hidden cards give the same step; the hands the search samples hold only
+    cards nobody has shown and the seat does not hold."""
+    from companion.opponent.uranus import sample_hands
+
+    state, hands = public_and_open(6)
+    mine = hands[0]
+    steps = {choose(U.RULES, state, Strength.STRONG, rng=random.Random(1), known=mine)
+             for _ in range(2)}
+    assert len(steps) == 1
+    for seed in range(20):
+        dealt = sample_hands(state, 1, mine, random.Random(seed))
+        assert dealt[0] == frozenset(mine)
+        assert not dealt[1] & (frozenset(mine) | U.seen(state))
+        assert len(dealt[1]) == state.unknown[1] + len(state.hands[1])
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_steady_beats_quick_on_a_seeded_sample(game: str) -> None:
+    rules = load(game).RULES
+    wins = 0
+    for k in range(1, 5):  # the steady seat first, then second
+        seat = k % 2 + 1
+        strengths = [Strength.STEADY if p == seat else Strength.QUICK for p in (1, 2)]
+        outcome = rules.outcome(play(rules, strengths, seed=k))
+        assert outcome is not None
+        wins += outcome.winners == (seat,)
+    assert wins >= 3
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_virtual_uranus_players_plant_their_flowers_and_score_their_own_cards(
+        players: int) -> None:
+    """Steady virtual players hold real hands and plant their flowers before they score
+    cards (a card is worth more than a flower only once a few are left), so a game no
+    longer ends on large negative scores."""
+    rules = U.RULES
+    state = rules.new_game(players, players, {})
+    seats = Seats(rules, state, [Strength.STEADY] * players, seed=players)
+    while rules.outcome(state) is None:
+        step = seats.step(state)
+        if isinstance(step, U.Score | U.Reveal):
+            assert step.mission in seats.known(state.to_move)
+        if isinstance(step, U.Score):
+            assert sum(state.reserves[state.to_move - 1]) <= 6
+        seats.played(state, step)
+        state = rules.apply(state, step)
+    assert min(U.final_scores(state)) >= 0, U.final_scores(state)
+
+
+def test_seated_mars_players_roll_one_die_for_each_free_hex() -> None:
+    rules = load("mars").RULES
+    state = rules.new_game(2, 3, {})
+    seats = Seats(rules, state, [Strength.STEADY, Strength.QUICK], seed=3)
+    rolls = 0
+    while rules.outcome(state) is None and rolls < 10:
+        step = seats.step(state)
+        if chance_next(rules, state):
+            assert isinstance(step, Roll) and len(step.values) == dice_to_roll(state)
+            assert seats.decided is None
+            rolls += 1
+        seats.played(state, step)
+        state = rules.apply(state, step)
+    assert rolls == 10
+
+
+def test_seats_refuse_a_strength_list_of_the_wrong_length() -> None:
+    rules = load("mars").RULES
+    with pytest.raises(ValueError, match="3 strengths for 2 players"):
+        Seats(rules, rules.new_game(2, 1, {}), [Strength.QUICK] * 3, seed=1)
+
+
+def test_demo_and_sim_take_a_strength() -> None:
+    from companion.cli import make_parser
+
+    parser = make_parser()
+    assert parser.parse_args(["demo"]).strength == "steady"
+    assert parser.parse_args(["demo", "--strength", "strong"]).strength == "strong"
+    assert parser.parse_args(["sim", "--players", "2", "--strength", "quick"]).strength == "quick"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["demo", "--strength", "fierce"])
