@@ -480,7 +480,7 @@ def _player_names(value: object) -> list[str]:
     return value
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlayersConfig:
     """``[players]``: who sits at the table.
 

@@ -41,7 +41,7 @@ NOISELESS = Noise.none()
 def table(game: str, seats: tuple[str, ...], seed: int, **options: Any) -> VirtualTable:
     """A virtual table of ``game`` with ``seats`` (``[players] seats``)."""
     config = replace(Config(), game=GameConfig(name=game, players=len(seats), seed=seed),
-                     players=PlayersConfig(seats))
+                     players=PlayersConfig(seats=seats))
     rules = load(game).RULES
     state = rules.new_game(len(seats), seed, config.game.rules_options())
     return VirtualTable(rules, state, layout_name(config), seed=seed,
@@ -178,7 +178,7 @@ def uranus_table(cards: str = "buttons", **options: Any) -> VirtualTable:
     """A Uranus table, the companion at seat 2 scoring a card whenever it may; ``cards``:
     ``[board] cards`` (with ``"reader"`` its cards are read face down, else it deals them)."""
     config = replace(Config(), game=GameConfig(name="uranus", players=2, seed=9),
-                     players=PlayersConfig(("person", "quick")),
+                     players=PlayersConfig(seats=("person", "quick")),
                      board=replace(Config().board, cards=cards))
     seats = game_seats(config)
     seats.choose = first_score
@@ -272,7 +272,7 @@ def test_no_hint_is_given_at_the_companions_turn() -> None:
 
 def test_hints_are_journaled_resumed_and_replayed(tmp_path: Path) -> None:
     config = replace(Config(), game=GameConfig(name="mars", players=2, seed=3),
-                     players=PlayersConfig(("person", "steady")))
+                     players=PlayersConfig(seats=("person", "steady")))
     rules = load("mars").RULES
     state, journal = new_game(config, rules, tmp_path, fsync=False)
     assert journal is not None
@@ -405,7 +405,7 @@ def test_with_a_reader_the_companions_cards_are_read_face_down_and_named_nowhere
         assert not [m for m in hand if m != said and (m in text or card_text(m) in text)]
     # The journal keeps the ids read, so a restart knows the hand.
     config = replace(Config(), game=GameConfig(name="uranus", players=2, seed=9),
-                     players=PlayersConfig(("person", "quick")))
+                     players=PlayersConfig(seats=("person", "quick")))
     rules = load("uranus").RULES
     state, journal = new_game(config, rules, tmp_path, fsync=False)
     assert journal is not None

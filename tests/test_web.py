@@ -773,7 +773,7 @@ def test_the_companions_uranus_cards_are_not_on_the_page_before_it_scores_them(
     from companion.web.server import WebView
 
     config = replace(demo_config("uranus", 2, 4, "hexagonal", tmp_path / "journal"),
-                     players=PlayersConfig(("person", "steady")))
+                     players=PlayersConfig(seats=("person", "steady")))
     rules = load("uranus").RULES
     state = rules.new_game(2, 4, config.game.rules_options())
     view = WebView("127.0.0.1:0", title="Gardens of Uranus")
