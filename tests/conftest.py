@@ -283,12 +283,16 @@ class Broker:
         threading.Thread(target=read, daemon=True).start()
         deadline = time.monotonic() + WAIT_S
         log = []
-        while True:
-            line = heard.get(timeout=max(0.0, deadline - time.monotonic()))
-            log.append(line)
-            assert line, f"mosquitto did not start: {''.join(log)}"
-            if " running" in line:
-                return
+        try:
+            while True:
+                line = heard.get(timeout=max(0.0, deadline - time.monotonic()))
+                if " running" in line:
+                    break
+                log.append(line)
+                assert line, f"mosquitto did not start: {''.join(log)}"
+        except BaseException:
+            self.kill()  # never left running behind a test that failed
+            raise
 
     def freeze(self) -> None:
         """Stop the broker dead (SIGSTOP): connections stay open, nothing is answered."""
