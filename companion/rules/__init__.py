@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from functools import lru_cache
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 GAMES = ("enceladus", "mars", "uranus")
 
@@ -37,3 +38,13 @@ def layout_cells(layout: str) -> tuple[str, ...]:
     game, _, board = layout.partition("-")
     cells: tuple[str, ...] = load(game).layout_cells(board)
     return cells
+
+
+if TYPE_CHECKING:
+    from companion.rules import base, enceladus, mars, uranus
+
+    def _implements_the_seam() -> None:
+        # mypy checks here that each core's class is a GameRules of its own State and Step.
+        _e: base.GameRules[enceladus.State, enceladus.Step] = enceladus.RULES
+        _m: base.GameRules[mars.State, mars.Step] = mars.RULES
+        _u: base.GameRules[uranus.State, uranus.Step] = uranus.RULES

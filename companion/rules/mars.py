@@ -50,16 +50,8 @@ from companion.errors import (
     InvalidPositionError,
     InvalidStepError,
 )
-from companion.rules.base import (
-    EMPTY,
-    PEAK,
-    Cell,
-    Outcome,
-    Piece,
-    martian,
-    martian_on,
-    parse_piece,
-)
+from companion.rules.base import EMPTY, PEAK, Cell, Outcome, Piece, martian, parse_piece, ranked
+from companion.rules.gardeners import GardenerRules, deal_flowers, gardener, move_changes
 from companion.rules.hexes import Hex, hex_name, hexagon, parse_hex
 
 COLOURS: tuple[str, ...] = ("blue", "yellow", "white", "gray", "red", "green")
@@ -97,14 +89,14 @@ def layout_cells(board: str = "") -> tuple[Cell, ...]:
 
 # The rule each refusal names (IllegalMoveError.rule): the text's section, and the settled
 # reading in docs/RULINGS.md where there is one.
-R_SETUP = "Gardens of Mars, Setup"
-R_ROLL = "Gardens of Mars, Rolling Dice (docs/RULINGS.md Mars #2)"
-R_MOVE = "Gardens of Mars, Moving and Planting"
-R_CENTRE = "Gardens of Mars, Moving and Planting (docs/RULINGS.md Mars #3)"
-R_PEAKS = "Gardens of Mars, Peaks variant (docs/RULINGS.md Mars #9)"
-R_DIE = "docs/RULINGS.md Mars #4"
-R_TURN = "docs/RULINGS.md Mars #8"
-R_END = "Gardens of Mars, Game End"
+RULE_SETUP = "Gardens of Mars, Setup"
+RULE_ROLL = "Gardens of Mars, Rolling Dice (docs/RULINGS.md Mars #2)"
+RULE_MOVE = "Gardens of Mars, Moving and Planting"
+RULE_CENTRE = "Gardens of Mars, Moving and Planting (docs/RULINGS.md Mars #3)"
+RULE_PEAKS = "Gardens of Mars, Peaks variant (docs/RULINGS.md Mars #9)"
+RULE_DIE = "docs/RULINGS.md Mars #4"
+RULE_TURN = "docs/RULINGS.md Mars #8"
+RULE_END = "Gardens of Mars, Game End"
 
 
 # --- options -----------------------------------------------------------------------------
@@ -467,13 +459,13 @@ def _obstacle(state: State, path: Sequence[Hex], others: frozenset[Hex]) -> tupl
     cells = state.cells
     for cell in path:
         if cell in others:
-            return f"A gardener on {hex_name(cell)} is in the way.", R_MOVE
+            return f"A gardener on {hex_name(cell)} is in the way.", RULE_MOVE
         if cells[_INDEX[cell]] == PEAK:
-            return f"The peak on {hex_name(cell)} is in the way.", R_PEAKS
+            return f"The peak on {hex_name(cell)} is in the way.", RULE_PEAKS
     if path[-1] == CENTRE:
-        return "A gardener may pass over the central space but never stop on it.", R_CENTRE
+        return "A gardener may pass over the central space but never stop on it.", RULE_CENTRE
     if state.options.center_blocks_path and CENTRE in path:
-        return "The central space blocks the way (option center_blocks_path).", R_CENTRE
+        return "The central space blocks the way (option center_blocks_path).", RULE_CENTRE
     return None
 
 
@@ -577,15 +569,15 @@ def _illegal(reason: str, rule: str, step: Step) -> IllegalMoveError:
 
 def _apply_place(state: State, step: Place) -> State:
     if state.phase is not Phase.PLACEMENT:
-        raise _illegal("Gardeners are placed only before the first roll.", R_SETUP, step)
+        raise _illegal("Gardeners are placed only before the first roll.", RULE_SETUP, step)
     if step.cell not in GRID:
-        raise _illegal(f"{hex_name(step.cell)} is off the board.", R_SETUP, step)
+        raise _illegal(f"{hex_name(step.cell)} is off the board.", RULE_SETUP, step)
     if step.cell == CENTRE:
-        raise _illegal("No gardener may stand on the central space.", R_SETUP, step)
+        raise _illegal("No gardener may stand on the central space.", RULE_SETUP, step)
     if state.at(step.cell) != EMPTY or step.cell in state.gardeners:
-        raise _illegal(f"{hex_name(step.cell)} is not empty.", R_SETUP, step)
+        raise _illegal(f"{hex_name(step.cell)} is not empty.", RULE_SETUP, step)
     if state.gardeners[state.to_move - 1] is not None:
-        raise _illegal("Your gardener is already on the board.", R_SETUP, step)
+        raise _illegal("Your gardener is already on the board.", RULE_SETUP, step)
     gardeners = tuple(
         step.cell if i == state.to_move - 1 else g for i, g in enumerate(state.gardeners)
     )
@@ -607,17 +599,17 @@ def _apply_roll(state: State, step: Roll) -> State:
             if state.phase is Phase.MOVE
             else "Dice are rolled only when every gardener is placed."
         )
-        raise _illegal(reason, R_ROLL, step)
+        raise _illegal(reason, RULE_ROLL, step)
     count = dice_to_roll(state)
     if len(step.values) != count:
         raise _illegal(
             f"Roll {count} dice, one for each hex without a flower next to your gardener, "
             f"not {len(step.values)}.",
-            R_ROLL,
+            RULE_ROLL,
             step,
         )
     if any(not 1 <= v <= 6 for v in step.values):
-        raise _illegal("A die shows 1 to 6.", R_ROLL, step)
+        raise _illegal("A die shows 1 to 6.", RULE_ROLL, step)
     if not step.values:
         return _next_turn(state, extra=False)
     return replace(state, pool=step.values, phase=Phase.MOVE)
@@ -635,9 +627,9 @@ def _check_die(state: State, step: Move | Discard) -> None:
             if state.phase is Phase.PLACEMENT
             else "The pool is empty: roll the dice first."
         )
-        raise _illegal(reason, R_TURN, step)
+        raise _illegal(reason, RULE_TURN, step)
     if step.die not in state.pool:
-        raise _illegal(f"There is no {step.die} in the pool.", R_MOVE, step)
+        raise _illegal(f"There is no {step.die} in the pool.", RULE_MOVE, step)
 
 
 def _apply_move(state: State, step: Move) -> State:
@@ -646,12 +638,12 @@ def _apply_move(state: State, step: Move) -> State:
     start = state.gardeners[player - 1]
     assert start is not None  # the move phase has every gardener placed
     if step.to not in GRID:
-        raise _illegal(f"{hex_name(step.to)} is off the board.", R_MOVE, step)
+        raise _illegal(f"{hex_name(step.to)} is off the board.", RULE_MOVE, step)
     path = next((p for p in _PATHS.get((start, step.die), ()) if p[-1] == step.to), None)
     if path is None:
         raise _illegal(
             f"With a {step.die} the gardener moves exactly {step.die} hexes in a straight line.",
-            R_MOVE,
+            RULE_MOVE,
             step,
         )
     blocked = _obstacle(state, path, _others(state))
@@ -664,7 +656,7 @@ def _apply_move(state: State, step: Move) -> State:
         if step.plant is not None:
             raise _illegal(
                 f"{hex_name(step.to)} already holds a {under} flower: nothing is planted there.",
-                R_MOVE,
+                RULE_MOVE,
                 step,
             )
         return _next_turn(
@@ -676,14 +668,14 @@ def _apply_move(state: State, step: Move) -> State:
         )
     if step.plant is None:
         raise _illegal(
-            "On an empty hex the gardener plants a flower from your reserve.", R_MOVE, step
+            "On an empty hex the gardener plants a flower from your reserve.", RULE_MOVE, step
         )
     if step.plant not in COLOURS:
-        raise _illegal(f"{step.plant!r} is not a flower colour.", R_MOVE, step)
+        raise _illegal(f"{step.plant!r} is not a flower colour.", RULE_MOVE, step)
     colour = COLOURS.index(step.plant)
     row = state.reserves[player - 1]
     if row[colour] == 0:
-        raise _illegal(f"You have no {step.plant} flower left.", R_MOVE, step)
+        raise _illegal(f"You have no {step.plant} flower left.", RULE_MOVE, step)
     cells = list(state.cells)
     cells[_INDEX[step.to]] = step.plant
     group = GRID.group_of(step.to, lambda c: cells[_INDEX[c]] == step.plant)
@@ -714,7 +706,7 @@ def _apply_discard(state: State, step: Discard) -> State:
         raise _illegal(
             "A die in the pool still gives a legal move: use it; a die is discarded only "
             "when none can move.",
-            R_DIE,
+            RULE_DIE,
             step,
         )
     return _next_turn(
@@ -865,7 +857,7 @@ def _parse_fields(text: str) -> State:
 # --- the GameRules seam ------------------------------------------------------------------
 
 
-class MarsRules:
+class MarsRules(GardenerRules[State, Step]):
     """Gardens of Mars behind the :class:`companion.rules.base.GameRules` seam; the one
     instance is :data:`RULES`.  Every method is pure."""
 
@@ -884,13 +876,7 @@ class MarsRules:
         if players not in DEAL:
             raise InvalidPositionError(f"Gardens of Mars is for 2 to 5 players, not {players}.")
         rng = random.Random(seed)
-        bag = [colour for colour in COLOURS for _ in range(FLOWERS_PER_COLOUR)]
-        rng.shuffle(bag)
-        hand = DEAL[players]
-        reserves = tuple(
-            tuple(bag[p * hand : (p + 1) * hand].count(c) for c in COLOURS)
-            for p in range(players)
-        )
+        reserves = deal_flowers(rng, COLOURS, FLOWERS_PER_COLOUR, players, DEAL[players])
         cells = [EMPTY] * len(GRID)
         spots = [c for c in GRID.cells if c != CENTRE]
         rng.shuffle(spots)
@@ -917,27 +903,14 @@ class MarsRules:
         """The 91 hexes as ``"q,r"`` names, in ``GRID.cells`` order."""
         return _NAMES
 
-    def tray_cells(self, state: State) -> frozenset[Cell]:
-        """None: Mars has no flower tray (the dice tray reports values, not cells)."""
-        return frozenset()
-
     def board(self, state: State) -> dict[Cell, Piece]:
         """Every hex to its piece: ``""``, a colour, ``"peak"``, ``"M1"`` (a gardener on an
         empty hex) or ``"M1+red"`` (a gardener on a red flower)."""
         board = dict(zip(_NAMES, state.cells, strict=True))
         for player, cell in enumerate(state.gardeners, start=1):
             if cell is not None:
-                under = state.at(cell)
-                board[GRID.names[cell]] = martian_on(player, under) if under else martian(player)
+                board[GRID.names[cell]] = gardener(player, state.at(cell))
         return board
-
-    def players(self, state: State) -> int:
-        """The number of players."""
-        return state.players
-
-    def to_move(self, state: State) -> int:
-        """The player (from 1) whose step comes next."""
-        return state.to_move
 
     def legal_steps(self, state: State) -> Iterator[Step]:
         """Every legal step, lazily: placements; every sorted roll of :func:`dice_to_roll`
@@ -978,7 +951,7 @@ class MarsRules:
         legal in ``state`` (every step once the game is over).
         """
         if state.phase is Phase.OVER:
-            raise _illegal("The game is over.", R_END, step)
+            raise _illegal("The game is over.", RULE_END, step)
         if isinstance(step, Place):
             return _apply_place(state, step)
         if isinstance(step, Roll):
@@ -987,27 +960,16 @@ class MarsRules:
             return _apply_move(state, step)
         return _apply_discard(state, step)
 
-    def candidates(self, state: State, touched: frozenset[Cell],
-                   within: frozenset[Cell] | None = None,
-                   distinct: bool = False) -> Iterator[Step]:
-        """The legal steps whose changes may cover ``touched``: a placement on the one
-        touched hex; the moves of the lifted gardener, landing on the one other touched hex
-        if there is one; every step when nothing is touched (rolls and discards touch
-        nothing).  ``within`` and ``distinct`` narrow nothing: a turn has a few hundred steps
-        at most."""
-        if not touched:
-            yield from self.legal_steps(state)
-            return
-        gardener = state.gardeners[state.to_move - 1]
-        landing = touched - {GRID.names[gardener]} if gardener is not None else touched
-        if len(landing) > 1 or state.phase not in (Phase.PLACEMENT, Phase.MOVE):
-            return
-        for step in self.legal_steps(state):
-            if (isinstance(step, Place) and touched == {GRID.names[step.cell]}) or (
-                isinstance(step, Move) and landing <= {GRID.names[step.to]}
-            ):
+    def _placements_on(self, state: State, cell: Cell) -> Iterator[Step]:
+        for step in self._placements_and_moves(state):
+            if isinstance(step, Place) and cell == GRID.names[step.cell]:
                 yield step
 
+    def _moves_onto(self, state: State, landing: Cell | None) -> Iterator[Step]:
+        # rolls and discards touch nothing: not candidates of a touched hex
+        for step in self._placements_and_moves(state):
+            if isinstance(step, Move) and landing in (None, GRID.names[step.to]):
+                yield step
 
     def changes(self, state: State, step: Step) -> dict[Cell, Piece]:
         """The hexes a legal ``step`` changes, with their new pieces: the placed gardener;
@@ -1019,11 +981,8 @@ class MarsRules:
         if isinstance(step, Move):
             start = state.gardeners[player - 1]
             assert start is not None  # a legal move has its gardener placed
-            flower = step.plant or state.at(step.to)
-            return {
-                GRID.names[start]: state.at(start),
-                GRID.names[step.to]: martian_on(player, flower),
-            }
+            return move_changes(player, start, state.at(start), step.to,
+                                step.plant or state.at(step.to))
         return {}
 
     def outcome(self, state: State) -> Outcome | None:
@@ -1035,24 +994,12 @@ class MarsRules:
         """
         if state.phase is not Phase.OVER:
             return None
-        keys = {p: (state.scores[p - 1], state.planted[p - 1]) for p in range(1, state.players + 1)}
-        order = sorted(keys, key=lambda p: (-keys[p][0], -keys[p][1], p))
-        best = keys[order[0]]
-        emptied = [p for p in order if not any(state.reserves[p - 1])]
-        termination = (
-            f"player {emptied[0]} planted their last flower"
-            if emptied
-            else "no one can move or roll"
-        )
-        ranking = tuple(
-            (
-                p,
-                f"{state.scores[p - 1]} pts",
-                state.players - 1 - sum(1 for k in keys.values() if k > keys[p]),
-            )
-            for p in order
-        )
-        return Outcome(tuple(p for p in order if keys[p] == best), termination, ranking)
+        keys = list(zip(state.scores, state.planted, strict=True))
+        outcome = ranked(keys, [f"{s} pts" for s in state.scores], "no one can move or roll")
+        emptied = [p for p, _, _ in outcome.ranking if not any(state.reserves[p - 1])]
+        if emptied:
+            return replace(outcome, termination=f"player {emptied[0]} planted their last flower")
+        return outcome
 
     def choice_path(self, state: State, step: Step) -> tuple[str, ...]:
         """What the board cannot show of ``step``: the colour planted (a presence board
@@ -1065,16 +1012,6 @@ class MarsRules:
         if isinstance(step, Discard):
             return (f"discard {step.die}",)
         return ()
-
-    def tray_filter(
-        self, state: State, steps: Sequence[Step], tray: Mapping[str, int]
-    ) -> list[Step]:
-        """``steps`` unchanged: Mars pays nothing through a flower tray."""
-        return list(steps)
-
-    def status(self, state: State) -> tuple[tuple[int, str], ...]:
-        """Each player's track score: ``((1, "12 pts"), (2, "0 pts"))``."""
-        return tuple((p, f"{s} pts") for p, s in enumerate(state.scores, start=1))
 
     def format_step(self, state: State, step: Step) -> str:
         """``step`` in the notation of the module docstring, e.g. ``"3>0,1=red"``."""
