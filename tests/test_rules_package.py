@@ -7,7 +7,7 @@ import pytest
 
 from companion import rules
 from companion.cli import make_parser
-from companion.errors import CompanionError, InvalidPositionError
+from companion.errors import CompanionError, InvalidPositionError, InvalidStepError
 from companion.rules import base, enceladus, gardeners, mars, uranus
 
 
@@ -58,10 +58,22 @@ def test_uranus_phases_are_an_enum_like_the_other_games() -> None:
     assert uranus.RULES.parse_position(text).phase is uranus.Phase.PLACEMENT
 
 
+def test_a_uranus_position_with_a_field_short_of_players_says_which() -> None:
+    text = uranus.RULES.format_position(uranus.RULES.new_game(2, 1, {}))
+    short = text.replace(" scores=0/0 ", " scores=0 ")
+    with pytest.raises(InvalidStepError, match="scores gives one entry for each of the 2 players"):
+        uranus.RULES.parse_position(short)
+
+
 def test_a_uranus_position_in_no_phase_is_refused_as_before() -> None:
     text = uranus.RULES.format_position(uranus.RULES.new_game(2, 1, {}))
     with pytest.raises(InvalidPositionError, match="player 1 in phase 'lunch' cannot be to move"):
         uranus.RULES.parse_position(text.replace(" phase=placement ", " phase=lunch "))
+
+
+def test_a_negative_mars_score_is_a_rules_error() -> None:
+    with pytest.raises(InvalidPositionError, match="never negative"):
+        mars.track_space(-1)
 
 
 def test_the_ranking_shares_rank_points_between_equal_keys() -> None:
@@ -69,3 +81,4 @@ def test_the_ranking_shares_rank_points_between_equal_keys() -> None:
     assert outcome.winners == (2,)
     assert outcome.ranking == ((2, "5 pts", 2), (1, "3 pts", 1), (3, "3 pts", 1))
     assert base.ranked([(1,), (1,)], ["a", "b"], "tie").winners == (1, 2)
+

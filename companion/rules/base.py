@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import ClassVar, Generic, Protocol, TypeVar
 
 from companion.errors import InvalidStepError
 
@@ -137,7 +137,7 @@ class GameRules(Protocol[State, Step]):
     name: ClassVar[str]
     """``"enceladus"``, ``"mars"`` or ``"uranus"``."""
 
-    def new_game(self, players: int, seed: int, options: Mapping[str, Any]) -> State:
+    def new_game(self, players: int, seed: int, options: Mapping[str, object]) -> State:
         """A random setup (seeded, reproducible) before any player has placed a piece.
 
         Raises :class:`companion.errors.ConfigError` for an unknown option or a bad value and

@@ -72,7 +72,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache, lru_cache
 from itertools import chain, combinations, combinations_with_replacement, product, repeat
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
 from companion.rules import base
@@ -221,7 +221,7 @@ class Options:
 _RESERVED_NAMES = frozenset({"wild", "peak", "tree", "occupied"})
 
 
-def read_options(options: Mapping[str, Any]) -> Options:
+def read_options(options: Mapping[str, object]) -> Options:
     """Options from a mapping; missing keys take the defaults.
 
     Raises :class:`ConfigError` listing every unknown option and every bad value, each naming
@@ -257,7 +257,9 @@ def read_options(options: Mapping[str, Any]) -> Options:
         )
     if problems:
         raise ConfigError(problems)
-    return Options(str(mode), int(martians), bool(tube), tuple(colours))
+    # every value checked above: martians 1 or 2, colours five names
+    return Options(str(mode), 2 if martians == 2 else 1, bool(tube),
+                   tuple(cast("Sequence[str]", colours)))
 
 
 def _check_players(players: int, options: Options) -> None:
@@ -369,7 +371,7 @@ def setup_valid(peaks: Iterable[str]) -> bool:
     return is_connected([s for s in SQUARES if s not in blocked])
 
 
-def new_game(players: int, seed: int, options: Mapping[str, Any]) -> State:
+def new_game(players: int, seed: int, options: Mapping[str, object]) -> State:
     """A seeded random setup before any Martian is placed (the text, Setup; #2).
 
     95 flowers (19 of each colour) and 5 peaks are shuffled with ``random.Random(seed)`` and

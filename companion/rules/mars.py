@@ -130,7 +130,7 @@ class Options:
     }
 
     @classmethod
-    def from_mapping(cls, options: Mapping[str, Any]) -> Options:
+    def from_mapping(cls, options: Mapping[str, object]) -> Options:
         """Options from a config table; missing keys take their defaults.
 
         Raises :class:`ConfigError` naming every unknown key and every bad value at once.
@@ -168,7 +168,7 @@ class Options:
             raise ConfigError(problems)
         return cls(**values)
 
-    def non_defaults(self) -> dict[str, Any]:
+    def non_defaults(self) -> dict[str, object]:
         """``{name: value}`` of the options that differ from their defaults."""
         default = Options()
         return {
@@ -306,10 +306,10 @@ def track_space(score: int) -> TrackSpace:
     """Where a scoring Martian with ``score`` points stands: space 0 for 0, else
     ``(score - 1) mod 50 + 1``, and the laps completed (``track_space(53) == (3, 1)``).
 
-    docs/RULINGS.md Mars #6.  Raises ``ValueError`` for a negative score.
+    docs/RULINGS.md Mars #6.  Raises :class:`InvalidPositionError` for a negative score.
     """
     if score < 0:
-        raise ValueError(f"a score is never negative, got {score}")
+        raise InvalidPositionError(f"a score is never negative, got {score}")
     if score == 0:
         return TrackSpace(0, 0)
     return TrackSpace((score - 1) % TRACK_SPACES + 1, (score - 1) // TRACK_SPACES)
@@ -363,7 +363,7 @@ def position(
     planted: Mapping[int, int] | None = None,
     reserves: Mapping[int, Mapping[str, int]] | None = None,
     extra_turn: bool = False,
-    options: Mapping[str, Any] | None = None,
+    options: Mapping[str, object] | None = None,
 ) -> State:
     """A position from its parts, as the case files give them (``docs/CASES.md``).
 
@@ -537,26 +537,35 @@ def _lose_point(scores: tuple[int, ...], player: int) -> tuple[int, ...]:
     return tuple(max(0, s - 1) if i == player - 1 else s for i, s in enumerate(scores))
 
 
-def _next_turn(state: State, *, extra: bool, **changes: Any) -> State:
-    """``state`` with ``changes`` (of cells, gardeners, reserves, scores, planted, pool) after
-    a die is used (or the roll was 0): the same player again with ``extra`` (Mars #8, a die
-    is left), else the next player; the phase follows."""
-    phase = _phase(
-        changes.get("cells", state.cells),
-        changes.get("gardeners", state.gardeners),
-        changes.get("reserves", state.reserves),
-        changes.get("pool", state.pool),
-    )
+def _next_turn(
+    state: State,
+    *,
+    extra: bool,
+    cells: tuple[str, ...] | None = None,
+    gardeners: tuple[Hex | None, ...] | None = None,
+    reserves: tuple[tuple[int, ...], ...] | None = None,
+    scores: tuple[int, ...] | None = None,
+    planted: tuple[int, ...] | None = None,
+    pool: tuple[int, ...] | None = None,
+) -> State:
+    """``state`` with the parts given changed after a die is used (or the roll was 0): the
+    same player again with ``extra`` (Mars #8, a die is left), else the next player; the
+    phase follows."""
+    cells = state.cells if cells is None else cells
+    gardeners = state.gardeners if gardeners is None else gardeners
+    reserves = state.reserves if reserves is None else reserves
+    pool = state.pool if pool is None else pool
+    phase = _phase(cells, gardeners, reserves, pool)
     keep = extra and phase is Phase.MOVE
     to_move = state.to_move if keep else state.to_move % state.players + 1
     return State(  # not replace(): it costs twice as much, on every die used
         options=state.options,
-        cells=changes.get("cells", state.cells),
-        gardeners=changes.get("gardeners", state.gardeners),
-        reserves=changes.get("reserves", state.reserves),
-        scores=changes.get("scores", state.scores),
-        planted=changes.get("planted", state.planted),
-        pool=changes.get("pool", state.pool),
+        cells=cells,
+        gardeners=gardeners,
+        reserves=reserves,
+        scores=state.scores if scores is None else scores,
+        planted=state.planted if planted is None else planted,
+        pool=pool,
         to_move=to_move,
         phase=phase,
         extra_turn=keep,
@@ -791,7 +800,7 @@ def _format_fields(state: State, board: Mapping[Cell, Piece]) -> str:
     )
 
 
-def _option_value(text: str) -> Any:
+def _option_value(text: str) -> bool | int | str:
     if text in ("true", "false"):
         return text == "true"
     return int(text) if text.isascii() and text.isdigit() else text
@@ -863,7 +872,7 @@ class MarsRules(GardenerRules[State, Step]):
 
     name: ClassVar[str] = "mars"
 
-    def new_game(self, players: int, seed: int, options: Mapping[str, Any]) -> State:
+    def new_game(self, players: int, seed: int, options: Mapping[str, object]) -> State:
         """A fresh game: the 60 flowers dealt at random (2p 30 each, 3p 20, 4p 15, 5p 12) and,
         with the ``peaks`` option, that many peaks on non-adjacent, non-central hexes; then
         the players place their gardeners in turn order.

@@ -159,7 +159,7 @@ _OPTION_VALUES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 
-def read_options(options: Mapping[str, Any]) -> Options:
+def read_options(options: Mapping[str, object]) -> Options:
     """:class:`Options` from ``{name: value}``; missing names take their defaults.
 
     Raises :class:`ConfigError` naming every unknown option and every bad value.
@@ -566,7 +566,7 @@ class UranusRules(GardenerRules[State, Step]):
 
     # -- setup -------------------------------------------------------------------------
 
-    def new_game(self, players: int, seed: int, options: Mapping[str, Any]) -> State:
+    def new_game(self, players: int, seed: int, options: Mapping[str, object]) -> State:
         """A random setup, reproducible from ``seed``: the board's trees on distinct random
         spots off the edge, the 60 flowers dealt by chance (2p 30, 3p 20, 4p 15, 5p 12
         each), five secret cards in each hand (all unknown to the companion) and the other
@@ -1037,14 +1037,15 @@ class UranusRules(GardenerRules[State, Step]):
             def per_player(key: str) -> list[str]:
                 values = fields[key].split("/")
                 if len(values) != players:
-                    raise ValueError
+                    raise InvalidStepError(f"{key} gives one entry for each of the {players} "
+                                           "players, separated by /")
                 return values
 
             flowers = dict(f.rpartition("=")[::2] for f in _items(fields["flowers"], "/"))
             hands = per_player("hands")
             names = BOARDS[options.board].grid.names
             if flowers.keys() - set(names.values()):
-                raise ValueError("a flower is off the board")
+                raise InvalidStepError("a flower is off the board")
             position = State(
                 options=options,
                 trees=frozenset(parse_hex(t) for t in _items(fields["trees"], "/")),
@@ -1099,12 +1100,13 @@ def _items(text: str, sep: str) -> list[str]:
 
 
 def _reserve(text: str) -> tuple[int, ...]:
-    """``"blue:3,red:2"`` -> counts in COLOURS order.  Raises ``ValueError``."""
+    """``"blue:3,red:2"`` -> counts in COLOURS order.  Raises :class:`InvalidStepError` for
+    an unknown colour and ``ValueError`` for a count that is not a number."""
     counts = dict.fromkeys(COLOURS, 0)
     for item in _items(text, ","):
         colour, _, n = item.partition(":")
         if colour not in counts:
-            raise ValueError(f"{colour!r} is not a flower colour")
+            raise InvalidStepError(f"{colour!r} is not a flower colour")
         counts[colour] = int(n)
     return tuple(counts.values())
 
