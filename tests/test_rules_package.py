@@ -82,3 +82,9 @@ def test_the_ranking_shares_rank_points_between_equal_keys() -> None:
     assert outcome.ranking == ((2, "5 pts", 2), (1, "3 pts", 1), (3, "3 pts", 1))
     assert base.ranked([(1,), (1,)], ["a", "b"], "tie").winners == (1, 2)
 
+
+def test_a_piece_comes_apart_into_its_top_and_the_flower_under_it() -> None:
+    assert base.top_and_under("M1+red") == ("M1", "red")
+    assert base.top_and_under("M2") == ("M2", "")
+    assert base.top_and_under("red") == ("red", "")
+    assert base.top_and_under("") == ("", "")
