@@ -92,7 +92,7 @@ def test_peaks_variant_places_non_adjacent_peaks_off_the_centre(count: int) -> N
 
 
 def test_option_defaults_are_those_of_rulings_mars_10() -> None:
-    assert mars.Options.from_mapping({}) == mars.Options(
+    assert mars.read_options({}) == mars.Options(
         plant_score="group_size",
         center_blocks_path=False,
         last_flower="board",
@@ -124,7 +124,7 @@ def test_bad_options_are_all_named_at_once() -> None:
 @pytest.mark.parametrize("value", [True, "5", -1])
 def test_peaks_option_is_a_count(value: object) -> None:
     with pytest.raises(ConfigError, match="peaks"):
-        mars.Options.from_mapping({"peaks": value})
+        mars.read_options({"peaks": value})
 
 
 def test_every_scoring_martian_starts_on_zero() -> None:

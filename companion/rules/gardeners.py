@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import random
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Protocol, TypeVar
 
 from companion.rules.base import Cell, Piece, Rules, Seated, Step, martian, martian_on
@@ -31,6 +32,11 @@ class GardenerState(Seated, Protocol):
     def scores(self) -> tuple[int, ...]:
         """``scores[p - 1]``: player p's points so far."""
         ...
+
+
+FLOWERS_EACH: Mapping[int, int] = MappingProxyType({2: 30, 3: 20, 4: 15, 5: 12})
+"""Flowers dealt to each player by the number of players: both games have 60 flowers and
+deal them all (Gardens of Mars and Gardens of Uranus, Setup)."""
 
 
 def deal_flowers(

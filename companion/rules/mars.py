@@ -51,7 +51,13 @@ from companion.errors import (
     InvalidStepError,
 )
 from companion.rules.base import EMPTY, PEAK, Cell, Outcome, Piece, martian, parse_piece, ranked
-from companion.rules.gardeners import GardenerRules, deal_flowers, gardener, move_changes
+from companion.rules.gardeners import (
+    FLOWERS_EACH,
+    GardenerRules,
+    deal_flowers,
+    gardener,
+    move_changes,
+)
 from companion.rules.hexes import Hex, hex_name, hexagon, parse_hex
 
 COLOURS: tuple[str, ...] = ("blue", "yellow", "white", "gray", "red", "green")
@@ -59,9 +65,6 @@ COLOURS: tuple[str, ...] = ("blue", "yellow", "white", "gray", "red", "green")
 
 FLOWERS_PER_COLOUR = 10
 """Flowers of each colour in the game (Mars #1)."""
-
-DEAL: Mapping[int, int] = {2: 30, 3: 20, 4: 15, 5: 12}
-"""Flowers dealt to each player, by number of players (Mars #1)."""
 
 GRID = hexagon(5)
 """The 91-hex garden (Mars #1)."""
@@ -124,50 +127,6 @@ class Options:
     track_extra_turns: bool = True
     peaks: int = 0
 
-    _CHOICES: ClassVar[Mapping[str, tuple[str, ...]]] = {
-        "plant_score": ("group_size", "connected_only"),
-        "last_flower": ("board", "own_reserve"),
-    }
-
-    @classmethod
-    def from_mapping(cls, options: Mapping[str, object]) -> Options:
-        """Options from a config table; missing keys take their defaults.
-
-        Raises :class:`ConfigError` naming every unknown key and every bad value at once.
-        """
-        problems: list[str] = []
-        values: dict[str, Any] = {}
-        known = {f.name: f for f in fields(cls)}
-        for key, value in options.items():
-            if key not in known:
-                problems.append(
-                    f"Gardens of Mars has no option {key!r}; the options are "
-                    + ", ".join(known)
-                    + "."
-                )
-            elif key in cls._CHOICES:
-                if value not in cls._CHOICES[key]:
-                    choices = " or ".join(repr(c) for c in cls._CHOICES[key])
-                    problems.append(f"Option {key!r} must be {choices}, not {value!r}.")
-                values[key] = value
-            elif key == "peaks":
-                if isinstance(value, bool) or not isinstance(value, int):
-                    problems.append(
-                        f"Option 'peaks' is a count (0 for no peaks, 5 is usual), not {value!r}."
-                    )
-                elif not 0 <= value <= MAX_PEAKS:
-                    problems.append(
-                        f"Option 'peaks' must be from 0 to {MAX_PEAKS}, not {value}."
-                    )
-                values[key] = value
-            else:
-                if not isinstance(value, bool):
-                    problems.append(f"Option {key!r} must be true or false, not {value!r}.")
-                values[key] = value
-        if problems:
-            raise ConfigError(problems)
-        return cls(**values)
-
     def non_defaults(self) -> dict[str, object]:
         """``{name: value}`` of the options that differ from their defaults."""
         default = Options()
@@ -176,6 +135,52 @@ class Options:
             for f in fields(self)
             if getattr(self, f.name) != getattr(default, f.name)
         }
+
+
+_CHOICES: Mapping[str, tuple[str, ...]] = {
+    "plant_score": ("group_size", "connected_only"),
+    "last_flower": ("board", "own_reserve"),
+}
+"""The options that take a word, and their words (the default first)."""
+
+
+def read_options(options: Mapping[str, object]) -> Options:
+    """:class:`Options` from a config table; missing keys take their defaults.
+
+    Raises :class:`ConfigError` naming every unknown key and every bad value at once.
+    """
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    known = {f.name: f for f in fields(Options)}
+    for key, value in options.items():
+        if key not in known:
+            problems.append(
+                f"Gardens of Mars has no option {key!r}; the options are "
+                + ", ".join(known)
+                + "."
+            )
+        elif key in _CHOICES:
+            if value not in _CHOICES[key]:
+                choices = " or ".join(repr(c) for c in _CHOICES[key])
+                problems.append(f"Option {key!r} must be {choices}, not {value!r}.")
+            values[key] = value
+        elif key == "peaks":
+            if isinstance(value, bool) or not isinstance(value, int):
+                problems.append(
+                    f"Option 'peaks' is a count (0 for no peaks, 5 is usual), not {value!r}."
+                )
+            elif not 0 <= value <= MAX_PEAKS:
+                problems.append(
+                    f"Option 'peaks' must be from 0 to {MAX_PEAKS}, not {value}."
+                )
+            values[key] = value
+        else:
+            if not isinstance(value, bool):
+                problems.append(f"Option {key!r} must be true or false, not {value!r}.")
+            values[key] = value
+    if problems:
+        raise ConfigError(problems)
+    return Options(**values)
 
 
 # --- steps -------------------------------------------------------------------------------
@@ -349,7 +354,7 @@ def _phase(
 
 
 def _check_players(players: int) -> None:
-    if players not in DEAL:
+    if players not in FLOWERS_EACH:
         raise InvalidPositionError(f"Gardens of Mars is for 2 to 5 players, not {players}.")
 
 
@@ -373,7 +378,7 @@ def position(
     place it.  Raises :class:`InvalidPositionError` naming every problem found, and
     :class:`ConfigError` for bad options.
     """
-    opts = Options.from_mapping(options or {})
+    opts = read_options(options or {})
     _check_players(players)
     problems: list[str] = []
     board = [EMPTY] * len(GRID)
@@ -881,11 +886,10 @@ class MarsRules(GardenerRules[State, Step]):
         for a bad option, :class:`InvalidPositionError` for fewer than 2 or more than 5
         players.
         """
-        opts = Options.from_mapping(options)
-        if players not in DEAL:
-            raise InvalidPositionError(f"Gardens of Mars is for 2 to 5 players, not {players}.")
+        opts = read_options(options)
+        _check_players(players)
         rng = random.Random(seed)
-        reserves = deal_flowers(rng, COLOURS, FLOWERS_PER_COLOUR, players, DEAL[players])
+        reserves = deal_flowers(rng, COLOURS, FLOWERS_PER_COLOUR, players, FLOWERS_EACH[players])
         cells = [EMPTY] * len(GRID)
         spots = [c for c in GRID.cells if c != CENTRE]
         rng.shuffle(spots)
@@ -1067,9 +1071,9 @@ class MarsCases:
         held = {p: sum(r.values()) for p, r in pos.get("reserves", {}).items()}
         problems = [
             f"position.reserves.{p} holds {n} flowers; each of {players} players is dealt "
-            f"{DEAL[players]}"
+            f"{FLOWERS_EACH[players]}"
             for p, n in held.items()
-            if n > DEAL[players]
+            if n > FLOWERS_EACH[players]
         ]
         cells = pos.get("cells", {}).values()
         planted = sum(1 for piece in cells if piece.split("+")[-1] in COLOURS)

@@ -55,7 +55,13 @@ from companion.rules.base import (
     ranked,
     replaced,
 )
-from companion.rules.gardeners import GardenerRules, deal_flowers, gardener, move_changes
+from companion.rules.gardeners import (
+    FLOWERS_EACH,
+    GardenerRules,
+    deal_flowers,
+    gardener,
+    move_changes,
+)
 from companion.rules.hexes import Hex, HexGrid, hex_name, hexagon, parse_hex
 from companion.rules.missions import ALL_MISSIONS, COLOURS, HEXAGON, Garden, parse_mission
 
@@ -64,9 +70,6 @@ RULE_TURN = "Gardens of Uranus, Your turn"
 RULE_SCORE = "Gardens of Uranus, Your turn (Score a mission card)"
 RULE_END = "Gardens of Uranus, End of the game"
 RULE_HEXAGON = "Gardens of Uranus, Mission cards (Hexagon)"
-
-FLOWERS_EACH: Mapping[int, int] = MappingProxyType({2: 30, 3: 20, 4: 15, 5: 12})
-"""Flowers dealt to each player by the number of players (the text, Setup)."""
 
 FLOWERS_PER_COLOUR = 12
 """Flowers of each colour in the game (docs/RULINGS.md Uranus #1)."""
