@@ -39,6 +39,18 @@ FLOWERS_EACH: Mapping[int, int] = MappingProxyType({2: 30, 3: 20, 4: 15, 5: 12})
 deal them all (Gardens of Mars and Gardens of Uranus, Setup)."""
 
 
+def overdealt(reserves: Mapping[str, Mapping[str, int]], players: int) -> list[str]:
+    """A problem for each reserve of a case position (``{player: {colour: count}}``) holding
+    more flowers than a player of ``players`` is dealt (:data:`FLOWERS_EACH`)."""
+    each = FLOWERS_EACH[players]
+    return [
+        f"position.reserves.{p} holds {sum(r.values())} flowers; each of {players} players "
+        f"is dealt {each}"
+        for p, r in reserves.items()
+        if sum(r.values()) > each
+    ]
+
+
 def deal_flowers(
     rng: random.Random, colours: Sequence[str], per_colour: int, players: int, each: int
 ) -> tuple[tuple[int, ...], ...]:

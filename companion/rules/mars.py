@@ -57,6 +57,7 @@ from companion.rules.gardeners import (
     deal_flowers,
     gardener,
     move_changes,
+    overdealt,
 )
 from companion.rules.hexes import Hex, hex_name, hexagon, parse_hex
 
@@ -1069,12 +1070,7 @@ class MarsCases:
         players = int(pos["players"])
         _check_players(players)
         held = {p: sum(r.values()) for p, r in pos.get("reserves", {}).items()}
-        problems = [
-            f"position.reserves.{p} holds {n} flowers; each of {players} players is dealt "
-            f"{FLOWERS_EACH[players]}"
-            for p, n in held.items()
-            if n > FLOWERS_EACH[players]
-        ]
+        problems = overdealt(pos.get("reserves", {}), players)
         cells = pos.get("cells", {}).values()
         planted = sum(1 for piece in cells if piece.split("+")[-1] in COLOURS)
         if planted + sum(held.values()) > FLOWERS_PER_COLOUR * len(COLOURS):

@@ -61,6 +61,7 @@ from companion.rules.gardeners import (
     deal_flowers,
     gardener,
     move_changes,
+    overdealt,
 )
 from companion.rules.hexes import Hex, HexGrid, hex_name, hexagon, parse_hex
 from companion.rules.missions import ALL_MISSIONS, COLOURS, HEXAGON, Garden, parse_mission
@@ -1239,12 +1240,7 @@ def _check_supply(pos: Mapping[str, Any], shape: BoardShape) -> None:
     reserves, more trees than the board has, more than 5 cards in a hand."""
     players = int(pos["players"])
     reserves = pos.get("reserves", {})
-    problems = [
-        f"position.reserves.{p} holds {sum(r.values())} flowers; each of {players} players "
-        f"is dealt {FLOWERS_EACH[players]}"
-        for p, r in reserves.items()
-        if sum(r.values()) > FLOWERS_EACH[players]
-    ]
+    problems = overdealt(reserves, players)
     pieces = [piece.split("+")[-1] for piece in pos.get("cells", {}).values()]
     for colour in COLOURS:
         total = pieces.count(colour) + sum(int(r.get(colour, 0)) for r in reserves.values())
