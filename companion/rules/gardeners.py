@@ -11,7 +11,7 @@ the hooks the shared recognition needs.
 from __future__ import annotations
 
 import random
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Protocol, TypeVar
@@ -78,7 +78,7 @@ def move_changes(player: int, start: Hex, left: str, to: Hex, found: str) -> dic
 GState = TypeVar("GState", bound=GardenerState)
 
 
-class GardenerRules(Rules[GState, Step]):
+class GardenerRules(Rules[GState, Step], ABC):
     """The :class:`companion.rules.base.GameRules` defaults of a gardener game: its score line,
     and :meth:`candidates` from two hooks of the game (:meth:`_placements_on` and
     :meth:`_moves_onto`)."""
@@ -89,7 +89,8 @@ class GardenerRules(Rules[GState, Step]):
 
     @abstractmethod
     def _placements_on(self, state: GState, cell: Cell) -> Iterator[Step]:
-        """The legal placement of the gardener to move on ``cell``, if there is one."""
+        """The legal placement of the gardener to move on ``cell``, if there is one: none
+        outside the placement phase."""
 
     @abstractmethod
     def _moves_onto(self, state: GState, landing: Cell | None) -> Iterator[Step]:
@@ -115,11 +116,10 @@ class GardenerRules(Rules[GState, Step]):
         if not touched:
             yield from self.legal_steps(state)
             return
+        if len(touched) == 1:
+            yield from self._placements_on(state, next(iter(touched)))
         here = state.gardeners[state.to_move - 1]
-        if here is None:
-            if len(touched) == 1:
-                yield from self._placements_on(state, next(iter(touched)))
-            return
-        landing = touched - {hex_name(here)}
-        if len(landing) <= 1:
-            yield from self._moves_onto(state, next(iter(landing), None))
+        if here is not None:
+            landing = touched - {hex_name(here)}
+            if len(landing) <= 1:
+                yield from self._moves_onto(state, next(iter(landing), None))

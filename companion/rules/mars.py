@@ -975,9 +975,10 @@ class MarsRules(GardenerRules[State, Step]):
         return _apply_discard(state, step)
 
     def _placements_on(self, state: State, cell: Cell) -> Iterator[Step]:
-        for step in self._placements_and_moves(state):
-            if isinstance(step, Place) and cell == GRID.names[step.cell]:
-                yield step
+        if state.phase is Phase.PLACEMENT:
+            for step in self._placements_and_moves(state):
+                if isinstance(step, Place) and cell == GRID.names[step.cell]:
+                    yield step
 
     def _moves_onto(self, state: State, landing: Cell | None) -> Iterator[Step]:
         # rolls and discards touch nothing: not candidates of a touched hex
