@@ -351,8 +351,9 @@ def _whole(low: int, high: int) -> Callable[[str], int]:
 
 def make_parser() -> argparse.ArgumentParser:
     """The ``companion`` argument parser (all subcommands)."""
-    from companion.config import MAX_SEED, URANUS_BOARDS
+    from companion.config import MAX_SEED
     from companion.opponent import DEFAULT_STRENGTH, Strength
+    from companion.rules import BOARDS, GAMES
 
     strengths = [strength.value for strength in Strength]
 
@@ -373,11 +374,11 @@ def make_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_run)
 
     demo = sub.add_parser("demo", help="a whole game against the simulated board, no hardware")
-    demo.add_argument("--game", choices=("enceladus", "mars", "uranus"), default="enceladus")
+    demo.add_argument("--game", choices=GAMES, default="enceladus")
     demo.add_argument("--players", type=int, default=2, choices=range(2, 6), metavar="2-5")
     demo.add_argument("--seed", type=_whole(1, MAX_SEED), default=1,
                       help="the game's seed (reproducible)")
-    demo.add_argument("--board", choices=URANUS_BOARDS, help="the Uranus board (default "
+    demo.add_argument("--board", choices=BOARDS["uranus"], help="the Uranus board (default "
                       "hexagonal; only with --game uranus)")
     demo.add_argument("--display", default="gifanim",
                       help="luma device: gifanim (saves a GIF), capture (PNG frames), dummy")
@@ -485,7 +486,7 @@ def make_parser() -> argparse.ArgumentParser:
     sim.add_argument("--speed", type=_positive, default=1.0,
                      help="times faster: the recorded pace, or the players' hands")
     sim.add_argument("--scenario", metavar="FILE", help="a scenario file to play once connected")
-    sim.add_argument("--game", choices=("enceladus", "mars", "uranus"), default="enceladus")
+    sim.add_argument("--game", choices=GAMES, default="enceladus")
     sim.add_argument("--players", type=int, choices=range(2, 6), metavar="2-5",
                      help="the game's players (default 2); given, that many virtual players "
                      "play once the daemon has connected (with --interactive, you play)")
@@ -498,7 +499,7 @@ def make_parser() -> argparse.ArgumentParser:
                      help="the setup's seed, as [game] seed in the daemon's config")
     sim.add_argument("--strength", choices=strengths, default=DEFAULT_STRENGTH.value,
                      help="how the virtual players (--players) play (default steady)")
-    sim.add_argument("--board", choices=URANUS_BOARDS, help="the Uranus board (default "
+    sim.add_argument("--board", choices=BOARDS["uranus"], help="the Uranus board (default "
                      "hexagonal; only with --game uranus)")
     sim.add_argument("--sensing", choices=("identity", "presence"), default="identity")
     sim.add_argument("--empty", action="store_true", help="start with nothing on the board")

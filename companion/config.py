@@ -70,7 +70,7 @@ import msgspec.inspect
 from msgspec import Meta
 
 from companion.errors import ConfigError, UnreadableConfigError
-from companion.rules import GAMES
+from companion.rules import BOARDS, GAMES
 
 Scalar = str | int | float | bool
 """A single TOML value: what ``[game.options]`` may hold."""
@@ -78,7 +78,7 @@ Scalar = str | int | float | bool
 LumaValue = str | int | float | bool | None
 """A ``luma.core.cmdline`` option value; ``None`` where luma's default is "unset"."""
 
-URANUS_BOARDS = ("hexagonal", "trapezoid", "rhombus")
+URANUS_BOARDS = BOARDS["uranus"]
 """The Gardens of Uranus boards (docs/RULINGS.md Uranus #2)."""
 
 MAX_SEED = 2**63 - 1

@@ -59,6 +59,14 @@ class RulesError(CompanionError, ValueError):
     """Base of the errors of the rules cores."""
 
 
+class UnknownGameError(RulesError, KeyError):
+    """A name that is no game of the companion, or no board layout of one.  Also a
+    ``KeyError``, as a lookup of a name that is not there; ``str()`` is the sentence."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 class InvalidStepError(RulesError):
     """A step or position cannot be read: wrong syntax or an unknown name."""
 

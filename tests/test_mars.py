@@ -92,7 +92,7 @@ def test_peaks_variant_places_non_adjacent_peaks_off_the_centre(count: int) -> N
 
 
 def test_option_defaults_are_those_of_rulings_mars_10() -> None:
-    assert mars.Options.from_mapping({}) == mars.Options(
+    assert mars.read_options({}) == mars.Options(
         plant_score="group_size",
         center_blocks_path=False,
         last_flower="board",
@@ -124,7 +124,7 @@ def test_bad_options_are_all_named_at_once() -> None:
 @pytest.mark.parametrize("value", [True, "5", -1])
 def test_peaks_option_is_a_count(value: object) -> None:
     with pytest.raises(ConfigError, match="peaks"):
-        mars.Options.from_mapping({"peaks": value})
+        mars.read_options({"peaks": value})
 
 
 def test_every_scoring_martian_starts_on_zero() -> None:
@@ -146,7 +146,7 @@ def test_placement_is_never_on_the_centre_nor_an_occupied_hex() -> None:
     state = RULES.apply(RULES.new_game(2, 0, {}), Place((1, -1)))
     with pytest.raises(IllegalMoveError, match="central space") as caught:
         RULES.apply(state, Place((0, 0)))
-    assert caught.value.rule == mars.R_SETUP
+    assert caught.value.rule == mars.RULE_SETUP
     with pytest.raises(IllegalMoveError, match="not empty"):
         RULES.apply(state, Place((1, -1)))
     places = {s.cell for s in RULES.legal_steps(state) if isinstance(s, Place)}
@@ -198,7 +198,7 @@ def test_centre_blocks_the_path_with_the_option() -> None:
     assert mars.destinations(state) == {(-2, 4), (2, -4)}
     with pytest.raises(IllegalMoveError, match="center_blocks_path") as caught:
         RULES.apply(state, Move(4, (2, 0), "red"))
-    assert caught.value.rule == mars.R_CENTRE
+    assert caught.value.rule == mars.RULE_CENTRE
 
 
 def test_landing_on_the_centre_is_refused() -> None:
@@ -218,7 +218,7 @@ def test_peaks_block_the_way_and_the_landing() -> None:
     assert mars.destinations(state) == {(2, 0)}
     with pytest.raises(IllegalMoveError, match="peak on -2,2") as caught:
         RULES.apply(state, Move(4, (-2, 4), "red"))
-    assert caught.value.rule == mars.R_PEAKS
+    assert caught.value.rule == mars.RULE_PEAKS
 
 
 def test_a_move_that_turns_is_refused() -> None:
@@ -234,7 +234,7 @@ def test_discard_only_when_no_die_can_move() -> None:
     assert {s for s in RULES.legal_steps(state) if isinstance(s, Discard)} == set()
     with pytest.raises(IllegalMoveError, match="discarded only when none can move") as caught:
         RULES.apply(state, Discard(4))
-    assert caught.value.rule == mars.R_DIE
+    assert caught.value.rule == mars.RULE_DIE
     jammed = at({**blocked, "3,0": "", "4,0": "M3"}, players=4, pool=(4, 4, 6), scores={1: 5})
     assert list(RULES.legal_steps(jammed)) == [Discard(4), Discard(6)]
     after = RULES.apply(jammed, Discard(4))
@@ -366,7 +366,7 @@ def test_an_empty_reserve_ends_the_game_before_any_extra_turn() -> None:
     assert outcome.ranking == ((2, "9 pts", 1), (1, "1 pts", 0))
     with pytest.raises(IllegalMoveError, match="game is over") as caught:
         RULES.apply(after, Move(5, (-5, 1), "blue"))
-    assert caught.value.rule == mars.R_END
+    assert caught.value.rule == mars.RULE_END
 
 
 def test_stalemate_ends_the_game_when_the_last_die_is_discarded() -> None:

@@ -13,6 +13,6 @@ from __future__ import annotations
 from companion.display.device import make_device
 from companion.display.display import Display
 from companion.display.render import render, render_frame
-from companion.referee.screen import LAYOUTS, ROLES, Screen
+from companion.referee.screen import ROLES, Screen
 
-__all__ = ["LAYOUTS", "ROLES", "Display", "Screen", "make_device", "render", "render_frame"]
+__all__ = ["ROLES", "Display", "Screen", "make_device", "render", "render_frame"]

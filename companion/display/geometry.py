@@ -88,7 +88,7 @@ def hex_grid(layout: str, cells: Iterable[str]) -> BoardGrid:
 
 
 def board_grid(layout: str, cells: Iterable[str]) -> BoardGrid:
-    """The grid of ``layout`` (``companion.referee.screen.LAYOUTS``) for these cells."""
+    """The grid of ``layout`` (``companion.rules.LAYOUTS``) for these cells."""
     if layout == "enceladus":
         return enceladus_grid()
     return hex_grid(layout, cells)

@@ -23,6 +23,7 @@ from math import comb
 from typing import Any
 
 from companion.opponent import Spend
+from companion.rules.base import rank_points
 from companion.rules.enceladus import (
     DRAW,
     PAYMENT,
@@ -31,7 +32,6 @@ from companion.rules.enceladus import (
     State,
     Step,
     hands,
-    rank_points,
 )
 
 WEIGHTS = (27.0, 9.0, 3.0, 1.0, 0.3)

@@ -51,6 +51,7 @@ from companion.referee.recognition import board_diff
 from companion.referee.referee import Extension, Referee, RefereeSettings
 from companion.referee.screen import Screen
 from companion.rules import mars
+from companion.rules.gardeners import FLOWERS_EACH
 from companion.rules.hexes import hex_name
 from companion.rules.mars import (
     COLOURS,
@@ -90,7 +91,7 @@ def extensions(settings: RefereeSettings, seed: int) -> list[Extension]:
     table: list[Extension] = [MarsTable(settings.dice, rng=random.Random(seed or None),
                                         roll_button=settings.roll_button)]
     if settings.dealt_by_hand:  # the flowers dealt from the bag by hand, too
-        table.append(DealTable(mars.COLOURS, dict(mars.DEAL), mars.FLOWERS_PER_COLOUR))
+        table.append(DealTable(mars.COLOURS, dict(FLOWERS_EACH), mars.FLOWERS_PER_COLOUR))
     return table
 
 

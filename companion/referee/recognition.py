@@ -24,7 +24,16 @@ from typing import Any, Generic, TypeVar
 
 from companion.errors import InvalidStepError
 from companion.rules import hexes, squares
-from companion.rules.base import EMPTY, OCCUPIED, Board, Cell, GameRules, Piece, parse_piece
+from companion.rules.base import (
+    EMPTY,
+    OCCUPIED,
+    Board,
+    Cell,
+    GameRules,
+    Piece,
+    parse_piece,
+    top_and_under,
+)
 
 T = TypeVar("T")
 
@@ -38,8 +47,8 @@ def on_the_way(observed: Piece, target: Piece) -> bool:
     """
     if observed in (target, EMPTY):
         return True
-    head, plus, colour = target.partition("+")
-    return bool(plus) and observed in (head, colour)
+    top, under = top_and_under(target)
+    return bool(under) and observed in (top, under)
 
 
 def board_diff(expected: Board, observed: Board, ignore: frozenset[Cell]) -> dict[Cell, Piece]:
@@ -55,9 +64,9 @@ def board_diff(expected: Board, observed: Board, ignore: frozenset[Cell]) -> dic
 def _stacked(before: Piece, after: Piece) -> bool:
     """Whether one piece is the other with a gardener added or taken off (``"red"`` and
     ``"M1+red"``): a change of the top of a stack, not of what stands on the cell."""
-    return any(plus and under == other
-               for (_, plus, under), other in ((before.partition("+"), after),
-                                               (after.partition("+"), before)))
+    return any(under and under == other
+               for (_, under), other in ((top_and_under(before), after),
+                                         (top_and_under(after), before)))
 
 
 def sensed(piece: Piece) -> Piece:
@@ -252,11 +261,11 @@ class StepIndex:
         # A Martian landing unseen must have been set down after it left its own cell.
         pieces = self.piece_changes(step)
         for cell in unseen:
-            head = pieces[cell].partition("+")[0]
+            head = top_and_under(pieces[cell])[0]
             if parse_piece(head).kind != "martian":
                 continue
             for origin in pieces:
-                if (origin != cell and self.expected.get(origin, EMPTY).partition("+")[0] == head
+                if (origin != cell and top_and_under(self.expected.get(origin, EMPTY))[0] == head
                         and not handled.set_down_after(cell, origin)):
                     return False
         return True
@@ -469,7 +478,7 @@ def guidance(
         dests: dict[Cell, str] = {}
         for step in steps:
             for cell, piece in index.piece_changes(step).items():
-                if piece.partition("+")[0] in lifted and diff.get(cell) != piece:
+                if top_and_under(piece)[0] in lifted and diff.get(cell) != piece:
                     dests[cell] = "dest"
         return dests
     todo: dict[Cell, Piece] | None = None

@@ -12,10 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-GAMES = ("enceladus", "mars", "uranus")
-
-LAYOUTS = ("enceladus", "mars", "uranus-hexagonal", "uranus-trapezoid", "uranus-rhombus")
-"""The board drawings, one per physical board (the protocol's layout names)."""
+from companion.rules import GAMES, LAYOUTS
 
 ROLES = ("dest", "pick", "wrong", "restore", "place", "changed")
 """Highlight roles: ``dest`` a legal destination, ``pick`` a flower to take away, ``wrong`` a cell
@@ -34,7 +31,8 @@ def _frozen(mapping: Mapping[str, str]) -> Mapping[str, str]:
 class Screen:
     """One screenful for the LED matrix; immutable (mappings are copied into read-only views).
 
-    ``game``: ``"enceladus" | "mars" | "uranus"``.  ``layout``: one of :data:`LAYOUTS`.
+    ``game``: one of :data:`companion.rules.GAMES`.  ``layout``: one of
+    :data:`companion.rules.LAYOUTS`.
     ``cells``: cell name -> canonical piece (``companion.rules.base``), every cell of the layout
     (the rules core's ``board(state)``; empty cells as ``""``) so the board's outline is drawn.
     ``highlights``: cell -> role (:data:`ROLES`).  ``message``: a prompt, question, warning or

@@ -59,10 +59,10 @@ from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLeve
 from companion.referee.recognition import board_diff
 from companion.referee.referee import Extension, Question, Referee, RefereeSettings
 from companion.referee.screen import Screen
+from companion.rules.gardeners import FLOWERS_EACH
 from companion.rules.hexes import hex_name
 from companion.rules.missions import COLOURS, HEXAGON, parse_catalogue
 from companion.rules.uranus import (
-    FLOWERS_EACH,
     FLOWERS_PER_COLOUR,
     HAND_SIZE,
     RULES,

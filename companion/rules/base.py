@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import ClassVar, Generic, Protocol, TypeVar
 
 from companion.errors import InvalidPositionError, InvalidStepError
 
@@ -50,6 +50,14 @@ def martian(player: int) -> Piece:
 def martian_on(player: int, colour: str) -> Piece:
     """A gardener standing on a flower: ``martian_on(1, "red") == "M1+red"``."""
     return f"M{player}+{colour}"
+
+
+def top_and_under(piece: Piece) -> tuple[Piece, str]:
+    """A piece as what stands on top and the flower under it: ``("M1", "red")`` for
+    ``"M1+red"``, ``(piece, "")`` for any piece that is not a gardener on a flower.  Cheaper
+    than :func:`parse_piece` where only the two parts matter (recognition, the simulator)."""
+    top, _, under = piece.partition("+")
+    return top, under
 
 
 def disc(player: int) -> Piece:
@@ -108,7 +116,21 @@ class Outcome:
     ranking: tuple[tuple[int, str, int], ...] = ()
 
 
-State = TypeVar("State", bound=Hashable)
+class Seated(Hashable, Protocol):
+    """What every game's state tells: how many play and whose step is next."""
+
+    @property
+    def players(self) -> int:
+        """The number of players."""
+        ...
+
+    @property
+    def to_move(self) -> int:
+        """The player (from 1) whose step comes next."""
+        ...
+
+
+State = TypeVar("State", bound=Seated)
 Step = TypeVar("Step", bound=Hashable)
 
 
@@ -123,7 +145,7 @@ class GameRules(Protocol[State, Step]):
     name: ClassVar[str]
     """``"enceladus"``, ``"mars"`` or ``"uranus"``."""
 
-    def new_game(self, players: int, seed: int, options: Mapping[str, Any]) -> State:
+    def new_game(self, players: int, seed: int, options: Mapping[str, object]) -> State:
         """A random setup (seeded, reproducible) before any player has placed a piece.
 
         Raises :class:`companion.errors.ConfigError` for an unknown option or a bad value and
@@ -254,6 +276,65 @@ class GameRules(Protocol[State, Step]):
         deal.  Raises :class:`companion.errors.InvalidPositionError` with every sentence of
         :meth:`reserve_problems` when it finds any."""
         ...
+
+
+class Rules(Generic[State, Step]):
+    """The defaults every rules core shares; each game's class derives from it with its own
+    ``State`` and ``Step`` and implements the rest of :class:`GameRules`.
+
+    A game with no flower tray keeps :meth:`tray_cells` and :meth:`tray_filter`.
+    """
+
+    name: ClassVar[str]
+
+    def players(self, state: State) -> int:
+        """The number of players."""
+        return state.players
+
+    def to_move(self, state: State) -> int:
+        """The player (from 1) whose step comes next."""
+        return state.to_move
+
+    def tray_cells(self, state: State) -> frozenset[Cell]:
+        """None: the game has no flower tray."""
+        return frozenset()
+
+    def tray_filter(
+        self, state: State, steps: Sequence[Step], tray: Mapping[str, int]
+    ) -> list[Step]:
+        """``steps`` unchanged: the game pays nothing through a flower tray."""
+        return list(steps)
+
+
+Item = TypeVar("Item")
+
+
+def replaced(values: tuple[Item, ...], index: int, value: Item) -> tuple[Item, ...]:
+    """``values`` with ``values[index]`` replaced by ``value``."""
+    return values[:index] + (value,) + values[index + 1 :]
+
+
+def rank_points(keys: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """Per player (index p - 1), ``(N - 1) - (players with a strictly better key)``: ties
+    share the higher value.  A key is a tuple of numbers compared in order, greater better
+    (an Enceladus hand, a score then a tiebreak)."""
+    top = len(keys) - 1
+    return tuple(top - sum(other > mine for other in keys) for mine in keys)
+
+
+def ranked(keys: Sequence[tuple[int, ...]], shown: Sequence[str], termination: str) -> Outcome:
+    """The :class:`Outcome` of a finished game from each player's ``keys`` (index p - 1,
+    greater is better, equal keys tie) and the result ``shown`` for them: the players with
+    the best key win together; the ranking lists ``(player, shown, rank points)`` (see
+    :func:`rank_points`) best first, a tie in player order."""
+    points = rank_points(keys)
+    order = sorted(range(len(points)), key=lambda i: (-points[i], i))
+    best = max(points)
+    return Outcome(
+        winners=tuple(i + 1 for i in order if points[i] == best),
+        termination=termination,
+        ranking=tuple((i + 1, shown[i], points[i]) for i in order),
+    )
 
 
 def board_diff(before: Board, after: Board) -> dict[Cell, Piece]:

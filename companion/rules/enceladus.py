@@ -72,10 +72,11 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache, lru_cache
 from itertools import chain, combinations, combinations_with_replacement, product, repeat
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
 from companion.rules import base
+from companion.rules.base import rank_points, replaced
 from companion.rules.squares import (
     COLUMNS,
     DIAGONAL_RAYS,
@@ -220,7 +221,7 @@ class Options:
 _RESERVED_NAMES = frozenset({"wild", "peak", "tree", "occupied"})
 
 
-def read_options(options: Mapping[str, Any]) -> Options:
+def read_options(options: Mapping[str, object]) -> Options:
     """Options from a mapping; missing keys take the defaults.
 
     Raises :class:`ConfigError` listing every unknown option and every bad value, each naming
@@ -256,7 +257,9 @@ def read_options(options: Mapping[str, Any]) -> Options:
         )
     if problems:
         raise ConfigError(problems)
-    return Options(str(mode), int(martians), bool(tube), tuple(colours))
+    # every value checked above: martians 1 or 2, colours five names
+    return Options(str(mode), 2 if martians == 2 else 1, bool(tube),
+                   tuple(cast("Sequence[str]", colours)))
 
 
 def _check_players(players: int, options: Options) -> None:
@@ -368,7 +371,7 @@ def setup_valid(peaks: Iterable[str]) -> bool:
     return is_connected([s for s in SQUARES if s not in blocked])
 
 
-def new_game(players: int, seed: int, options: Mapping[str, Any]) -> State:
+def new_game(players: int, seed: int, options: Mapping[str, object]) -> State:
     """A seeded random setup before any Martian is placed (the text, Setup; #2).
 
     95 flowers (19 of each colour) and 5 peaks are shuffled with ``random.Random(seed)`` and
@@ -830,18 +833,14 @@ class _Draft:
         return State(
             options=state.options,
             garden=tuple(self.garden),
-            martians=_with(state.martians, p, tuple(sorted(self.martians))),
-            reserves=_with(state.reserves, p, tuple(self.reserve)),
+            martians=replaced(state.martians, p, tuple(sorted(self.martians))),
+            reserves=replaced(state.reserves, p, tuple(self.reserve)),
             tube=tuple(self.tube),
             discs=discs,
             to_move=to_move,
             phase=phase,
             bound=self.bound,
         )
-
-
-def _with(values: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
-    return values[:index] + (value,) + values[index + 1 :]
 
 
 def apply(state: State, step: Step) -> State:
@@ -1099,9 +1098,9 @@ def _economy(
     for c, n in enumerate(reserve):
         if n < PAYMENT or best >= cap:
             continue
-        paid = _with(reserve, c, n - PAYMENT)
-        into = None if tube is None else _with(tube, c, tube[c] + PAYMENT)
-        more = [_with(paid, g, paid[g] + 1) for g in range(len(reserve))]
+        paid = replaced(reserve, c, n - PAYMENT)
+        into = None if tube is None else replaced(tube, c, tube[c] + PAYMENT)
+        more = [replaced(paid, g, paid[g] + 1) for g in range(len(reserve))]
         best = max(best, 1 + _economy(paid, into, gains, pick, counted, spare, cap - 1))
         for after in more if gains else ():  # the action brought a flower
             best = max(best, 1 + _economy(after, into, gains - 1, pick, counted, spare, cap - 1))
@@ -1127,7 +1126,7 @@ def _payments(state: State) -> int:
 def _rich(state: State) -> State:
     """``state`` with the player to move holding enough flowers to pay for every action."""
     reserve = (PAYMENT * len(ACTIONS),) * len(state.options.colours) + (0,)
-    return replace(state, reserves=_with(state.reserves, state.to_move - 1, reserve))
+    return replace(state, reserves=replaced(state.reserves, state.to_move - 1, reserve))
 
 
 def _pays_for_all(state: State) -> bool:
@@ -1520,7 +1519,7 @@ class _Use:
             draft.reserve[self.pay] -= PAYMENT
             draft.tube[self.pay] += PAYMENT
         change(draft)
-        discs = _with(state.discs, ACTIONS.index(self.name), state.to_move)
+        discs = replaced(state.discs, ACTIONS.index(self.name), state.to_move)
         after = draft.result(to_move=state.to_move, phase=state.phase, discs=discs)
         hand = node.held if held is None else held
         return _Node(after, hand, node.swap if swap is None else swap), entries
@@ -1842,7 +1841,7 @@ def _action(state: State, step: Action) -> tuple[State, list[int]]:
     (martian, cells), = matches
     _perform(draft, step.name, martian, cells, drawn)
     draft.touched.append(_SLOTS_FROM + k)
-    discs = _with(state.discs, k, state.to_move)
+    discs = replaced(state.discs, k, state.to_move)
     return draft.result(to_move=state.to_move, phase=Phase.TURN, discs=discs), draft.touched
 
 
@@ -2083,13 +2082,6 @@ def hands(state: State) -> tuple[tuple[int, ...], ...]:
     return own
 
 
-def rank_points(all_hands: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
-    """Per hand, ``(N - 1) - (number of strictly better hands)``: ties share the higher value
-    (the text, Scoring your hand; #9)."""
-    top = len(all_hands) - 1
-    return tuple(top - sum(other > mine for other in all_hands) for mine in all_hands)
-
-
 def hand_text(counts: Sequence[int]) -> str:
     """``(3, 4, 5, 5, 6) -> "3-4-5-5-6"``, as the player panel shows a hand."""
     return "-".join(str(n) for n in counts)
@@ -2106,14 +2098,8 @@ def outcome(state: State) -> base.Outcome | None:
     if state.phase is not Phase.OVER:
         return None
     all_hands = hands(state)
-    points = rank_points(all_hands)
-    order = sorted(range(len(points)), key=lambda i: (-points[i], i))
-    best = max(points)
-    return base.Outcome(
-        winners=tuple(i + 1 for i in order if points[i] == best),
-        termination=f"player {state.to_move} cannot reach any flower",
-        ranking=tuple((i + 1, hand_text(all_hands[i]), points[i]) for i in order),
-    )
+    return base.ranked(all_hands, [hand_text(h) for h in all_hands],
+                       f"player {state.to_move} cannot reach any flower")
 
 
 # ----------------------------------------------------------------------------- unseen choices
@@ -2350,73 +2336,45 @@ def _parse_options_field(text: str) -> Options:
 # ----------------------------------------------------------------------------- the seam
 
 
-class EnceladusRules:
-    """:class:`companion.rules.base.GameRules` for Gardens of Enceladus; stateless, every
-    method delegates to the module's functions (see them for rules and errors)."""
+class EnceladusRules(base.Rules[State, Step]):
+    """:class:`companion.rules.base.GameRules` for Gardens of Enceladus; stateless.  The
+    seam's methods are the module's functions (see them for rules and errors)."""
 
     name: ClassVar[str] = "enceladus"
 
-    def new_game(self, players: int, seed: int, options: Mapping[str, Any]) -> State:
-        return new_game(players, seed, options)
+    new_game = staticmethod(new_game)
+    board = staticmethod(board)
+    legal_steps = staticmethod(legal_steps)
+    apply = staticmethod(apply)
+    candidates = staticmethod(candidates)
+    changes = staticmethod(changes)
+    outcome = staticmethod(outcome)
+    status = staticmethod(status)
+    parse_step = staticmethod(parse_step)
+    format_position = staticmethod(format_position)
+    parse_position = staticmethod(parse_position)
 
     def layout(self, state: State) -> tuple[str, ...]:
+        """The 146 cells of the board in dump order (module docstring)."""
         return LAYOUT
 
     def tray_cells(self, state: State) -> frozenset[str]:
-        return frozenset(TRAY_CELLS)
-
-    def board(self, state: State) -> dict[str, base.Piece]:
-        return board(state)
-
-    def players(self, state: State) -> int:
-        return state.players
-
-    def to_move(self, state: State) -> int:
-        return state.to_move
-
-    def legal_steps(self, state: State) -> Iterator[Step]:
-        return legal_steps(state)
-
-    def apply(self, state: State, step: Step) -> State:
-        return apply(state, step)
-
-    def candidates(
-        self,
-        state: State,
-        touched: frozenset[str],
-        within: frozenset[str] | None = None,
-        distinct: bool = False,
-    ) -> Iterator[Step]:
-        return candidates(state, touched, within, distinct)
-
-    def changes(self, state: State, step: Step) -> dict[str, base.Piece]:
-        return changes(state, step)
-
-    def outcome(self, state: State) -> base.Outcome | None:
-        return outcome(state)
+        """The show-tray ``T1..T6``."""
+        return _TRAY
 
     def choice_path(self, state: State, step: Step) -> tuple[str, ...]:
+        """:func:`choice_path` of ``step``."""
         return choice_path(step)
 
     def tray_filter(
         self, state: State, steps: Sequence[Step], tray: Mapping[str, int]
     ) -> list[Step]:
+        """:func:`tray_filter` of ``steps``."""
         return tray_filter(steps, tray)
 
-    def status(self, state: State) -> tuple[tuple[int, str], ...]:
-        return status(state)
-
     def format_step(self, state: State, step: Step) -> str:
+        """:func:`notation` of ``step``."""
         return notation(step)
-
-    def parse_step(self, state: State, text: str) -> Step:
-        return parse_step(state, text)
-
-    def format_position(self, state: State) -> str:
-        return format_position(state)
-
-    def parse_position(self, text: str) -> State:
-        return parse_position(text)
 
     # -- setups laid out by hand (the GameRules seam)
     def setup_problems(self, state: State, board: base.Board) -> list[base.SetupProblem]:
@@ -2436,6 +2394,8 @@ class EnceladusRules:
             raise InvalidPositionError(" ".join(problems))
         return state
 
+
+_TRAY = frozenset(TRAY_CELLS)
 
 RULES = EnceladusRules()
 

@@ -32,12 +32,12 @@ def hex_name(cell: Hex) -> str:
 def parse_hex(text: str) -> Hex:
     """``"-3,2" -> (-3, 2)``.  Raises :class:`InvalidStepError` for anything else."""
     q, sep, r = text.strip().partition(",")
-    try:
-        if not sep:
-            raise ValueError
-        return int(q), int(r)
-    except ValueError:
-        raise InvalidStepError(f"{text!r} is not a hex cell; write it as q,r (e.g. -3,2)") from None
+    if sep:
+        try:
+            return int(q), int(r)
+        except ValueError:
+            pass
+    raise InvalidStepError(f"{text!r} is not a hex cell; write it as q,r (e.g. -3,2)")
 
 
 def distance(a: Hex, b: Hex) -> int:

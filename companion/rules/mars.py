@@ -60,9 +60,17 @@ from companion.rules.base import (
     deal_problems,
     listed,
     martian,
-    martian_on,
     parse_piece,
+    ranked,
     setup_refused,
+)
+from companion.rules.gardeners import (
+    FLOWERS_EACH,
+    GardenerRules,
+    deal_flowers,
+    gardener,
+    move_changes,
+    overdealt,
 )
 from companion.rules.hexes import Hex, hex_name, hexagon, parse_hex
 
@@ -71,9 +79,6 @@ COLOURS: tuple[str, ...] = ("blue", "yellow", "white", "gray", "red", "green")
 
 FLOWERS_PER_COLOUR = 10
 """Flowers of each colour in the game (Mars #1)."""
-
-DEAL: Mapping[int, int] = {2: 30, 3: 20, 4: 15, 5: 12}
-"""Flowers dealt to each player, by number of players (Mars #1)."""
 
 GRID = hexagon(5)
 """The 91-hex garden (Mars #1)."""
@@ -101,14 +106,14 @@ def layout_cells(board: str = "") -> tuple[Cell, ...]:
 
 # The rule each refusal names (IllegalMoveError.rule): the text's section, and the settled
 # reading in docs/RULINGS.md where there is one.
-R_SETUP = "Gardens of Mars, Setup"
-R_ROLL = "Gardens of Mars, Rolling Dice (docs/RULINGS.md Mars #2)"
-R_MOVE = "Gardens of Mars, Moving and Planting"
-R_CENTRE = "Gardens of Mars, Moving and Planting (docs/RULINGS.md Mars #3)"
-R_PEAKS = "Gardens of Mars, Peaks variant (docs/RULINGS.md Mars #9)"
-R_DIE = "docs/RULINGS.md Mars #4"
-R_TURN = "docs/RULINGS.md Mars #8"
-R_END = "Gardens of Mars, Game End"
+RULE_SETUP = "Gardens of Mars, Setup"
+RULE_ROLL = "Gardens of Mars, Rolling Dice (docs/RULINGS.md Mars #2)"
+RULE_MOVE = "Gardens of Mars, Moving and Planting"
+RULE_CENTRE = "Gardens of Mars, Moving and Planting (docs/RULINGS.md Mars #3)"
+RULE_PEAKS = "Gardens of Mars, Peaks variant (docs/RULINGS.md Mars #9)"
+RULE_DIE = "docs/RULINGS.md Mars #4"
+RULE_TURN = "docs/RULINGS.md Mars #8"
+RULE_END = "Gardens of Mars, Game End"
 
 
 # --- options -----------------------------------------------------------------------------
@@ -136,51 +141,7 @@ class Options:
     track_extra_turns: bool = True
     peaks: int = 0
 
-    _CHOICES: ClassVar[Mapping[str, tuple[str, ...]]] = {
-        "plant_score": ("group_size", "connected_only"),
-        "last_flower": ("board", "own_reserve"),
-    }
-
-    @classmethod
-    def from_mapping(cls, options: Mapping[str, Any]) -> Options:
-        """Options from a config table; missing keys take their defaults.
-
-        Raises :class:`ConfigError` naming every unknown key and every bad value at once.
-        """
-        problems: list[str] = []
-        values: dict[str, Any] = {}
-        known = {f.name: f for f in fields(cls)}
-        for key, value in options.items():
-            if key not in known:
-                problems.append(
-                    f"Gardens of Mars has no option {key!r}; the options are "
-                    + ", ".join(known)
-                    + "."
-                )
-            elif key in cls._CHOICES:
-                if value not in cls._CHOICES[key]:
-                    choices = " or ".join(repr(c) for c in cls._CHOICES[key])
-                    problems.append(f"Option {key!r} must be {choices}, not {value!r}.")
-                values[key] = value
-            elif key == "peaks":
-                if isinstance(value, bool) or not isinstance(value, int):
-                    problems.append(
-                        f"Option 'peaks' is a count (0 for no peaks, 5 is usual), not {value!r}."
-                    )
-                elif not 0 <= value <= MAX_PEAKS:
-                    problems.append(
-                        f"Option 'peaks' must be from 0 to {MAX_PEAKS}, not {value}."
-                    )
-                values[key] = value
-            else:
-                if not isinstance(value, bool):
-                    problems.append(f"Option {key!r} must be true or false, not {value!r}.")
-                values[key] = value
-        if problems:
-            raise ConfigError(problems)
-        return cls(**values)
-
-    def non_defaults(self) -> dict[str, Any]:
+    def non_defaults(self) -> dict[str, object]:
         """``{name: value}`` of the options that differ from their defaults."""
         default = Options()
         return {
@@ -188,6 +149,52 @@ class Options:
             for f in fields(self)
             if getattr(self, f.name) != getattr(default, f.name)
         }
+
+
+_CHOICES: Mapping[str, tuple[str, ...]] = {
+    "plant_score": ("group_size", "connected_only"),
+    "last_flower": ("board", "own_reserve"),
+}
+"""The options that take a word, and their words (the default first)."""
+
+
+def read_options(options: Mapping[str, object]) -> Options:
+    """:class:`Options` from a config table; missing keys take their defaults.
+
+    Raises :class:`ConfigError` naming every unknown key and every bad value at once.
+    """
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    known = {f.name: f for f in fields(Options)}
+    for key, value in options.items():
+        if key not in known:
+            problems.append(
+                f"Gardens of Mars has no option {key!r}; the options are "
+                + ", ".join(known)
+                + "."
+            )
+        elif key in _CHOICES:
+            if value not in _CHOICES[key]:
+                choices = " or ".join(repr(c) for c in _CHOICES[key])
+                problems.append(f"Option {key!r} must be {choices}, not {value!r}.")
+            values[key] = value
+        elif key == "peaks":
+            if isinstance(value, bool) or not isinstance(value, int):
+                problems.append(
+                    f"Option 'peaks' is a count (0 for no peaks, 5 is usual), not {value!r}."
+                )
+            elif not 0 <= value <= MAX_PEAKS:
+                problems.append(
+                    f"Option 'peaks' must be from 0 to {MAX_PEAKS}, not {value}."
+                )
+            values[key] = value
+        else:
+            if not isinstance(value, bool):
+                problems.append(f"Option {key!r} must be true or false, not {value!r}.")
+            values[key] = value
+    if problems:
+        raise ConfigError(problems)
+    return Options(**values)
 
 
 # --- steps -------------------------------------------------------------------------------
@@ -318,10 +325,10 @@ def track_space(score: int) -> TrackSpace:
     """Where a scoring Martian with ``score`` points stands: space 0 for 0, else
     ``(score - 1) mod 50 + 1``, and the laps completed (``track_space(53) == (3, 1)``).
 
-    docs/RULINGS.md Mars #6.  Raises ``ValueError`` for a negative score.
+    docs/RULINGS.md Mars #6.  Raises :class:`InvalidPositionError` for a negative score.
     """
     if score < 0:
-        raise ValueError(f"a score is never negative, got {score}")
+        raise InvalidPositionError(f"a score is never negative, got {score}")
     if score == 0:
         return TrackSpace(0, 0)
     return TrackSpace((score - 1) % TRACK_SPACES + 1, (score - 1) // TRACK_SPACES)
@@ -361,7 +368,7 @@ def _phase(
 
 
 def _check_players(players: int) -> None:
-    if players not in DEAL:
+    if players not in FLOWERS_EACH:
         raise InvalidPositionError(f"Gardens of Mars is for 2 to 5 players, not {players}.")
 
 
@@ -375,7 +382,7 @@ def position(
     planted: Mapping[int, int] | None = None,
     reserves: Mapping[int, Mapping[str, int]] | None = None,
     extra_turn: bool = False,
-    options: Mapping[str, Any] | None = None,
+    options: Mapping[str, object] | None = None,
 ) -> State:
     """A position from its parts, as the case files give them (``docs/CASES.md``).
 
@@ -385,7 +392,7 @@ def position(
     place it.  Raises :class:`InvalidPositionError` naming every problem found, and
     :class:`ConfigError` for bad options.
     """
-    opts = Options.from_mapping(options or {})
+    opts = read_options(options or {})
     _check_players(players)
     problems: list[str] = []
     board = [EMPTY] * len(GRID)
@@ -471,13 +478,13 @@ def _obstacle(state: State, path: Sequence[Hex], others: frozenset[Hex]) -> tupl
     cells = state.cells
     for cell in path:
         if cell in others:
-            return f"A gardener on {hex_name(cell)} is in the way.", R_MOVE
+            return f"A gardener on {hex_name(cell)} is in the way.", RULE_MOVE
         if cells[_INDEX[cell]] == PEAK:
-            return f"The peak on {hex_name(cell)} is in the way.", R_PEAKS
+            return f"The peak on {hex_name(cell)} is in the way.", RULE_PEAKS
     if path[-1] == CENTRE:
-        return "A gardener may pass over the central space but never stop on it.", R_CENTRE
+        return "A gardener may pass over the central space but never stop on it.", RULE_CENTRE
     if state.options.center_blocks_path and CENTRE in path:
-        return "The central space blocks the way (option center_blocks_path).", R_CENTRE
+        return "The central space blocks the way (option center_blocks_path).", RULE_CENTRE
     return None
 
 
@@ -549,26 +556,35 @@ def _lose_point(scores: tuple[int, ...], player: int) -> tuple[int, ...]:
     return tuple(max(0, s - 1) if i == player - 1 else s for i, s in enumerate(scores))
 
 
-def _next_turn(state: State, *, extra: bool, **changes: Any) -> State:
-    """``state`` with ``changes`` (of cells, gardeners, reserves, scores, planted, pool) after
-    a die is used (or the roll was 0): the same player again with ``extra`` (Mars #8, a die
-    is left), else the next player; the phase follows."""
-    phase = _phase(
-        changes.get("cells", state.cells),
-        changes.get("gardeners", state.gardeners),
-        changes.get("reserves", state.reserves),
-        changes.get("pool", state.pool),
-    )
+def _next_turn(
+    state: State,
+    *,
+    extra: bool,
+    cells: tuple[str, ...] | None = None,
+    gardeners: tuple[Hex | None, ...] | None = None,
+    reserves: tuple[tuple[int, ...], ...] | None = None,
+    scores: tuple[int, ...] | None = None,
+    planted: tuple[int, ...] | None = None,
+    pool: tuple[int, ...] | None = None,
+) -> State:
+    """``state`` with the parts given changed after a die is used (or the roll was 0): the
+    same player again with ``extra`` (Mars #8, a die is left), else the next player; the
+    phase follows."""
+    cells = state.cells if cells is None else cells
+    gardeners = state.gardeners if gardeners is None else gardeners
+    reserves = state.reserves if reserves is None else reserves
+    pool = state.pool if pool is None else pool
+    phase = _phase(cells, gardeners, reserves, pool)
     keep = extra and phase is Phase.MOVE
     to_move = state.to_move if keep else state.to_move % state.players + 1
     return State(  # not replace(): it costs twice as much, on every die used
         options=state.options,
-        cells=changes.get("cells", state.cells),
-        gardeners=changes.get("gardeners", state.gardeners),
-        reserves=changes.get("reserves", state.reserves),
-        scores=changes.get("scores", state.scores),
-        planted=changes.get("planted", state.planted),
-        pool=changes.get("pool", state.pool),
+        cells=cells,
+        gardeners=gardeners,
+        reserves=reserves,
+        scores=state.scores if scores is None else scores,
+        planted=state.planted if planted is None else planted,
+        pool=pool,
         to_move=to_move,
         phase=phase,
         extra_turn=keep,
@@ -581,15 +597,15 @@ def _illegal(reason: str, rule: str, step: Step) -> IllegalMoveError:
 
 def _apply_place(state: State, step: Place) -> State:
     if state.phase is not Phase.PLACEMENT:
-        raise _illegal("Gardeners are placed only before the first roll.", R_SETUP, step)
+        raise _illegal("Gardeners are placed only before the first roll.", RULE_SETUP, step)
     if step.cell not in GRID:
-        raise _illegal(f"{hex_name(step.cell)} is off the board.", R_SETUP, step)
+        raise _illegal(f"{hex_name(step.cell)} is off the board.", RULE_SETUP, step)
     if step.cell == CENTRE:
-        raise _illegal("No gardener may stand on the central space.", R_SETUP, step)
+        raise _illegal("No gardener may stand on the central space.", RULE_SETUP, step)
     if state.at(step.cell) != EMPTY or step.cell in state.gardeners:
-        raise _illegal(f"{hex_name(step.cell)} is not empty.", R_SETUP, step)
+        raise _illegal(f"{hex_name(step.cell)} is not empty.", RULE_SETUP, step)
     if state.gardeners[state.to_move - 1] is not None:
-        raise _illegal("Your gardener is already on the board.", R_SETUP, step)
+        raise _illegal("Your gardener is already on the board.", RULE_SETUP, step)
     gardeners = tuple(
         step.cell if i == state.to_move - 1 else g for i, g in enumerate(state.gardeners)
     )
@@ -611,17 +627,17 @@ def _apply_roll(state: State, step: Roll) -> State:
             if state.phase is Phase.MOVE
             else "Dice are rolled only when every gardener is placed."
         )
-        raise _illegal(reason, R_ROLL, step)
+        raise _illegal(reason, RULE_ROLL, step)
     count = dice_to_roll(state)
     if len(step.values) != count:
         raise _illegal(
             f"Roll {count} dice, one for each hex without a flower next to your gardener, "
             f"not {len(step.values)}.",
-            R_ROLL,
+            RULE_ROLL,
             step,
         )
     if any(not 1 <= v <= 6 for v in step.values):
-        raise _illegal("A die shows 1 to 6.", R_ROLL, step)
+        raise _illegal("A die shows 1 to 6.", RULE_ROLL, step)
     if not step.values:
         return _next_turn(state, extra=False)
     return replace(state, pool=step.values, phase=Phase.MOVE)
@@ -639,9 +655,9 @@ def _check_die(state: State, step: Move | Discard) -> None:
             if state.phase is Phase.PLACEMENT
             else "The pool is empty: roll the dice first."
         )
-        raise _illegal(reason, R_TURN, step)
+        raise _illegal(reason, RULE_TURN, step)
     if step.die not in state.pool:
-        raise _illegal(f"There is no {step.die} in the pool.", R_MOVE, step)
+        raise _illegal(f"There is no {step.die} in the pool.", RULE_MOVE, step)
 
 
 def _apply_move(state: State, step: Move) -> State:
@@ -650,12 +666,12 @@ def _apply_move(state: State, step: Move) -> State:
     start = state.gardeners[player - 1]
     assert start is not None  # the move phase has every gardener placed
     if step.to not in GRID:
-        raise _illegal(f"{hex_name(step.to)} is off the board.", R_MOVE, step)
+        raise _illegal(f"{hex_name(step.to)} is off the board.", RULE_MOVE, step)
     path = next((p for p in _PATHS.get((start, step.die), ()) if p[-1] == step.to), None)
     if path is None:
         raise _illegal(
             f"With a {step.die} the gardener moves exactly {step.die} hexes in a straight line.",
-            R_MOVE,
+            RULE_MOVE,
             step,
         )
     blocked = _obstacle(state, path, _others(state))
@@ -668,7 +684,7 @@ def _apply_move(state: State, step: Move) -> State:
         if step.plant is not None:
             raise _illegal(
                 f"{hex_name(step.to)} already holds a {under} flower: nothing is planted there.",
-                R_MOVE,
+                RULE_MOVE,
                 step,
             )
         return _next_turn(
@@ -680,14 +696,14 @@ def _apply_move(state: State, step: Move) -> State:
         )
     if step.plant is None:
         raise _illegal(
-            "On an empty hex the gardener plants a flower from your reserve.", R_MOVE, step
+            "On an empty hex the gardener plants a flower from your reserve.", RULE_MOVE, step
         )
     if step.plant not in COLOURS:
-        raise _illegal(f"{step.plant!r} is not a flower colour.", R_MOVE, step)
+        raise _illegal(f"{step.plant!r} is not a flower colour.", RULE_MOVE, step)
     colour = COLOURS.index(step.plant)
     row = state.reserves[player - 1]
     if row[colour] == 0:
-        raise _illegal(f"You have no {step.plant} flower left.", R_MOVE, step)
+        raise _illegal(f"You have no {step.plant} flower left.", RULE_MOVE, step)
     cells = list(state.cells)
     cells[_INDEX[step.to]] = step.plant
     group = GRID.group_of(step.to, lambda c: cells[_INDEX[c]] == step.plant)
@@ -718,7 +734,7 @@ def _apply_discard(state: State, step: Discard) -> State:
         raise _illegal(
             "A die in the pool still gives a legal move: use it; a die is discarded only "
             "when none can move.",
-            R_DIE,
+            RULE_DIE,
             step,
         )
     return _next_turn(
@@ -803,7 +819,7 @@ def _format_fields(state: State, board: Mapping[Cell, Piece]) -> str:
     )
 
 
-def _option_value(text: str) -> Any:
+def _option_value(text: str) -> bool | int | str:
     if text in ("true", "false"):
         return text == "true"
     return int(text) if text.isascii() and text.isdigit() else text
@@ -927,7 +943,7 @@ def reserve_problems(players: int, reserves: Sequence[Mapping[str, int]]) -> lis
     ``{colour: count}``): each player is dealt 30 flowers with 2 players, 20 with 3, 15 with
     4, 12 with 5, and the bag holds 10 of each colour (Gardens of Mars, Setup; docs/RULINGS.md
     Mars #1).  One sentence per problem; ``[]`` when the deal adds up."""
-    return deal_problems(players, reserves, COLOURS, DEAL, FLOWERS_PER_COLOUR)
+    return deal_problems(players, reserves, COLOURS, FLOWERS_EACH, FLOWERS_PER_COLOUR)
 
 
 def deal_reserves(state: State, reserves: Sequence[Mapping[str, int]]) -> State:
@@ -941,13 +957,13 @@ def deal_reserves(state: State, reserves: Sequence[Mapping[str, int]]) -> State:
         tuple(int(r.get(c, 0)) for c in COLOURS) for r in reserves))
 
 
-class MarsRules:
+class MarsRules(GardenerRules[State, Step]):
     """Gardens of Mars behind the :class:`companion.rules.base.GameRules` seam; the one
     instance is :data:`RULES`.  Every method is pure."""
 
     name: ClassVar[str] = "mars"
 
-    def new_game(self, players: int, seed: int, options: Mapping[str, Any]) -> State:
+    def new_game(self, players: int, seed: int, options: Mapping[str, object]) -> State:
         """A fresh game: the 60 flowers dealt at random (2p 30 each, 3p 20, 4p 15, 5p 12) and,
         with the ``peaks`` option, that many peaks on non-adjacent, non-central hexes; then
         the players place their gardeners in turn order.
@@ -956,17 +972,10 @@ class MarsRules:
         for a bad option, :class:`InvalidPositionError` for fewer than 2 or more than 5
         players.
         """
-        opts = Options.from_mapping(options)
-        if players not in DEAL:
-            raise InvalidPositionError(f"Gardens of Mars is for 2 to 5 players, not {players}.")
+        opts = read_options(options)
+        _check_players(players)
         rng = random.Random(seed)
-        bag = [colour for colour in COLOURS for _ in range(FLOWERS_PER_COLOUR)]
-        rng.shuffle(bag)
-        hand = DEAL[players]
-        reserves = tuple(
-            tuple(bag[p * hand : (p + 1) * hand].count(c) for c in COLOURS)
-            for p in range(players)
-        )
+        reserves = deal_flowers(rng, COLOURS, FLOWERS_PER_COLOUR, players, FLOWERS_EACH[players])
         cells = [EMPTY] * len(GRID)
         spots = [c for c in GRID.cells if c != CENTRE]
         rng.shuffle(spots)
@@ -993,27 +1002,14 @@ class MarsRules:
         """The 91 hexes as ``"q,r"`` names, in ``GRID.cells`` order."""
         return _NAMES
 
-    def tray_cells(self, state: State) -> frozenset[Cell]:
-        """None: Mars has no flower tray (the dice tray reports values, not cells)."""
-        return frozenset()
-
     def board(self, state: State) -> dict[Cell, Piece]:
         """Every hex to its piece: ``""``, a colour, ``"peak"``, ``"M1"`` (a gardener on an
         empty hex) or ``"M1+red"`` (a gardener on a red flower)."""
         board = dict(zip(_NAMES, state.cells, strict=True))
         for player, cell in enumerate(state.gardeners, start=1):
             if cell is not None:
-                under = state.at(cell)
-                board[GRID.names[cell]] = martian_on(player, under) if under else martian(player)
+                board[GRID.names[cell]] = gardener(player, state.at(cell))
         return board
-
-    def players(self, state: State) -> int:
-        """The number of players."""
-        return state.players
-
-    def to_move(self, state: State) -> int:
-        """The player (from 1) whose step comes next."""
-        return state.to_move
 
     def legal_steps(self, state: State) -> Iterator[Step]:
         """Every legal step, lazily: placements; every sorted roll of :func:`dice_to_roll`
@@ -1054,7 +1050,7 @@ class MarsRules:
         legal in ``state`` (every step once the game is over).
         """
         if state.phase is Phase.OVER:
-            raise _illegal("The game is over.", R_END, step)
+            raise _illegal("The game is over.", RULE_END, step)
         if isinstance(step, Place):
             return _apply_place(state, step)
         if isinstance(step, Roll):
@@ -1063,27 +1059,17 @@ class MarsRules:
             return _apply_move(state, step)
         return _apply_discard(state, step)
 
-    def candidates(self, state: State, touched: frozenset[Cell],
-                   within: frozenset[Cell] | None = None,
-                   distinct: bool = False) -> Iterator[Step]:
-        """The legal steps whose changes may cover ``touched``: a placement on the one
-        touched hex; the moves of the lifted gardener, landing on the one other touched hex
-        if there is one; every step when nothing is touched (rolls and discards touch
-        nothing).  ``within`` and ``distinct`` narrow nothing: a turn has a few hundred steps
-        at most."""
-        if not touched:
-            yield from self.legal_steps(state)
-            return
-        gardener = state.gardeners[state.to_move - 1]
-        landing = touched - {GRID.names[gardener]} if gardener is not None else touched
-        if len(landing) > 1 or state.phase not in (Phase.PLACEMENT, Phase.MOVE):
-            return
-        for step in self.legal_steps(state):
-            if (isinstance(step, Place) and touched == {GRID.names[step.cell]}) or (
-                isinstance(step, Move) and landing <= {GRID.names[step.to]}
-            ):
-                yield step
+    def _placements_on(self, state: State, cell: Cell) -> Iterator[Step]:
+        if state.phase is Phase.PLACEMENT:
+            for step in self._placements_and_moves(state):
+                if isinstance(step, Place) and cell == GRID.names[step.cell]:
+                    yield step
 
+    def _moves_onto(self, state: State, landing: Cell | None) -> Iterator[Step]:
+        # rolls and discards touch nothing: not candidates of a touched hex
+        for step in self._placements_and_moves(state):
+            if isinstance(step, Move) and landing in (None, GRID.names[step.to]):
+                yield step
 
     def changes(self, state: State, step: Step) -> dict[Cell, Piece]:
         """The hexes a legal ``step`` changes, with their new pieces: the placed gardener;
@@ -1095,11 +1081,8 @@ class MarsRules:
         if isinstance(step, Move):
             start = state.gardeners[player - 1]
             assert start is not None  # a legal move has its gardener placed
-            flower = step.plant or state.at(step.to)
-            return {
-                GRID.names[start]: state.at(start),
-                GRID.names[step.to]: martian_on(player, flower),
-            }
+            return move_changes(player, start, state.at(start), step.to,
+                                step.plant or state.at(step.to))
         return {}
 
     def outcome(self, state: State) -> Outcome | None:
@@ -1111,24 +1094,12 @@ class MarsRules:
         """
         if state.phase is not Phase.OVER:
             return None
-        keys = {p: (state.scores[p - 1], state.planted[p - 1]) for p in range(1, state.players + 1)}
-        order = sorted(keys, key=lambda p: (-keys[p][0], -keys[p][1], p))
-        best = keys[order[0]]
-        emptied = [p for p in order if not any(state.reserves[p - 1])]
-        termination = (
-            f"player {emptied[0]} planted their last flower"
-            if emptied
-            else "no one can move or roll"
-        )
-        ranking = tuple(
-            (
-                p,
-                f"{state.scores[p - 1]} pts",
-                state.players - 1 - sum(1 for k in keys.values() if k > keys[p]),
-            )
-            for p in order
-        )
-        return Outcome(tuple(p for p in order if keys[p] == best), termination, ranking)
+        keys = list(zip(state.scores, state.planted, strict=True))
+        outcome = ranked(keys, [f"{s} pts" for s in state.scores], "no one can move or roll")
+        emptied = [p for p, _, _ in outcome.ranking if not any(state.reserves[p - 1])]
+        if emptied:
+            return replace(outcome, termination=f"player {emptied[0]} planted their last flower")
+        return outcome
 
     def choice_path(self, state: State, step: Step) -> tuple[str, ...]:
         """What the board cannot show of ``step``: the colour planted (a presence board
@@ -1141,16 +1112,6 @@ class MarsRules:
         if isinstance(step, Discard):
             return (f"discard {step.die}",)
         return ()
-
-    def tray_filter(
-        self, state: State, steps: Sequence[Step], tray: Mapping[str, int]
-    ) -> list[Step]:
-        """``steps`` unchanged: Mars pays nothing through a flower tray."""
-        return list(steps)
-
-    def status(self, state: State) -> tuple[tuple[int, str], ...]:
-        """Each player's track score: ``((1, "12 pts"), (2, "0 pts"))``."""
-        return tuple((p, f"{s} pts") for p, s in enumerate(state.scores, start=1))
 
     def format_step(self, state: State, step: Step) -> str:
         """``step`` in the notation of the module docstring, e.g. ``"3>0,1=red"``."""
@@ -1208,12 +1169,7 @@ class MarsCases:
         players = int(pos["players"])
         _check_players(players)
         held = {p: sum(r.values()) for p, r in pos.get("reserves", {}).items()}
-        problems = [
-            f"position.reserves.{p} holds {n} flowers; each of {players} players is dealt "
-            f"{DEAL[players]}"
-            for p, n in held.items()
-            if n > DEAL[players]
-        ]
+        problems = overdealt(pos.get("reserves", {}), players)
         cells = pos.get("cells", {}).values()
         planted = sum(1 for piece in cells if piece.split("+")[-1] in COLOURS)
         if planted + sum(held.values()) > FLOWERS_PER_COLOUR * len(COLOURS):

@@ -36,6 +36,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from functools import lru_cache
 from itertools import chain
 from types import MappingProxyType
@@ -53,9 +54,18 @@ from companion.rules.base import (
     deal_problems,
     listed,
     martian,
-    martian_on,
     parse_piece,
+    ranked,
+    replaced,
     setup_refused,
+)
+from companion.rules.gardeners import (
+    FLOWERS_EACH,
+    GardenerRules,
+    deal_flowers,
+    gardener,
+    move_changes,
+    overdealt,
 )
 from companion.rules.hexes import Hex, HexGrid, hex_name, hexagon, parse_hex
 from companion.rules.missions import ALL_MISSIONS, COLOURS, HEXAGON, Garden, parse_mission
@@ -65,9 +75,6 @@ RULE_TURN = "Gardens of Uranus, Your turn"
 RULE_SCORE = "Gardens of Uranus, Your turn (Score a mission card)"
 RULE_END = "Gardens of Uranus, End of the game"
 RULE_HEXAGON = "Gardens of Uranus, Mission cards (Hexagon)"
-
-FLOWERS_EACH: Mapping[int, int] = MappingProxyType({2: 30, 3: 20, 4: 15, 5: 12})
-"""Flowers dealt to each player by the number of players (the text, Setup)."""
 
 FLOWERS_PER_COLOUR = 12
 """Flowers of each colour in the game (docs/RULINGS.md Uranus #1)."""
@@ -85,8 +92,18 @@ ENDINGS: Mapping[str, str] = MappingProxyType(
 )
 """The four end conditions (docs/RULINGS.md Uranus #6): code -> phrase for players."""
 
-PHASES = ("placement", "turn", "reveal", "over")
-"""``reveal``: the game has ended and players still show the cards left in their hands."""
+class Phase(StrEnum):
+    """Where the game stands: gardeners being placed, turns being played, ``reveal`` (the game
+    has ended and players still show the cards left in their hands) or over."""
+
+    PLACEMENT = "placement"
+    TURN = "turn"
+    REVEAL = "reveal"
+    OVER = "over"
+
+
+PHASES = tuple(Phase)
+"""Every :class:`Phase`, in the order a game goes through them."""
 
 UNKNOWN_CARD = "?"
 """An unknown card in a hand, in the position notation."""
@@ -150,7 +167,7 @@ _OPTION_VALUES: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 
-def read_options(options: Mapping[str, Any]) -> Options:
+def read_options(options: Mapping[str, object]) -> Options:
     """:class:`Options` from ``{name: value}``; missing names take their defaults.
 
     Raises :class:`ConfigError` naming every unknown option and every bad value.
@@ -270,7 +287,7 @@ class State:
     discarded: frozenset[str] = frozenset()
     no_plant_run: int = 0
     to_move: int = 1
-    phase: str = "placement"
+    phase: Phase = Phase.PLACEMENT
     ending: str = ""
     hexagon_winner: int = 0
 
@@ -442,15 +459,15 @@ def validate(state: State) -> State:
         problems.append("gardeners, reserves, scores and hands must be given for every player")
     elif not 1 <= state.to_move <= state.players or state.phase not in PHASES:
         problems.append(f"player {state.to_move} in phase {state.phase!r} cannot be to move")
-    elif state.phase == "turn" and None in state.gardeners:
+    elif state.phase == Phase.TURN and None in state.gardeners:
         problems.append("every gardener must be placed before the turns begin")
-    elif state.phase == "placement" and state.gardeners[state.to_move - 1] is not None:
+    elif state.phase == Phase.PLACEMENT and state.gardeners[state.to_move - 1] is not None:
         problems.append(f"player {state.to_move} has placed their gardener already")
-    elif state.phase == "reveal" and not state.unknown[state.to_move - 1]:
+    elif state.phase == Phase.REVEAL and not state.unknown[state.to_move - 1]:
         problems.append(f"player {state.to_move} has no unknown card left to show")
-    elif state.phase == "over" and any(state.unknown):
+    elif state.phase == Phase.OVER and any(state.unknown):
         problems.append("the game is over only once every card in hand has been shown")
-    if (state.phase in ("reveal", "over")) != (state.ending in ENDINGS) or not (
+    if (state.phase in (Phase.REVEAL, Phase.OVER)) != (state.ending in ENDINGS) or not (
         0 <= state.hexagon_winner <= state.players
         and (state.hexagon_winner != 0) == (state.ending == "hexagon")
     ):
@@ -467,7 +484,7 @@ def settle(state: State, *, check_hexagon: bool = True) -> State:
     deck of the board empty (the last card has been drawn, by whoever drew it); a
     no-planting run as long as the number of players; the player to move at the start of a
     turn with no flowers."""
-    if state.phase in ("reveal", "over"):
+    if state.phase in (Phase.REVEAL, Phase.OVER):
         return state
     holder = hexagon_holder(state) if check_hexagon else 0
     if holder and missions.hexagon_stands(garden(state)):
@@ -476,7 +493,7 @@ def settle(state: State, *, check_hexagon: bool = True) -> State:
         return end(state, "last_card")
     if state.no_plant_run >= state.players:
         return end(state, "no_planting")
-    if state.phase == "turn" and not any(state.reserves[state.to_move - 1]):
+    if state.phase == Phase.TURN and not any(state.reserves[state.to_move - 1]):
         return end(state, "no_flowers")
     return state
 
@@ -489,8 +506,8 @@ def end(state: State, ending: str, hexagon_winner: int = 0) -> State:
     ended = replace(state, ending=ending, hexagon_winner=hexagon_winner)
     showing = next((p for p, n in enumerate(state.unknown, 1) if n), 0)
     if showing:
-        return replace(ended, phase="reveal", to_move=showing)
-    return replace(ended, phase="over")
+        return replace(ended, phase=Phase.REVEAL, to_move=showing)
+    return replace(ended, phase=Phase.OVER)
 
 
 def table_setup(
@@ -512,7 +529,7 @@ def table_setup(
     """
     shape = state.shape
     problems: list[str] = []
-    if state.phase != "placement" or any(g is not None for g in state.gardeners):
+    if state.phase != Phase.PLACEMENT or any(g is not None for g in state.gardeners):
         problems.append("the table setup is given before any gardener is placed")
     if trees is not None:
         tree_set = frozenset(trees)
@@ -604,7 +621,7 @@ def register_card(state: State, step: Reveal, text: str = "") -> State:
     def refuse(reason: str) -> IllegalMoveError:
         return IllegalMoveError(reason, rule=RULE_SETUP, step=text or f"show:{step.mission}")
 
-    if state.phase != "placement":
+    if state.phase != Phase.PLACEMENT:
         raise refuse("cards are registered before the gardeners are placed")
     p = state.to_move
     if step.mission in state.hands[p - 1]:
@@ -615,9 +632,9 @@ def register_card(state: State, step: Reveal, text: str = "") -> State:
     if refusal is not None:
         raise refuse(refusal)
     return replace(state,
-                   hands=_with(state.hands, p - 1, tuple(sorted([*state.hands[p - 1],
+                   hands=replaced(state.hands, p - 1, tuple(sorted([*state.hands[p - 1],
                                                                  step.mission]))),
-                   unknown=_with(state.unknown, p - 1, state.unknown[p - 1] - 1))
+                   unknown=replaced(state.unknown, p - 1, state.unknown[p - 1] - 1))
 
 
 def reserve_problems(players: int, reserves: Sequence[Mapping[str, int]]) -> list[str]:
@@ -639,7 +656,7 @@ def deal_reserves(state: State, reserves: Sequence[Mapping[str, int]]) -> State:
         tuple(int(r.get(c, 0)) for c in COLOURS) for r in reserves))
 
 
-class UranusRules:
+class UranusRules(GardenerRules[State, Step]):
     """Gardens of Uranus behind the :class:`companion.rules.base.GameRules` seam.
 
     Pure and stateless: the module-level :data:`RULES` is its one instance.
@@ -649,7 +666,7 @@ class UranusRules:
 
     # -- setup -------------------------------------------------------------------------
 
-    def new_game(self, players: int, seed: int, options: Mapping[str, Any]) -> State:
+    def new_game(self, players: int, seed: int, options: Mapping[str, object]) -> State:
         """A random setup, reproducible from ``seed``: the board's trees on distinct random
         spots off the edge, the 60 flowers dealt by chance (2p 30, 3p 20, 4p 15, 5p 12
         each), five secret cards in each hand (all unknown to the companion) and the other
@@ -667,12 +684,7 @@ class UranusRules:
         rng = random.Random(seed)
         inner = [c for c in shape.grid.cells if c not in shape.grid.edge]
         trees = frozenset(rng.sample(inner, shape.trees))
-        bag = [colour for colour in COLOURS for _ in range(FLOWERS_PER_COLOUR)]
-        rng.shuffle(bag)
-        each = FLOWERS_EACH[players]
-        reserves = tuple(
-            tuple(bag[p * each : (p + 1) * each].count(c) for c in COLOURS) for p in range(players)
-        )
+        reserves = deal_flowers(rng, COLOURS, FLOWERS_PER_COLOUR, players, FLOWERS_EACH[players])
         return State(
             options=opts,
             trees=trees,
@@ -691,10 +703,6 @@ class UranusRules:
         """The board's spots in :class:`HexGrid` order, named ``"q,r"``."""
         return layout_cells(state.shape.name)
 
-    def tray_cells(self, state: State) -> frozenset[Cell]:
-        """None: Gardens of Uranus has no tray."""
-        return frozenset()
-
     def board(self, state: State) -> dict[Cell, Piece]:
         """Every spot to ``"tree"``, a colour, ``"M1"`` or ``"M1+red"`` (a gardener on a red
         flower), or ``""``."""
@@ -705,19 +713,11 @@ class UranusRules:
             if cell in state.trees:
                 piece = TREE
             elif cell in at:
-                piece = martian_on(at[cell], colour) if colour else martian(at[cell])
+                piece = gardener(at[cell], colour)
             else:
                 piece = colour
             out[grid.names[cell]] = piece
         return out
-
-    def players(self, state: State) -> int:
-        """The number of players."""
-        return state.players
-
-    def to_move(self, state: State) -> int:
-        """The player whose step comes next."""
-        return state.to_move
 
     # -- steps ---------------------------------------------------------------------------
 
@@ -776,15 +776,15 @@ class UranusRules:
 
         A dealt game never leaves a player without a step: while it goes on the decks hold
         cards, so a gardener that cannot move can still score a card."""
-        if state.phase == "placement":
+        if state.phase == Phase.PLACEMENT:
             return (Place(c) for c in state.shape.grid.cells if self._placeable(state, c))
-        if state.phase == "turn":  # chained, not yielded again one by one
+        if state.phase == Phase.TURN:  # chained, not yielded again one by one
             moves = (self._moves_to(state, cell) for cell in self._destinations(state))
             standing = HEXAGON not in state.discarded and hexagon_standing(state)
             players = range(1, state.players + 1) if standing else range(0)
             claims = (Claim(p) for p in players if may_hold(state, p, HEXAGON))
             return chain(chain.from_iterable(moves), self._scores(state, standing), claims)
-        if state.phase == "reveal":
+        if state.phase == Phase.REVEAL:
             return (Reveal(card) for card in self._showable(state, state.to_move)
                     if card not in state.hands[state.to_move - 1])
         return iter(())
@@ -803,13 +803,13 @@ class UranusRules:
         a hexagon, revealing a card already counted.
         """
         text = self.format_step(state, step)
-        if state.phase == "over":
+        if state.phase == Phase.OVER:
             raise IllegalMoveError("the game is over", rule=RULE_END, step=text)
-        if isinstance(step, Reveal) and state.phase == "placement":
+        if isinstance(step, Reveal) and state.phase == Phase.PLACEMENT:
             return register_card(state, step, text)
         if isinstance(step, Reveal):
             return self._reveal(state, step, text)
-        if state.phase == "reveal":
+        if state.phase == Phase.REVEAL:
             raise IllegalMoveError(
                 "the game is over: each player shows the cards still in their hand",
                 rule=RULE_END,
@@ -817,7 +817,7 @@ class UranusRules:
             )
         if isinstance(step, Place):
             return self._place(state, step, text)
-        if state.phase != "turn":
+        if state.phase != Phase.TURN:
             raise IllegalMoveError(
                 "every gardener must be placed on the garden first", rule=RULE_SETUP, step=text
             )
@@ -831,18 +831,18 @@ class UranusRules:
         def refuse(reason: str) -> IllegalMoveError:
             return IllegalMoveError(reason, rule=RULE_SETUP, step=text)
 
-        if state.phase != "placement":
+        if state.phase != Phase.PLACEMENT:
             raise refuse("the gardeners are all placed; move or score a card")
         if step.cell not in state.shape.grid:
             raise refuse(f"{hex_name(step.cell)} is not a spot of the {state.shape.name} board")
         if not self._placeable(state, step.cell):
             raise refuse(f"the gardener must be placed on an empty spot, {text[1:]} is not")
         p = state.to_move
-        gardeners = _with(state.gardeners, p - 1, step.cell)
+        gardeners = replaced(state.gardeners, p - 1, step.cell)
         following = [q for q in range(p + 1, state.players + 1) if gardeners[q - 1] is None]
         if following:
             return replace(state, gardeners=gardeners, to_move=following[0])
-        return settle(replace(state, gardeners=gardeners, to_move=1, phase="turn"))
+        return settle(replace(state, gardeners=gardeners, to_move=1, phase=Phase.TURN))
 
     def _move(self, state: State, step: Move, text: str) -> State:
         def refuse(reason: str) -> IllegalMoveError:
@@ -876,13 +876,13 @@ class UranusRules:
             reserve = state.reserves[p - 1]
             if colour < 0 or not reserve[colour]:
                 raise refuse(f"you have no {step.plant} flower left to plant")
-            flowers = _with(flowers, index, step.plant)
-            reserves = _with(reserves, p - 1, _with(reserve, colour, reserve[colour] - 1))
+            flowers = replaced(flowers, index, step.plant)
+            reserves = replaced(reserves, p - 1, replaced(reserve, colour, reserve[colour] - 1))
             run = 0
         after = replace(
             state,
             flowers=flowers,
-            gardeners=_with(state.gardeners, p - 1, step.to),
+            gardeners=replaced(state.gardeners, p - 1, step.to),
             reserves=reserves,
             no_plant_run=run,
         )
@@ -917,10 +917,10 @@ class UranusRules:
         points = state.scores[p - 1] + mission_value(state, step.mission)
         after = replace(
             state,
-            scores=_with(state.scores, p - 1, points),
-            hands=_with(state.hands, p - 1, kept),
-            unknown=_with(state.unknown, p - 1, unknown),
-            decks=_with(state.decks, step.draw - 1, state.decks[step.draw - 1] - 1),
+            scores=replaced(state.scores, p - 1, points),
+            hands=replaced(state.hands, p - 1, kept),
+            unknown=replaced(state.unknown, p - 1, unknown),
+            decks=replaced(state.decks, step.draw - 1, state.decks[step.draw - 1] - 1),
             discarded=state.discarded | {step.mission},
             no_plant_run=0,
         )
@@ -941,8 +941,8 @@ class UranusRules:
         hand, unknown = _shown(state, step.player, HEXAGON)
         shown = replace(
             state,
-            hands=_with(state.hands, step.player - 1, tuple(sorted([*hand, HEXAGON]))),
-            unknown=_with(state.unknown, step.player - 1, unknown),
+            hands=replaced(state.hands, step.player - 1, tuple(sorted([*hand, HEXAGON]))),
+            unknown=replaced(state.unknown, step.player - 1, unknown),
         )
         return end(shown, "hexagon", step.player)
 
@@ -950,7 +950,7 @@ class UranusRules:
         def refuse(reason: str) -> IllegalMoveError:
             return IllegalMoveError(reason, rule=RULE_END, step=text)
 
-        if state.phase != "reveal":
+        if state.phase != Phase.REVEAL:
             raise refuse("cards in hand are shown once the game has ended")
         p = state.to_move
         if step.mission in state.hands[p - 1]:
@@ -961,13 +961,13 @@ class UranusRules:
         hand, unknown = _shown(state, p, step.mission)
         after = replace(
             state,
-            hands=_with(state.hands, p - 1, tuple(sorted([*hand, step.mission]))),
-            unknown=_with(state.unknown, p - 1, unknown),
+            hands=replaced(state.hands, p - 1, tuple(sorted([*hand, step.mission]))),
+            unknown=replaced(state.unknown, p - 1, unknown),
         )
         showing = next((q for q, n in enumerate(after.unknown, 1) if n), 0)
         if showing:
             return replace(after, to_move=showing)
-        return replace(after, phase="over")
+        return replace(after, phase=Phase.OVER)
 
     def _next_turn(self, state: State, hexagon_winner: int) -> State:
         """After a turn: the Hexagon win, then the next player to move and :func:`settle`
@@ -980,29 +980,19 @@ class UranusRules:
 
     # -- recognition ---------------------------------------------------------------------
 
-    def candidates(self, state: State, touched: frozenset[Cell],
-                   within: frozenset[Cell] | None = None,
-                   distinct: bool = False) -> Iterator[Step]:
-        """The legal steps whose changed spots include all of ``touched``: a placement needs
-        ``touched`` within its spot, a move within its start and landing spots; a score
-        changes nothing, so it is a candidate only when nothing is touched.  ``within`` and
-        ``distinct`` narrow nothing: a turn has a few hundred steps at most."""
-        if not touched:
-            yield from self.legal_steps(state)
-            return
-        try:
-            cells = {parse_hex(name) for name in touched}
-        except InvalidStepError:
-            return
-        if state.phase == "placement":
-            if len(cells) == 1 and self._placeable(state, cell := next(iter(cells))):
-                yield Place(cell)
-        elif state.phase == "turn":
-            others = cells - {state.gardeners[state.to_move - 1]}
-            if len(others) > 1:
+    def _placements_on(self, state: State, cell: Cell) -> Iterator[Step]:
+        if state.phase == Phase.PLACEMENT:
+            try:
+                spot = parse_hex(cell)
+            except InvalidStepError:  # a cell of no hex board: nothing was placed there
                 return
+            if self._placeable(state, spot):
+                yield Place(spot)
+
+    def _moves_onto(self, state: State, landing: Cell | None) -> Iterator[Step]:
+        if state.phase == Phase.TURN:
             for cell in self._destinations(state):
-                if others <= {cell}:
+                if landing in (None, hex_name(cell)):
                     yield from self._moves_to(state, cell)
 
     def changes(self, state: State, step: Step) -> dict[Cell, Piece]:
@@ -1017,11 +1007,8 @@ class UranusRules:
             return {}
         here = state.gardeners[p - 1]
         assert here is not None  # the turn phase begins once every gardener is placed
-        colour = state.flowers[shape.index[step.to]] or step.plant or ""
-        return {
-            hex_name(here): state.flowers[shape.index[here]],
-            hex_name(step.to): martian_on(p, colour) if colour else martian(p),
-        }
+        return move_changes(p, here, state.flowers[shape.index[here]], step.to,
+                            state.flowers[shape.index[step.to]] or step.plant or "")
 
     def outcome(self, state: State) -> Outcome | None:
         """``None`` while the game goes on.  Once over: the Hexagon holder alone when the
@@ -1029,18 +1016,11 @@ class UranusRules:
         docs/RULINGS.md Uranus #6).  ``ranking``: ``(player, "27 pts", rank points)`` best
         first, rank points ``(N - 1) - (players strictly better)``, the Hexagon winner
         ranked above everyone."""
-        if state.phase != "over":
+        if state.phase != Phase.OVER:
             return None
         finals = final_scores(state)
-        keys = {p: (p == state.hexagon_winner, finals[p - 1]) for p in range(1, state.players + 1)}
-        order = sorted(keys, key=lambda p: (keys[p][0], keys[p][1], -p), reverse=True)
-        best = keys[order[0]]
-        ranking = tuple(
-            (p, f"{finals[p - 1]} pts", state.players - 1 - sum(k > keys[p] for k in keys.values()))
-            for p in order
-        )
-        winners = tuple(p for p in order if keys[p] == best)
-        return Outcome(winners, ENDINGS[state.ending], ranking)
+        keys = [(p == state.hexagon_winner, final) for p, final in enumerate(finals, 1)]
+        return ranked(keys, [f"{final} pts" for final in finals], ENDINGS[state.ending])
 
     def choice_path(self, state: State, step: Step) -> tuple[str, ...]:
         """What the sensors cannot see, as menu levels: the colour planted (``("plant
@@ -1059,16 +1039,6 @@ class UranusRules:
         if isinstance(step, Claim):
             return (*_card_path(HEXAGON), f"P{step.player}")
         return ()
-
-    def tray_filter(
-        self, state: State, steps: Sequence[Step], tray: Mapping[str, int]
-    ) -> list[Step]:
-        """``steps`` unchanged: Gardens of Uranus has no tray."""
-        return list(steps)
-
-    def status(self, state: State) -> tuple[tuple[int, str], ...]:
-        """Each player's points so far: ``((1, "12 pts"), (2, "0 pts"))``."""
-        return tuple((p, f"{score} pts") for p, score in enumerate(state.scores, 1))
 
     # -- notation ------------------------------------------------------------------------
 
@@ -1171,14 +1141,15 @@ class UranusRules:
             def per_player(key: str) -> list[str]:
                 values = fields[key].split("/")
                 if len(values) != players:
-                    raise ValueError
+                    raise InvalidStepError(f"{key} gives one entry for each of the {players} "
+                                           "players, separated by /")
                 return values
 
             flowers = dict(f.rpartition("=")[::2] for f in _items(fields["flowers"], "/"))
             hands = per_player("hands")
             names = BOARDS[options.board].grid.names
             if flowers.keys() - set(names.values()):
-                raise ValueError("a flower is off the board")
+                raise InvalidStepError("a flower is off the board")
             position = State(
                 options=options,
                 trees=frozenset(parse_hex(t) for t in _items(fields["trees"], "/")),
@@ -1197,7 +1168,7 @@ class UranusRules:
                 discarded=frozenset(_items(fields["discarded"], ",")),
                 no_plant_run=int(fields["run"]),
                 to_move=int(fields["to_move"]),
-                phase=fields["phase"],
+                phase=_phase(fields["phase"], fields["to_move"]),
                 ending=fields["ending"],
                 hexagon_winner=int(fields["winner"]),
             )
@@ -1233,9 +1204,11 @@ def _shown(state: State, player: int, mission: str) -> tuple[tuple[str, ...], in
     return hand, state.unknown[player - 1] - 1
 
 
-def _with(values: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
-    """``values`` with ``values[index]`` replaced by ``value``."""
-    return (*values[:index], value, *values[index + 1 :])
+def _phase(text: str, to_move: str) -> Phase:
+    """The phase named ``text`` in a position.  Raises :class:`InvalidPositionError`."""
+    if text not in PHASES:
+        raise InvalidPositionError(f"player {to_move} in phase {text!r} cannot be to move")
+    return Phase(text)
 
 
 def _items(text: str, sep: str) -> list[str]:
@@ -1244,12 +1217,13 @@ def _items(text: str, sep: str) -> list[str]:
 
 
 def _reserve(text: str) -> tuple[int, ...]:
-    """``"blue:3,red:2"`` -> counts in COLOURS order.  Raises ``ValueError``."""
+    """``"blue:3,red:2"`` -> counts in COLOURS order.  Raises :class:`InvalidStepError` for
+    an unknown colour and ``ValueError`` for a count that is not a number."""
     counts = dict.fromkeys(COLOURS, 0)
     for item in _items(text, ","):
         colour, _, n = item.partition(":")
         if colour not in counts:
-            raise ValueError(f"{colour!r} is not a flower colour")
+            raise InvalidStepError(f"{colour!r} is not a flower colour")
         counts[colour] = int(n)
     return tuple(counts.values())
 
@@ -1306,7 +1280,7 @@ class UranusCases:
             decks=tuple(int(d) for d in pos["decks"]),
             no_plant_run=int(pos.get("no_plant_run", 0)),
             to_move=int(pos["to_move"]),
-            phase="placement" if None in gardeners else "turn",
+            phase=Phase.PLACEMENT if None in gardeners else Phase.TURN,
         )
         return settle(validate(state))
 
@@ -1339,7 +1313,7 @@ class UranusCases:
             "scores": {str(p): s for p, s in enumerate(state.scores, 1)},
             "hands": {str(p): list(h) for p, h in enumerate(state.hands, 1)},
             "to_move": state.to_move,
-            "over": state.phase in ("reveal", "over"),
+            "over": state.phase in (Phase.REVEAL, Phase.OVER),
         }
 
     def query(self, state: State, name: str, arg: Any) -> dict[str, Any]:
@@ -1378,12 +1352,7 @@ def _check_supply(pos: Mapping[str, Any], shape: BoardShape) -> None:
     reserves, more trees than the board has, more than 5 cards in a hand."""
     players = int(pos["players"])
     reserves = pos.get("reserves", {})
-    problems = [
-        f"position.reserves.{p} holds {sum(r.values())} flowers; each of {players} players "
-        f"is dealt {FLOWERS_EACH[players]}"
-        for p, r in reserves.items()
-        if sum(r.values()) > FLOWERS_EACH[players]
-    ]
+    problems = overdealt(reserves, players)
     pieces = [piece.split("+")[-1] for piece in pos.get("cells", {}).values()]
     for colour in COLOURS:
         total = pieces.count(colour) + sum(int(r.get(colour, 0)) for r in reserves.values())

@@ -21,7 +21,7 @@ from typing import Any
 
 from companion.board import protocol
 from companion.errors import InvalidStepError
-from companion.rules.base import EMPTY, Cell, Piece, disc, martian, parse_piece
+from companion.rules.base import EMPTY, Cell, Piece, disc, martian, parse_piece, top_and_under
 from companion.rules.hexes import hex_name
 
 Changes = dict[Cell, Piece]
@@ -89,7 +89,7 @@ class _Hands:
              picks: bool = False) -> None:
         """The Martian or gardener on ``src`` to ``dest`` (as :meth:`land`); the flower it
         stood on stays."""
-        head, _, under = self.at(src).partition("+")
+        head, under = top_and_under(self.at(src))
         self.changes[src] = under
         self.land(dest, head, plant, picks)
 
@@ -99,7 +99,7 @@ class _Hands:
         info = parse_piece(piece)
         if info.kind not in ("flower", "wild") and not (info.kind == "martian" and info.colour):
             raise InvalidStepError(f"{cell} holds no flower to pick")
-        self.changes[cell] = piece.partition("+")[0] if info.kind == "martian" else EMPTY
+        self.changes[cell] = top_and_under(piece)[0] if info.kind == "martian" else EMPTY
 
     def carry(self, src: Cell, dest: Cell) -> None:
         """The piece on ``src`` (a flower, a peak) carried to the empty ``dest``."""
@@ -141,7 +141,7 @@ def _enceladus(hands: _Hands, step: Any) -> Changes:
         if parse_piece(hands.at(other)).kind not in ("flower", "peak"):
             raise InvalidStepError(f"{other} holds no flower or peak to swap with")
         hands.changes[here], hands.changes[other] = (hands.at(other),
-                                                     hands.at(here).partition("+")[0])
+                                                     top_and_under(hands.at(here))[0])
     elif step.name in ("swap_flowers", "swap_peak_flower"):
         hands.exchange(*cells)
     elif step.name in ("move_flower", "move_peak"):

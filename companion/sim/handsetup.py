@@ -19,6 +19,7 @@ from typing import Any
 
 from companion.rules import enceladus, mars, uranus
 from companion.rules.base import EMPTY, PEAK, TREE, Board, Cell, GameRules, Piece, parse_piece
+from companion.rules.gardeners import FLOWERS_EACH
 from companion.rules.hexes import hex_name
 from companion.rules.missions import COLOURS
 from companion.rules.squares import SQUARE_NAMES
@@ -81,9 +82,9 @@ def draw_deal(rules: GameRules[Any, Any], state: Any,
     """The flowers of a Mars or Uranus bag dealt at random with ``rng`` to the players of the
     fresh game ``state``: each player's ``{colour: count}``."""
     if rules.name == "mars":
-        colours, each, per_colour = mars.COLOURS, mars.DEAL, mars.FLOWERS_PER_COLOUR
+        colours, each, per_colour = mars.COLOURS, FLOWERS_EACH, mars.FLOWERS_PER_COLOUR
     elif rules.name == "uranus":
-        colours, each, per_colour = COLOURS, uranus.FLOWERS_EACH, uranus.FLOWERS_PER_COLOUR
+        colours, each, per_colour = COLOURS, FLOWERS_EACH, uranus.FLOWERS_PER_COLOUR
     else:
         raise ValueError(f"{rules.name} deals no flowers")
     bag = [c for c in colours for _ in range(per_colour)]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from companion.referee.recognition import on_the_way
 from companion.rules import hexes
-from companion.rules.base import EMPTY, Cell, Piece, parse_piece
+from companion.rules.base import EMPTY, Cell, Piece, parse_piece, top_and_under
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +108,6 @@ that is finished."""
 def chance(rng: random.Random, probability: float) -> bool:
     """Whether a behaviour of ``probability`` happens; no draw for one that is off."""
     return probability > 0 and rng.random() < probability
-
-
-def _head(piece: Piece) -> Piece:
-    return piece.partition("+")[0]
 
 
 def _between(a: Cell, b: Cell, board: Mapping[Cell, Piece]) -> list[Cell]:
@@ -253,7 +249,7 @@ def _hands(now: dict[Cell, Piece], changes: Mapping[Cell, Piece], rng: random.Ra
                      if now[c] == EMPTY and c not in changes and c not in avoid]
             if wrong:
                 stray = rng.choice(wrong)
-                put(stray, _head(piece))
+                put(stray, top_and_under(piece)[0])
                 put(stray, EMPTY, noise.misplace_s)
         put(cell, piece)
 
@@ -265,7 +261,7 @@ def _hands(now: dict[Cell, Piece], changes: Mapping[Cell, Piece], rng: random.Ra
         if info.kind != "martian":
             continue
         for src, was in now.items():
-            if src != dest and src in changes and _head(was) == _head(piece):
+            if src != dest and src in changes and top_and_under(was)[0] == top_and_under(piece)[0]:
                 moves.append((src, dest))
     departures = {src for src, _ in moves}
     removals = [c for c, p in changes.items() if p == EMPTY and c not in departures]
@@ -277,11 +273,11 @@ def _hands(now: dict[Cell, Piece], changes: Mapping[Cell, Piece], rng: random.Ra
             put(cell, EMPTY)
 
     for src, dest in moves:
-        martian_piece = _head(now[src])
+        martian_piece, under = top_and_under(now[src])
         left_behind = changes[src]
         # Lifting a gardener off the flower it stands on leaves that flower; anything else
         # that ends up here (a flower swapped with the Martian) comes after the Martian left.
-        stays = now[src].partition("+")[2] == left_behind and left_behind != EMPTY
+        stays = under == left_behind and left_behind != EMPTY
         lifted = left_behind if stays else EMPTY
         if rng.random() < noise.hesitate:
             original = now[src]
@@ -297,8 +293,8 @@ def _hands(now: dict[Cell, Piece], changes: Mapping[Cell, Piece], rng: random.Ra
         target = changes[dest]
         if now[dest] != EMPTY and now[dest] != target:
             put(dest, EMPTY)  # take the flower the Martian lands on
-        head, plus, colour = target.partition("+")
-        if plus and now[dest] != colour:
+        colour = top_and_under(target)[1]
+        if colour and now[dest] != colour:
             put(dest, colour)  # the flower first, then the gardener on it
         set_down(dest, target)
         if now[src] != left_behind:

@@ -47,7 +47,7 @@ from companion.events import AnyEvent, BoardMessage, Button, Timer, TimerName
 from companion.files import read_text
 from companion.referee.effects import Committed, SetTimer, Show
 from companion.referee.referee import Referee, RefereeSettings
-from companion.rules import load
+from companion.rules import BOARDS, GAMES, load
 from companion.rules.base import EMPTY, Cell, GameRules, Piece
 from companion.sim.perform import Noise, Op, Press, Put, Signal, perform, tray_flowers
 from companion.sim.players import chance_ops, choose_step
@@ -199,9 +199,9 @@ def _header(header: dict[str, Any], verb: str, args: list[str]) -> None:
         header["pace"] = _seconds(" ".join(args))
     elif verb in ("players", "seed") and len(args) == 1 and args[0].isdigit():
         header[verb] = int(args[0])
-    elif verb == "game" and len(args) == 1 and args[0] in ("enceladus", "mars", "uranus"):
+    elif verb == "game" and len(args) == 1 and args[0] in GAMES:
         header["game"] = args[0]
-    elif verb == "board" and len(args) == 1 and args[0] in ("hexagonal", "trapezoid", "rhombus"):
+    elif verb == "board" and len(args) == 1 and args[0] in BOARDS["uranus"]:
         header["board"] = args[0]
     else:
         raise ValueError(f"{' '.join([verb, *args])!r} is not a header line (game enceladus, "

@@ -1,0 +1,125 @@
+"""What the two gardener games share: Gardens of Mars and Gardens of Uranus.
+
+In both, each player has one gardener on a garden of hexes (:mod:`companion.rules.hexes`)
+and a reserve of flowers dealt at random; a gardener is first placed on an empty hex, then
+moves in a straight line and plants a flower from the reserve where it stops on an empty
+hex.  A flower under a gardener stays on its hex (the board shows ``"M1+red"``), and the
+score line shows points.  Each game's class derives from :class:`GardenerRules` and gives
+the hooks the shared recognition needs.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
+from typing import Protocol, TypeVar
+
+from companion.rules.base import Cell, Piece, Rules, Seated, Step, martian, martian_on
+from companion.rules.hexes import Hex, hex_name
+
+
+class GardenerState(Seated, Protocol):
+    """What the shared code reads of a gardener game's state."""
+
+    @property
+    def gardeners(self) -> tuple[Hex | None, ...]:
+        """``gardeners[p - 1]``: player p's hex, ``None`` before it is placed."""
+        ...
+
+    @property
+    def scores(self) -> tuple[int, ...]:
+        """``scores[p - 1]``: player p's points so far."""
+        ...
+
+
+FLOWERS_EACH: Mapping[int, int] = MappingProxyType({2: 30, 3: 20, 4: 15, 5: 12})
+"""Flowers dealt to each player by the number of players: both games have 60 flowers and
+deal them all (Gardens of Mars and Gardens of Uranus, Setup)."""
+
+
+def overdealt(reserves: Mapping[str, Mapping[str, int]], players: int) -> list[str]:
+    """A problem for each reserve of a case position (``{player: {colour: count}}``) holding
+    more flowers than a player of ``players`` is dealt (:data:`FLOWERS_EACH`)."""
+    each = FLOWERS_EACH[players]
+    return [
+        f"position.reserves.{p} holds {sum(r.values())} flowers; each of {players} players "
+        f"is dealt {each}"
+        for p, r in reserves.items()
+        if sum(r.values()) > each
+    ]
+
+
+def deal_flowers(
+    rng: random.Random, colours: Sequence[str], per_colour: int, players: int, each: int
+) -> tuple[tuple[int, ...], ...]:
+    """Every player's reserve (counts in ``colours`` order) after ``each`` flowers are dealt
+    to each of ``players`` from a shuffled bag of ``per_colour`` flowers of every colour."""
+    bag = [colour for colour in colours for _ in range(per_colour)]
+    rng.shuffle(bag)
+    return tuple(
+        tuple(bag[p * each : (p + 1) * each].count(c) for c in colours) for p in range(players)
+    )
+
+
+def gardener(player: int, under: str) -> Piece:
+    """The piece of player ``player``'s gardener on a hex holding ``under`` (a colour or
+    ``""``): ``"M1+red"`` or ``"M1"``."""
+    return martian_on(player, under) if under else martian(player)
+
+
+def move_changes(player: int, start: Hex, left: str, to: Hex, found: str) -> dict[Cell, Piece]:
+    """The two hexes a gardener's move changes: ``start`` shows the flower ``left`` under it
+    (or ``""``) and ``to`` the gardener on the flower ``found`` or planted there."""
+    return {hex_name(start): left, hex_name(to): gardener(player, found)}
+
+
+GState = TypeVar("GState", bound=GardenerState)
+
+
+class GardenerRules(Rules[GState, Step], ABC):
+    """The :class:`companion.rules.base.GameRules` defaults of a gardener game: its score line,
+    and :meth:`candidates` from two hooks of the game (:meth:`_placements_on` and
+    :meth:`_moves_onto`)."""
+
+    @abstractmethod
+    def legal_steps(self, state: GState) -> Iterator[Step]:
+        """Every legal step, lazily (see :class:`companion.rules.base.GameRules`)."""
+
+    @abstractmethod
+    def _placements_on(self, state: GState, cell: Cell) -> Iterator[Step]:
+        """The legal placement of the gardener to move on ``cell``, if there is one: none
+        outside the placement phase."""
+
+    @abstractmethod
+    def _moves_onto(self, state: GState, landing: Cell | None) -> Iterator[Step]:
+        """The legal moves of the gardener to move, in :meth:`legal_steps` order, that land
+        on ``landing`` (on any hex when ``None``): none outside the move phase."""
+
+    def status(self, state: GState) -> tuple[tuple[int, str], ...]:
+        """Each player's points so far: ``((1, "12 pts"), (2, "0 pts"))``."""
+        return tuple((p, f"{score} pts") for p, score in enumerate(state.scores, 1))
+
+    def candidates(
+        self,
+        state: GState,
+        touched: frozenset[Cell],
+        within: frozenset[Cell] | None = None,
+        distinct: bool = False,
+    ) -> Iterator[Step]:
+        """The legal steps whose changed hexes include all of ``touched``: every step when
+        nothing is touched (a step that moves no gardener changes no hex); a placement on the
+        one touched hex; a move of the gardener to move landing on the one touched hex
+        besides its own, or anywhere when only its own is touched.  ``within`` and
+        ``distinct`` narrow nothing: a turn has a few hundred steps at most."""
+        if not touched:
+            yield from self.legal_steps(state)
+            return
+        if len(touched) == 1:
+            yield from self._placements_on(state, next(iter(touched)))
+        here = state.gardeners[state.to_move - 1]
+        if here is not None:
+            landing = touched - {hex_name(here)}
+            if len(landing) <= 1:
+                yield from self._moves_onto(state, next(iter(landing), None))
