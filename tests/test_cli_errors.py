@@ -116,6 +116,8 @@ CASES = {
     "sim-serve-other-machine": (("sim", "--serve", "socket://192.0.2.1:7777"), 2, SENTENCE, []),
     "sim-serve-port-in-use": (("sim", "--serve", "socket://127.0.0.1:{busy}"), 69, SENTENCE, []),
     "sim-stuck-not-a-cell": (("sim", "--stuck", "zz"), 2, SENTENCE, []),
+    "sim-hand-setup-interactive": (("sim", "--hand-setup", "--players", "2", "--interactive"),
+                                   2, SENTENCE, []),
     "sim-players-9": (("sim", "--players", "9"), 2, USAGE, []),
     "sim-seed-not-a-number": (("sim", "--seed", "x"), 2, USAGE, []),
     "sim-seed-negative": (("sim", "--seed", "-1"), 2, USAGE, []),
