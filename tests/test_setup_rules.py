@@ -184,11 +184,16 @@ def test_uranus_a_tree_on_the_edge_is_named() -> None:
 def test_uranus_the_wrong_number_of_trees_is_named() -> None:
     state, empty = _uranus("hexagonal")
     two = {**empty, "0,0": "tree", "1,0": "tree"}
+    # the count on the board comes first, as the Enceladus flowers and peaks say it
     assert uranus.RULES.setup_problems(state, two) == [
-        SetupProblem("The hexagonal board has 1 trees, not 2.", ("0,0", "1,0"))]
+        SetupProblem("The garden has 2 trees, 1 too many: the hexagonal board takes 1.",
+                     ("0,0", "1,0"))]
     none = uranus.RULES.setup_problems(state, empty)
     assert none == [SetupProblem(
-        "The hexagonal board has 1 trees, not 0: put 1 more on spots off the edge.", ())]
+        "The garden has 0 trees, 1 too few: the hexagonal board takes 1, on spots off the "
+        "edge.", ())]
+    state, empty = _uranus("trapezoid")
+    assert "has 1 tree, " in uranus.RULES.setup_problems(state, {**empty, "2,-3": "tree"})[0].text
 
 
 def test_uranus_flowers_or_gardeners_on_the_board_are_named() -> None:
