@@ -1074,6 +1074,9 @@ def parse_config(text: str, source: str = "<config>", folder: Path | None = None
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(_syntax_problem(source, text, error)) from None
+    except RecursionError:
+        raise ConfigError(f"{source}: this is not valid TOML (its lists or tables nest too "
+                          "deeply to read)") from None
     problems = _Problems(source, text)
     sections: dict[str, Any] = {}
     for name, table in data.items():

@@ -493,7 +493,7 @@ def read(path: Path) -> GameRecord:
 def _parse(raw: bytes) -> dict[str, Any] | None:
     try:
         entry = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deep to read: no entry either
         return None
     return entry if isinstance(entry, dict) else None
 

@@ -46,6 +46,9 @@ def files(tmp_path: Path) -> Iterator[Path]:
     (tmp_path / "a-folder").mkdir()
     (tmp_path / "binary.dat").write_bytes(bytes(range(256)) * 4)
     (tmp_path / "empty.txt").write_text("")
+    # nested too deep for the JSON and TOML readers
+    (tmp_path / "deep.json").write_text("[" * 5000 + "\n")
+    (tmp_path / "deep.toml").write_text("key = " + "[" * 5000)
     rules = load("enceladus").RULES
     state = rules.new_game(2, 1, {})
     game = journal.Journal.create(tmp_path / "journals", {
@@ -116,6 +119,8 @@ CASES = {
     "sim-serve-other-machine": (("sim", "--serve", "socket://192.0.2.1:7777"), 2, SENTENCE, []),
     "sim-serve-port-in-use": (("sim", "--serve", "socket://127.0.0.1:{busy}"), 69, SENTENCE, []),
     "sim-stuck-not-a-cell": (("sim", "--stuck", "zz"), 2, SENTENCE, []),
+    "sim-hand-setup-interactive": (("sim", "--hand-setup", "--players", "2", "--interactive"),
+                                   2, SENTENCE, []),
     "sim-players-9": (("sim", "--players", "9"), 2, USAGE, []),
     "sim-seed-not-a-number": (("sim", "--seed", "x"), 2, USAGE, []),
     "sim-seed-negative": (("sim", "--seed", "-1"), 2, USAGE, []),
@@ -125,6 +130,7 @@ CASES = {
     "replay-folder": (("replay", "{dir}/a-folder"), 66, SENTENCE, []),
     "replay-binary": (("replay", "{dir}/binary.dat"), 1, SENTENCE, []),
     "replay-empty": (("replay", "{dir}/empty.txt"), 1, SENTENCE, []),
+    "replay-nested-too-deep": (("replay", "{dir}/deep.json"), 1, SENTENCE, []),
     "replay-gif-no-such-folder": (("replay", "{dir}/game.jsonl", "--gif",
                                    "{dir}/nonexistent/game.gif"), 73, SENTENCE, ["nonexistent"]),
     "replay-gif-into-a-folder": (("replay", "{dir}/game.jsonl", "--gif", "{dir}/a-folder"), 73,
@@ -155,9 +161,13 @@ CASES = {
     "run-missing-config": (("run", "--config", "{dir}/missing.toml"), 66, SENTENCE, []),
     "run-folder-as-config": (("run", "--config", "{dir}/a-folder"), 66, SENTENCE, []),
     "run-binary-config": (("run", "--config", "{dir}/binary.dat"), 66, SENTENCE, []),
+    "run-config-nested-too-deep": (("run", "--config", "{dir}/deep.toml"), 78, SENTENCE, []),
+    "monitor-config-nested-too-deep": (("monitor", "loop://", "--config", "{dir}/deep.toml"),
+                                       78, SENTENCE, []),
     "check-config-missing": (("check-config", "{dir}/missing.toml"), 66, SENTENCE, []),
     "check-config-folder": (("check-config", "{dir}/a-folder"), 66, SENTENCE, []),
     "check-config-binary": (("check-config", "{dir}/binary.dat"), 66, SENTENCE, []),
+    "check-config-nested-too-deep": (("check-config", "{dir}/deep.toml"), 78, REPORT, []),
     "rules-check-missing": (("rules", "check", "{dir}/missing.json"), 66, SENTENCE, []),
     "rules-check-folder": (("rules", "check", "{dir}/a-folder"), 66, SENTENCE, []),
     "rules-check-binary": (("rules", "check", "{dir}/binary.dat"), 66, SENTENCE, []),

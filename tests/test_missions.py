@@ -83,6 +83,8 @@ def test_catalogue_needs_a_cards_table() -> None:
         parse_catalogue("U01 = 'groups:red'")
     with pytest.raises(ConfigError, match="not valid TOML"):
         parse_catalogue("[cards")
+    with pytest.raises(ConfigError, match="nest too deeply to read"):
+        parse_catalogue("U01 = " + "[" * 5000, "cards.toml")
 
 
 def test_biggest_group_and_groups() -> None:

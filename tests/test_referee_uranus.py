@@ -302,6 +302,16 @@ def test_the_five_drafted_cards_are_registered_face_down_before_placing() -> Non
     assert last_message(effects) == "P2: player 1 holds the groups:red card"
 
 
+def test_a_card_registered_twice_is_refused_without_naming_it() -> None:
+    """The matrix faces the whole table: a card held to the reader a second time while
+    registering is refused as "that card", never by its mission."""
+    referee = table(position({"0,0": "red"}, unknown=(5, 5)))
+    show(referee, CARD["triangle:blue"], 1.0)
+    effects = show(referee, CARD["triangle:blue"], 2.0)
+    assert committed(effects) == []
+    assert last_message(effects) == "P1: that card is registered already"
+
+
 # -- the Hexagon (the text, Mission cards) -------------------------------------------------
 
 

@@ -175,6 +175,25 @@ def test_reserves_dealt_by_hand_are_entered_with_select_and_ok_and_checked() -> 
     assert _shown(effects).screen.message.startswith("P1: take ")  # placement goes on
 
 
+def test_select_never_counts_past_what_is_left_of_a_players_deal() -> None:
+    """With 30 flowers of a 2-player Mars deal counted in three colours, Select leaves the
+    fourth at 0: the rest of the deal cannot go below 0, a count the players never gave."""
+    from companion.config import BoardConfig
+    from companion.referee.mars import extensions
+
+    config = Config(game=GameConfig(name="mars", setup="board"), board=BoardConfig(dice="tray"))
+    referee = Referee(mars.RULES, mars.RULES.new_game(2, 3, {}), "mars", adopt=True,
+                      extensions=extensions(config))
+    _dump(referee, dict.fromkeys(referee.layout, ""), 0.0)
+    referee.handle(Timer(referee.settings.settle_s, "settle"))
+    _, t = _enter(referee, [[10, 10, 5]], 1.0)  # blue, yellow, white: 25 of P1's 30
+    assert _shown(_press(referee, "select", t + 0.3)).screen.message.startswith(
+        "Reserves dealt by hand: P1 gray? 1")
+    _, t = _enter(referee, [[4]], t + 0.3)  # gray 5 in all: nothing left for red
+    assert _shown(_press(referee, "select", t + 0.3)).screen.message.startswith(
+        "Reserves dealt by hand: P1 red? 0")
+
+
 def test_reserves_typed_in_on_the_page_are_not_asked_again_at_the_companion(
         tmp_path: Path) -> None:
     import queue

@@ -11,6 +11,7 @@ import pytest
 from companion.errors import IllegalMoveError, InvalidPositionError
 from companion.rules import enceladus, mars, uranus
 from companion.rules.base import SetupProblem
+from companion.rules.gardeners import FLOWERS_EACH
 from companion.rules.squares import SQUARE_NAMES
 
 
@@ -184,11 +185,16 @@ def test_uranus_a_tree_on_the_edge_is_named() -> None:
 def test_uranus_the_wrong_number_of_trees_is_named() -> None:
     state, empty = _uranus("hexagonal")
     two = {**empty, "0,0": "tree", "1,0": "tree"}
+    # the count on the board comes first, as the Enceladus flowers and peaks say it
     assert uranus.RULES.setup_problems(state, two) == [
-        SetupProblem("The hexagonal board has 1 trees, not 2.", ("0,0", "1,0"))]
+        SetupProblem("The garden has 2 trees, 1 too many: the hexagonal board takes 1.",
+                     ("0,0", "1,0"))]
     none = uranus.RULES.setup_problems(state, empty)
     assert none == [SetupProblem(
-        "The hexagonal board has 1 trees, not 0: put 1 more on spots off the edge.", ())]
+        "The garden has 0 trees, 1 too few: the hexagonal board takes 1, on spots off the "
+        "edge.", ())]
+    state, empty = _uranus("trapezoid")
+    assert "has 1 tree, " in uranus.RULES.setup_problems(state, {**empty, "2,-3": "tree"})[0].text
 
 
 def test_uranus_flowers_or_gardeners_on_the_board_are_named() -> None:
@@ -211,11 +217,11 @@ def _random_deal(players: int, colours: tuple[str, ...], per_colour: int, each: 
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
 def test_a_deal_from_the_bag_adds_up_in_both_games(players: int) -> None:
-    deal = _random_deal(players, mars.COLOURS, 10, mars.DEAL[players], players)
+    deal = _random_deal(players, mars.COLOURS, 10, FLOWERS_EACH[players], players)
     assert mars.reserve_problems(players, deal) == []
     state = mars.deal_reserves(mars.RULES.new_game(players, 1, {}), deal)
     assert state.reserves == tuple(tuple(r[c] for c in mars.COLOURS) for r in deal)
-    deal = _random_deal(players, uranus.COLOURS, 12, uranus.FLOWERS_EACH[players], players)
+    deal = _random_deal(players, uranus.COLOURS, 12, FLOWERS_EACH[players], players)
     assert uranus.reserve_problems(players, deal) == []
     state = uranus.deal_reserves(uranus.RULES.new_game(players, 1, {}), deal)
     assert state.reserves == tuple(tuple(r[c] for c in uranus.COLOURS) for r in deal)

@@ -28,6 +28,7 @@ from companion.web import server as server_mod
 from companion.web.page import board_svg
 from companion.web.server import (
     LOCKOUT_S,
+    MAX_BODY_BYTES,
     MAX_CONNECTIONS,
     MAX_STREAMS,
     MAX_WRONG_PINS,
@@ -258,6 +259,29 @@ def test_presses_need_the_pin_and_wrong_ones_lock_the_buttons_for_a_while() -> N
         assert events.qsize() == 2
     finally:
         web.close()
+
+
+def test_json_nested_too_deep_to_read_is_refused_like_any_other_bad_body(
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    """A body of nested brackets within the size limit is too deep for the JSON reader: a
+    400 with the body's form, never a 500 with a traceback in the daemon's log."""
+    from companion.config import GameConfig
+    from companion.web.newgame import Choices
+
+    web = WebView("127.0.0.1:0", events=queue.Queue(), pin="0042",
+                  choices=Choices(GameConfig(name="mars")))
+    deep = b"[" * (MAX_BODY_BYTES - 1)
+    try:
+        assert post(web, deep) == (400, 'A press is JSON: {"pin": "1234", "button": "ok"}')
+        with closing(http.client.HTTPConnection("127.0.0.1", port(web), timeout=5)) as conn:
+            conn.request("POST", "/new", body=deep)
+            response = conn.getresponse()
+            assert (response.status, response.reason) == (
+                400, 'A new game is JSON: {"pin": "1234", "players": 3}')
+    finally:
+        web.close()
+    assert "Traceback" not in caplog.text
 
 
 def test_a_page_without_the_event_queue_is_read_only(view: WebView) -> None:

@@ -4,10 +4,11 @@ At a real table the flowers are dealt from the bag at random (Gardens of Mars, S
 of Uranus, Setup), so with ``[game] setup = "board"`` the companion cannot know the reserves
 from its seed: before the first gardener is placed, :class:`DealTable` asks each player in
 turn how many flowers of each colour they were dealt.  Select adds one (past the most there
-can be it wraps to 0), OK takes the count and asks the next colour; a player's last colour is
-the rest of their deal, never asked.  Once every player has answered, the rules core checks
-the deal (:meth:`companion.rules.base.GameRules.reserve_problems`): what does not add up is
-said in a sentence and the entry starts again from P1; a deal that adds up becomes the game's
+can be, the bag's or what is left of the player's deal, it wraps to 0), OK takes the count
+and asks the next colour; a player's last colour is the rest of their deal, never asked.
+Once every player has answered, the rules core checks the deal
+(:meth:`companion.rules.base.GameRules.reserve_problems`): what does not add up is said in a
+sentence and the entry starts again from P1; a deal that adds up becomes the game's
 reserves and is written to the journal's header with the setup.  The live page's New game
 takes the same counts typed in.  Placing a gardener before the entry is done keeps the seed's
 deal.
@@ -98,7 +99,10 @@ class DealTable:
         return referee.have_board and not diff and referee.rules.outcome(referee.state) is None
 
     def _most(self, referee: Referee) -> int:
-        return min(self.per_colour, self.each[referee.rules.players(referee.state)])
+        """The most the colour asked may count: the bag's, or what is left of the player's
+        deal (so the rest, their last colour, never goes below 0)."""
+        left = self.each[referee.rules.players(referee.state)] - sum(self.current.values())
+        return min(self.per_colour, left)
 
     def _prompt(self) -> str:
         player, colour = len(self.entered) + 1, self.colours[len(self.current)]

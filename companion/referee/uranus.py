@@ -200,8 +200,11 @@ class CardTable:
         try:
             effects = referee.commit(Reveal(mission), now)
         except IllegalMoveError as error:
+            # the whole table reads the matrix: a card of a hand kept secret is not named
+            said = (f"P{player}: that card is registered already"
+                    if mission in state.hands[player - 1] else f"P{player}: {error.reason}")
             return _refuse(referee, now, f"player {player} registered {mission}: {error.reason}",
-                           f"P{player}: {error.reason}")
+                           said)
         return [*effects, Note(NoteLevel.INFO, f"player {player} registered a mission card "
                                                f"face down")]
 

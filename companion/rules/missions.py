@@ -103,6 +103,9 @@ def parse_catalogue(text: str, source: str = "missions.toml") -> dict[str, str]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{source}: not valid TOML ({error})") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: not valid TOML (its lists or tables nest too deeply to "
+                          "read)") from None
     cards = data.get("cards")
     if not isinstance(cards, dict):
         raise ConfigError(f'{source}: a [cards] table of card id = "mission" is needed')

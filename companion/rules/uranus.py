@@ -585,13 +585,15 @@ def setup_problems(state: State, observed: Mapping[Cell, Piece]) -> list[SetupPr
         problems.append(SetupProblem(
             f"The garden holds only its trees at the start: clear {listed(stray)}.", stray))
     trees = tuple(name for name, piece in pieces.items() if piece == TREE)
+    have = f"The garden has {len(trees)} tree{'' if len(trees) == 1 else 's'}"
     if len(trees) > shape.trees:
         problems.append(SetupProblem(
-            f"The {shape.name} board has {shape.trees} trees, not {len(trees)}.", trees))
+            f"{have}, {len(trees) - shape.trees} too many: the {shape.name} board takes "
+            f"{shape.trees}.", trees))
     elif len(trees) < shape.trees:
         problems.append(SetupProblem(
-            f"The {shape.name} board has {shape.trees} trees, not {len(trees)}: put "
-            f"{shape.trees - len(trees)} more on spots off the edge.", ()))
+            f"{have}, {shape.trees - len(trees)} too few: the {shape.name} board takes "
+            f"{shape.trees}, on spots off the edge.", ()))
     edge = tuple(name for name in trees if parse_hex(name) in shape.grid.edge)
     if edge:
         problems.append(SetupProblem(

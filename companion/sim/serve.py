@@ -358,6 +358,9 @@ def run_sim(*, serve: str | None, replay_file: str | None, speed: float, game: s
         other = "--replay" if replay_file else "--scenario" if scenario_file else "--empty"
         raise UsageError(f"--players and --interactive play the game's setup, so they do not "
                           f"go with {other}")
+    if hand_setup and interactive:  # the console follows the seed's setup, not a bare board
+        raise UsageError("--hand-setup: the virtual players lay the garden out by hand, so it "
+                         "does not go with --interactive, where you play the seed's setup")
     if hand_setup and players is None:
         raise UsageError("--hand-setup: the virtual players lay the garden out by hand, so "
                          "give --players too")

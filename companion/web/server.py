@@ -178,7 +178,7 @@ class _Press(_Base):
         try:
             asked = json.loads(self.request.body)
             pin, button = asked["pin"], asked["button"]
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):  # too deep: bad too
             raise tornado.web.HTTPError(
                 400, reason='A press is JSON: {"pin": "1234", "button": "ok"}') from None
         if button not in BUTTONS or not isinstance(pin, str):
@@ -216,7 +216,7 @@ class _NewGame(_Base):
             pin = asked["pin"]
             chosen = (asked["players"], asked.get("seed", 0), asked.get("options", {}),
                       asked.get("names"))
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):  # too deep: bad too
             raise tornado.web.HTTPError(
                 400, reason='A new game is JSON: {"pin": "1234", "players": 3}') from None
         if not isinstance(pin, str):
