@@ -179,11 +179,10 @@ def test_select_never_counts_past_what_is_left_of_a_players_deal() -> None:
     """With 30 flowers of a 2-player Mars deal counted in three colours, Select leaves the
     fourth at 0: the rest of the deal cannot go below 0, a count the players never gave."""
     from companion.config import BoardConfig
-    from companion.referee.mars import extensions
 
     config = Config(game=GameConfig(name="mars", setup="board"), board=BoardConfig(dice="tray"))
     referee = Referee(mars.RULES, mars.RULES.new_game(2, 3, {}), "mars", adopt=True,
-                      extensions=extensions(config))
+                      extensions=game_extensions(config))
     _dump(referee, dict.fromkeys(referee.layout, ""), 0.0)
     referee.handle(Timer(referee.settings.settle_s, "settle"))
     _, t = _enter(referee, [[10, 10, 5]], 1.0)  # blue, yellow, white: 25 of P1's 30
