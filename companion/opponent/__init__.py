@@ -19,9 +19,9 @@ Strengths (:class:`Strength`)
 ``strong``
     a search within a budget of nodes, see the game's module: Mars searches the next plies
     over the dice in the pool (which the players use in turn) and takes the expectation over
-    the next roll (expectimax); Gardens of Uranus plays the others' replies with hands
-    sampled from the cards nobody has shown (determinised search) and looks ahead to the
-    flowers left at the end; Enceladus looks at the replies of the next player (two plies).
+    the next roll (expectimax); Gardens of Uranus follows each of its best steps with its own
+    next step (where its gardener can still plant); Enceladus looks at the replies of the
+    next player (two plies).
 
 Budget
 ------
@@ -54,8 +54,8 @@ Hidden cards
 ``known`` is what the seat alone knows: in Gardens of Uranus the canonical names of every
 mission card in its hand (``state.hands`` holds only the cards shown).  The engine scores and
 shows only cards of ``known`` and never sees another player's hidden cards: the state holds
-only how many each hand has, and the strong search samples them from the cards nobody has
-shown and the seat does not hold.  With ``known=None`` (no private hand given) the engine
+only how many each hand has, and a card not known is valued as the average of the cards
+nobody has shown and the seat does not hold.  With ``known=None`` (no private hand given) the engine
 picks among all legal steps, as the rules core sees them (a simulator that decides a hidden
 card when it is shown).  An out-of-turn step (the Hexagon card shown while a hexagon stands)
 is :func:`interrupt`.

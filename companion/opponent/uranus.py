@@ -1,5 +1,4 @@
-"""Gardens of Uranus seats: the final score estimated now, and the others' replies searched
-over hands sampled from the cards nobody has shown.
+"""Gardens of Uranus seats: the final score estimated now, and the seat's next step ahead.
 
 The seat's hand is ``known`` (every card it holds, canonical names).  :func:`evaluate` is the
 final score the player would have if the game ended now (points scored, every card of their
@@ -10,11 +9,12 @@ against the flower not planted, and planting is worth the penalty it saves.
 
 ``steady``: the best step one ply ahead by :func:`evaluate`.
 
-``strong``: determinised search.  The others' hidden cards are sampled
-(:func:`sample_hands`) from the cards nobody has shown and the seat does not hold; in that
-deal, each of the best steps one ply ahead is followed by the others' replies (each the
-steady step of its player with its sampled hand) and the seat's next step, and the step whose
-line ends best is chosen.
+``strong``: each of the :data:`ROOTS` best steps one ply ahead is followed by the seat's own
+best next step from there (the others' gardeners where they stand), and the step whose
+follow-up ends best is chosen: a step that leaves the gardener where it can still reach
+empty spots to plant is preferred.  It needs no guess at the others' hidden cards: they are
+valued as any card nobody has shown.  (A determinised search that played the others' replies
+with hands sampled from the cards nobody has shown measured no better than this.)
 """
 
 from __future__ import annotations
@@ -38,8 +38,6 @@ from companion.rules.uranus import (
     seen,
     unused_flower_penalty,
 )
-
-REPLIES = False
 
 ROOTS = 8
 """Steps the strong search looks into, the best one ply ahead first."""
@@ -159,28 +157,9 @@ def steady(state: State, steps: list[Any], known: Collection[str] | None, spend:
     return _ranked(state, steps, _seat_hands(state, state.to_move, known), spend)[0][2]
 
 
-def sample_hands(state: State, player: int, known: Collection[str] | None,
-                 rng: random.Random) -> list[frozenset[str]]:
-    """A deal of the cards the seat ``player`` cannot see, consistent with what it knows:
-    its own hand is ``known``; each other player keeps the cards they have shown and gets as
-    many more as they hold unknown, drawn from the cards nobody has shown and not in
-    ``known``.  The deal never uses anything but the public state and ``known``."""
-    hands = _seat_hands(state, player, known)
-    pool = sorted(c for c in ALL_MISSIONS if c not in seen(state) and c not in hands[player - 1])
-    rng.shuffle(pool)
-    dealt = []
-    for p in range(1, state.players + 1):
-        if p == player:
-            dealt.append(hands[p - 1])
-            continue
-        take = min(state.unknown[p - 1], len(pool))
-        dealt.append(hands[p - 1] | frozenset(pool[:take]))
-        pool = pool[take:]
-    return dealt
-
-
 def _reply(state: State, hands: list[frozenset[str]], spend: Spend, until: int) -> Step | None:
-    """The steady step of the player to move holding ``hands[to_move - 1]``."""
+    """The steady step of the player to move holding ``hands[to_move - 1]``, within
+    ``until`` nodes spent."""
     mover = state.to_move
     steps = list(own_steps(state, hands[mover - 1]))
     if not steps:
@@ -191,34 +170,28 @@ def _reply(state: State, hands: list[frozenset[str]], spend: Spend, until: int) 
 
 def strong(state: State, steps: list[Any], known: Collection[str] | None, spend: Spend,
            rng: random.Random) -> Any:
-    """The step whose line ends best (see the module docstring): the :data:`ROOTS` best
-    steps one ply ahead, each given an equal share of the nodes left."""
+    """The step whose follow-up ends best (see the module docstring): the :data:`ROOTS`
+    best steps one ply ahead, each given an equal share of the nodes left."""
     player = state.to_move
     seat = _seat_hands(state, player, known)
     ranked = _ranked(state, steps, seat, spend)[:ROOTS]
     if state.phase != "turn" or len(ranked) == 1 or ranked[0][0] >= WIN / 2:
         return ranked[0][2]
-    deal = sample_hands(state, player, known, rng) if REPLIES else seat
     best_value, best = float("-inf"), ranked[0][2]
     for k, (_, _, step) in enumerate(ranked):
         left = spend.left()
         if left <= 0:
             break
         until = spend.nodes + left // (len(ranked) - k)
-        hands = [frozenset(h) for h in _after_hands(deal, player, step)]
+        hands = [frozenset(h) for h in _after_hands(seat, player, step)]
         line = spend.apply(state, step)
-        while RULES.outcome(line) is None and line.phase == "turn" and until - spend.nodes > 1:
-            if not REPLIES and line.to_move != player:
-                line = replace(line, to_move=player)  # the seat's next step, others still
-            reply = _reply(line, hands, spend, until - 1)
-            if reply is None:
-                break
-            mover = line.to_move
-            line = spend.apply(line, reply)
-            hands = [frozenset(h) for h in _after_hands(hands, mover, reply)]
-            if mover == player:
-                break
-        # the sampled cards chose the replies; valued, they would only add their noise
+        if RULES.outcome(line) is None and line.phase == "turn" and until - spend.nodes > 1:
+            # the seat's next step from there, the others' gardeners where they stand
+            line = replace(line, to_move=player)
+            follow = _reply(line, hands, spend, until - 1)
+            if follow is not None:
+                line = spend.apply(line, follow)
+                hands = [frozenset(h) for h in _after_hands(hands, player, follow)]
         mine = _seat_hands(line, player, hands[player - 1])
         value = evaluate(line, player, mine, unseen_mean(line, mine[player - 1]))
         if value > best_value:
