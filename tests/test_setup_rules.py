@@ -111,6 +111,14 @@ def test_enceladus_the_action_strip_must_be_as_a_game_starts() -> None:
     assert "the wildflower on A10 and the cover on A1" in problem.text
 
 
+def test_enceladus_a_flower_left_on_the_show_tray_is_named() -> None:
+    state, board = _enceladus()
+    board["T1"], board["T4"] = "red", "blue"
+    problem = _only(enceladus.setup_problems(state, board), "show tray")
+    assert problem.cells == ("T1", "T4")
+    assert problem.text == "The show tray is empty at the start: clear T1 and T4."
+
+
 def test_enceladus_a_setup_with_problems_is_refused_in_their_words() -> None:
     state, board = _enceladus()
     board["L1"] = "M2"

@@ -416,7 +416,8 @@ def setup_problems(state: State, observed: base.Board) -> list[base.SetupProblem
     those of a colour or of peaks in excess and the empty ones); 5 peaks (likewise); the peaks
     fence off no part of the garden (the squares cut off from its largest region); the start
     squares are empty (those that are not); the action strip is as a game starts, the
-    wildflower on A10 and, in the combinatorial game, the cover on A1 (the slots that differ).
+    wildflower on A10 and, in the combinatorial game, the cover on A1 (the slots that differ);
+    the show tray is empty (the tray cells that hold a piece).
     """
     colours = state.options.colours
     garden = {name: observed.get(name, base.EMPTY) for name in SQUARE_NAMES}
@@ -461,6 +462,10 @@ def setup_problems(state: State, observed: base.Board) -> list[base.SetupProblem
         problems.append(base.SetupProblem(
             f"The action strip holds only the wildflower on A10{covered} at the start: "
             f"put {base.listed(slots)} right.", slots))
+    shown = tuple(name for name in TRAY_CELLS if observed.get(name, base.EMPTY))
+    if shown:
+        problems.append(base.SetupProblem(
+            f"The show tray is empty at the start: clear {base.listed(shown)}.", shown))
     return problems
 
 
