@@ -16,7 +16,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Protocol, TypeVar
 
-from companion.rules.base import Cell, Piece, Rules, Seated, Step, martian, martian_on
+from companion.errors import InvalidPositionError
+from companion.rules.base import (
+    Cell,
+    Piece,
+    Rules,
+    Seated,
+    Step,
+    deal_problems,
+    martian,
+    martian_on,
+)
 from companion.rules.hexes import Hex, hex_name
 
 
@@ -76,6 +86,19 @@ def move_changes(player: int, start: Hex, left: str, to: Hex, found: str) -> dic
 
 
 GState = TypeVar("GState", bound=GardenerState)
+
+
+def hand_dealt(players: int, reserves: Sequence[Mapping[str, int]], colours: Sequence[str],
+               per_colour: int) -> tuple[tuple[int, ...], ...]:
+    """``reserves`` as dealt by hand at the table (``reserves[p - 1]``: player p's
+    ``{colour: count}``) in the state's form, a count per colour of ``colours``.  Raises
+    :class:`InvalidPositionError` with every sentence of
+    :func:`companion.rules.base.deal_problems` (:data:`FLOWERS_EACH` each, ``per_colour`` a
+    colour in the bag)."""
+    problems = deal_problems(players, reserves, colours, FLOWERS_EACH, per_colour)
+    if problems:
+        raise InvalidPositionError(" ".join(problems))
+    return tuple(tuple(int(r.get(c, 0)) for c in colours) for r in reserves)
 
 
 class GardenerRules(Rules[GState, Step], ABC):

@@ -64,6 +64,7 @@ from companion.rules.gardeners import (
     GardenerRules,
     deal_flowers,
     gardener,
+    hand_dealt,
     move_changes,
     overdealt,
 )
@@ -651,11 +652,8 @@ def deal_reserves(state: State, reserves: Sequence[Mapping[str, int]]) -> State:
     """``state`` (a fresh game) with ``reserves`` as dealt at the table in place of its
     seeded deal.  Raises :class:`InvalidPositionError` with every sentence of
     :func:`reserve_problems`."""
-    problems = reserve_problems(state.players, reserves)
-    if problems:
-        raise InvalidPositionError(" ".join(problems))
-    return replace(state, reserves=tuple(
-        tuple(int(r.get(c, 0)) for c in COLOURS) for r in reserves))
+    return replace(state, reserves=hand_dealt(state.players, reserves, COLOURS,
+                                              FLOWERS_PER_COLOUR))
 
 
 class UranusRules(GardenerRules[State, Step]):
