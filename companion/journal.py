@@ -67,7 +67,7 @@ from companion.errors import (
     JournalError,
     UnreadableJournalError,
 )
-from companion.rules.base import GameRules, Outcome
+from companion.rules.base import Outcome, SomeRules
 
 VERSION = 2
 """The journal format version this companion writes and the newest it reads."""
@@ -188,7 +188,7 @@ class GameRecord:
         return replace(self, lines=[line for line in self.lines if line.number < number],
                        damage=Damage(number, reason))
 
-    def checked(self, rules: GameRules[Any, Any]) -> GameRecord:
+    def checked(self, rules: SomeRules) -> GameRecord:
         """This record cut before its first step that ``rules`` cannot play (a line changed
         into another legal-looking one in a journal without checks, or a journal of another
         rules version).  Raises :class:`JournalError` when the header's setup cannot be read."""
@@ -204,7 +204,7 @@ class GameRecord:
                 return self.cut(line.number, f"illegal step {text!r}")
         return self
 
-    def replay(self, rules: GameRules[Any, Any]) -> Iterator[tuple[Any, Any, Any]]:
+    def replay(self, rules: SomeRules) -> Iterator[tuple[Any, Any, Any]]:
         """``(state_before, step, state_after)`` for every step, from the recorded setup.
 
         Raises :class:`JournalError` when a recorded step is not legal (see :meth:`checked`)

@@ -17,7 +17,7 @@ from companion.config import Config, layout_name
 from companion.errors import CompanionError, JournalDamagedError, JournalError
 from companion.referee.referee import Extension, Referee, RefereeSettings
 from companion.referee.seats import Seats
-from companion.rules.base import GameRules
+from companion.rules.base import SomeRules
 
 log = logging.getLogger("companion")
 
@@ -58,7 +58,7 @@ def game_extensions(config: Config,
     return extensions
 
 
-def make_referee(config: Config, rules: GameRules[Any, Any], start: StartingGame, *,
+def make_referee(config: Config, rules: SomeRules, start: StartingGame, *,
                  reserves_entered: bool = False) -> Referee:
     """The referee of ``start``, a game of ``rules`` at the table ``config`` describes: it
     waits for the board to match the game before it recognises a step; with ``[game] setup =
@@ -118,7 +118,7 @@ class StartingGame:
 
 
 def new_or_resumed_game(
-    config: Config, rules: GameRules[Any, Any], directory: Path | None, *, fsync: bool = True
+    config: Config, rules: SomeRules, directory: Path | None, *, fsync: bool = True
 ) -> StartingGame:
     """The game to referee: the game in progress in ``directory``
     (:func:`companion.journal.latest_unfinished`) resumed, up to its last good line, else a
@@ -141,7 +141,7 @@ def new_or_resumed_game(
     return StartingGame(state, [], journal, note=note)
 
 
-def _resume(config: Config, rules: GameRules[Any, Any], path: Path, *,
+def _resume(config: Config, rules: SomeRules, path: Path, *,
             fsync: bool) -> StartingGame | str:
     """The game of the journal at ``path``, or the note for the new game that replaces it."""
     try:
@@ -182,7 +182,7 @@ def _resume(config: Config, rules: GameRules[Any, Any], path: Path, *,
 
 
 def new_game(
-    config: Config, rules: GameRules[Any, Any], directory: Path | None, *, fsync: bool = True,
+    config: Config, rules: SomeRules, directory: Path | None, *, fsync: bool = True,
     reserves: Sequence[Mapping[str, int]] = (),
 ) -> tuple[Any, journal_mod.Journal | None]:
     """A new game from the configuration (seed 0 draws one), with ``reserves`` as dealt by

@@ -25,7 +25,7 @@ from typing import Any
 from companion import journal as journal_mod
 from companion.errors import CompanionError, ConfigError, JournalError
 from companion.rules import load as load_rules
-from companion.rules.base import GameRules, Outcome
+from companion.rules.base import Outcome, SomeRules
 
 log = logging.getLogger("companion.mqtt")
 
@@ -141,7 +141,7 @@ class GameFeed:
         """The game's player count, once its header is read."""
         self.broken = False
         self._done = 0  # lines already given
-        self._rules: GameRules[Any, Any] | None = None
+        self._rules: SomeRules | None = None
         self._states: list[Any] = []  # the setup, then the state after each step in force
         self._movers: list[int] = []  # the player of each step in force
         self._steps: list[str] = []  # the notation of each step in force

@@ -73,7 +73,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from companion.rules.base import GameRules
+from companion.rules.base import SomeRules
 
 
 class Strength(StrEnum):
@@ -117,7 +117,7 @@ class Spend:
     """The budget of one decision: :meth:`apply` counts a node; :attr:`exhausted` once the
     nodes are spent or the wall-clock cap has passed."""
 
-    def __init__(self, rules: GameRules[Any, Any], nodes: int,
+    def __init__(self, rules: SomeRules, nodes: int,
                  deadline: float | None, clock: Callable[[], float]) -> None:
         self.rules = rules
         self.limit = nodes
@@ -141,30 +141,30 @@ class Spend:
         return self.left() <= 0
 
 
-def _game(rules: GameRules[Any, Any]) -> Any:
+def _game(rules: SomeRules) -> Any:
     return importlib.import_module(f"companion.opponent.{rules.name}")
 
 
-def chance_next(rules: GameRules[Any, Any], state: Any) -> bool:
+def chance_next(rules: SomeRules, state: Any) -> bool:
     """Whether the next step is chance's alone (Gardens of Mars with an empty pool: the
     dice are rolled), so that the dice source gives it, not the engine."""
     return bool(_game(rules).chance_next(state))
 
 
-def decision(rules: GameRules[Any, Any], state: Any, step: Any) -> Hashable:
+def decision(rules: SomeRules, state: Any, step: Any) -> Hashable:
     """What the player decides of ``step`` in ``state``: the step itself, apart from an
     Enceladus tube action, whose draw is the tube's (the action and the colour paid)."""
     key: Hashable = _game(rules).decision(state, step)
     return key
 
 
-def same_decision(rules: GameRules[Any, Any], state: Any, chosen: Any, made: Any) -> bool:
+def same_decision(rules: SomeRules, state: Any, chosen: Any, made: Any) -> bool:
     """Whether the step ``made`` at the table carries out the step ``chosen`` by the engine:
     the same :func:`decision`, whatever chance gave."""
     return decision(rules, state, chosen) == decision(rules, state, made)
 
 
-def own_steps(rules: GameRules[Any, Any], state: Any,
+def own_steps(rules: SomeRules, state: Any,
               known: Collection[str] | None = None) -> list[Any]:
     """The legal steps the player to move may make knowing ``known`` (their hidden cards):
     every legal step when ``known`` is ``None``; else, in Gardens of Uranus, only cards of
@@ -187,7 +187,7 @@ def quick(steps: list[Any], rng: random.Random) -> Any:
 
 
 def decide(
-    rules: GameRules[Any, Any],
+    rules: SomeRules,
     state: Any,
     strength: Strength | str,
     *,
@@ -223,7 +223,7 @@ def decide(
 
 
 def choose(
-    rules: GameRules[Any, Any],
+    rules: SomeRules,
     state: Any,
     strength: Strength | str,
     *,
@@ -238,7 +238,7 @@ def choose(
                   time_cap=time_cap, clock=clock).step
 
 
-def interrupt(rules: GameRules[Any, Any], state: Any, player: int,
+def interrupt(rules: SomeRules, state: Any, player: int,
               known: Collection[str] | None) -> Any | None:
     """The step seat ``player`` makes out of turn now, or ``None``: in Gardens of Uranus the
     Hexagon card shown (it wins) while a hexagon stands and ``known`` holds it."""

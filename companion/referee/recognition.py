@@ -29,8 +29,8 @@ from companion.rules.base import (
     OCCUPIED,
     Board,
     Cell,
-    GameRules,
     Piece,
+    SomeRules,
     parse_piece,
     top_and_under,
 )
@@ -170,7 +170,7 @@ class StepIndex:
     :meth:`extension` looks for one step that could still be under way.
     """
 
-    rules: GameRules[Any, Any]
+    rules: SomeRules
     state: Hashable
     expected: Board
     presence: bool = False

@@ -84,9 +84,9 @@ from companion.rules.base import (
     EMPTY,
     Board,
     Cell,
-    GameRules,
     Outcome,
     Piece,
+    SomeRules,
     parse_piece,
     tray_counts,
 )
@@ -207,7 +207,7 @@ class Referee:
     (:class:`Adopted`) and the game starts from it.
     """
 
-    rules: GameRules[Any, Any]
+    rules: SomeRules
     state: Any
     layout_name: str
     settings: RefereeSettings = field(default_factory=RefereeSettings)

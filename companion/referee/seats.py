@@ -46,7 +46,7 @@ from companion.opponent import chance_next, choose, decision
 from companion.referee.effects import Buzz, BuzzPattern, Dealt, Hinted, Note, NoteLevel, Show
 from companion.referee.recognition import board_diff
 from companion.referee.screen import Screen
-from companion.rules.base import EMPTY, Cell, GameRules, Outcome, Piece, parse_piece
+from companion.rules.base import EMPTY, Cell, Outcome, Piece, SomeRules, parse_piece
 
 LONG_PRESS_S = 1.0
 """How long Select must be held for a hint, in seconds (a short press keeps its own use)."""
@@ -65,7 +65,7 @@ TIME_CAP_S = 2.0
 step on every machine) and this only stops a search that a slow machine drags out."""
 
 
-def _chance(rules: GameRules[Any, Any], state: Any) -> bool:
+def _chance(rules: SomeRules, state: Any) -> bool:
     """Whether chance gives the next step (the Mars dice to roll): nothing to choose."""
     return rules.outcome(state) is None and chance_next(rules, state)
 
@@ -110,19 +110,19 @@ class Seats:
         """Whether the companion has a seat at all."""
         return any(self.strength(p) for p in range(1, len(self.seats) + 1))
 
-    def seated(self, rules: GameRules[Any, Any]) -> GameRules[Any, Any]:
+    def seated(self, rules: SomeRules) -> SomeRules:
         """``rules`` as the referee must see them with these seats (:class:`SeatedRules`)."""
-        return cast("GameRules[Any, Any]", SeatedRules(rules, self))
+        return cast("SomeRules", SeatedRules(rules, self))
 
     # ------------------------------------------------------------------ choosing
-    def _rng(self, rules: GameRules[Any, Any], state: Hashable, salt: str) -> random.Random:
+    def _rng(self, rules: SomeRules, state: Hashable, salt: str) -> random.Random:
         text = f"{self.seed}:{salt}:{rules.format_position(state)}"
         return random.Random(zlib.crc32(text.encode()))
 
     def _chooser(self) -> Chooser:
         return self.choose if self.choose is not None else choose
 
-    def announce(self, rules: GameRules[Any, Any], state: Hashable) -> Hashable | None:
+    def announce(self, rules: SomeRules, state: Hashable) -> Hashable | None:
         """The step the companion makes in ``state`` when it is to move there and chance has
         spoken (``None`` at a person's seat, at a roll, once the game is over); chosen once
         per state and kept, so undo and redo announce the same step."""
@@ -146,7 +146,7 @@ class Seats:
         """The step announced for ``state`` (``None`` when none was)."""
         return self._announced.get(state)
 
-    def waiting(self, rules: GameRules[Any, Any], state: Hashable) -> bool:
+    def waiting(self, rules: SomeRules, state: Hashable) -> bool:
         """Whether ``state`` is the companion's to decide and nothing is announced for it yet:
         no step of that seat can be recognised before its announcement."""
         return (state not in self._announced and rules.outcome(state) is None
@@ -154,7 +154,7 @@ class Seats:
                 and not _chance(rules, state))
 
     # ------------------------------------------------------------------ secret cards
-    def hand(self, rules: GameRules[Any, Any], state: Any, player: int) -> list[str]:
+    def hand(self, rules: SomeRules, state: Any, player: int) -> list[str]:
         """The companion's mission cards at ``player``'s seat in ``state`` (Gardens of
         Uranus; ``[]`` elsewhere).  With a reader, the cards read for the seat that are not
         shown yet.  Without one, as many as the seat holds: the first cards nobody has shown
@@ -183,7 +183,7 @@ class Seats:
             taken.update(held)
         return held
 
-    def missing(self, rules: GameRules[Any, Any], state: Any) -> int:
+    def missing(self, rules: SomeRules, state: Any) -> int:
         """How many cards the reader must still read for the companion to move in ``state``
         (its turn or its cards shown at the end, with a reader, in Gardens of Uranus): the
         cards it holds unshown less those read and not shown; 0 otherwise."""
@@ -196,7 +196,7 @@ class Seats:
         return max(0, count - len(self.hand(rules, state, player)))
 
     # ------------------------------------------------------------------ hints
-    def hint(self, rules: GameRules[Any, Any], state: Hashable,
+    def hint(self, rules: SomeRules, state: Hashable,
              observed: Mapping[Cell, Piece]) -> Hashable | None:
         """The step the strong companion would make in ``state`` for the person to move, to
         show as guidance while the board stays as ``observed``; ``None`` when there is none
@@ -358,7 +358,7 @@ class Part:
     cells: Mapping[Cell, str] = field(default_factory=dict)
 
 
-def describe(rules: GameRules[Any, Any], state: Any, step: Hashable) -> list[Part]:
+def describe(rules: SomeRules, state: Any, step: Hashable) -> list[Part]:
     """``step`` part by part, as a person carries it out: the piece to move (from its cell,
     highlighted ``changed``) and where (``dest``), or where it is placed; the flowers to pick
     up (``pick``); the disc to place (``place``) and the colour paid; the flower to plant; any
@@ -418,7 +418,7 @@ class SeatedRules:
     refuses any other step with the announcement as the reason; a companion's state not
     announced yet has no step.  Everything else is the core's own."""
 
-    def __init__(self, rules: GameRules[Any, Any], seats: Seats) -> None:
+    def __init__(self, rules: SomeRules, seats: Seats) -> None:
         self.core = rules
         self.seats = seats
         self.name = rules.name

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar
 
 from companion.errors import InvalidPositionError, InvalidStepError
 
@@ -276,6 +276,13 @@ class GameRules(Protocol[State, Step]):
         deal.  Raises :class:`companion.errors.InvalidPositionError` with every sentence of
         :meth:`reserve_problems` when it finds any."""
         ...
+
+
+SomeRules: TypeAlias = GameRules[Any, Any]
+"""The rules core of one game or another, for the parts that serve every game (the referee,
+the journal, the tools).  Python has no existential types: this alias is the one place where
+a game's own ``State`` and ``Step`` are erased; the states and steps such a part holds are
+``object`` to it and go back only into the same core."""
 
 
 class Rules(Generic[State, Step]):

@@ -49,7 +49,7 @@ from companion.errors import CompanionError
 from companion.referee.screen import Screen
 from companion.rules import GAMES, LAYOUTS
 from companion.rules import load as load_rules
-from companion.rules.base import GameRules, Outcome
+from companion.rules.base import Outcome, SomeRules
 
 log = logging.getLogger("companion.scoreboard")
 
@@ -142,7 +142,7 @@ class _Game:
 
     header: Header
     ordinal: int  # its place among the table's games, for the organiser's names
-    rules: GameRules[Any, Any] | None
+    rules: SomeRules | None
     layout: str
     position: Any = None
     notation: list[str] = field(default_factory=list)  # the steps in force

@@ -18,7 +18,7 @@ import random
 from typing import Any
 
 from companion.rules import enceladus, mars, uranus
-from companion.rules.base import EMPTY, PEAK, TREE, Board, Cell, GameRules, Piece, parse_piece
+from companion.rules.base import EMPTY, PEAK, TREE, Board, Cell, Piece, SomeRules, parse_piece
 from companion.rules.gardeners import FLOWERS_EACH
 from companion.rules.hexes import hex_name
 from companion.rules.missions import COLOURS
@@ -29,14 +29,14 @@ SET_DOWN_S = (0.1, 0.6)
 """Seconds between two pieces a person puts down from the bag (shortest, longest)."""
 
 
-def bare_board(rules: GameRules[Any, Any], state: Any) -> dict[Cell, Piece]:
+def bare_board(rules: SomeRules, state: Any) -> dict[Cell, Piece]:
     """The board of the fresh game ``state`` with its garden's flowers, peaks and trees
     still in the bag (the Enceladus wildflower and a tube cover stay on the strip)."""
     return {cell: EMPTY if parse_piece(piece).kind in ("flower", "peak", "tree") else piece
             for cell, piece in rules.board(state).items()}
 
 
-def draw_setup(rules: GameRules[Any, Any], state: Any, rng: random.Random) -> dict[Cell, Piece]:
+def draw_setup(rules: SomeRules, state: Any, rng: random.Random) -> dict[Cell, Piece]:
     """A random legal setup of the fresh game ``state`` as the players draw it with ``rng``:
     every cell of the layout to its piece."""
     board = bare_board(rules, state)
@@ -77,7 +77,7 @@ def lay_out(board: Board, setup: Board, rng: random.Random) -> list[Op]:
     return [Put(rng.uniform(*SET_DOWN_S), cell, setup[cell]) for cell in cells]
 
 
-def draw_deal(rules: GameRules[Any, Any], state: Any,
+def draw_deal(rules: SomeRules, state: Any,
               rng: random.Random) -> list[dict[str, int]]:
     """The flowers of a Mars or Uranus bag dealt at random with ``rng`` to the players of the
     fresh game ``state``: each player's ``{colour: count}``."""

@@ -31,7 +31,7 @@ from companion.referee.effects import Buzz, Committed, SetTimer, Show, arm
 from companion.referee.recognition import sensed
 from companion.referee.referee import DEFAULT_SETTINGS, Referee, RefereeSettings
 from companion.referee.seats import Seats
-from companion.rules.base import Board, Cell, GameRules, parse_piece
+from companion.rules.base import Board, Cell, SomeRules, parse_piece
 from companion.sim.handsetup import bare_board, deal_presses, lay_out
 from companion.sim.perform import (
     PEOPLE,
@@ -89,14 +89,14 @@ class VirtualTable:
 
     def __init__(
         self,
-        rules: GameRules[Any, Any],
+        rules: SomeRules,
         state: Any,
         layout_name: str,
         *,
         seed: int,
         noise: Noise = PEOPLE,
         settings: RefereeSettings = DEFAULT_SETTINGS,
-        choose: Callable[[GameRules[Any, Any], Any, random.Random], Any] = choose_step,
+        choose: Callable[[SomeRules, Any, random.Random], Any] = choose_step,
         extensions: Sequence[Any] = (),
         heartbeat_s: float | None = 1.0,
         seats: Seats | None = None,
@@ -432,7 +432,7 @@ MAX_ANSWERS = 12
 
 
 def rehearse(
-    rules: GameRules[Any, Any],
+    rules: SomeRules,
     state: Any,
     layout_name: str,
     board: Board,

@@ -17,11 +17,11 @@ from typing import Any
 from companion.board import protocol
 from companion.opponent import Decision, Strength, chance_next, decide, interrupt, quick
 from companion.referee.seats import SeatedRules
-from companion.rules.base import GameRules
+from companion.rules.base import SomeRules
 from companion.sim.perform import Op, Press, Signal
 
 
-def choose_step(rules: GameRules[Any, Any], state: Any, rng: random.Random) -> Any:
+def choose_step(rules: SomeRules, state: Any, rng: random.Random) -> Any:
     """A random legal step, chance's included (a roll among the rolls the rules list), at the
     ``quick`` strength of :func:`companion.opponent.quick`: first a kind of step, then a step
     of it.
@@ -31,7 +31,7 @@ def choose_step(rules: GameRules[Any, Any], state: Any, rng: random.Random) -> A
     return quick(list(rules.legal_steps(state)), rng)
 
 
-def chance_ops(rules: GameRules[Any, Any], state: Any, step: Any, rng: random.Random) -> list[Op]:
+def chance_ops(rules: SomeRules, state: Any, step: Any, rng: random.Random) -> list[Op]:
     """The operations for the part of ``step`` that no cell shows: rolling dice into the Mars
     dice tray, holding a Uranus card to the reader, pressing OK for a penalty.
 
@@ -56,7 +56,7 @@ class Seats:
     while ``state`` is the companion's view, where hidden cards are only counted.
     """
 
-    def __init__(self, rules: GameRules[Any, Any], state: Any, strengths: Sequence[Strength],
+    def __init__(self, rules: SomeRules, state: Any, strengths: Sequence[Strength],
                  *, seed: int) -> None:
         if len(strengths) != rules.players(state):
             raise ValueError(f"{len(strengths)} strengths for {rules.players(state)} players")
@@ -101,13 +101,13 @@ class Seats:
             self.hands.played(state, step)
 
 
-def roll(rules: GameRules[Any, Any], state: Any, rng: random.Random) -> Any:
+def roll(rules: SomeRules, state: Any, rng: random.Random) -> Any:
     """Chance's step, drawn as the real source draws it (Gardens of Mars: each die 1-6)."""
     module = importlib.import_module(f"companion.sim.{rules.name}")
     return module.roll(state, rng)
 
 
-def play(rules: GameRules[Any, Any], strengths: Sequence[Strength], *, seed: int,
+def play(rules: SomeRules, strengths: Sequence[Strength], *, seed: int,
          options: Mapping[str, Any] | None = None,
          on_step: Callable[[Any, Any], None] | None = None) -> Any:
     """A whole game of ``rules`` among seats of ``strengths`` from ``seed`` (the setup and
@@ -124,7 +124,7 @@ def play(rules: GameRules[Any, Any], strengths: Sequence[Strength], *, seed: int
     return state
 
 
-def announced_step(rules: GameRules[Any, Any], state: Any, rng: random.Random) -> Any | None:
+def announced_step(rules: SomeRules, state: Any, rng: random.Random) -> Any | None:
     """At the companion's seat, the step the matrix announces, as the person there carries it
     out (with whatever chance gives it: the flowers drawn from the tube); ``None`` at a
     person's seat or when nothing is announced (a roll).  ``rules`` are the referee's
@@ -134,7 +134,7 @@ def announced_step(rules: GameRules[Any, Any], state: Any, rng: random.Random) -
     return rng.choice(list(rules.legal_steps(state)))
 
 
-def cards_for_the_companion(rules: GameRules[Any, Any], state: Any, rng: random.Random,
+def cards_for_the_companion(rules: SomeRules, state: Any, rng: random.Random,
                             held: frozenset[str] | None = None) -> list[Op]:
     """The cards a person deals the companion when the matrix asks for them (Gardens of
     Uranus with a card reader): each held face down to the reader.  ``held``: the cards the
@@ -160,7 +160,7 @@ def cards_for_the_companion(rules: GameRules[Any, Any], state: Any, rng: random.
             for card in cards]
 
 
-def announced_ops(rules: GameRules[Any, Any], state: Any, step: Any,
+def announced_ops(rules: SomeRules, state: Any, step: Any,
                   rng: random.Random) -> list[Op]:
     """The operations beside the cells for an announced ``step``: those of
     :func:`chance_ops`, but for a step no cell shows (a card scored, a die discarded) the

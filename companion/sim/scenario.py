@@ -48,7 +48,7 @@ from companion.files import read_text
 from companion.referee.effects import Committed, SetTimer, Show
 from companion.referee.referee import Referee, RefereeSettings
 from companion.rules import BOARDS, GAMES, load
-from companion.rules.base import EMPTY, Cell, GameRules, Piece
+from companion.rules.base import EMPTY, Cell, Piece, SomeRules
 from companion.sim.perform import Noise, Op, Press, Put, Signal, perform, tray_flowers
 from companion.sim.players import chance_ops, choose_step
 
@@ -95,9 +95,9 @@ class Scenario:
         """The steps the companion must commit, in order."""
         return [a.step for a in self.actions if isinstance(a, Expect)]
 
-    def rules(self) -> GameRules[Any, Any]:
+    def rules(self) -> SomeRules:
         """The game's rules core."""
-        rules: GameRules[Any, Any] = load(self.game).RULES
+        rules: SomeRules = load(self.game).RULES
         return rules
 
     def setup(self) -> Any:
@@ -293,7 +293,7 @@ def random_scenario(game: str, *, players: int = 2, seed: int = 1, steps: int = 
     return replace(scenario, actions=tuple(actions))
 
 
-def _unambiguous_step(rules: GameRules[Any, Any], state: Any, rng: random.Random) -> Any:
+def _unambiguous_step(rules: SomeRules, state: Any, rng: random.Random) -> Any:
     for _ in range(50):
         step = choose_step(rules, state, rng)
         if not rules.choice_path(state, step):

@@ -28,7 +28,7 @@ from typing import Any
 from companion.config import Config, GameConfig
 from companion.opponent import Strength
 from companion.referee.referee import RefereeSettings
-from companion.rules.base import Board, Cell, GameRules, Outcome, Piece
+from companion.rules.base import Board, Cell, Outcome, Piece, SomeRules
 from companion.sim.board import VirtualBoard
 from companion.sim.handsetup import lay_out
 from companion.sim.harness import Answer, Rehearsal, menu_label, rehearse
@@ -73,7 +73,7 @@ class SimGame:
 
     def __init__(self, setup: Scenario, board: VirtualBoard, *, speed: float = 1.0,
                  stop: threading.Event | None = None) -> None:
-        self.rules: GameRules[Any, Any] = setup.rules()
+        self.rules: SomeRules = setup.rules()
         self.state: Any = setup.setup()
         self.layout = setup.layout
         self.board = board

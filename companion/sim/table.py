@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from companion.config import Config
 from companion.opponent import Strength
-from companion.rules.base import GameRules
+from companion.rules.base import SomeRules
 from companion.sim.board import VirtualBoard
 from companion.sim.perform import (
     PEOPLE,
@@ -74,7 +74,7 @@ class TablePlayers:
 
     def __init__(
         self,
-        rules: GameRules[Any, Any],
+        rules: SomeRules,
         state: Any,
         board: VirtualBoard,
         pins: dict[str, Any],
@@ -85,7 +85,7 @@ class TablePlayers:
         step_timeout: float = 20.0,
         on_stuck: Callable[[str], None] | None = None,
         strengths: Sequence[Strength] | None = None,
-        seated: Callable[[], GameRules[Any, Any]] | None = None,
+        seated: Callable[[], SomeRules] | None = None,
     ) -> None:
         self.rules = rules
         self.seats = None if strengths is None else Seats(rules, state, strengths, seed=seed)

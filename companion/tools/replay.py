@@ -29,7 +29,7 @@ from companion.errors import CompanionError, JournalError, UsageError
 from companion.files import replaced
 from companion.rules import GAMES
 from companion.rules import load as load_rules
-from companion.rules.base import GameRules
+from companion.rules.base import SomeRules
 
 log = logging.getLogger("companion.replay")
 
@@ -60,7 +60,7 @@ class Moment:
     scores: tuple[tuple[int, str], ...]
 
 
-def replay_game(record: journal.GameRecord, rules: GameRules[Any, Any]) -> Iterator[Moment]:
+def replay_game(record: journal.GameRecord, rules: SomeRules) -> Iterator[Moment]:
     """Every position of ``record`` from the setup on.  Raises
     :class:`companion.errors.JournalError` when the setup or a step cannot be replayed."""
     try:
@@ -121,12 +121,12 @@ def damage_note(record: journal.GameRecord, moments: Sequence[Moment]) -> str:
             f"{len(moments) - 1}, the rest is left out")
 
 
-def layout_of(record: journal.GameRecord, rules: GameRules[Any, Any]) -> str:
+def layout_of(record: journal.GameRecord, rules: SomeRules) -> str:
     """The board layout a journal was played on (its game's own when it does not say)."""
     return str(record.header.get("layout", rules.name))
 
 
-def history_moments(rules: GameRules[Any, Any], history: Sequence[tuple[Any, Any]],
+def history_moments(rules: SomeRules, history: Sequence[tuple[Any, Any]],
                     state: Any) -> list[Moment]:
     """Every position of a game in play: ``history`` the referee's ``(state_before, step)``
     pairs, ``state`` the position after the last of them."""
@@ -139,7 +139,7 @@ def history_moments(rules: GameRules[Any, Any], history: Sequence[tuple[Any, Any
     return moments
 
 
-def read_game(path: Path) -> tuple[journal.GameRecord, GameRules[Any, Any], list[Moment]]:
+def read_game(path: Path) -> tuple[journal.GameRecord, SomeRules, list[Moment]]:
     """The journal at ``path`` read and replayed: its record (checked), its game's rules and
     every position.  Raises :class:`companion.errors.JournalError` for a journal that cannot
     be read or replayed."""
@@ -153,7 +153,7 @@ def read_game(path: Path) -> tuple[journal.GameRecord, GameRules[Any, Any], list
     return record, rules, list(replay_game(record, rules))
 
 
-def screens(layout: str, rules: GameRules[Any, Any],
+def screens(layout: str, rules: SomeRules,
             moments: Sequence[Moment]) -> list[Screen]:
     """The matrix's screen at every position on the board ``layout``: the board, the scores
     and the step made, after the badge of the player who made it; at the end the ranking."""
