@@ -18,7 +18,17 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeGuard
+from typing import (
+    Any,
+    NoReturn,
+    Protocol,
+    Required,
+    TypeAlias,
+    TypedDict,
+    TypeGuard,
+    TypeVar,
+    cast,
+)
 
 from companion import rules as rules_pkg
 from companion.errors import (
@@ -29,10 +39,82 @@ from companion.errors import (
     RulesError,
 )
 from companion.files import read_text
+from companion.rules.base import Cell, Piece
+
+JsonTree: TypeAlias = Any
+"""A JSON value as the json library reads and writes it (it has no type of its own): the
+argument of a query, which the game's adapter reads, and the expectations and answers, which
+:func:`_mismatches` compares as trees, key by key."""
+
+JsonObject: TypeAlias = dict[str, object]
+"""A case as :func:`load_cases` reads it, before :func:`case_problems` has checked it."""
+
+Answer: TypeAlias = dict[str, JsonTree]
+"""What an adapter answers, in the shape of the case's ``expect``."""
 
 
-class CaseAdapter(Protocol):
-    """What a game gives the case runner.
+class Position(TypedDict, total=False):
+    """A case's ``position``, once :func:`case_problems` found it of this shape; the keys
+    beside ``players`` and ``to_move`` are those of the case's game (see ``_POSITION``)."""
+
+    players: Required[int]
+    to_move: Required[int]
+    cells: dict[Cell, Piece]
+    reserves: dict[str, dict[str, int]]
+    tube: dict[str, int]
+    used_actions: list[str]
+    pool: list[int]
+    scores: dict[str, int]
+    planted: dict[str, int]
+    board: str
+    hands: dict[str, list[str]]
+    decks: list[int]
+    no_plant_run: int
+
+
+class Case(TypedDict, total=False):
+    """A case once :func:`case_problems` found it of this shape."""
+
+    id: Required[str]
+    game: Required[str]
+    rule: str
+    source: str
+    options: dict[str, object]
+    position: Required[Position]
+    query: Required[dict[str, JsonTree]]
+    expect: Required[dict[str, JsonTree]]
+
+
+class MarsStep(TypedDict, total=False):
+    """A Mars step of a case, once checked (the keys and checks of ``_STEP``)."""
+
+    place: str
+    to: str
+    plant: str
+    roll: list[int]
+    die: int
+    discard: int
+
+
+class UranusStep(TypedDict, total=False):
+    """A Uranus step of a case, once checked (the keys and checks of ``_STEP``)."""
+
+    place: str
+    to: str
+    plant: str
+    score: str
+    drawn: str
+    draw: int
+
+
+CaseState = TypeVar("CaseState")
+CaseMove = TypeVar("CaseMove", covariant=True)
+CaseStep = TypeVar("CaseStep", contravariant=True)
+
+
+class CaseAdapter(Protocol[CaseState, CaseMove, CaseStep]):
+    """What a game gives the case runner, of its own ``State`` and ``Step`` and the shape of
+    its case steps.
 
     ``position(case)`` builds the state from ``case["position"]`` and ``case["options"]``;
     ``step(state, step_json)`` reads one ``apply`` step; ``snapshot(state)`` answers in the
@@ -42,13 +124,18 @@ class CaseAdapter(Protocol):
     Errors: :class:`InvalidStepError` / :class:`IllegalMoveError` for a step the rules refuse.
     """
 
-    def position(self, case: Mapping[str, Any]) -> Any: ...
+    def position(self, case: Case) -> CaseState: ...
 
-    def step(self, state: Any, step: Mapping[str, Any]) -> Any: ...
+    def step(self, state: CaseState, step: CaseStep) -> CaseMove: ...
 
-    def snapshot(self, state: Any) -> dict[str, Any]: ...
+    def snapshot(self, state: CaseState) -> Answer: ...
 
-    def query(self, state: Any, name: str, arg: Any) -> dict[str, Any]: ...
+    def query(self, state: CaseState, name: str, arg: JsonTree) -> Answer: ...
+
+
+SomeCases: TypeAlias = CaseAdapter[Any, Any, Any]
+"""The case adapter of one game or another, as :data:`companion.rules.base.SomeRules` is its
+rules core: the runner holds a state only to hand it back to the same game."""
 
 
 @dataclass(frozen=True)
@@ -70,38 +157,42 @@ _CASE_KEYS = ("id", "game", "rule", "source", "options", "position", "query", "e
 _REQUIRED = ("id", "game", "position", "query", "expect")
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     text = json.dumps(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _is_int(value: Any) -> TypeGuard[int]:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _anything(field: str, value: Any, players: int) -> Iterator[str]:
+_Check: TypeAlias = Callable[[str, object, int], Iterator[str]]
+"""The check of one field: its name, its value and the number of players -> a problem each."""
+
+
+def _anything(field: str, value: object, players: int) -> Iterator[str]:
     return iter(())
 
 
-def _count(field: str, value: Any, players: int) -> Iterator[str]:
+def _count(field: str, value: object, players: int) -> Iterator[str]:
     if not _is_int(value) or value < 0:
         yield f"{field} is {_shown(value)}; expected a whole number, 0 or more"
 
 
-def _player(field: str, value: Any, players: int) -> Iterator[str]:
+def _player(field: str, value: object, players: int) -> Iterator[str]:
     if not _is_int(value) or not 1 <= value <= max(players, 1):
         yield f"{field} is {_shown(value)}; expected a player from 1 to {players}"
 
 
-def _text(field: str, value: Any, players: int) -> Iterator[str]:
+def _text(field: str, value: object, players: int) -> Iterator[str]:
     if not isinstance(value, str):
         yield f"{field} is {_shown(value)}; expected a text in quotes"
 
 
 def _list_of(
-    item: Callable[[str, Any, int], Iterator[str]], word: str = "entry"
-) -> Callable[[str, Any, int], Iterator[str]]:
-    def check(field: str, value: Any, players: int) -> Iterator[str]:
+    item: _Check, word: str = "entry"
+) -> _Check:
+    def check(field: str, value: object, players: int) -> Iterator[str]:
         if not isinstance(value, list):
             yield f"{field} is {_shown(value)}; expected a list"
             return
@@ -111,9 +202,9 @@ def _list_of(
 
 
 def _object_of(
-    item: Callable[[str, Any, int], Iterator[str]], *, by_player: bool = False
-) -> Callable[[str, Any, int], Iterator[str]]:
-    def check(field: str, value: Any, players: int) -> Iterator[str]:
+    item: _Check, *, by_player: bool = False
+) -> _Check:
+    def check(field: str, value: object, players: int) -> Iterator[str]:
         if not isinstance(value, dict):
             yield f"{field} is {_shown(value)}; expected an object {{...}}"
             return
@@ -125,14 +216,14 @@ def _object_of(
     return check
 
 
-def _hand(field: str, value: Any, players: int) -> Iterator[str]:
+def _hand(field: str, value: object, players: int) -> Iterator[str]:
     """An expected hand: Enceladus a text (``"3-4-5-5-6"``), Uranus a list of cards."""
     return _list_of(_text)(field, value, players) if isinstance(value, list) else _text(
         field, value, players)
 
 
 _COUNTS = _object_of(_count)
-_POSITION: dict[str, tuple[tuple[str, ...], Callable[[str, Any, int], Iterator[str]]]] = {
+_POSITION: dict[str, tuple[tuple[str, ...], _Check]] = {
     "cells": (rules_pkg.GAMES, _object_of(_text)),
     "reserves": (rules_pkg.GAMES, _object_of(_COUNTS, by_player=True)),
     "tube": (("enceladus",), _COUNTS),
@@ -154,7 +245,7 @@ _TEXT_STEP_KEYS = {
     "mars": ("place", "to", "plant"),
     "uranus": ("place", "to", "plant", "score", "drawn"),
 }
-_STEP: dict[str, dict[str, Callable[[str, Any, int], Iterator[str]]]] = {
+_STEP: dict[str, dict[str, _Check]] = {
     game: dict.fromkeys(keys, _text) for game, keys in _TEXT_STEP_KEYS.items()
 }
 _STEP["enceladus"].update(cells=_list_of(_text), drawn=_COUNTS)
@@ -162,7 +253,7 @@ _STEP["mars"].update(roll=_list_of(_count), die=_count, discard=_count)
 _STEP["uranus"].update(draw=_count)
 """The keys of the steps of each game (docs/CASES.md, Steps) and the check of each value."""
 
-_EXPECT: dict[str, Callable[[str, Any, int], Iterator[str]]] = {
+_EXPECT: dict[str, _Check] = {
     "destinations": _list_of(_text),
     "actions": _list_of(_text),
     "cells": _object_of(_text),
@@ -175,7 +266,7 @@ _EXPECT: dict[str, Callable[[str, Any, int], Iterator[str]]] = {
 """The ``expect`` keys compared as more than a plain value, and the shape each must have."""
 
 
-def case_problems(case: Mapping[str, Any]) -> list[str]:
+def case_problems(case: Mapping[str, object]) -> list[str]:
     """Every way ``case`` departs from the shape of docs/CASES.md, each naming the field and
     what is expected, in words; ``[]`` for a well-formed case.  The game's own limits (cells
     that exist, colours, the supply) are its adapter's to check."""
@@ -216,7 +307,7 @@ def case_problems(case: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _position_problems(game: str, position: Mapping[str, Any]) -> list[str]:
+def _position_problems(game: str, position: Mapping[str, object]) -> list[str]:
     problems = [
         f"position.{key} is not a key of a {game} position"
         for key in position
@@ -240,7 +331,7 @@ def _position_problems(game: str, position: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _steps_problems(game: str, steps: list[Any]) -> list[str]:
+def _steps_problems(game: str, steps: list[object]) -> list[str]:
     problems = []
     for number, step in enumerate(steps, 1):
         for key, value in step.items() if isinstance(step, dict) else ():
@@ -253,7 +344,7 @@ def _steps_problems(game: str, steps: list[Any]) -> list[str]:
     return problems
 
 
-def _depth_exceeds(data: Any, limit: int) -> bool:
+def _depth_exceeds(data: object, limit: int) -> bool:
     """Whether ``data`` nests lists and objects more than ``limit`` deep (walked without
     recursion, since the point is to refuse what would overflow the stack)."""
     stack = [(data, 1)]
@@ -272,15 +363,15 @@ def _nonzero(counts: Mapping[str, int] | None) -> dict[str, int]:
 
 
 def _mismatches(
-    expect: Mapping[str, Any], got: Mapping[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
+    expect: Mapping[str, JsonTree], got: Mapping[str, JsonTree]
+) -> tuple[Answer, Answer]:
     """The parts of ``expect`` that ``got`` does not satisfy, and what ``got`` has there.
 
     Only what ``expect`` lists is compared; ``cells`` and per-player maps are compared key by
     key; colour counts ignore zeros; lists of cells or names compare as sets.
     """
-    want: dict[str, Any] = {}
-    have: dict[str, Any] = {}
+    want: Answer = {}
+    have: Answer = {}
     over = bool(got.get("over", False))
     for key, value in expect.items():
         if key == "to_move" and over:
@@ -324,7 +415,7 @@ def _mismatches(
 
 
 def run_case(
-    case: Mapping[str, Any], adapter_for: Callable[[str], CaseAdapter | None]
+    case: Mapping[str, object], adapter_for: Callable[[str], SomeCases | None]
 ) -> CaseResult:
     """Run one case.  ``adapter_for(game)`` gives the game's adapter or ``None`` if not built.
 
@@ -343,9 +434,10 @@ def run_case(
     adapter = adapter_for(game)
     if adapter is None:
         return CaseResult(case_id, "SKIP", f"the rules of {game!r} are not built yet")
-    ((name, arg),) = case["query"].items()
+    checked = cast(Case, case)  # case_problems found every field of this shape
+    ((name, arg),) = checked["query"].items()
     try:
-        state = adapter.position(case)
+        state = adapter.position(checked)
     except CompanionError as error:
         what = "; ".join(str(error).splitlines())
         return CaseResult(case_id, "FAIL", f"the position cannot be played: {what}")
@@ -364,14 +456,14 @@ def run_case(
                             f"of {game} as docs/CASES.md (Steps) gives it"))
                     state = rules.apply(state, step)
             except (IllegalMoveError, InvalidStepError) as error:
-                got: dict[str, Any] = {"legal": False, "reason": str(error)}
+                got: Answer = {"legal": False, "reason": str(error)}
             else:
                 got = {"legal": True, **adapter.snapshot(state)}
         else:
             got = adapter.query(state, name, arg)
     except CompanionError as error:
         return CaseResult(case_id, "FAIL", f"query.{name} cannot be answered: {error}")
-    want, have = _mismatches(case["expect"], got)
+    want, have = _mismatches(checked["expect"], got)
     if not want:
         return CaseResult(case_id, "PASS")
     detail = f"expected {json.dumps(want, sort_keys=True)}, got {json.dumps(have, sort_keys=True)}"
@@ -380,13 +472,13 @@ def run_case(
     return CaseResult(case_id, "FAIL", detail)
 
 
-def default_adapter_for(game: str) -> CaseAdapter | None:
+def default_adapter_for(game: str) -> SomeCases | None:
     """The adapter of a built game, else ``None``."""
     try:
         module = rules_pkg.load(game)
     except (KeyError, ModuleNotFoundError):
         return None
-    adapter: CaseAdapter | None = getattr(module, "CASES", None)
+    adapter: SomeCases | None = getattr(module, "CASES", None)
     return adapter
 
 
@@ -394,11 +486,11 @@ class _NotJsonError(ValueError):
     """A constant Python's reader accepts but JSON has not (``NaN``, ``Infinity``)."""
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> NoReturn:
     raise _NotJsonError(f"{name} is not a JSON number")
 
 
-def load_cases(path: Path) -> list[dict[str, Any]]:
+def load_cases(path: Path) -> list[JsonObject]:
     """Read a case file: a JSON list of case objects.  Raises
     :class:`companion.errors.InputFileError` when the file cannot be read or is not text,
     :class:`CompanionError` when it is not such a list."""

@@ -67,12 +67,12 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache, lru_cache
 from itertools import chain, combinations, combinations_with_replacement, product, repeat
-from typing import Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
 from companion.rules import base
@@ -89,6 +89,9 @@ from companion.rules.squares import (
     is_connected,
     parse_square,
 )
+
+if TYPE_CHECKING:
+    from companion.rules.cases import Answer, Case, JsonTree
 
 RULE_SETUP = "Gardens of Enceladus, Setup"
 RULE_MOVE = "Gardens of Enceladus, Your turn, step 2 (Move your Martian)"
@@ -965,13 +968,16 @@ class _Node:
     held: tuple[_Held, ...] = ()
     swap: bool = False
 
-    def key(self, free: bool) -> tuple[Any, ...]:
+    def key(self, free: bool) -> tuple[Hashable, ...]:
         state = self.state
         pieces = tuple(sorted(piece for piece, _ in self.held))
         economy = () if free else (state.reserves[state.to_move - 1], state.tube, self.swap)
         return (state.garden, state.martians, state.bound, state.discs, pieces, economy)
 
 
+_PlanAct = tuple[str, int | None, tuple[_Ref, ...], tuple[int, ...], int | None]
+"""An action of a sequence found, as :func:`_acts` gives it: ``(name, pay, cells, drawn,
+martian)``, its cells squares or where a piece of the hand stands."""
 _Child = tuple[_Node, tuple[_Entry, ...]]
 _Change = Callable[["_Draft"], None]
 
@@ -1065,7 +1071,7 @@ def _open(state: State, name: str) -> bool:
     return _action_open(state, ACTIONS.index(name))
 
 
-def _acts(plan: Sequence[_Entry]) -> list[tuple[Any, ...]]:
+def _acts(plan: Sequence[_Entry]) -> list[_PlanAct]:
     """The actions of ``plan``: ``(name, pay, cells, drawn, martian)``."""
     return [entry[1:] for entry in plan if entry[0] == "act"]
 
@@ -1176,7 +1182,7 @@ class _EndSearch:
         self.root = root
         self.need = (0, 0)  # the fewest actions that move a piece, that change the board,
         # that a sequence needs
-        self.hopeless: dict[tuple[Any, ...], int] = {}
+        self.hopeless: dict[tuple[Hashable, ...], int] = {}
         self.vars = 0
 
     def run(self) -> bool:
@@ -2319,7 +2325,7 @@ def _counts(text: str, size: int, what: str) -> tuple[int, ...]:
 
 
 def _parse_options_field(text: str) -> Options:
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     for item in text.split(","):
         key, eq, value = item.partition("=")
         if not eq:
@@ -2417,7 +2423,7 @@ class EnceladusCases:
     so their slots hold the neutral disc ``"D0"``.
     """
 
-    def position(self, case: Mapping[str, Any]) -> State:
+    def position(self, case: Case) -> State:
         """The state of ``case["position"]`` (of the shape docs/CASES.md gives) under
         ``case["options"]``.  Raises :class:`InvalidPositionError` naming every piece, cell,
         colour and count the game cannot have: at most 19 flowers of a colour in the garden,
@@ -2514,7 +2520,7 @@ class EnceladusCases:
         )
         return _settle(state)
 
-    def step(self, state: State, step: Mapping[str, Any]) -> Step:
+    def step(self, state: State, step: Mapping[str, JsonTree]) -> Step:
         """One ``apply`` step of the case format.  Raises :class:`InvalidStepError` for a
         step of no known form."""
         if "place" in step:
@@ -2531,7 +2537,7 @@ class EnceladusCases:
         else:
             key = {"pick": "cell", "swap_martian": "with"}.get(name, "to")
             cells = (step[key],) if key in step else ()
-        drawn = Counter(step.get("drawn", {}))
+        drawn: Counter[str] = Counter(step.get("drawn", {}))
         order = state.options.colours
         unknown = set(drawn) - set(order)
         if unknown:
@@ -2541,7 +2547,7 @@ class EnceladusCases:
         flat = tuple(c for c in order for _ in range(int(drawn[c])))
         return Action(name, str(step.get("pay", "")), cells, flat, step.get("martian"))
 
-    def snapshot(self, state: State) -> dict[str, Any]:
+    def snapshot(self, state: State) -> Answer:
         """``cells`` (every occupied garden and start square), ``reserves`` (with ``wild``),
         ``tube``, ``to_move`` and ``over``."""
         colours = (*state.options.colours, base.WILD)
@@ -2555,7 +2561,7 @@ class EnceladusCases:
             "over": state.phase is Phase.OVER,
         }
 
-    def query(self, state: State, name: str, arg: Any) -> dict[str, Any]:
+    def query(self, state: State, name: str, arg: JsonTree) -> Answer:
         """``legal_moves``, ``legal_actions``, ``hands``, ``outcome`` and ``setup_valid``.
         Raises :class:`InvalidStepError` for another query."""
         if name == "legal_moves":

@@ -42,7 +42,7 @@ import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from enum import StrEnum
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from companion.errors import (
     ConfigError,
@@ -74,6 +74,9 @@ from companion.rules.gardeners import (
     overdealt,
 )
 from companion.rules.hexes import Hex, hex_name, hexagon, parse_hex
+
+if TYPE_CHECKING:
+    from companion.rules.cases import Answer, Case, JsonTree, MarsStep
 
 COLOURS: tuple[str, ...] = ("blue", "yellow", "white", "gray", "red", "green")
 """The six flower colours, in the order reserves are written (Mars #1)."""
@@ -1152,14 +1155,14 @@ RULES = MarsRules()
 class MarsCases:
     """The case-file adapter (``companion.rules.cases.CaseAdapter``) for Gardens of Mars."""
 
-    def position(self, case: Mapping[str, Any]) -> State:
+    def position(self, case: Case) -> State:
         """The state of ``case["position"]`` (of the shape docs/CASES.md gives) with
         ``case["options"]``.  Raises :class:`InvalidPositionError` naming every problem (see
         :func:`position`; also a reserve beyond the deal, more than 60 flowers in all) or
         :class:`ConfigError`."""
         pos = case["position"]
 
-        def per_player(key: str) -> dict[int, Any]:
+        def per_player(key: Literal["scores", "planted", "reserves"]) -> dict[int, Any]:
             return {int(p): v for p, v in pos.get(key, {}).items()}
 
         # The supply: reserves need not be a whole deal, but no player holds more than
@@ -1188,7 +1191,7 @@ class MarsCases:
             options=case.get("options", {}),
         )
 
-    def step(self, state: State, step: Mapping[str, Any]) -> Step:
+    def step(self, state: State, step: MarsStep) -> Step:
         """A case step: ``{"place"}``, ``{"roll"}``, ``{"die", "to", "plant"?}`` or
         ``{"discard"}``.  Raises :class:`InvalidStepError` for any other shape."""
         if "place" in step:
@@ -1201,7 +1204,7 @@ class MarsCases:
             return Move(int(step["die"]), parse_hex(step["to"]), step.get("plant"))
         raise InvalidStepError(f"{dict(step)} is not a Mars step")
 
-    def snapshot(self, state: State) -> dict[str, Any]:
+    def snapshot(self, state: State) -> Answer:
         """``cells`` (every occupied hex), ``reserves``, ``scores``, ``to_move``, ``over``."""
         players = range(1, state.players + 1)
         return {
@@ -1212,7 +1215,7 @@ class MarsCases:
             "over": state.phase is Phase.OVER,
         }
 
-    def query(self, state: State, name: str, arg: Any) -> dict[str, Any]:
+    def query(self, state: State, name: str, arg: JsonTree) -> Answer:
         """Answer ``legal_moves`` (``{"die": n}`` optional), ``dice_to_roll`` or ``outcome``.
         Raises :class:`InvalidStepError` for another query."""
         if name == "legal_moves":

@@ -40,7 +40,7 @@ from enum import StrEnum
 from functools import lru_cache
 from itertools import chain
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
 from companion.rules import missions
@@ -70,6 +70,9 @@ from companion.rules.gardeners import (
 )
 from companion.rules.hexes import Hex, HexGrid, hex_name, hexagon, parse_hex
 from companion.rules.missions import ALL_MISSIONS, COLOURS, HEXAGON, Garden, parse_mission
+
+if TYPE_CHECKING:
+    from companion.rules.cases import Answer, Case, JsonTree, Position, UranusStep
 
 RULE_SETUP = "Gardens of Uranus, Setup"
 RULE_TURN = "Gardens of Uranus, Your turn"
@@ -1240,7 +1243,7 @@ RULES = UranusRules()
 class UranusCases:
     """The case adapter (:class:`companion.rules.cases.CaseAdapter`) for
     ``docs/CASES.md``: positions, steps, snapshots and the Uranus queries."""
-    def position(self, case: Mapping[str, Any]) -> State:
+    def position(self, case: Case) -> State:
         """The state of ``case["position"]`` under ``case["options"]``: the trees are the
         ``"tree"`` cells; the phase is placement while a gardener is missing; the end
         conditions are applied (:func:`settle`).  Raises :class:`InvalidStepError` for an
@@ -1284,7 +1287,7 @@ class UranusCases:
         )
         return settle(validate(state))
 
-    def step(self, state: State, step: Mapping[str, Any]) -> Step:
+    def step(self, state: State, step: UranusStep) -> Step:
         """``{"place": c}``, ``{"to": c, "plant": colour}`` (no ``plant`` onto a flower) or
         ``{"score": m, "draw": n, "drawn": m}``.  Raises :class:`InvalidStepError`."""
         keys = set(step)
@@ -1302,7 +1305,7 @@ class UranusCases:
             "score + draw + drawn"
         )
 
-    def snapshot(self, state: State) -> dict[str, Any]:
+    def snapshot(self, state: State) -> Answer:
         """``cells`` (every occupied spot), ``reserves``, ``scores``, ``hands``, ``to_move``,
         ``over``, keyed by player number as text."""
         return {
@@ -1316,7 +1319,7 @@ class UranusCases:
             "over": state.phase in (Phase.REVEAL, Phase.OVER),
         }
 
-    def query(self, state: State, name: str, arg: Any) -> dict[str, Any]:
+    def query(self, state: State, name: str, arg: JsonTree) -> Answer:
         """``legal_moves`` (where the gardener to move may go: none while gardeners are
         being placed or once the game is over), ``mission_value``,
         ``final_scores``, ``outcome`` and ``board_info``.  Raises :class:`InvalidStepError`
@@ -1345,7 +1348,7 @@ class UranusCases:
         raise InvalidStepError(f"Gardens of Uranus cases do not ask {name!r}")
 
 
-def _check_supply(pos: Mapping[str, Any], shape: BoardShape) -> None:
+def _check_supply(pos: Position, shape: BoardShape) -> None:
     """Raise :class:`InvalidPositionError` naming every count of a case position (of the
     shape docs/CASES.md gives) beyond the game's supply: a reserve beyond the deal (2 players
     30, 3: 20, 4: 15, 5: 12), more than 12 flowers of a colour on the board and in the
