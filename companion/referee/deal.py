@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from companion.events import BoardMessage, Button
 from companion.referee.effects import Effects, Note, NoteLevel
 from companion.referee.recognition import board_diff
 from companion.referee.referee import Referee
 from companion.referee.screen import Screen
+from companion.rules.base import Seated
 
 
 @dataclass
@@ -80,7 +80,7 @@ class DealTable:
     def settled(self, referee: Referee, now: float) -> Effects:
         return []
 
-    def held(self, referee: Referee, state: Any) -> Hashable | None:
+    def held(self, referee: Referee, state: Seated) -> Hashable | None:
         return None
 
     # ------------------------------------------------------------------ screens

@@ -51,6 +51,7 @@ from companion.referee.recognition import board_diff
 from companion.referee.referee import Extension, Referee, RefereeSettings
 from companion.referee.screen import Screen
 from companion.rules import mars
+from companion.rules.base import Seated, own_state
 from companion.rules.gardeners import FLOWERS_EACH
 from companion.rules.hexes import hex_name
 from companion.rules.mars import (
@@ -135,7 +136,7 @@ class MarsTable:
         return None
 
     def _press(self, referee: Referee, name: str, now: float) -> Effects | None:
-        state: State = referee.state
+        state = own_state(referee.state, State)
         entry = self._entry_for(state)
         if state.phase is Phase.ROLL:
             count = dice_to_roll(state)
@@ -191,7 +192,7 @@ class MarsTable:
             return self._refuse(referee, now, f"the dice tray reported {len(values)} dice "
                                 f"({shown}) but the game has {DICE_IN_GAME}",
                                 f"Dice tray: {len(values)} dice? The game has {DICE_IN_GAME}")
-        state: State = referee.state
+        state = own_state(referee.state, State)
         player = state.to_move
         previous, self._tray = self._tray, values
         self._held = None
@@ -233,11 +234,12 @@ class MarsTable:
         self._held = None
         return self._reading(referee, self._tray, now)
 
-    def held(self, referee: Referee, state: State) -> Roll | None:
+    def held(self, referee: Referee, state: Seated) -> Roll | None:
         """The roll a reading held back gives in ``state`` (a roll of the player to move with
         the dice it counts), for the referee to commit when a step under way on the board
         needs it first (the next player rolled and began to move while the last step
         settled); ``None`` otherwise."""
+        state = own_state(state, State)
         if not self._still_held(referee) or state.phase is not Phase.ROLL:
             return None
         values = self._tray
@@ -280,7 +282,7 @@ class MarsTable:
         """Add the pool (``extra["pool"]``, drawn as dice faces) and the scoring track
         (``extra["track"]``) to every screen; on a settled board, replace "your turn" with the
         turn's prompt, the legal destinations highlighted and any menu."""
-        state: State = referee.state
+        state = own_state(referee.state, State)
         extra = dict(screen.extra)
         if state.pool:
             extra["pool"] = " ".join(map(str, state.pool))
@@ -379,8 +381,7 @@ def score_news(referee: Referee) -> str:
     """
     if not referee.history:
         return ""
-    before, _ = referee.history[-1]
-    after: State = referee.state
+    before, after = own_state(referee.history[-1][0], State), own_state(referee.state, State)
     player = before.to_move
     old, new = before.scores[player - 1], after.scores[player - 1]
     if old == new:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from companion.errors import InvalidStepError
 from companion.rules import hexes, squares
@@ -176,10 +176,10 @@ class StepIndex:
     presence: bool = False
     _pieces: dict[Hashable, dict[Cell, Piece]] = field(default_factory=dict)
     _changes: dict[Hashable, dict[Cell, Piece]] = field(default_factory=dict)
-    _candidates: dict[tuple[Any, ...], Lazy[Hashable]] = field(default_factory=dict)
+    _candidates: dict[tuple[Hashable, ...], Lazy[Hashable]] = field(default_factory=dict)
     _explaining: dict[frozenset[tuple[Cell, Piece]], Lazy[Hashable]] = field(
         default_factory=dict)
-    _completing: dict[tuple[Any, ...], list[Hashable]] = field(default_factory=dict)
+    _completing: dict[tuple[Hashable, ...], list[Hashable]] = field(default_factory=dict)
 
     def piece_changes(self, step: Hashable) -> dict[Cell, Piece]:
         found = self._pieces.get(step)

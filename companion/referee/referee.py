@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, assert_never
+from typing import Protocol, assert_never
 
 from companion.board import protocol
 from companion.board.debounce import Debounce
@@ -86,6 +86,7 @@ from companion.rules.base import (
     Cell,
     Outcome,
     Piece,
+    Seated,
     SomeRules,
     parse_piece,
     tray_counts,
@@ -177,7 +178,7 @@ class Extension(Protocol):
 
     def settled(self, referee: Referee, now: float) -> Effects: ...
 
-    def held(self, referee: Referee, state: Any) -> Hashable | None: ...
+    def held(self, referee: Referee, state: Seated) -> Hashable | None: ...
 
     def decorate(self, referee: Referee, screen: Screen) -> Screen: ...
 
@@ -208,10 +209,10 @@ class Referee:
     """
 
     rules: SomeRules
-    state: Any
+    state: Seated
     layout_name: str
     settings: RefereeSettings = field(default_factory=RefereeSettings)
-    history: list[tuple[Any, Any]] = field(default_factory=list)
+    history: list[tuple[Seated, Hashable]] = field(default_factory=list)
     syncing: bool = True
     resumed: bool = False
     extensions: list[Extension] = field(default_factory=list)
@@ -238,7 +239,7 @@ class Referee:
         self._new_state(self.state)
 
     # ------------------------------------------------------------------ state
-    def _new_state(self, state: Any) -> None:
+    def _new_state(self, state: Seated) -> None:
         # Everything derived from the state is computed once per committed step, never per
         # field update: the end test alone may try thousands of steps.
         self.state = state
@@ -537,7 +538,7 @@ class Referee:
             *self.replace_setup(state, now),
         ]
 
-    def replace_setup(self, state: Any, now: float) -> Effects:
+    def replace_setup(self, state: Seated, now: float) -> Effects:
         """Before the first step, ``state`` is the game's setup from now on (the garden laid
         out by hand, reserves dealt by hand): :class:`Adopted` tells the service, for the
         journal's header, then the board is weighed against it."""
@@ -741,7 +742,7 @@ class Referee:
                 found.append(step)
         return found
 
-    def _held_step(self, state: Any) -> Hashable | None:
+    def _held_step(self, state: Seated) -> Hashable | None:
         """The step an extension holds back for ``state`` (a roll in the dice tray), if
         the board cannot show it (it changes no cell)."""
         for extension in self.extensions:

@@ -35,18 +35,39 @@ from __future__ import annotations
 import random
 import time
 import zlib
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from companion.board import protocol
 from companion.errors import IllegalMoveError
 from companion.events import BoardMessage, Button, Event, Hint
 from companion.opponent import chance_next, choose, decision
-from companion.referee.effects import Buzz, BuzzPattern, Dealt, Hinted, Note, NoteLevel, Show
+from companion.referee.effects import (
+    Buzz,
+    BuzzPattern,
+    Dealt,
+    Effects,
+    Hinted,
+    Note,
+    NoteLevel,
+    Show,
+)
 from companion.referee.recognition import board_diff
 from companion.referee.screen import Screen
-from companion.rules.base import EMPTY, Cell, Outcome, Piece, SomeRules, parse_piece
+from companion.rules.base import (
+    EMPTY,
+    Cell,
+    Outcome,
+    Piece,
+    Seated,
+    SomeRules,
+    own_state,
+    parse_piece,
+)
+
+if TYPE_CHECKING:
+    from companion.referee.referee import Referee
 
 LONG_PRESS_S = 1.0
 """How long Select must be held for a hint, in seconds (a short press keeps its own use)."""
@@ -56,16 +77,20 @@ HINT_STRENGTH = "strong"
 
 RULE_SEAT = "the companion's seat"
 
-Chooser = Callable[..., Hashable]
-"""``(rules, state, strength, *, rng, known, time_cap) -> step``:
-:func:`companion.opponent.choose`."""
+class Chooser(Protocol):
+    """What chooses the companion's step: :func:`companion.opponent.choose` unless a caller
+    passes another.  ``known``: the companion's own cards (Gardens of Uranus), ``None`` in the
+    other games; ``time_cap``: the most seconds the choice may take."""
+
+    def __call__(self, rules: SomeRules, state: Seated, strength: str, *, rng: random.Random,
+                 known: Collection[str] | None, time_cap: float | None) -> Hashable: ...
 
 TIME_CAP_S = 2.0
 """The longest a choice may take, in seconds: the engine's budget counts positions (the same
 step on every machine) and this only stops a search that a slow machine drags out."""
 
 
-def _chance(rules: SomeRules, state: Any) -> bool:
+def _chance(rules: SomeRules, state: Seated) -> bool:
     """Whether chance gives the next step (the Mars dice to roll): nothing to choose."""
     return rules.outcome(state) is None and chance_next(rules, state)
 
@@ -115,14 +140,14 @@ class Seats:
         return cast("SomeRules", SeatedRules(rules, self))
 
     # ------------------------------------------------------------------ choosing
-    def _rng(self, rules: SomeRules, state: Hashable, salt: str) -> random.Random:
+    def _rng(self, rules: SomeRules, state: Seated, salt: str) -> random.Random:
         text = f"{self.seed}:{salt}:{rules.format_position(state)}"
         return random.Random(zlib.crc32(text.encode()))
 
     def _chooser(self) -> Chooser:
         return self.choose if self.choose is not None else choose
 
-    def announce(self, rules: SomeRules, state: Hashable) -> Hashable | None:
+    def announce(self, rules: SomeRules, state: Seated) -> Hashable | None:
         """The step the companion makes in ``state`` when it is to move there and chance has
         spoken (``None`` at a person's seat, at a roll, once the game is over); chosen once
         per state and kept, so undo and redo announce the same step."""
@@ -146,7 +171,7 @@ class Seats:
         """The step announced for ``state`` (``None`` when none was)."""
         return self._announced.get(state)
 
-    def waiting(self, rules: SomeRules, state: Hashable) -> bool:
+    def waiting(self, rules: SomeRules, state: Seated) -> bool:
         """Whether ``state`` is the companion's to decide and nothing is announced for it yet:
         no step of that seat can be recognised before its announcement."""
         return (state not in self._announced and rules.outcome(state) is None
@@ -154,7 +179,7 @@ class Seats:
                 and not _chance(rules, state))
 
     # ------------------------------------------------------------------ secret cards
-    def hand(self, rules: SomeRules, state: Any, player: int) -> list[str]:
+    def hand(self, rules: SomeRules, state: Seated, player: int) -> list[str]:
         """The companion's mission cards at ``player``'s seat in ``state`` (Gardens of
         Uranus; ``[]`` elsewhere).  With a reader, the cards read for the seat that are not
         shown yet.  Without one, as many as the seat holds: the first cards nobody has shown
@@ -164,8 +189,9 @@ class Seats:
         undo or a restart."""
         if rules.name != "uranus" or self.strength(player) is None:
             return []
-        from companion.rules.uranus import seen
+        from companion.rules.uranus import State, seen
 
+        state = own_state(state, State)
         taken = set(seen(state))
         if self.reader:
             return [mission for mission in dict.fromkeys(
@@ -183,20 +209,23 @@ class Seats:
             taken.update(held)
         return held
 
-    def missing(self, rules: SomeRules, state: Any) -> int:
+    def missing(self, rules: SomeRules, state: Seated) -> int:
         """How many cards the reader must still read for the companion to move in ``state``
         (its turn or its cards shown at the end, with a reader, in Gardens of Uranus): the
         cards it holds unshown less those read and not shown; 0 otherwise."""
         if not self.reader or rules.name != "uranus" or rules.outcome(state) is not None:
             return 0
+        from companion.rules.uranus import State
+
+        state = own_state(state, State)
         player = rules.to_move(state)
         if self.strength(player) is None or state.phase == "placement":
             return 0
-        count: int = state.unknown[player - 1]  # the cards it holds unshown
+        count = state.unknown[player - 1]  # the cards it holds unshown
         return max(0, count - len(self.hand(rules, state, player)))
 
     # ------------------------------------------------------------------ hints
-    def hint(self, rules: SomeRules, state: Hashable,
+    def hint(self, rules: SomeRules, state: Seated,
              observed: Mapping[Cell, Piece]) -> Hashable | None:
         """The step the strong companion would make in ``state`` for the person to move, to
         show as guidance while the board stays as ``observed``; ``None`` when there is none
@@ -228,7 +257,7 @@ class Seats:
         return step
 
     # ------------------------------------------------------------------ the referee's hooks
-    def handle(self, referee: Any, event: Event) -> list[Any] | None:
+    def handle(self, referee: Referee, event: Event) -> Effects | None:
         """A button, a hint request or a board message, before the game's extensions: OK
         carries out an announced step no cell shows; Select held :data:`LONG_PRESS_S` (timed
         from its press to its release) or :class:`Hint` asks a hint; a card shown at the
@@ -253,12 +282,12 @@ class Seats:
         if step is None or referee.rules.changes(referee.state, step):
             return None
         try:
-            effects: list[Any] = referee.commit(step, event.t)
+            effects = referee.commit(step, event.t)
         except IllegalMoveError as error:  # not expected: the announced step is legal here
             return [referee.notice(error.reason, event.t, urgent=True)]
         return effects
 
-    def _card(self, referee: Any, event: BoardMessage) -> list[Any] | None:
+    def _card(self, referee: Referee, event: BoardMessage) -> Effects | None:
         """A card held to the reader at the companion's seat: read face down for its hand
         while it is short of cards (:meth:`missing`; the matrix counts them and never names
         one), then the step announced; refused while its announced step stands (its cards
@@ -278,11 +307,11 @@ class Seats:
                 referee.notice(f"Not the companion's step: the companion plays {said}",
                                event.t, urgent=True)]
 
-    def _read(self, referee: Any, card: str, now: float) -> list[Any]:
+    def _read(self, referee: Referee, card: str, now: float) -> Effects:
         """``card`` read face down for the companion to move."""
-        from companion.rules.uranus import seen
+        from companion.rules.uranus import State, seen
 
-        rules, state, player = referee.rules, referee.state, referee.to_move
+        rules, state, player = referee.rules, own_state(referee.state, State), referee.to_move
         mission = self.catalogue.get(card)
         if mission is None or mission in seen(state) or card in self.dealt.get(player, []) \
                 or mission in self.hand(rules, state, player):
@@ -292,12 +321,12 @@ class Seats:
                     referee.notice(f"P{player}: that card cannot be the companion's ({why}); "
                                    "hold another", now, urgent=True)]
         self.dealt.setdefault(player, []).append(card)
-        effects: list[Any] = [Dealt(player, card)]
+        effects: Effects = [Dealt(player, card)]
         if not self.missing(rules, state):
             self.announce(rules, state)
         return effects + [Show(referee.screen(now))]
 
-    def _hint_effects(self, referee: Any, now: float) -> list[Any]:
+    def _hint_effects(self, referee: Referee, now: float) -> Effects:
         if not _ready(referee):
             return [referee.notice("A hint needs the board as the matrix shows it", now)]
         step = self.hint(referee.rules, referee.state, referee.observed)
@@ -307,7 +336,7 @@ class Seats:
         player = referee.to_move
         return [Hinted(referee.steps_committed + 1, player, text), Show(referee.screen(now))]
 
-    def decorate(self, referee: Any, screen: Screen) -> Screen:
+    def decorate(self, referee: Referee, screen: Screen) -> Screen:
         """The companion's announcement (or a hint asked for) on a settled board, in place of
         the prompt, its cells highlighted: ``"P2: companion: gardener 0,0 to 0,3; plant
         red"``; while the step is under way, the announcement before the referee's guidance
@@ -358,7 +387,7 @@ class Part:
     cells: Mapping[Cell, str] = field(default_factory=dict)
 
 
-def describe(rules: SomeRules, state: Any, step: Hashable) -> list[Part]:
+def describe(rules: SomeRules, state: Seated, step: Hashable) -> list[Part]:
     """``step`` part by part, as a person carries it out: the piece to move (from its cell,
     highlighted ``changed``) and where (``dest``), or where it is placed; the flowers to pick
     up (``pick``); the disc to place (``place``) and the colour paid; the flower to plant; any
@@ -422,15 +451,15 @@ class SeatedRules:
         self.core = rules
         self.seats = seats
         self.name = rules.name
-        self._family: dict[Hashable, list[Any]] = {}
+        self._family: dict[Seated, list[Hashable]] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.core, name)
 
-    def _only(self, state: Any) -> Hashable | None:
+    def _only(self, state: Seated) -> Hashable | None:
         return self.seats.announced(state)
 
-    def _steps(self, state: Any, only: Hashable) -> list[Any]:
+    def _steps(self, state: Seated, only: Hashable) -> list[Hashable]:
         """The legal steps that carry out ``only``: itself, or one step for each chance
         outcome it may have (found among the core's candidates for the cells it changes)."""
         found = self._family.get(state)
@@ -442,7 +471,7 @@ class SeatedRules:
                 if decision(self.core, state, s) == chosen]
         return found
 
-    def legal_steps(self, state: Any) -> Iterator[Any]:
+    def legal_steps(self, state: Seated) -> Iterator[Hashable]:
         only = self._only(state)
         if only is None:
             if self.seats.waiting(self.core, state):
@@ -450,9 +479,9 @@ class SeatedRules:
             return self.core.legal_steps(state)
         return iter(self._steps(state, only))
 
-    def candidates(self, state: Any, touched: frozenset[Cell],
+    def candidates(self, state: Seated, touched: frozenset[Cell],
                    within: frozenset[Cell] | None = None, distinct: bool = False
-                   ) -> Iterator[Any]:
+                   ) -> Iterator[Hashable]:
         only = self._only(state)
         if only is None:
             if self.seats.waiting(self.core, state):
@@ -464,16 +493,17 @@ class SeatedRules:
         by_changes = {frozenset(self.core.changes(state, s).items()): s for s in steps}
         return iter(by_changes.values())
 
-    def apply(self, state: Any, step: Any) -> Any:
+    def apply(self, state: Seated, step: Hashable) -> Seated:
         only = self._only(state)
         if only is not None and decision(self.core, state, step) != decision(self.core, state,
                                                                              only):
             said = self.core.format_step(state, only)
             raise IllegalMoveError(f"the companion plays {said} here",
                                    rule=RULE_SEAT, step=self.core.format_step(state, step))
-        return self.core.apply(state, step)
+        after: Seated = self.core.apply(state, step)
+        return after
 
-    def outcome(self, state: Any) -> Outcome | None:
+    def outcome(self, state: Seated) -> Outcome | None:
         return self.core.outcome(state)
 
 
@@ -481,7 +511,7 @@ def _head(piece: Piece) -> Piece:
     return piece.partition("+")[0]
 
 
-def _ready(referee: Any) -> bool:
+def _ready(referee: Referee) -> bool:
     """The board shows the expected position, the game goes on and nothing is asked."""
     return bool(referee.have_board and referee.question is None and referee.outcome is None
                 and not board_diff(referee.sensed_expected, referee.observed, referee.tray))

@@ -59,6 +59,7 @@ from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLeve
 from companion.referee.recognition import board_diff
 from companion.referee.referee import Extension, Question, Referee, RefereeSettings
 from companion.referee.screen import Screen
+from companion.rules.base import Seated, own_state
 from companion.rules.gardeners import FLOWERS_EACH
 from companion.rules.hexes import hex_name
 from companion.rules.missions import COLOURS, HEXAGON, parse_catalogue
@@ -157,7 +158,7 @@ class CardTable:
         if mission is None:
             return _refuse(referee, now, f"card {card_id!r} is not in the mission card catalogue",
                            f"Unknown card {card_id}: not a Gardens of Uranus mission")
-        state: State = referee.state
+        state = own_state(referee.state, State)
         if (state.phase == "placement" and state.unknown[state.to_move - 1]
                 and self._ask_in is not state and _settled(referee)):
             return self._register(referee, mission, now)
@@ -195,7 +196,7 @@ class CardTable:
         """A card held to the reader before the player to move has placed their gardener:
         one of their five, registered face down (:func:`register_card`); the matrix counts
         them and never names the card."""
-        state: State = referee.state
+        state = own_state(referee.state, State)
         player = state.to_move
         try:
             effects = referee.commit(Reveal(mission), now)
@@ -214,13 +215,13 @@ class CardTable:
         card_id, self._held = self._held, None
         return [] if card_id is None else self._card(referee, card_id, now)
 
-    def held(self, referee: Referee, state: State) -> None:
+    def held(self, referee: Referee, state: Seated) -> None:
         """Nothing: a card held back waits for the board to settle (:meth:`settled`)."""
         return None
 
     def _press(self, referee: Referee, name: str, now: float) -> Effects | None:
         """Select arms ask mode with a reader; without one, Select or OK opens the card menu."""
-        state: State = referee.state
+        state = own_state(referee.state, State)
         if self.cards == "reader":
             if name != "select" or state.phase not in ("turn", "placement"):
                 return None
@@ -247,12 +248,12 @@ class CardTable:
         return referee.ask(steps, options, now, level=level, origin=steps)
 
     def _commit(self, referee: Referee, step: Hashable, now: float) -> Effects:
-        before: State = referee.state
+        before = own_state(referee.state, State)
         try:
             effects = referee.commit(step, now)
         except IllegalMoveError as error:
             return _refuse(referee, now, str(error), f"P{before.to_move}: {error.reason}")
-        after: State = referee.state
+        after = own_state(referee.state, State)
         if after.phase == "over" and before.phase != "over":
             effects.append(Note(NoteLevel.INFO, final_breakdown(after)))
         return effects
@@ -263,7 +264,7 @@ class CardTable:
         open, say what it asks and what the card under the cursor would score; on a settled
         board, replace "your turn" with the turn's prompt (the last card scored, the
         Hexagon, ask mode) and highlight the legal destinations."""
-        state: State = referee.state
+        state = own_state(referee.state, State)
         screen = replace(screen, extra={**screen.extra,
                                         "decks": " ".join(map(str, state.decks))})
         question = referee.question
@@ -328,7 +329,8 @@ def final_breakdown(state: State) -> str:
 def _ready(referee: Referee) -> bool:
     """The board shows exactly the expected position, the game goes on and the referee asks
     nothing: the Uranus prompt may stand on the matrix and OK/Select belong to it."""
-    return referee.question is None and referee.state.phase != "over" and _settled(referee)
+    return (referee.question is None and own_state(referee.state, State).phase != "over"
+            and _settled(referee))
 
 
 def _settled(referee: Referee) -> bool:
@@ -356,7 +358,7 @@ def _path(referee: Referee, step: Hashable) -> tuple[str, ...]:
 
 def _menu_text(referee: Referee, question: Question) -> str:
     """What a card menu asks, with the value of the card under the cursor once it is known."""
-    state: State = referee.state
+    state = own_state(referee.state, State)
     chosen = question.options[question.index]
     under = [s for s in question.steps if _path(referee, s)[question.level] == chosen]
     if isinstance(under[0], Claim):
@@ -378,6 +380,7 @@ def _last_score(referee: Referee) -> str:
     before, step = referee.history[-1]
     if not isinstance(step, Score):
         return ""
+    before = own_state(before, State)
     value = mission_value(before, step.mission)
     return f"P{before.to_move} scored {value} ({card_text(step.mission)})"
 

@@ -285,6 +285,17 @@ a game's own ``State`` and ``Step`` are erased; the states and steps such a part
 ``object`` to it and go back only into the same core."""
 
 
+GameState = TypeVar("GameState", bound=Seated)
+
+
+def own_state(state: Seated, kind: type[GameState]) -> GameState:
+    """``state`` as its game's own ``kind`` of state, for a part that serves one game (a
+    referee's extension, a Uranus seat's cards) and is handed the states a game-generic part
+    holds as :class:`Seated`."""
+    assert isinstance(state, kind), f"a {type(state).__qualname__}, not a {kind.__qualname__}"
+    return state
+
+
 class Rules(Generic[State, Step]):
     """The defaults every rules core shares; each game's class derives from it with its own
     ``State`` and ``Step`` and implements the rest of :class:`GameRules`.
