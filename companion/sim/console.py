@@ -21,8 +21,8 @@ from __future__ import annotations
 import cmd
 import random
 import re
-from collections.abc import Mapping, Sequence
-from typing import IO, Any
+from collections.abc import Hashable, Mapping, Sequence
+from typing import IO
 
 from companion.board import protocol
 from companion.errors import CompanionError, IllegalMoveError, InvalidStepError, ProtocolError
@@ -202,7 +202,7 @@ class BoardConsole(cmd.Cmd):
             return
         self._carry_out(game.script(step, self.rng, HANDS), game.step_answer(step))
 
-    def _wrong_step(self, text: str, step: Any, error: IllegalMoveError) -> None:
+    def _wrong_step(self, text: str, step: Hashable, error: IllegalMoveError) -> None:
         game = self.game
         try:
             changes = forbidden_changes(game.rules.name, game.board.board,
@@ -270,7 +270,7 @@ class BoardConsole(cmd.Cmd):
         self._signal(protocol.Card(0, words[0]))
         return False
 
-    def _signal(self, message: Any) -> None:
+    def _signal(self, message: protocol.Dice | protocol.Card) -> None:
         try:
             protocol.encode(message)
         except ProtocolError as error:

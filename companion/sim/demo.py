@@ -27,7 +27,7 @@ import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from companion.config import (
     BoardConfig,
@@ -41,6 +41,9 @@ from companion.config import (
 from companion.files import output_error
 from companion.opponent import DEFAULT_STRENGTH, Strength
 from companion.sim.table import seat
+
+if TYPE_CHECKING:
+    from companion.referee.screen import Screen
 
 MATRIX: dict[str, str | int] = {"width": 16, "height": 16, "mode": "RGB"}
 """The demo's matrix: a 16x16 RGB panel, the smallest that shows the garden's mini-map."""
@@ -79,7 +82,7 @@ def demo_config(
     )
 
 
-def _end_hold(screen: Any, interval: float) -> float:
+def _end_hold(screen: Screen, interval: float) -> float:
     """Seconds for the end screen to stay: until its longest ticker has gone by once."""
     from companion.display import render_frame
 
@@ -127,7 +130,7 @@ def run_demo(
         print(f"The matrix is not drawn: display {display} needs luma.emulator, which is not "
               f"installed ({EMULATOR_INSTALL}).")
         display = "dummy"
-    device_options: dict[str, Any] = {"display": display, **MATRIX}
+    device_options: dict[str, object] = {"display": display, **MATRIX}
     if display == "gifanim":
         device_options |= {"filename": str(gif), **GIF}
     elif display == "capture":

@@ -16,8 +16,7 @@ soliflower).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping
 
 from companion.board import protocol
 from companion.errors import InvalidStepError
@@ -28,7 +27,7 @@ Changes = dict[Cell, Piece]
 
 
 def forbidden_changes(game: str, board: Mapping[Cell, Piece], player: int,
-                      step: Any) -> Changes:
+                      step: Hashable) -> Changes:
     """The cells ``step`` changes on ``board`` (cell -> new piece) when ``player`` makes it,
     whether the rules allow it or not; ``game`` is the rules core's name (``"enceladus"``,
     ``"mars"``, ``"uranus"``), ``step`` parsed by its ``parse_step``.
@@ -113,12 +112,13 @@ class _Hands:
         self.changes[a], self.changes[b] = self.at(b), self.at(a)
 
 
-def _enceladus(hands: _Hands, step: Any) -> Changes:
-    from companion.rules.enceladus import ACTIONS, Move, Place
+def _enceladus(hands: _Hands, step: Hashable) -> Changes:
+    from companion.rules.enceladus import ACTIONS, Action, Move, Place
 
     if isinstance(step, Place):
         hands.land(step.cell, martian(hands.player))
         return hands.changes
+    assert isinstance(step, Move | Action)  # the other kinds of Enceladus step
 
     def mover() -> Cell:
         return hands.mover(step.martian, "Martian", "e5-f5/f6")
@@ -154,7 +154,7 @@ def _enceladus(hands: _Hands, step: Any) -> Changes:
     return hands.changes
 
 
-def _mars(hands: _Hands, step: Any) -> Changes:
+def _mars(hands: _Hands, step: Hashable) -> Changes:
     from companion.rules.mars import Move, Place, Roll
 
     if isinstance(step, Place):
@@ -167,7 +167,7 @@ def _mars(hands: _Hands, step: Any) -> Changes:
     return hands.changes  # dice rolled or a die used: the tray reads them, no cell changes
 
 
-def _uranus(hands: _Hands, step: Any) -> Changes:
+def _uranus(hands: _Hands, step: Hashable) -> Changes:
     from companion.rules.uranus import Move, Place
 
     if isinstance(step, Place):
@@ -177,5 +177,5 @@ def _uranus(hands: _Hands, step: Any) -> Changes:
     return hands.changes  # a card shown changes no cell: it is held to the reader
 
 
-_GAMES: dict[str, Callable[[_Hands, Any], Changes]] = {
+_GAMES: dict[str, Callable[[_Hands, Hashable], Changes]] = {
     "enceladus": _enceladus, "mars": _mars, "uranus": _uranus}

@@ -15,10 +15,20 @@ Select and OK (:func:`deal_presses`, for :class:`companion.referee.deal.DealTabl
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from companion.rules import enceladus, mars, uranus
-from companion.rules.base import EMPTY, PEAK, TREE, Board, Cell, Piece, SomeRules, parse_piece
+from companion.rules.base import (
+    EMPTY,
+    PEAK,
+    TREE,
+    Board,
+    Cell,
+    Piece,
+    Seated,
+    SomeRules,
+    own_state,
+    parse_piece,
+)
 from companion.rules.gardeners import FLOWERS_EACH
 from companion.rules.hexes import hex_name
 from companion.rules.missions import COLOURS
@@ -29,19 +39,20 @@ SET_DOWN_S = (0.1, 0.6)
 """Seconds between two pieces a person puts down from the bag (shortest, longest)."""
 
 
-def bare_board(rules: SomeRules, state: Any) -> dict[Cell, Piece]:
+def bare_board(rules: SomeRules, state: Seated) -> dict[Cell, Piece]:
     """The board of the fresh game ``state`` with its garden's flowers, peaks and trees
     still in the bag (the Enceladus wildflower and a tube cover stay on the strip)."""
     return {cell: EMPTY if parse_piece(piece).kind in ("flower", "peak", "tree") else piece
             for cell, piece in rules.board(state).items()}
 
 
-def draw_setup(rules: SomeRules, state: Any, rng: random.Random) -> dict[Cell, Piece]:
+def draw_setup(rules: SomeRules, state: Seated, rng: random.Random) -> dict[Cell, Piece]:
     """A random legal setup of the fresh game ``state`` as the players draw it with ``rng``:
     every cell of the layout to its piece."""
     board = bare_board(rules, state)
     if rules.name == "enceladus":
-        bag = [PEAK] * enceladus.PEAKS + [c for c in state.options.colours
+        colours = own_state(state, enceladus.State).options.colours
+        bag = [PEAK] * enceladus.PEAKS + [c for c in colours
                                           for _ in range(enceladus.FLOWERS_PER_COLOUR)]
         squares = SQUARE_NAMES
         while True:  # peaks that fence off part of the garden: the players draw again
@@ -53,16 +64,18 @@ def draw_setup(rules: SomeRules, state: Any, rng: random.Random) -> dict[Cell, P
         spots = [c for c in mars.GRID.cells if c != mars.CENTRE]
         rng.shuffle(spots)
         peaks: set[tuple[int, int]] = set()
+        wanted = own_state(state, mars.State).options.peaks
         for spot in spots:
-            if len(peaks) == state.options.peaks:
+            if len(peaks) == wanted:
                 break
             if peaks.isdisjoint(mars.GRID.neighbours[spot]):
                 peaks.add(spot)
         board.update(dict.fromkeys((hex_name(c) for c in peaks), PEAK))
     elif rules.name == "uranus":
-        grid = state.shape.grid
+        shape = own_state(state, uranus.State).shape
+        grid = shape.grid
         inner = sorted(c for c in grid.cells if c not in grid.edge)
-        board.update(dict.fromkeys((grid.names[c] for c in rng.sample(inner, state.shape.trees)),
+        board.update(dict.fromkeys((grid.names[c] for c in rng.sample(inner, shape.trees)),
                                    TREE))
     else:
         raise ValueError(f"no setup by hand for {rules.name}")
@@ -77,7 +90,7 @@ def lay_out(board: Board, setup: Board, rng: random.Random) -> list[Op]:
     return [Put(rng.uniform(*SET_DOWN_S), cell, setup[cell]) for cell in cells]
 
 
-def draw_deal(rules: SomeRules, state: Any,
+def draw_deal(rules: SomeRules, state: Seated,
               rng: random.Random) -> list[dict[str, int]]:
     """The flowers of a Mars or Uranus bag dealt at random with ``rng`` to the players of the
     fresh game ``state``: each player's ``{colour: count}``."""

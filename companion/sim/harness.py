@@ -21,17 +21,17 @@ import heapq
 import itertools
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from companion.board import protocol
 from companion.events import AnyEvent, BoardMessage, Button, Timer, TimerName
-from companion.referee.effects import Buzz, Committed, SetTimer, Show, arm
+from companion.referee.effects import Buzz, Committed, Effects, SetTimer, Show, arm
 from companion.referee.recognition import sensed
-from companion.referee.referee import DEFAULT_SETTINGS, Referee, RefereeSettings
+from companion.referee.referee import DEFAULT_SETTINGS, Extension, Referee, RefereeSettings
+from companion.referee.screen import Screen
 from companion.referee.seats import Seats
-from companion.rules.base import Board, Cell, SomeRules, parse_piece
+from companion.rules.base import Board, Cell, Outcome, Seated, SomeRules, parse_piece
 from companion.sim.handsetup import bare_board, deal_presses, lay_out
 from companion.sim.perform import (
     PEOPLE,
@@ -72,7 +72,7 @@ class GameReport:
     reached_in: int = 0
     questions: int = 0
     over: bool = False
-    outcome: Any = None
+    outcome: Outcome | None = None
     seconds: float = 0.0
 
 
@@ -90,14 +90,14 @@ class VirtualTable:
     def __init__(
         self,
         rules: SomeRules,
-        state: Any,
+        state: Seated,
         layout_name: str,
         *,
         seed: int,
         noise: Noise = PEOPLE,
         settings: RefereeSettings = DEFAULT_SETTINGS,
-        choose: Callable[[SomeRules, Any, random.Random], Any] = choose_step,
-        extensions: Sequence[Any] = (),
+        choose: Callable[[SomeRules, Seated, random.Random], Hashable] = choose_step,
+        extensions: Sequence[Extension] = (),
         heartbeat_s: float | None = 1.0,
         seats: Seats | None = None,
     ) -> None:
@@ -118,7 +118,7 @@ class VirtualTable:
         self.timers: dict[TimerName, float] = {}
         self.report = GameReport(seed)
         self.menu: tuple[tuple[str, ...], int] | None = None
-        self.screen: Any = None
+        self.screen: Screen | None = None
         self.wire = 0
         self.heartbeat_s = heartbeat_s
         self.beat = heartbeat_s if heartbeat_s else math.inf  # the next heartbeat is due then
@@ -127,7 +127,7 @@ class VirtualTable:
         self.settling: tuple[tuple[str, ...], str] | None = None
 
     # ------------------------------------------------------------------ plumbing
-    def deliver(self, event: AnyEvent) -> list[Any]:
+    def deliver(self, event: AnyEvent) -> Effects:
         """Hand one board or button event, or a timer the referee set, to the referee
         (benchmarks time this)."""
         return self.referee.handle(event)
@@ -140,7 +140,7 @@ class VirtualTable:
         self.wire = (self.wire + 1) % protocol.SEQ_MODULO
         return seq
 
-    def _run_effects(self, effects: list[Any]) -> None:
+    def _run_effects(self, effects: Effects) -> None:
         for effect in effects:
             if isinstance(effect, SetTimer):
                 arm(self.timers, effect)
@@ -203,8 +203,7 @@ class VirtualTable:
                 )
                 self._post(t, BoardMessage(t, update))
             elif isinstance(op, Signal):
-                message: Any = op.message
-                self._post(t, BoardMessage(t, replace(message, seq=self._next_seq())))
+                self._post(t, BoardMessage(t, replace(op.message, seq=self._next_seq())))
             else:
                 self._post(t, Button(t, op.name, True))
                 self._post(t + 0.08, Button(t + 0.08, op.name, False))
@@ -296,7 +295,7 @@ class VirtualTable:
             return True
         return self._confirm(path, text)
 
-    def _announced(self) -> Any:
+    def _announced(self) -> Hashable | None:
         """The step the matrix announces for the companion's seat now, as the person there
         carries it out (:func:`announced_step`); ``None`` at a person's seat.  The last step
         is confirmed first: the companion chooses once it is committed."""
@@ -416,7 +415,7 @@ class Rehearsal:
     answers: list[str]
     question: tuple[str, ...]
     wrong: frozenset[Cell]
-    state: Any
+    state: Seated
 
     @property
     def buttons(self) -> bool:
@@ -433,13 +432,13 @@ MAX_ANSWERS = 12
 
 def rehearse(
     rules: SomeRules,
-    state: Any,
+    state: Seated,
     layout_name: str,
     board: Board,
     ops: Sequence[Op],
     *,
     settings: RefereeSettings = DEFAULT_SETTINGS,
-    extensions: Sequence[Any] = (),
+    extensions: Sequence[Extension] = (),
     answer: Answer = lambda options, level: None,
     seats: Seats | None = None,
 ) -> Rehearsal:

@@ -17,6 +17,7 @@ import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from companion.board import protocol
 from companion.referee.recognition import on_the_way
 from companion.rules import hexes
 from companion.rules.base import EMPTY, Cell, Piece, parse_piece, top_and_under
@@ -45,7 +46,7 @@ class Signal:
     cell: the dice in the Mars dice tray, a Uranus card held to the reader)."""
 
     wait: float
-    message: object
+    message: protocol.Dice | protocol.Card
 
 
 Op = Put | Press | Signal

@@ -11,27 +11,31 @@ from __future__ import annotations
 
 import importlib
 import random
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from companion.board import protocol
 from companion.opponent import Decision, Strength, chance_next, decide, interrupt, quick
 from companion.referee.seats import SeatedRules
-from companion.rules.base import SomeRules
+from companion.rules.base import Seated, SomeRules, own_state
 from companion.sim.perform import Op, Press, Signal
 
+if TYPE_CHECKING:
+    from companion.sim.uranus import Hands
 
-def choose_step(rules: SomeRules, state: Any, rng: random.Random) -> Any:
+
+def choose_step(rules: SomeRules, state: Seated, rng: random.Random) -> Hashable:
     """A random legal step, chance's included (a roll among the rolls the rules list), at the
     ``quick`` strength of :func:`companion.opponent.quick`: first a kind of step, then a step
     of it.
 
     Raises ``ValueError`` when there is no legal step (the game is over).
     """
-    return quick(list(rules.legal_steps(state)), rng)
+    step: Hashable = quick(list(rules.legal_steps(state)), rng)
+    return step
 
 
-def chance_ops(rules: SomeRules, state: Any, step: Any, rng: random.Random) -> list[Op]:
+def chance_ops(rules: SomeRules, state: Seated, step: Hashable, rng: random.Random) -> list[Op]:
     """The operations for the part of ``step`` that no cell shows: rolling dice into the Mars
     dice tray, holding a Uranus card to the reader, pressing OK for a penalty.
 
@@ -56,7 +60,7 @@ class Seats:
     while ``state`` is the companion's view, where hidden cards are only counted.
     """
 
-    def __init__(self, rules: SomeRules, state: Any, strengths: Sequence[Strength],
+    def __init__(self, rules: SomeRules, state: Seated, strengths: Sequence[Strength],
                  *, seed: int) -> None:
         if len(strengths) != rules.players(state):
             raise ValueError(f"{len(strengths)} strengths for {rules.players(state)} players")
@@ -66,17 +70,18 @@ class Seats:
         self.decided: Decision | None = None
         """The engine's last decision, ``None`` when the last step was chance's or out of
         turn."""
-        self.hands: Any = None
+        self.hands: Hands | None = None
         if rules.name == "uranus":
+            from companion.rules.uranus import State
             from companion.sim.uranus import Hands
 
-            self.hands = Hands(state, seed)
+            self.hands = Hands(own_state(state, State), seed)
 
     def known(self, player: int) -> frozenset[str] | None:
         """The cards player ``player`` holds (Gardens of Uranus), else ``None``."""
         return None if self.hands is None else self.hands.known(player)
 
-    def step(self, state: Any, strength: Strength | None = None) -> Any:
+    def step(self, state: Seated, strength: Strength | None = None) -> Hashable:
         """The next step in ``state``: a roll of the dice when chance is next, a seat's
         out-of-turn step when one has it (the Hexagon card shown), else the step of the
         player to move at their strength (or ``strength``).  Raises ``ValueError`` once the
@@ -86,34 +91,36 @@ class Seats:
         if chance_next(rules, state):
             return roll(rules, state, self.rng)
         for player in range(1, rules.players(state) + 1):
-            claim = interrupt(rules, state, player, self.known(player))
+            claim: Hashable | None = interrupt(rules, state, player, self.known(player))
             if claim is not None:
                 return claim
         mover = rules.to_move(state)
         self.decided = decide(rules, state, strength or self.strengths[mover - 1],
                               rng=self.rng, known=self.known(mover))
-        return self.decided.step
+        step: Hashable = self.decided.step
+        return step
 
-    def played(self, state: Any, step: Any) -> None:
+    def played(self, state: Seated, step: Hashable) -> None:
         """Keep the hands up to date with ``step`` made in ``state`` (a card scored is
         replaced by the top card of its deck)."""
         if self.hands is not None:
             self.hands.played(state, step)
 
 
-def roll(rules: SomeRules, state: Any, rng: random.Random) -> Any:
+def roll(rules: SomeRules, state: Seated, rng: random.Random) -> Hashable:
     """Chance's step, drawn as the real source draws it (Gardens of Mars: each die 1-6)."""
     module = importlib.import_module(f"companion.sim.{rules.name}")
-    return module.roll(state, rng)
+    step: Hashable = module.roll(state, rng)
+    return step
 
 
 def play(rules: SomeRules, strengths: Sequence[Strength], *, seed: int,
-         options: Mapping[str, Any] | None = None,
-         on_step: Callable[[Any, Any], None] | None = None) -> Any:
+         options: Mapping[str, object] | None = None,
+         on_step: Callable[[Seated, Hashable], None] | None = None) -> Seated:
     """A whole game of ``rules`` among seats of ``strengths`` from ``seed`` (the setup and
     every choice), without a board: the final state.  ``on_step(state, step)`` is called
     before each step."""
-    state = rules.new_game(len(strengths), seed, options or {})
+    state: Seated = rules.new_game(len(strengths), seed, options or {})
     seats = Seats(rules, state, strengths, seed=seed)
     while rules.outcome(state) is None:
         step = seats.step(state)
@@ -124,17 +131,18 @@ def play(rules: SomeRules, strengths: Sequence[Strength], *, seed: int,
     return state
 
 
-def announced_step(rules: SomeRules, state: Any, rng: random.Random) -> Any | None:
+def announced_step(rules: SomeRules, state: Seated, rng: random.Random) -> Hashable | None:
     """At the companion's seat, the step the matrix announces, as the person there carries it
     out (with whatever chance gives it: the flowers drawn from the tube); ``None`` at a
     person's seat or when nothing is announced (a roll).  ``rules`` are the referee's
     (:class:`companion.referee.seats.SeatedRules` when the companion plays)."""
     if not isinstance(rules, SeatedRules) or rules.seats.announced(state) is None:
         return None
-    return rng.choice(list(rules.legal_steps(state)))
+    step: Hashable = rng.choice(list(rules.legal_steps(state)))
+    return step
 
 
-def cards_for_the_companion(rules: SomeRules, state: Any, rng: random.Random,
+def cards_for_the_companion(rules: SomeRules, state: Seated, rng: random.Random,
                             held: frozenset[str] | None = None) -> list[Op]:
     """The cards a person deals the companion when the matrix asks for them (Gardens of
     Uranus with a card reader): each held face down to the reader.  ``held``: the cards the
@@ -148,11 +156,12 @@ def cards_for_the_companion(rules: SomeRules, state: Any, rng: random.Random,
     missing = seats.missing(rules.core, state)
     if not missing:
         return []
-    from companion.rules.uranus import seen
+    from companion.rules.uranus import State, seen
 
+    uranus_state = own_state(state, State)
     dealt = {card for cards in seats.dealt.values() for card in cards}
     free = sorted(card for card, mission in seats.catalogue.items()
-                  if mission not in seen(state) and card not in dealt)
+                  if mission not in seen(uranus_state) and card not in dealt)
     own = [card for card in free if seats.catalogue[card] in (held or ())]
     others = [card for card in free if card not in own]
     cards = (own + rng.sample(others, max(0, missing - len(own))))[:missing]
@@ -160,7 +169,7 @@ def cards_for_the_companion(rules: SomeRules, state: Any, rng: random.Random,
             for card in cards]
 
 
-def announced_ops(rules: SomeRules, state: Any, step: Any,
+def announced_ops(rules: SomeRules, state: Seated, step: Hashable,
                   rng: random.Random) -> list[Op]:
     """The operations beside the cells for an announced ``step``: those of
     :func:`chance_ops`, but for a step no cell shows (a card scored, a die discarded) the

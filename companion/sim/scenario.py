@@ -37,18 +37,18 @@ import itertools
 import os
 import random
 import re
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import Final, TypedDict
 
 from companion.board import protocol
 from companion.errors import InvalidStepError
 from companion.events import AnyEvent, BoardMessage, Button, Timer, TimerName
 from companion.files import read_text
-from companion.referee.effects import Committed, SetTimer, Show
+from companion.referee.effects import Committed, Effects, SetTimer, Show
 from companion.referee.referee import Referee, RefereeSettings
 from companion.rules import BOARDS, GAMES, load
-from companion.rules.base import EMPTY, Cell, Piece, SomeRules
+from companion.rules.base import EMPTY, Cell, Piece, Seated, SomeRules
 from companion.sim.perform import Noise, Op, Press, Put, Signal, perform, tray_flowers
 from companion.sim.players import chance_ops, choose_step
 
@@ -100,12 +100,13 @@ class Scenario:
         rules: SomeRules = load(self.game).RULES
         return rules
 
-    def setup(self) -> Any:
+    def setup(self) -> Seated:
         """The position the board starts from."""
         options = dict(self.options)
         if self.game == "uranus":
             options.setdefault("board", self.board)
-        return self.rules().new_game(self.players, self.seed, options)
+        state: Seated = self.rules().new_game(self.players, self.seed, options)
+        return state
 
     def ops(self) -> list[Op]:
         """The timed operations, without the expectations."""
@@ -141,7 +142,7 @@ def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
     Raises :class:`companion.errors.InvalidStepError` naming the line and what is wrong
     (an unknown action, a cell not on the game's board, a bad duration...).
     """
-    header: dict[str, Any] = {"options": {}}
+    header: _Header = {"options": {}}
     actions: list[Action] = []
     wait = 0.0
     cells: frozenset[Cell] | None = None
@@ -190,15 +191,29 @@ def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
     return Scenario(**header, actions=tuple(actions))
 
 
-def _header(header: dict[str, Any], verb: str, args: list[str]) -> None:
+class _Header(TypedDict, total=False):
+    """The header lines read so far: the fields of :class:`Scenario` they set."""
+
+    game: str
+    players: int
+    seed: int
+    board: str
+    options: dict[str, str | int | bool]
+    tray: bool
+    pace: float
+
+
+def _header(header: _Header, verb: str, args: list[str]) -> None:
     if verb == "option" and len(args) == 2:
         header["options"][args[0]] = _option(args[1])
     elif verb == "tray" and args in (["on"], ["off"]):
         header["tray"] = args == ["on"]
     elif verb == "pace" and args:
         header["pace"] = _seconds(" ".join(args))
-    elif verb in ("players", "seed") and len(args) == 1 and args[0].isdigit():
-        header[verb] = int(args[0])
+    elif verb == "players" and len(args) == 1 and args[0].isdigit():
+        header["players"] = int(args[0])
+    elif verb == "seed" and len(args) == 1 and args[0].isdigit():
+        header["seed"] = int(args[0])
     elif verb == "game" and len(args) == 1 and args[0] in GAMES:
         header["game"] = args[0]
     elif verb == "board" and len(args) == 1 and args[0] in BOARDS["uranus"]:
@@ -249,7 +264,7 @@ def format_scenario(scenario: Scenario, comment: str = "") -> str:
         elif isinstance(action.message, protocol.Dice):
             lines.append(" ".join(["dice", *map(str, action.message.values)]))
         else:
-            lines.append(f"card {action.message.card_id}")  # type: ignore[attr-defined]
+            lines.append(f"card {action.message.card_id}")
     return "\n".join(lines) + "\n"
 
 
@@ -293,7 +308,7 @@ def random_scenario(game: str, *, players: int = 2, seed: int = 1, steps: int = 
     return replace(scenario, actions=tuple(actions))
 
 
-def _unambiguous_step(rules: SomeRules, state: Any, rng: random.Random) -> Any:
+def _unambiguous_step(rules: SomeRules, state: Seated, rng: random.Random) -> Hashable:
     for _ in range(50):
         step = choose_step(rules, state, rng)
         if not rules.choice_path(state, step):
@@ -328,8 +343,7 @@ def scenario_events(scenario: Scenario, start: float = 0.0) -> list[AnyEvent]:
         if isinstance(op, Put):
             out.append(BoardMessage(t, protocol.FieldUpdate(next(seq) % 10000, op.cell, op.piece)))
         elif isinstance(op, Signal):
-            message: Any = op.message
-            out.append(BoardMessage(t, replace(message, seq=next(seq) % 10000)))
+            out.append(BoardMessage(t, replace(op.message, seq=next(seq) % 10000)))
         else:
             out += [Button(t, op.name, True), Button(t + 0.08, op.name, False)]
     return out
@@ -368,7 +382,7 @@ def drive(referee: Referee, events: Iterable[AnyEvent], until: float) -> Scenari
     heapq.heapify(queue)
     timers: dict[TimerName, int] = {}  # name -> the order number of its live entry
 
-    def apply(effects: list[Any]) -> None:
+    def apply(effects: Effects) -> None:
         for effect in effects:
             if isinstance(effect, SetTimer):
                 timers.pop(effect.name, None)

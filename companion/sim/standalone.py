@@ -21,14 +21,13 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 from companion.config import Config, GameConfig
 from companion.opponent import Strength
 from companion.referee.referee import RefereeSettings
-from companion.rules.base import Board, Cell, Outcome, Piece, SomeRules
+from companion.rules.base import Board, Cell, Outcome, Piece, Seated, SomeRules
 from companion.sim.board import VirtualBoard
 from companion.sim.handsetup import lay_out
 from companion.sim.harness import Answer, Rehearsal, menu_label, rehearse
@@ -74,7 +73,7 @@ class SimGame:
     def __init__(self, setup: Scenario, board: VirtualBoard, *, speed: float = 1.0,
                  stop: threading.Event | None = None) -> None:
         self.rules: SomeRules = setup.rules()
-        self.state: Any = setup.setup()
+        self.state: Seated = setup.setup()
         self.layout = setup.layout
         self.board = board
         self.speed = speed
@@ -101,7 +100,7 @@ class SimGame:
         """The board as the game stands (tray cells empty)."""
         return self.rules.board(self.state)
 
-    def script(self, step: Any, rng: random.Random, noise: Noise,
+    def script(self, step: Hashable, rng: random.Random, noise: Noise,
                changes: Mapping[Cell, Piece] | None = None) -> list[Op]:
         """How a person carries ``step`` out from the board as it stands: the pieces one at a
         time, the flowers shown on the tray, the dice rolled or the card held to the reader,
@@ -145,7 +144,7 @@ class SimGame:
         return rehearse(self.rules, self.state, self.layout, base, ops, settings=self.settings,
                         extensions=game_extensions(self._config), answer=answer)
 
-    def step_answer(self, step: Any) -> Answer:
+    def step_answer(self, step: Hashable) -> Answer:
         """Answers to the daemon's questions about ``step``: its own labels, level by level."""
         path = self.rules.choice_path(self.state, step)
         notation = self.rules.format_step(self.state, step)
@@ -199,7 +198,7 @@ class VirtualPlayers:
         self.error: str | None = None
         self._thread = threading.Thread(target=self._play, name="sim-players", daemon=True)
 
-    def _choose(self) -> tuple[Any, list[Op], Rehearsal]:
+    def _choose(self) -> tuple[Hashable, list[Op], Rehearsal]:
         game, fallback = self.game, None
         for attempt in range(self.tries):
             if self.seats is None:

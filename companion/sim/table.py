@@ -18,11 +18,13 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from companion.config import Config
 from companion.opponent import Strength
-from companion.rules.base import SomeRules
+from companion.referee.effects import Committed
+from companion.referee.screen import Screen
+from companion.rules.base import Seated, SomeRules
 from companion.sim.board import VirtualBoard
 from companion.sim.perform import (
     PEOPLE,
@@ -45,6 +47,9 @@ from companion.sim.players import (
 )
 
 if TYPE_CHECKING:
+    from gpiozero.pins.mock import MockPin  # gpiozero has no types
+    from luma.core.device import device as LumaDevice  # nor has luma
+
     from companion.daemon.service import Service
 
 log = logging.getLogger("companion.sim")
@@ -75,9 +80,9 @@ class TablePlayers:
     def __init__(
         self,
         rules: SomeRules,
-        state: Any,
+        state: Seated,
         board: VirtualBoard,
-        pins: dict[str, Any],
+        pins: dict[str, MockPin],
         *,
         seed: int,
         noise: Noise = PEOPLE,
@@ -99,8 +104,8 @@ class TablePlayers:
         self.step_timeout = step_timeout
         self.on_stuck = on_stuck
         self.tray = sorted(rules.tray_cells(state), key=lambda c: (len(c), c))
-        self._screen: Any = None
-        self._committed: list[Any] = []
+        self._screen: Screen | None = None
+        self._committed: list[object] = []
         self._changed = threading.Condition()
         self._stop = threading.Event()
         self.steps = 0
@@ -110,23 +115,23 @@ class TablePlayers:
         self._thread = threading.Thread(target=self._play, name="sim-players", daemon=True)
 
     # ------------------------------------------------------------------ reading the matrix
-    def on_screen(self, screen: Any) -> None:
+    def on_screen(self, screen: Screen) -> None:
         """Listener for the daemon's screens (what a person sees on the matrix)."""
         with self._changed:
             self._screen = screen
             self._changed.notify_all()
 
-    def on_commit(self, committed: Any) -> None:
+    def on_commit(self, committed: Committed) -> None:
         """Listener for the daemon's commits (the matrix confirming a step)."""
         with self._changed:
             self._committed.append(committed.state)
             self._changed.notify_all()
 
-    def _wait_for(self, path: tuple[str, ...], notation: str) -> tuple[Any] | None:
+    def _wait_for(self, path: tuple[str, ...], notation: str) -> tuple[object] | None:
         """The state the companion commits next, as a 1-tuple; ``None`` on a stop or after
         ``step_timeout``.  Questions on the way are answered with ``path``/``notation``."""
         deadline = time.monotonic() + self.step_timeout
-        answered: Any = None
+        answered: Screen | None = None
         with self._changed:
             while True:
                 # A commit seen before a stop still counts: the daemon may stop at the end
@@ -157,7 +162,7 @@ class TablePlayers:
         self._press("undo")
         self._perform(perform(self.board.board, put_back, self.rng, _STEADY))
 
-    def _answer(self, screen: Any, path: tuple[str, ...], notation: str) -> None:
+    def _answer(self, screen: Screen, path: tuple[str, ...], notation: str) -> None:
         # A label names its level ("pay blue", "draw 2: red"): find ours in the menu.
         question = [o for o in (*path, notation) if o in screen.menu]
         wanted = question[0] if question else screen.menu[0]
@@ -318,7 +323,7 @@ def seat(
     config: Config,
     stack: ExitStack,
     *,
-    device: Any,
+    device: LumaDevice,
     speed: float = 4.0,
     noise: Noise = PEOPLE,
     board_class: type[VirtualBoard] = VirtualBoard,

@@ -26,10 +26,11 @@ could show.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 
 from companion.board import protocol
 from companion.referee.uranus import load_catalogue
+from companion.rules.base import Seated
 from companion.rules.missions import HEXAGON
 from companion.rules.uranus import Claim, Reveal, Score, State, Step, deal_missions
 from companion.sim.perform import Op, Press, Signal
@@ -82,7 +83,7 @@ class Hands:
         """The cards player ``player`` holds now."""
         return frozenset(self._held[player - 1])
 
-    def played(self, state: State, step: Step) -> None:
+    def played(self, state: Seated, step: Hashable) -> None:
         """After ``step`` in ``state``: a card scored leaves its player's hand, who draws the
         top card of the deck named."""
         if isinstance(step, Score):
