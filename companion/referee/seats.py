@@ -37,7 +37,7 @@ import time
 import zlib
 from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from companion.board import protocol
 from companion.errors import IllegalMoveError
@@ -453,7 +453,8 @@ class SeatedRules:
         self.name = rules.name
         self._family: dict[Seated, list[Hashable]] = {}
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
+        # The rest of GameRules, as the core has it: a SeatedRules is used as SomeRules.
         return getattr(self.core, name)
 
     def _only(self, state: Seated) -> Hashable | None:
