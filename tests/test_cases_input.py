@@ -229,3 +229,16 @@ def test_no_case_file_makes_the_checker_raise(
     assert status in (0, 1)
     assert all(line.split(" ", 1)[0] in ("PASS", "FAIL", "SKIP") for line in lines[:-1])
     assert lines[-1].endswith(("passed, 0 failed", "passed, 1 failed"))
+
+
+def test_the_checked_shapes_have_the_keys_the_checks_know() -> None:
+    """The typed shapes a checked case is read into name exactly the keys the case checks
+    know, so that no key is checked and left untyped, or typed and never checked."""
+    from companion.rules.cases import _POSITION, _STEP, MarsStep, Position, UranusStep
+
+    def keys(shape: Any) -> set[str]:
+        return set(shape.__required_keys__ | shape.__optional_keys__)
+
+    assert keys(Position) == {"players", "to_move", *_POSITION}
+    assert keys(MarsStep) == set(_STEP["mars"])
+    assert keys(UranusStep) == set(_STEP["uranus"])
