@@ -11,8 +11,9 @@ it: ``--tree PATH`` imports ``companion`` from PATH (default: the tree holding t
     python bench/cores.py [--tree PATH] [--game NAME] [--seconds S | --playouts N] [--steps]
 
 prints one line per game, ``<game> <playouts/s> playouts/s (<n> playouts, <steps> steps)``;
-``--steps`` adds, for Enceladus positions met in those playouts, the cost of listing every
-legal step (per step listed) and of applying one (per step applied), in microseconds.  Every
+``--steps`` adds a line per game, for positions met in random playouts (in Enceladus those
+listing over 100 steps), the cost of listing every legal step (per step listed), of applying
+one and of saying what one changes on the board (``changes``, per step), in microseconds.  Every
 figure is in seconds of this process's CPU time, which other work on a shared machine
 disturbs far less than the clock on the wall.
 """
@@ -85,21 +86,25 @@ def playouts(
     return done, steps, time.process_time() - start
 
 
-def step_costs(rules: Any, positions: int = 40, seed: int = 2) -> tuple[float, float, int]:
-    """For ``positions`` Enceladus positions in the turn phase, from random playouts:
-    microseconds per step listed, per step applied, and the mean number listed."""
+def step_costs(
+    rules: Any, positions: int = 40, seed: int = 2
+) -> tuple[float, float, float, int]:
+    """For ``positions`` positions from random playouts (in Enceladus, of over 100 legal
+    steps): microseconds per step listed, per step applied, per step's ``changes``, and the
+    mean number listed."""
     rng = random.Random(seed)
+    least = 100 if rules.name == "enceladus" else 0
     states: list[Any] = []
     while len(states) < positions:
-        players, options = rng.choice(setups("enceladus"))
+        players, options = rng.choice(setups(rules.name))
         state = rules.new_game(players, rng.randrange(1 << 30), options)
-        while rules.outcome(state) is None:
+        while rules.outcome(state) is None and len(states) < positions:
             steps = list(rules.legal_steps(state))
-            if len(steps) > 100 and rng.random() < 0.05:
+            if len(steps) > least and rng.random() < 0.05:
                 states.append(state)
             state = rules.apply(state, rng.choice(steps))
     listed = applied = 0
-    list_time = apply_time = 0.0
+    list_time = apply_time = changes_time = 0.0
     for state in states:
         start = time.process_time()
         steps = list(rules.legal_steps(state))
@@ -110,8 +115,13 @@ def step_costs(rules: Any, positions: int = 40, seed: int = 2) -> tuple[float, f
         for step in sample:
             rules.apply(state, step)
         apply_time += time.process_time() - start
+        start = time.process_time()
+        for step in sample:
+            rules.changes(state, step)
+        changes_time += time.process_time() - start
         applied += len(sample)
-    return 1e6 * list_time / listed, 1e6 * apply_time / applied, listed // len(states)
+    return (1e6 * list_time / listed, 1e6 * apply_time / applied,
+            1e6 * changes_time / applied, listed // len(states))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,19 +131,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="per game (default 3)")
     parser.add_argument("--playouts", type=int, help="per game, instead of --seconds: the same "
                         "games on every tree, for timing the whole process")
-    parser.add_argument("--steps", action="store_true", help="Enceladus step costs too")
+    parser.add_argument("--steps", action="store_true", help="step costs too")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(args.tree.resolve()))
     from companion import rules as cores
 
-    for game in args.game or sorted(VARIANTS):
+    games = args.game or sorted(VARIANTS)
+    for game in games:
         rules = cores.load(game).RULES
         done, steps, taken = playouts(rules, args.seconds, args.playouts)
         print(f"{game} {done / taken:.2f} playouts/s ({done} playouts, {steps} steps)")
-    if args.steps:
-        per_list, per_apply, size = step_costs(cores.load("enceladus").RULES)
-        print(f"enceladus list {per_list:.2f} us/step, apply {per_apply:.1f} us/step "
-              f"({size} steps a position)")
+    for game in games if args.steps else ():
+        per_list, per_apply, per_change, size = step_costs(cores.load(game).RULES)
+        print(f"{game} list {per_list:.2f} us/step, apply {per_apply:.1f} us/step, changes "
+              f"{per_change:.1f} us/step ({size} steps a position)")
     return 0
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Collection, Hashable, Iterable, Iterator
-from dataclasses import replace
 from math import comb
 from typing import Any
 
@@ -52,7 +51,7 @@ def chance_next(state: State) -> bool:
 def decision(state: State, step: Step) -> Hashable:
     """The step, or for a tube action the action and its payment without the draw."""
     if isinstance(step, Action) and step.name == "tube":
-        return replace(step, drawn=())
+        return step._replace(drawn=())
     return step
 
 

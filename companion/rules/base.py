@@ -19,10 +19,10 @@ presence-only sensor reports for any piece.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, fields
 from functools import lru_cache
-from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar, cast
 
 from companion.errors import InvalidPositionError, InvalidStepError
 
@@ -330,6 +330,29 @@ Item = TypeVar("Item")
 def replaced(values: tuple[Item, ...], index: int, value: Item) -> tuple[Item, ...]:
     """``values`` with ``values[index]`` replaced by ``value``."""
     return values[:index] + (value,) + values[index + 1 :]
+
+
+Frozen = TypeVar("Frozen")
+
+
+def evolved(obj: Frozen, **changes: object) -> Frozen:
+    """``dataclasses.replace(obj, **changes)`` for a frozen dataclass with slots, every field
+    in ``__init__`` and no ``__post_init__`` (a rules core's state): the fields set through
+    their slots, in a third of the time, for the states made on every step of a search."""
+    cls = type(obj)
+    setters = _SLOT_SETTERS.get(cls)
+    if setters is None:
+        setters = _SLOT_SETTERS[cls] = tuple(
+            (f.name, getattr(cls, f.name).__set__) for f in fields(cast("type[Any]", cls)))
+    new = object.__new__(cls)
+    for name, setter in setters:
+        setter(new, changes.pop(name) if name in changes else getattr(obj, name))
+    if changes:
+        raise TypeError(f"{cls.__name__} has no field {', '.join(changes)}")
+    return new
+
+
+_SLOT_SETTERS: dict[type, tuple[tuple[str, Callable[[object, object], None]], ...]] = {}
 
 
 def rank_points(keys: Sequence[tuple[int, ...]]) -> tuple[int, ...]:

@@ -70,13 +70,14 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from functools import cache, lru_cache
-from itertools import chain, combinations, combinations_with_replacement, product, repeat
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from functools import cache, lru_cache, partial
+from itertools import chain, combinations, combinations_with_replacement, cycle, product, repeat
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, cast
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
 from companion.rules import base
-from companion.rules.base import rank_points, replaced
+from companion.rules.base import Item, rank_points, replaced
 from companion.rules.squares import (
     COLUMNS,
     DIAGONAL_RAYS,
@@ -335,8 +336,7 @@ class Move:
     martian: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
+class Action(NamedTuple):
     """A special action ``name`` (see ``ACTIONS``), paid with 3 flowers of colour ``pay``.
 
     ``cells`` by action: ``jump``/``diagonal`` ``(landing,)`` (jump may leave it out when only
@@ -346,6 +346,11 @@ class Action:
     ``drawn``: the three colours the tube action drew (a chance outcome), sorted in colour
     order.  ``martian``: the cell of the acting Martian for jump, diagonal and swap Martian
     (given by :func:`legal_steps` in the two-Martian variant, optional otherwise).
+
+    A named tuple, where the other steps are frozen dataclasses: a position lists thousands
+    of actions, and a tuple is made in C (:func:`_made`) where a dataclass costs a Python
+    call.  It compares equal, as a tuple, to a plain tuple of the same fields; never to
+    another step.
     """
 
     name: str
@@ -356,12 +361,6 @@ class Action:
 
 
 Step = Place | Move | Action
-
-_SET_ACTION = tuple(getattr(Action, field).__set__ for field in Action.__slots__)
-"""Setters of the fields of an :class:`Action` through its slots, for listing the thousands of
-steps of a position: a frozen dataclass's constructor sets each field through
-``object.__setattr__``, which doubles the cost of that list."""
-
 
 # ----------------------------------------------------------------------------- setup
 
@@ -574,10 +573,12 @@ def _diagonal_landings(
                 yield sq
 
 
-def _swap_partners(garden: Sequence[int], occ: Mapping[int, int], m: Square) -> Iterator[Square]:
+def _swap_partners(
+    garden: Sequence[int], occ: Mapping[int, int], m: Square, among: Iterable[Square] = SQUARES
+) -> Iterator[Square]:
     if garden[m] >= 0:  # a Martian standing on a flower cannot swap (#8b)
         return
-    for sq in SQUARES:
+    for sq in among:
         if garden[sq] != EMPTY_SQUARE and sq not in occ:
             yield sq
 
@@ -592,20 +593,17 @@ _MARTIAN_TARGETS = {
 def _pairs(
     first: Callable[[Square], bool], second: Callable[[Square], bool], focus: frozenset[Square]
 ) -> Iterator[tuple[Square, Square]]:
-    """Pairs ``(a, b)``, ``a != b``, ``first(a)`` and ``second(b)``, with ``focus <= {a, b}``;
-    with a focus, only the squares in it are tested on one side (no scan of the garden).
-    Without a focus no square may pass both tests (each square is tested once, not once a
-    pair)."""
+    """Pairs ``(a, b)``, ``a != b``, ``first(a)`` and ``second(b)``, with ``focus <= {a, b}``
+    (one or two squares): only the squares in it are tested on one side (no scan of the
+    garden); without a focus, :func:`_operands` gives them all."""
     if len(focus) > 2:
         return iter(())
     if len(focus) == 2:
         x, y = sorted(focus)
         tries: Iterable[tuple[Square, Square]] = ((x, y), (y, x))
-    elif focus:
+    else:
         (x,) = focus
         tries = [(x, b) for b in SQUARES] + [(a, x) for a in SQUARES]
-    else:
-        return product([a for a in SQUARES if first(a)], [b for b in SQUARES if second(b)])
     return ((a, b) for a, b in tries if a != b and first(a) and second(b))
 
 
@@ -625,11 +623,17 @@ def _uses(
             (m, (t,))
             for m in _movers(state)
             if m < _STARTS_FROM  # a Martian outside the garden cannot use them (the text)
-            for t in targets(garden, occ, m)
+            for t in (
+                targets(garden, occ, m) if name != "swap_martian" or not focus - {m}
+                else _swap_partners(garden, occ, m, focus - {m})
+            )
             if focus <= {m, t}
         ])
     if name in ("tube", "wildflower"):
         return iter(() if focus else [(None, ())])
+
+    if not focus:
+        return zip(repeat(None), _combined(name, *_operands(state, occ, name)))
 
     def flower(sq: Square) -> bool:
         return garden[sq] >= 0
@@ -644,21 +648,45 @@ def _uses(
         return garden[sq] >= 0 and sq not in occ
 
     if name == "pick":
-        return ((None, (s,)) for s in (focus or SQUARES) if len(focus) <= 1 and flower(s))
+        return ((None, (s,)) for s in focus if len(focus) <= 1 and flower(s))
     pairs: Iterable[tuple[Square, Square]]
     if name == "swap_peak_flower":
         pairs = _pairs(peak, free_flower, focus)
     elif name == "swap_flowers":
-        pairs = (
-            ((a, b) for a, b in _pairs(flower, flower, focus) if a < b)
-            if focus
-            else combinations([s for s in SQUARES if flower(s)], 2)
-        )
+        pairs = ((a, b) for a, b in _pairs(flower, flower, focus) if a < b)
     elif name == "move_flower":
         pairs = _pairs(flower, empty, focus)
     else:
         pairs = _pairs(peak, empty, focus)
     return zip(repeat(None), pairs)
+
+
+def _operands(
+    state: State, occ: Mapping[int, int], name: str
+) -> tuple[list[Square], list[Square]]:
+    """The squares Pick, the two swaps and the two moves of a piece may take as their first
+    and their second square, in square order (no square qualifies as both): a flower, a
+    flower not under a Martian (#8b), a peak, an empty square with no Martian (#7)."""
+    garden = state.garden
+    flowers = [sq for sq in SQUARES if garden[sq] >= 0]
+    if name in ("pick", "swap_flowers"):
+        return flowers, flowers
+    peaks = [sq for sq in SQUARES if garden[sq] == PEAK_SQUARE]
+    if name == "swap_peak_flower":
+        return peaks, [sq for sq in flowers if sq not in occ]
+    empties = [sq for sq in SQUARES if garden[sq] == EMPTY_SQUARE and sq not in occ]
+    return (flowers if name == "move_flower" else peaks), empties
+
+
+def _combined(name: str, first: list[Item], second: list[Item]) -> Iterator[tuple[Item, ...]]:
+    """The cells of every use of action ``name`` from its :func:`_operands` (squares or their
+    names): one square for Pick, two different flowers once for Swap flowers (the first
+    before the second), else any first with any second."""
+    if name == "pick":
+        return zip(first)
+    if name == "swap_flowers":
+        return combinations(first, 2)
+    return product(first, second)
 
 
 # ----------------------------------------------------------------------------- steps
@@ -671,8 +699,7 @@ def legal_steps(state: State) -> Iterator[Step]:
         return _place_steps(state)
     if state.phase is Phase.TURN:  # chained, not yielded again one by one: thousands
         occ = _occupancy(state)
-        moves = (_move_step(state, *m) for m in _moves(state, occ))
-        return chain(moves, _action_steps(state, occ, ACTIONS, frozenset()))
+        return chain(_move_steps(state, occ), _action_steps(state, occ, ACTIONS, frozenset()))
     return iter(())
 
 
@@ -697,10 +724,23 @@ def _moves(state: State, occ: Mapping[int, int]) -> Iterator[tuple[int, Square, 
 
 
 def _move_step(state: State, origin: int, to: Square, pick: Square | None) -> Move:
+    return _move_made(origin if state.options.martians_per_player == 2 else None, to, pick)
+
+
+def _move_steps(state: State, occ: Mapping[int, int]) -> list[Move]:
+    made = _move_made
+    if state.options.martians_per_player == 2:
+        return [made(origin, to, pick) for origin, to, pick in _moves(state, occ)]
+    return [made(None, to, pick) for _, to, pick in _moves(state, occ)]
+
+
+@cache  # a few hundred moves with one Martian a player, some thousands with two
+def _move_made(origin: int | None, to: Square, pick: Square | None) -> Move:
+    """The move (frozen) listed again whenever it is legal, made once."""
     return Move(
         SQUARE_NAMES[to],
         None if pick is None else SQUARE_NAMES[pick],
-        LAYOUT[origin] if state.options.martians_per_player == 2 else None,
+        None if origin is None else LAYOUT[origin],
     )
 
 
@@ -729,17 +769,35 @@ def _action_steps(
     """Every payment (and tube draw) of every use of the actions ``names`` whose garden
     changes may cover ``focus``; narrowed as :func:`candidates` says when ``within`` (layout
     cells) or ``distinct`` is given."""
+    return chain.from_iterable(_action_groups(state, occ, names, focus, within, distinct))
+
+
+def _action_groups(
+    state: State,
+    occ: Mapping[int, int],
+    names: Iterable[str],
+    focus: frozenset[Square],
+    within: frozenset[int] | None,
+    distinct: bool,
+) -> Iterator[Iterable[Action]]:
+    """The steps of :func:`_action_steps`, one iterable an action: each use crossed with each
+    payment colour in C (``product``) and looked up among the steps made before, so that a
+    listed step costs no Python call of its own."""
     pays = _affordable(state)
     if not pays:
         return
     colours = state.options.colours
     pay_names = [colours[pay] for pay in (pays[:1] if distinct else pays)]
     two = state.options.martians_per_player == 2
-    new = object.__new__
-    set_name, set_pay, set_cells, set_drawn, set_martian = _SET_ACTION
     for name in names:
         k = ACTIONS.index(name)
         if not _action_open(state, k) or (within is not None and _SLOTS_FROM + k not in within):
+            continue
+        if within is None and not distinct and not focus and name in _ON_SQUARES:
+            first, second = _operands(state, occ, name)
+            names_of = SQUARE_NAMES.__getitem__
+            cells = _combined(name, list(map(names_of, first)), list(map(names_of, second)))
+            yield _made(name, cells, repeat(None), pay_names)
             continue
         uses = (
             _uses(state, occ, name, focus)
@@ -747,27 +805,49 @@ def _action_steps(
             else _narrow_uses(state, occ, name, focus, within)
         )
         if k != _TUBE:
-            for martian, cells in uses:
-                m_name = LAYOUT[martian] if two and martian is not None else None
-                cell_names = _square_names(cells)
-                for pay_name in pay_names:
-                    action = new(Action)
-                    set_name(action, name)
-                    set_pay(action, pay_name)
-                    set_cells(action, cell_names)
-                    set_drawn(action, ())
-                    set_martian(action, m_name)
-                    yield action
+            used = list(uses)
+            martians = (
+                map(LAYOUT.__getitem__, map(_first, used)) if two and name in MARTIAN_ACTIONS
+                else repeat(None)
+            )
+            yield _made(name, map(_square_names, map(_second, used)), martians, pay_names)
             continue
-        for _ in uses:
-            for pay in pays[:1] if distinct else pays:
-                tube = list(state.tube)
-                tube[pay] += PAYMENT
-                for drawn in combinations_with_replacement(range(len(colours)), DRAW):
-                    if all(drawn.count(c) <= tube[c] for c in set(drawn)):
-                        yield Action(name, colours[pay], (), tuple([colours[c] for c in drawn]))
-                        if distinct:
-                            break
+        yield _tube_steps(state, uses, pays[:1] if distinct else pays, distinct)
+
+
+def _tube_steps(
+    state: State, uses: Iterable[object], pays: Sequence[int], distinct: bool
+) -> Iterator[Action]:
+    colours = state.options.colours
+    for _ in uses:
+        for pay in pays:
+            tube = list(state.tube)
+            tube[pay] += PAYMENT
+            for drawn in combinations_with_replacement(range(len(colours)), DRAW):
+                if all(drawn.count(c) <= tube[c] for c in set(drawn)):
+                    yield Action("tube", colours[pay], (), tuple([colours[c] for c in drawn]))
+                    if distinct:
+                        break
+
+
+def _made(
+    name: str, cells: Iterable[tuple[str, ...]], martians: Iterable[str | None],
+    pays: Sequence[str],
+) -> Iterator[Action]:
+    """The steps of action ``name`` from the ``cells`` and acting ``martians`` of its uses:
+    each use, then each payment colour, every field laid out in C (``zip``, ``repeat``) and
+    every step made there too (``tuple.__new__``), never through a Python call a step."""
+    per_use = len(pays)
+    if per_use > 1:
+        cells = chain.from_iterable(map(repeat, cells, repeat(per_use)))
+        martians = chain.from_iterable(map(repeat, martians, repeat(per_use)))
+    return map(_new_action, zip(repeat(name), cycle(pays), cells, repeat(()), martians))
+
+
+_ON_SQUARES = frozenset({"pick", "swap_peak_flower", "swap_flowers", "move_flower", "move_peak"})
+_first, _second = itemgetter(0), itemgetter(1)
+_new_action: Callable[[tuple[str, str, tuple[str, ...], tuple[str, ...], str | None]], Action]
+_new_action = partial(tuple.__new__, Action)
 
 
 def _narrow_uses(
@@ -812,7 +892,8 @@ class _Draft:
     """A state being changed by one step of the player to move; ``touched`` collects the
     layout cells whose piece the step may change."""
 
-    __slots__ = ("state", "garden", "martians", "reserve", "tube", "bound", "touched")
+    __slots__ = ("state", "garden", "martians", "reserve", "tube", "bound", "touched", "to_move",
+                 "phase", "discs")
 
     def __init__(self, state: State) -> None:
         self.state = state
@@ -836,6 +917,15 @@ class _Draft:
         self.martians[self.martians.index(origin)] = to
         self.touched += (origin, to)
 
+    def ends(self, *, to_move: int, phase: Phase, discs: tuple[int | None, ...]) -> _Draft:
+        """The step done: the turn and the action discs it leaves (for :meth:`after`)."""
+        self.to_move, self.phase, self.discs = to_move, phase, discs
+        return self
+
+    def after(self) -> State:
+        """The state the step leaves, once :meth:`ends` has said its turn and discs."""
+        return self.result(to_move=self.to_move, phase=self.phase, discs=self.discs)
+
     def result(self, *, to_move: int, phase: Phase, discs: tuple[int | None, ...]) -> State:
         state, p = self.state, self.state.to_move - 1
         return State(
@@ -857,26 +947,38 @@ def apply(state: State, step: Step) -> State:
     Raises :class:`IllegalMoveError` (reason, rule, step) when the rules forbid the step and
     :class:`InvalidStepError` when it names no cell, colour or action of this game.
     """
-    after, _ = _advance(state, step)
-    return _settle(after)
+    return _settle(_drafted(state, step).after())
 
 
 def changes(state: State, step: Step) -> dict[str, base.Piece]:
     """The layout cells whose piece ``step`` changes -> their new piece; exactly the diff of
-    :func:`board` before and after, computed from the few cells the step touches.
-    Raises like :func:`apply`."""
-    after, touched = _advance(state, step)
-    occ_before, occ_after = _occupancy(state), _occupancy(after)
+    :func:`board` before and after, computed from the few cells the step touches, on the
+    step's draft (no state after it is built).  Raises like :func:`apply`."""
+    draft = _drafted(state, step)
+    occ_before = _occupancy(state)
+    occ_after = dict(occ_before)
+    player = state.to_move
+    for cell in state.martians[player - 1]:
+        del occ_after[cell]
+    for cell in draft.martians:
+        occ_after[cell] = player
+    garden, discs, colours = state.garden, state.discs, state.options.colours
     out = {}
-    for cell in touched:
-        piece = _piece(after, occ_after, cell)
-        if piece != _piece(state, occ_before, cell):
+    for cell in draft.touched:
+        piece = _piece(draft.garden, draft.discs, colours, occ_after, cell)
+        if piece != _piece(garden, discs, colours, occ_before, cell):
             out[LAYOUT[cell]] = piece
     return out
 
 
 def _advance(state: State, step: Step) -> tuple[State, list[int]]:
     """The raw effect of ``step`` (no end test) and the layout cells it may change."""
+    draft = _drafted(state, step)
+    return draft.after(), draft.touched
+
+
+def _drafted(state: State, step: Step) -> _Draft:
+    """The raw effect of ``step`` on a draft (no end test), with the cells it may change."""
     if state.phase is Phase.OVER:
         raise _illegal("the game is over: no more steps", RULE_END, step)
     if isinstance(step, Place):
@@ -1414,7 +1516,7 @@ def _advanced(state: State, acts: Sequence[_Act]) -> State | None:
             None if martian is None else LAYOUT[martian],
         )
         try:
-            state, _ = _advance(state, step)
+            state = _drafted(state, step).after()
         except (IllegalMoveError, InvalidStepError):
             return None
     return state
@@ -1666,7 +1768,7 @@ def _next_player(state: State) -> int:
     return state.to_move % state.players + 1
 
 
-def _place(state: State, step: Place) -> tuple[State, list[int]]:
+def _place(state: State, step: Place) -> _Draft:
     if state.phase is not Phase.PLACEMENT:
         raise _illegal("every Martian is already placed", RULE_SETUP, step)
     cell = _cell(step.cell)
@@ -1691,10 +1793,9 @@ def _place(state: State, step: Place) -> tuple[State, list[int]]:
     counts[state.to_move - 1] += 1
     waiting = [p for p in range(1, state.players + 1) if counts[p - 1] < need]
     if not waiting:  # the starting player goes first (the text, Setup)
-        return draft.result(to_move=1, phase=Phase.TURN, discs=state.discs), draft.touched
+        return draft.ends(to_move=1, phase=Phase.TURN, discs=state.discs)
     later = [p for p in waiting if p > state.to_move]
-    after = draft.result(to_move=(later or waiting)[0], phase=Phase.PLACEMENT, discs=state.discs)
-    return after, draft.touched
+    return draft.ends(to_move=(later or waiting)[0], phase=Phase.PLACEMENT, discs=state.discs)
 
 
 def _cell(name: str) -> int:
@@ -1720,7 +1821,7 @@ def _own_martian(state: State, name: str, step: Step) -> int:
     return cell
 
 
-def _move(state: State, step: Move) -> tuple[State, list[int]]:
+def _move(state: State, step: Move) -> _Draft:
     to = parse_square(step.to)
     pick = None if step.pick is None else parse_square(step.pick)
     occ = _occupancy(state)
@@ -1758,8 +1859,7 @@ def _move(state: State, step: Move) -> tuple[State, list[int]]:
     for sq in _soliflowers(draft.garden):
         draft.take(sq)
     draft.bound = None
-    after = draft.result(to_move=_next_player(state), phase=Phase.TURN, discs=state.discs)
-    return after, draft.touched
+    return draft.ends(to_move=_next_player(state), phase=Phase.TURN, discs=state.discs)
 
 
 def _unreachable(state: State, occ: Mapping[int, int], origin: int, to: Square) -> str:
@@ -1788,7 +1888,7 @@ def _describe(state: State, occ: Mapping[int, int], sq: Square) -> str:
     return f"{name} holds a {state.options.colours[value]} flower"
 
 
-def _action(state: State, step: Action) -> tuple[State, list[int]]:
+def _action(state: State, step: Action) -> _Draft:
     if step.name not in ACTIONS:
         raise InvalidStepError(
             f"{step.name!r} is not a special action; the actions are {', '.join(ACTIONS)}"
@@ -1853,7 +1953,7 @@ def _action(state: State, step: Action) -> tuple[State, list[int]]:
     _perform(draft, step.name, martian, cells, drawn)
     draft.touched.append(_SLOTS_FROM + k)
     discs = replaced(state.discs, k, state.to_move)
-    return draft.result(to_move=state.to_move, phase=Phase.TURN, discs=discs), draft.touched
+    return draft.ends(to_move=state.to_move, phase=Phase.TURN, discs=discs)
 
 
 def _colour(state: State, name: str) -> int:
@@ -1981,25 +2081,29 @@ def board(state: State) -> dict[str, base.Piece]:
     the wildflower ``"wild"`` until it is taken (then ``""``: the text puts no counter there);
     tray cells ``""``."""
     occ = _occupancy(state)
-    return {name: _piece(state, occ, cell) for cell, name in enumerate(LAYOUT)}
+    garden, discs, colours = state.garden, state.discs, state.options.colours
+    return {name: _piece(garden, discs, colours, occ, cell) for cell, name in enumerate(LAYOUT)}
 
 
-def _piece(state: State, occ: Mapping[int, int], cell: int) -> base.Piece:
+def _piece(
+    garden: Sequence[int], discs: Sequence[int | None], colours: Sequence[str],
+    occ: Mapping[int, int], cell: int,
+) -> base.Piece:
     if cell < _STARTS_FROM:
-        value, player = state.garden[cell], occ.get(cell)
+        value, player = garden[cell], occ.get(cell)
         if player is not None:
             if value >= 0:
-                return base.martian_on(player, state.options.colours[value])
+                return base.martian_on(player, colours[value])
             return base.martian(player)
         if value >= 0:
-            return state.options.colours[value]
+            return colours[value]
         return base.PEAK if value == PEAK_SQUARE else base.EMPTY
     if cell < _SLOTS_FROM:
         player = occ.get(cell)
         return base.EMPTY if player is None else base.martian(player)
     if cell < _TRAY_FROM:
         k = cell - _SLOTS_FROM
-        who = state.discs[k]
+        who = discs[k]
         if k == _WILD:
             return base.WILD if who is None else base.EMPTY
         return base.EMPTY if who is None else base.disc(who)
@@ -2592,7 +2696,9 @@ class EnceladusCases:
 def _occupied_cells(state: State) -> dict[str, base.Piece]:
     """The occupied garden and start squares of ``state`` -> their piece."""
     occ = _occupancy(state)
-    return {LAYOUT[c]: p for c in range(_SLOTS_FROM) if (p := _piece(state, occ, c))}
+    garden, discs, colours = state.garden, state.discs, state.options.colours
+    return {LAYOUT[c]: p for c in range(_SLOTS_FROM)
+            if (p := _piece(garden, discs, colours, occ, c))}
 
 
 CASES = EnceladusCases()

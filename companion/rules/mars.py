@@ -62,6 +62,7 @@ from companion.rules.base import (
     martian,
     parse_piece,
     ranked,
+    replaced,
     setup_refused,
 )
 from companion.rules.gardeners import (
@@ -101,6 +102,12 @@ MAX_PEAKS = 12
 non-central hexes reaches 13, so up to 12 always fit (Mars #9)."""
 
 _INDEX: Mapping[Hex, int] = {cell: i for i, cell in enumerate(GRID.cells)}
+_NEIGHBOUR_PLACES: Mapping[Hex | int, tuple[int, ...]] = {
+    key: tuple(_INDEX[n] for n in GRID.neighbours[cell])
+    for i, cell in enumerate(GRID.cells)
+    for key in (cell, i)
+}
+"""The places in ``State.cells`` of the neighbours of a hex, by the hex or by its place."""
 _NAMES: tuple[Cell, ...] = tuple(GRID.names[c] for c in GRID.cells)
 
 
@@ -341,7 +348,10 @@ def track_space(score: int) -> TrackSpace:
 def _dice_for(cells: Sequence[str], gardener: Hex) -> int:
     # Mars #2/#9: on-board neighbours with no flower; the centre, a peak and a lone gardener
     # all count.
-    return sum(1 for n in GRID.neighbours[gardener] if cells[_INDEX[n]] in (EMPTY, PEAK))
+    return sum(map(_NO_FLOWER.__contains__, map(cells.__getitem__, _NEIGHBOUR_PLACES[gardener])))
+
+
+_NO_FLOWER = frozenset({EMPTY, PEAK})
 
 
 def dice_to_roll(state: State) -> int:
@@ -360,9 +370,9 @@ def _phase(
     reserves: Sequence[Sequence[int]],
     pool: Sequence[int],
 ) -> Phase:
-    if any(g is None for g in gardeners):
+    if None in gardeners:
         return Phase.PLACEMENT
-    if any(sum(r) == 0 for r in reserves):
+    if 0 in map(sum, reserves):
         return Phase.OVER
     if pool:
         return Phase.MOVE
@@ -493,8 +503,8 @@ def _obstacle(state: State, path: Sequence[Hex], others: frozenset[Hex]) -> tupl
 
 
 def _others(state: State) -> frozenset[Hex]:
-    mover = state.to_move - 1
-    return frozenset(g for i, g in enumerate(state.gardeners) if g is not None and i != mover)
+    mover, gardeners = state.to_move - 1, state.gardeners
+    return frozenset(g for g in gardeners[:mover] + gardeners[mover + 1:] if g is not None)
 
 
 _PATHS: Mapping[tuple[Hex, int], tuple[tuple[Hex, ...], ...]] = {
@@ -506,16 +516,53 @@ _PATHS: Mapping[tuple[Hex, int], tuple[tuple[Hex, ...], ...]] = {
 for each direction that stays on the board, its landing last."""
 
 
+_ROUTES: Mapping[tuple[Hex, int], tuple[tuple[Hex, tuple[Hex, ...], tuple[int, ...], bool], ...]]
+_ROUTES = {
+    key: tuple(
+        (path[-1], path, tuple(_INDEX[c] for c in path), CENTRE in path)
+        for path in paths
+        if path[-1] != CENTRE
+    )
+    for key, paths in _PATHS.items()
+}
+"""``_PATHS`` for :func:`_reach`: each path not ending on the central space, as its landing,
+its hexes, their places in ``State.cells`` and whether it crosses the central space."""
+
+
+_PATH_TO: Mapping[tuple[Hex, int, Hex], tuple[Hex, ...]] = {
+    (start, die, path[-1]): path for (start, die), paths in _PATHS.items() for path in paths
+}
+"""``_PATH_TO[start, die, landing]``: the one path of ``_PATHS[start, die]`` ending there."""
+
+def _group_size(cells: Sequence[str], place: int) -> int:
+    """The size of the group of flowers of one colour connected to the flower at ``place``
+    (``State.cells`` order), itself included."""
+    colour = cells[place]
+    group, stack = {place}, [place]
+    while stack:
+        for n in _NEIGHBOUR_PLACES[stack.pop()]:
+            if n not in group and cells[n] == colour:
+                group.add(n)
+                stack.append(n)
+    return len(group)
+
+
 def _reach(state: State, die: int, others: frozenset[Hex] | None = None) -> Iterator[Hex]:
-    """Where die ``die`` takes the gardener to move (``others``: :func:`_others`, when known)."""
+    """Where die ``die`` takes the gardener to move (``others``: :func:`_others`, when known):
+    the tests of :func:`_obstacle`, each made in C over a whole path."""
     start = state.gardeners[state.to_move - 1]
     if start is None:
         return
     if others is None:
         others = _others(state)
-    for path in _PATHS[start, die]:
-        if _obstacle(state, path, others) is None:
-            yield path[-1]
+    cells, centre_blocks = state.cells, state.options.center_blocks_path
+    for landing, path, places, crosses in _ROUTES[start, die]:
+        if not (
+            (crosses and centre_blocks)
+            or not others.isdisjoint(path)
+            or PEAK in map(cells.__getitem__, places)
+        ):
+            yield landing
 
 
 def destinations(state: State, die: int | None = None) -> frozenset[Hex]:
@@ -534,6 +581,44 @@ def _can_move(state: State) -> bool:
     return any(next(_reach(state, d), None) is not None for d in set(state.pool))
 
 
+def _placements_and_moves(state: State) -> list[Step]:
+    """The placements or the moves and discards of :meth:`MarsRules.legal_steps`, in a list
+    (every step made once at import)."""
+    if state.phase is Phase.PLACEMENT:
+        occupied = set(state.gardeners)
+        return [
+            _PLACES[cell]
+            for cell, piece in zip(GRID.cells, state.cells, strict=True)
+            if cell != CENTRE and piece == EMPTY and cell not in occupied
+        ]
+    if state.phase is not Phase.MOVE:
+        return []
+    reserve = state.reserves[state.to_move - 1]
+    colours = [c for c, n in enumerate(reserve) if n]
+    others = _others(state)
+    cells, centre_blocks = state.cells, state.options.center_blocks_path
+    start = state.gardeners[state.to_move - 1]
+    assert start is not None  # the move phase has every gardener placed
+    steps: list[Step] = []
+    dice = sorted(set(state.pool))
+    for die in dice:  # _reach, inline: a listing a step
+        for landing, path, places, crosses in _ROUTES[start, die]:
+            if (
+                (crosses and centre_blocks)
+                or not others.isdisjoint(path)
+                or PEAK in map(cells.__getitem__, places)
+            ):
+                continue
+            onto_flower, planting = _MOVES[die, landing]
+            if cells[places[-1]] == EMPTY:
+                steps += [planting[c] for c in colours]
+            else:
+                steps.append(onto_flower)
+    if not steps:
+        return [Discard(die) for die in dice]
+    return steps
+
+
 # --- applying steps ----------------------------------------------------------------------
 
 
@@ -546,11 +631,12 @@ def _gain(state: State, player: int, points: int) -> tuple[int, bool]:
     score = state.scores[player - 1] + points
     if points == 0 or not state.options.track_extra_turns:
         return score, False
+    # track_space(s).space, inline: every flower planted asks it of every score
     occupied = {
-        track_space(s).space for i, s in enumerate(state.scores) if i != player - 1
-    } - {0}
-    first = track_space(score).space
-    while track_space(score).space in occupied:
+        (s - 1) % TRACK_SPACES + 1 for i, s in enumerate(state.scores) if i != player - 1 and s
+    }
+    first = (score - 1) % TRACK_SPACES + 1
+    while (score - 1) % TRACK_SPACES + 1 in occupied:
         score += 1
     return score, first > EXTRA_TURN_ABOVE and first in occupied
 
@@ -644,7 +730,8 @@ def _apply_roll(state: State, step: Roll) -> State:
         raise _illegal("A die shows 1 to 6.", RULE_ROLL, step)
     if not step.values:
         return _next_turn(state, extra=False)
-    return replace(state, pool=step.values, phase=Phase.MOVE)
+    return State(state.options, state.cells, state.gardeners, state.reserves, state.scores,
+                 state.planted, step.values, state.to_move, Phase.MOVE, state.extra_turn)
 
 
 def _pool_without(pool: tuple[int, ...], die: int) -> tuple[int, ...]:
@@ -671,7 +758,7 @@ def _apply_move(state: State, step: Move) -> State:
     assert start is not None  # the move phase has every gardener placed
     if step.to not in GRID:
         raise _illegal(f"{hex_name(step.to)} is off the board.", RULE_MOVE, step)
-    path = next((p for p in _PATHS.get((start, step.die), ()) if p[-1] == step.to), None)
+    path = _PATH_TO.get((start, step.die, step.to))
     if path is None:
         raise _illegal(
             f"With a {step.die} the gardener moves exactly {step.die} hexes in a straight line.",
@@ -683,7 +770,7 @@ def _apply_move(state: State, step: Move) -> State:
         raise _illegal(*blocked, step)
     under = state.at(step.to)
     pool = _pool_without(state.pool, step.die)
-    gardeners = tuple(step.to if i == player - 1 else g for i, g in enumerate(state.gardeners))
+    gardeners = replaced(state.gardeners, player - 1, step.to)
     if under != EMPTY:
         if step.plant is not None:
             raise _illegal(
@@ -708,13 +795,12 @@ def _apply_move(state: State, step: Move) -> State:
     row = state.reserves[player - 1]
     if row[colour] == 0:
         raise _illegal(f"You have no {step.plant} flower left.", RULE_MOVE, step)
-    cells = list(state.cells)
-    cells[_INDEX[step.to]] = step.plant
-    group = GRID.group_of(step.to, lambda c: cells[_INDEX[c]] == step.plant)
+    cells = replaced(state.cells, _INDEX[step.to], step.plant)
+    group = _group_size(cells, _INDEX[step.to])
     # Mars #5: the whole group scores; the rulebook reading leaves the new flower out.
-    points = len(group) - 1 if state.options.plant_score == "connected_only" else len(group)
+    points = group - 1 if state.options.plant_score == "connected_only" else group
     score, track_extra = _gain(state, player, points)
-    new_row = row[:colour] + (row[colour] - 1,) + row[colour + 1 :]
+    new_row = replaced(row, colour, row[colour] - 1)
     if state.options.last_flower == "board":
         last_flower = cells.count(step.plant) == FLOWERS_PER_COLOUR
     else:
@@ -723,12 +809,12 @@ def _apply_move(state: State, step: Move) -> State:
     return _next_turn(
         state,
         extra=extra,
-        cells=tuple(cells),
+        cells=cells,
         gardeners=gardeners,
         pool=pool,
-        reserves=tuple(new_row if i == player - 1 else r for i, r in enumerate(state.reserves)),
-        scores=tuple(score if i == player - 1 else s for i, s in enumerate(state.scores)),
-        planted=tuple(n + 1 if i == player - 1 else n for i, n in enumerate(state.planted)),
+        reserves=replaced(state.reserves, player - 1, new_row),
+        scores=replaced(state.scores, player - 1, score),
+        planted=replaced(state.planted, player - 1, state.planted[player - 1] + 1),
     )
 
 
@@ -1021,27 +1107,7 @@ class MarsRules(GardenerRules[State, Step]):
         return self._placements_and_moves(state)
 
     def _placements_and_moves(self, state: State) -> Iterator[Step]:
-        if state.phase is Phase.PLACEMENT:
-            occupied = set(state.gardeners)
-            for cell, piece in zip(GRID.cells, state.cells, strict=True):
-                if cell != CENTRE and piece == EMPTY and cell not in occupied:
-                    yield _PLACES[cell]
-        elif state.phase is Phase.MOVE:
-            reserve = state.reserves[state.to_move - 1]
-            colours = [c for c, n in enumerate(reserve) if n]
-            others = _others(state)
-            moved = False
-            for die in sorted(set(state.pool)):
-                for cell in _reach(state, die, others):
-                    moved = True
-                    onto_flower, planting = _MOVES[die, cell]
-                    if state.cells[_INDEX[cell]] == EMPTY:
-                        yield from (planting[c] for c in colours)
-                    else:
-                        yield onto_flower
-            if not moved:
-                for die in sorted(set(state.pool)):
-                    yield Discard(die)
+        return iter(_placements_and_moves(state))
 
     def apply(self, state: State, step: Step) -> State:
         """The state after ``step``: scores, reserves, pool, extra turns and the turn passing

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from itertools import chain
@@ -52,6 +52,7 @@ from companion.rules.base import (
     Piece,
     SetupProblem,
     deal_problems,
+    evolved,
     listed,
     martian,
     parse_piece,
@@ -349,7 +350,14 @@ def hexagon_holder(state: State) -> int:
 def hexagon_standing(state: State) -> bool:
     """Whether six flowers of one colour stand on the corners of a regular hexagon now
     (docs/RULINGS.md Uranus #5): the matrix announces it, its holder wins by showing it."""
-    return missions.hexagon_stands(garden(state))
+    return _hexagon_standing(state.options.board, state.flowers)
+
+
+@lru_cache(maxsize=256)  # asked on every listing of steps, and again by the step applied
+def _hexagon_standing(board: str, flowers: tuple[str, ...]) -> bool:
+    grid = BOARDS[board].grid
+    spots = {grid.cells[i]: colour for i, colour in enumerate(flowers) if colour}
+    return missions.hexagon_stands(Garden(grid, spots, frozenset()))
 
 
 def seen(state: State) -> frozenset[str]:
@@ -491,7 +499,7 @@ def settle(state: State, *, check_hexagon: bool = True) -> State:
     if state.phase in (Phase.REVEAL, Phase.OVER):
         return state
     holder = hexagon_holder(state) if check_hexagon else 0
-    if holder and missions.hexagon_stands(garden(state)):
+    if holder and hexagon_standing(state):
         return end(state, "hexagon", holder)
     if not any(state.decks):
         return end(state, "last_card")
@@ -507,11 +515,11 @@ def end(state: State, ending: str, hexagon_winner: int = 0) -> State:
     in hand is known, else the ``reveal`` phase, in which the first player with unknown cards
     shows them (the text, End of the game: "every player scores the mission cards still in
     their hand")."""
-    ended = replace(state, ending=ending, hexagon_winner=hexagon_winner)
+    ended = evolved(state, ending=ending, hexagon_winner=hexagon_winner)
     showing = next((p for p, n in enumerate(state.unknown, 1) if n), 0)
     if showing:
-        return replace(ended, phase=Phase.REVEAL, to_move=showing)
-    return replace(ended, phase=Phase.OVER)
+        return evolved(ended, phase=Phase.REVEAL, to_move=showing)
+    return evolved(ended, phase=Phase.OVER)
 
 
 def table_setup(
@@ -541,7 +549,7 @@ def table_setup(
             problems.append(
                 f"the {shape.name} board needs {shape.trees} trees on distinct spots off the edge"
             )
-        state = replace(state, trees=tree_set)
+        state = evolved(state, trees=tree_set)
     if reserves is not None:
         want = FLOWERS_EACH[state.players]
         counts = tuple(tuple(int(r.get(c, 0)) for c in COLOURS) for r in reserves)
@@ -551,13 +559,13 @@ def table_setup(
             problems.append(f"the flower colours are {', '.join(COLOURS)}")
         if any(sum(r[i] for r in counts) > FLOWERS_PER_COLOUR for i in range(len(COLOURS))):
             problems.append(f"there are only {FLOWERS_PER_COLOUR} flowers of each colour")
-        state = replace(state, reserves=counts)
+        state = evolved(state, reserves=counts)
     if hands is not None:
         sorted_hands = tuple(tuple(sorted(parse_mission(m) for m in hand)) for hand in hands)
         if len(sorted_hands) != state.players or any(len(h) != HAND_SIZE for h in sorted_hands):
             problems.append(f"each of {state.players} players holds {HAND_SIZE} mission cards")
         left = len(ALL_MISSIONS) - sum(len(h) for h in sorted_hands)
-        state = replace(
+        state = evolved(
             state,
             hands=sorted_hands,
             unknown=(0,) * len(sorted_hands),
@@ -611,7 +619,7 @@ def adopt_setup(state: State, observed: Mapping[Cell, Piece]) -> State:
     problems = setup_problems(state, observed)
     if problems:
         raise setup_refused(problems)
-    return replace(state, trees=frozenset(
+    return evolved(state, trees=frozenset(
         parse_hex(name) for name, piece in observed.items() if piece == TREE))
 
 
@@ -637,7 +645,7 @@ def register_card(state: State, step: Reveal, text: str = "") -> State:
     refusal = card_refusal(state, p, step.mission)
     if refusal is not None:
         raise refuse(refusal)
-    return replace(state,
+    return evolved(state,
                    hands=replaced(state.hands, p - 1, tuple(sorted([*state.hands[p - 1],
                                                                  step.mission]))),
                    unknown=replaced(state.unknown, p - 1, state.unknown[p - 1] - 1))
@@ -655,7 +663,7 @@ def deal_reserves(state: State, reserves: Sequence[Mapping[str, int]]) -> State:
     """``state`` (a fresh game) with ``reserves`` as dealt at the table in place of its
     seeded deal.  Raises :class:`InvalidPositionError` with every sentence of
     :func:`reserve_problems`."""
-    return replace(state, reserves=hand_dealt(state.players, reserves, COLOURS,
+    return evolved(state, reserves=hand_dealt(state.players, reserves, COLOURS,
                                               FLOWERS_PER_COLOUR))
 
 
@@ -747,6 +755,21 @@ class UranusRules(GardenerRules[State, Step]):
                 if cell not in state.gardeners:
                     yield cell
 
+    def _moves(self, state: State) -> list[Move]:
+        """Every move of the player to move, as :meth:`_moves_to` gives them for each of
+        :meth:`_destinations`, in one list."""
+        flowers, index = state.flowers, state.shape.index
+        reserve = state.reserves[state.to_move - 1]
+        colours = [c for c, n in enumerate(reserve) if n]
+        moves: list[Move] = []
+        for cell in self._destinations(state):
+            onto_flower, planting = _MOVES[cell]
+            if flowers[index[cell]]:
+                moves.append(onto_flower)
+            else:
+                moves += [planting[c] for c in colours]
+        return moves
+
     def _moves_to(self, state: State, cell: Hex) -> Iterator[Move]:
         onto_flower, planting = _MOVES[cell]
         if state.flowers[state.shape.index[cell]]:
@@ -755,8 +778,13 @@ class UranusRules(GardenerRules[State, Step]):
         return (planting[c] for c, n in enumerate(reserve) if n)
 
     def _showable(self, state: State, player: int) -> list[str]:
-        """The cards ``player`` may show, in :data:`ALL_MISSIONS` order."""
-        return [card for card in ALL_MISSIONS if may_hold(state, player, card)]
+        """The cards ``player`` may show, in :data:`ALL_MISSIONS` order (:func:`may_hold`,
+        with the cards seen worked out once)."""
+        hand = state.hands[player - 1]
+        if state.unknown[player - 1] > 0:
+            known = seen(state)
+            return [card for card in ALL_MISSIONS if card in hand or card not in known]
+        return [card for card in ALL_MISSIONS if card in hand]
 
     def _scores(self, state: State, standing: bool) -> list[Score]:
         decks = [deck for deck, left in enumerate(state.decks, 1) if left]
@@ -782,11 +810,10 @@ class UranusRules(GardenerRules[State, Step]):
         if state.phase == Phase.PLACEMENT:
             return (Place(c) for c in state.shape.grid.cells if self._placeable(state, c))
         if state.phase == Phase.TURN:  # chained, not yielded again one by one
-            moves = (self._moves_to(state, cell) for cell in self._destinations(state))
             standing = HEXAGON not in state.discarded and hexagon_standing(state)
             players = range(1, state.players + 1) if standing else range(0)
             claims = (Claim(p) for p in players if may_hold(state, p, HEXAGON))
-            return chain(chain.from_iterable(moves), self._scores(state, standing), claims)
+            return chain(self._moves(state), self._scores(state, standing), claims)
         if state.phase == Phase.REVEAL:
             return (Reveal(card) for card in self._showable(state, state.to_move)
                     if card not in state.hands[state.to_move - 1])
@@ -844,8 +871,8 @@ class UranusRules(GardenerRules[State, Step]):
         gardeners = replaced(state.gardeners, p - 1, step.cell)
         following = [q for q in range(p + 1, state.players + 1) if gardeners[q - 1] is None]
         if following:
-            return replace(state, gardeners=gardeners, to_move=following[0])
-        return settle(replace(state, gardeners=gardeners, to_move=1, phase=Phase.TURN))
+            return evolved(state, gardeners=gardeners, to_move=following[0])
+        return settle(evolved(state, gardeners=gardeners, to_move=1, phase=Phase.TURN))
 
     def _move(self, state: State, step: Move, text: str) -> State:
         def refuse(reason: str) -> IllegalMoveError:
@@ -882,7 +909,7 @@ class UranusRules(GardenerRules[State, Step]):
             flowers = replaced(flowers, index, step.plant)
             reserves = replaced(reserves, p - 1, replaced(reserve, colour, reserve[colour] - 1))
             run = 0
-        after = replace(
+        after = evolved(
             state,
             flowers=flowers,
             gardeners=replaced(state.gardeners, p - 1, step.to),
@@ -918,7 +945,7 @@ class UranusRules(GardenerRules[State, Step]):
         else:
             kept = tuple(sorted([*kept, step.drawn]))
         points = state.scores[p - 1] + mission_value(state, step.mission)
-        after = replace(
+        after = evolved(
             state,
             scores=replaced(state.scores, p - 1, points),
             hands=replaced(state.hands, p - 1, kept),
@@ -927,7 +954,7 @@ class UranusRules(GardenerRules[State, Step]):
             discarded=state.discarded | {step.mission},
             no_plant_run=0,
         )
-        won = step.drawn == HEXAGON and missions.hexagon_stands(garden(after))
+        won = step.drawn == HEXAGON and hexagon_standing(after)
         return self._next_turn(after, p if won else 0)  # the last card drawn: settle ends it
 
     def _claim(self, state: State, step: Claim, text: str) -> State:
@@ -942,7 +969,7 @@ class UranusRules(GardenerRules[State, Step]):
         if not hexagon_standing(state):
             raise refuse("no hexagon of one colour stands on the board, so the card does not win")
         hand, unknown = _shown(state, step.player, HEXAGON)
-        shown = replace(
+        shown = evolved(
             state,
             hands=replaced(state.hands, step.player - 1, tuple(sorted([*hand, HEXAGON]))),
             unknown=replaced(state.unknown, step.player - 1, unknown),
@@ -962,15 +989,15 @@ class UranusRules(GardenerRules[State, Step]):
         if refusal is not None:
             raise refuse(refusal)
         hand, unknown = _shown(state, p, step.mission)
-        after = replace(
+        after = evolved(
             state,
             hands=replaced(state.hands, p - 1, tuple(sorted([*hand, step.mission]))),
             unknown=replaced(state.unknown, p - 1, unknown),
         )
         showing = next((q for q, n in enumerate(after.unknown, 1) if n), 0)
         if showing:
-            return replace(after, to_move=showing)
-        return replace(after, phase=Phase.OVER)
+            return evolved(after, to_move=showing)
+        return evolved(after, phase=Phase.OVER)
 
     def _next_turn(self, state: State, hexagon_winner: int) -> State:
         """After a turn: the Hexagon win, then the next player to move and :func:`settle`
@@ -978,7 +1005,7 @@ class UranusRules(GardenerRules[State, Step]):
         if hexagon_winner:
             return end(state, "hexagon", hexagon_winner)
         # flowers only appear by planting or hexagon cards by drawing: both checked already
-        after = replace(state, to_move=state.to_move % state.players + 1)
+        after = evolved(state, to_move=state.to_move % state.players + 1)
         return settle(after, check_hexagon=False)
 
     # -- recognition ---------------------------------------------------------------------
