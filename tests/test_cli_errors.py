@@ -213,6 +213,18 @@ def test_a_wrong_demo_option_leaves_the_earlier_demos_journal(files: Path) -> No
     assert earlier.read_text() == "{}\n"
 
 
+@pytest.mark.parametrize("args", [
+    ("replay", "missing.jsonl"), ("sim", "--replay", "missing.trace"),
+    ("sim", "--scenario", "missing.scenario"), ("rules", "check", "missing.json")],
+    ids=["replay", "sim-replay", "sim-scenario", "rules-check"])
+def test_a_missing_input_file_is_said_in_the_same_words_by_every_command(
+        files: Path, args: tuple[str, ...]) -> None:
+    done = companion(*args, cwd=files)
+    assert done.returncode == 66, done.stderr
+    assert done.stderr.startswith("companion: cannot read the ")
+    assert done.stderr.endswith(f" {args[-1]}: there is no such file\n"), done.stderr
+
+
 def test_replay_never_writes_its_gif_over_the_journal(files: Path) -> None:
     journal_file = files / "game.jsonl"
     before = journal_file.read_bytes()

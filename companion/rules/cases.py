@@ -398,6 +398,11 @@ def _no_constant(name: str) -> Any:
     raise _NotJsonError(f"{name} is not a JSON number")
 
 
+def _too_deep(path: Path) -> str:
+    return (f"{path}: lists and objects nest more than {MAX_DEPTH} levels deep; a case file "
+            f"may nest at most {MAX_DEPTH}")
+
+
 def load_cases(path: Path) -> list[dict[str, Any]]:
     """Read a case file: a JSON list of case objects.  Raises
     :class:`companion.errors.InputFileError` when the file cannot be read or is not text,
@@ -418,15 +423,9 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
             f"{path}: a number has more than {sys.get_int_max_str_digits()} digits"
         ) from error
     except RecursionError as error:
-        raise CompanionError(
-            f"{path}: lists and objects nest too deeply; a case file needs fewer than "
-            f"{MAX_DEPTH} levels"
-        ) from error
+        raise CompanionError(_too_deep(path)) from error
     if _depth_exceeds(data, MAX_DEPTH):
-        raise CompanionError(
-            f"{path}: lists and objects nest more than {MAX_DEPTH} deep; a case file needs "
-            "fewer than ten levels"
-        )
+        raise CompanionError(_too_deep(path))
     if not isinstance(data, list) or not all(isinstance(c, dict) for c in data):
         raise CompanionError(f"{path}: a case file must hold a JSON list of case objects")
     return data
