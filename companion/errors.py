@@ -90,6 +90,24 @@ class IllegalMoveError(RulesError):
         super().__init__(f"{where}{reason} ({rule})")
 
 
+class SimulationError(CompanionError, RuntimeError):
+    """The simulator cannot go on with its virtual game: its virtual players tried every step
+    they may and the companion would recognise none of them through the noise asked for."""
+
+
+class InvalidArgumentError(CompanionError, ValueError):
+    """A function of the companion was given a value it does not take (a negative bounce
+    time, an unknown dice source, a screen of a game that does not exist).  A fault of the
+    calling code, never of what a person types: the command line and the configuration
+    check every value first and say what is wrong in their own words."""
+
+
+class MisuseError(CompanionError, RuntimeError):
+    """An object of the companion was used in an order it does not allow (a scanning thread
+    started twice, a display opened by a service that has no way to build one).  A fault of
+    the calling code, never of what a person does."""
+
+
 class JournalError(CompanionError):
     """A game journal cannot be read or written."""
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from companion.board import protocol
+from companion.errors import InvalidArgumentError
 from companion.opponent import Decision, Strength, chance_next, decide, interrupt, quick
 from companion.referee.seats import SeatedRules
 from companion.rules.base import SomeRules
@@ -26,7 +27,7 @@ def choose_step(rules: SomeRules, state: Any, rng: random.Random) -> Any:
     ``quick`` strength of :func:`companion.opponent.quick`: first a kind of step, then a step
     of it.
 
-    Raises ``ValueError`` when there is no legal step (the game is over).
+    Raises :class:`InvalidArgumentError` when there is no legal step (the game is over).
     """
     return quick(list(rules.legal_steps(state)), rng)
 
@@ -59,7 +60,8 @@ class Seats:
     def __init__(self, rules: SomeRules, state: Any, strengths: Sequence[Strength],
                  *, seed: int) -> None:
         if len(strengths) != rules.players(state):
-            raise ValueError(f"{len(strengths)} strengths for {rules.players(state)} players")
+            raise InvalidArgumentError(
+                f"{len(strengths)} strengths for {rules.players(state)} players")
         self.rules = rules
         self.strengths = tuple(Strength(s) for s in strengths)
         self.rng = random.Random(seed)
@@ -79,8 +81,8 @@ class Seats:
     def step(self, state: Any, strength: Strength | None = None) -> Any:
         """The next step in ``state``: a roll of the dice when chance is next, a seat's
         out-of-turn step when one has it (the Hexagon card shown), else the step of the
-        player to move at their strength (or ``strength``).  Raises ``ValueError`` once the
-        game is over."""
+        player to move at their strength (or ``strength``).  Raises
+        :class:`InvalidArgumentError` once the game is over."""
         rules = self.rules
         self.decided = None
         if chance_next(rules, state):

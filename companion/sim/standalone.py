@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from companion.config import Config, GameConfig
+from companion.errors import SimulationError
 from companion.opponent import Strength
 from companion.referee.referee import RefereeSettings
 from companion.rules.base import Board, Cell, Outcome, Piece, SomeRules
@@ -214,7 +215,7 @@ class VirtualPlayers:
                 return step, ops, rehearsal
             fallback = fallback or (step, ops, rehearsal)
         if fallback is None:
-            raise RuntimeError(f"the companion would recognise none of {self.tries} steps tried")
+            raise SimulationError(f"the companion would recognise none of {self.tries} steps tried")
         return fallback
 
     def _lay_out(self) -> bool:

@@ -29,6 +29,7 @@ import random
 from collections.abc import Mapping
 
 from companion.board import protocol
+from companion.errors import InvalidArgumentError
 from companion.referee.uranus import load_catalogue
 from companion.rules.missions import HEXAGON
 from companion.rules.uranus import Claim, Reveal, Score, State, Step, deal_missions
@@ -52,11 +53,11 @@ def card_ops(
 ) -> list[Op]:
     """The operations for the hidden part of ``step`` with the card ``source`` (``"reader"``
     or ``"buttons"``); ``catalogue`` is ``{card id: mission}``.  Waits in seconds, from
-    ``rng``.  Raises ``ValueError`` for an unknown source and ``KeyError`` for a mission with
-    no card in ``catalogue``.
+    ``rng``.  Raises :class:`InvalidArgumentError` for an unknown source and ``KeyError`` for a
+    mission with no card in ``catalogue``.
     """
     if source not in ("reader", "buttons"):
-        raise ValueError(f"unknown card source {source!r}")
+        raise InvalidArgumentError(f"unknown card source {source!r}")
     if not isinstance(step, Score | Claim | Reveal):
         return []
     wait = rng.uniform(0.3, 0.8)
