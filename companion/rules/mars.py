@@ -57,7 +57,6 @@ from companion.rules.base import (
     Outcome,
     Piece,
     SetupProblem,
-    deal_problems,
     listed,
     martian,
     parse_piece,
@@ -69,7 +68,6 @@ from companion.rules.gardeners import (
     GardenerRules,
     deal_flowers,
     gardener,
-    hand_dealt,
     move_changes,
     overdealt,
 )
@@ -939,27 +937,13 @@ def adopt_setup(state: State, observed: Mapping[Cell, Piece]) -> State:
     return replace(state, cells=cells)
 
 
-def reserve_problems(players: int, reserves: Sequence[Mapping[str, int]]) -> list[str]:
-    """What does not add up in reserves dealt by hand (``reserves[p - 1]``: player p's
-    ``{colour: count}``): each player is dealt 30 flowers with 2 players, 20 with 3, 15 with
-    4, 12 with 5, and the bag holds 10 of each colour (Gardens of Mars, Setup; docs/RULINGS.md
-    Mars #1).  One sentence per problem; ``[]`` when the deal adds up."""
-    return deal_problems(players, reserves, COLOURS, FLOWERS_EACH, FLOWERS_PER_COLOUR)
-
-
-def deal_reserves(state: State, reserves: Sequence[Mapping[str, int]]) -> State:
-    """``state`` (a fresh game) with ``reserves`` as dealt at the table in place of its
-    seeded deal.  Raises :class:`InvalidPositionError` with every sentence of
-    :func:`reserve_problems`."""
-    return replace(state, reserves=hand_dealt(state.players, reserves, COLOURS,
-                                              FLOWERS_PER_COLOUR))
-
-
 class MarsRules(GardenerRules[State, Step]):
     """Gardens of Mars behind the :class:`companion.rules.base.GameRules` seam; the one
     instance is :data:`RULES`.  Every method is pure."""
 
     name: ClassVar[str] = "mars"
+    colours: ClassVar[tuple[str, ...]] = COLOURS
+    flowers_per_colour: ClassVar[int] = FLOWERS_PER_COLOUR
 
     def new_game(self, players: int, seed: int, options: Mapping[str, object]) -> State:
         """A fresh game: the 60 flowers dealt at random (2p 30 each, 3p 20, 4p 15, 5p 12) and,
@@ -1135,11 +1119,6 @@ class MarsRules(GardenerRules[State, Step]):
     def adopt_setup(self, state: State, board: Mapping[Cell, Piece]) -> State:
         return adopt_setup(state, board)
 
-    def reserve_problems(self, state: State, reserves: Sequence[Mapping[str, int]]) -> list[str]:
-        return reserve_problems(state.players, reserves)
-
-    def deal_reserves(self, state: State, reserves: Sequence[Mapping[str, int]]) -> State:
-        return deal_reserves(state, reserves)
 
 
 RULES = MarsRules()

@@ -51,7 +51,6 @@ from companion.rules.base import (
     Outcome,
     Piece,
     SetupProblem,
-    deal_problems,
     listed,
     martian,
     parse_piece,
@@ -64,7 +63,6 @@ from companion.rules.gardeners import (
     GardenerRules,
     deal_flowers,
     gardener,
-    hand_dealt,
     move_changes,
     overdealt,
 )
@@ -640,22 +638,6 @@ def register_card(state: State, step: Reveal, text: str = "") -> State:
                    unknown=replaced(state.unknown, p - 1, state.unknown[p - 1] - 1))
 
 
-def reserve_problems(players: int, reserves: Sequence[Mapping[str, int]]) -> list[str]:
-    """What does not add up in reserves dealt by hand (``reserves[p - 1]``: player p's
-    ``{colour: count}``): each player is dealt 30 flowers with 2 players, 20 with 3, 15 with
-    4, 12 with 5, and the bag holds 12 of each colour (the text, Setup; docs/RULINGS.md
-    Uranus #1).  One sentence per problem; ``[]`` when the deal adds up."""
-    return deal_problems(players, reserves, COLOURS, FLOWERS_EACH, FLOWERS_PER_COLOUR)
-
-
-def deal_reserves(state: State, reserves: Sequence[Mapping[str, int]]) -> State:
-    """``state`` (a fresh game) with ``reserves`` as dealt at the table in place of its
-    seeded deal.  Raises :class:`InvalidPositionError` with every sentence of
-    :func:`reserve_problems`."""
-    return replace(state, reserves=hand_dealt(state.players, reserves, COLOURS,
-                                              FLOWERS_PER_COLOUR))
-
-
 class UranusRules(GardenerRules[State, Step]):
     """Gardens of Uranus behind the :class:`companion.rules.base.GameRules` seam.
 
@@ -663,6 +645,8 @@ class UranusRules(GardenerRules[State, Step]):
     """
 
     name: ClassVar[str] = "uranus"
+    colours: ClassVar[tuple[str, ...]] = COLOURS
+    flowers_per_colour: ClassVar[int] = FLOWERS_PER_COLOUR
 
     # -- setup -------------------------------------------------------------------------
 
@@ -1185,11 +1169,6 @@ class UranusRules(GardenerRules[State, Step]):
     def adopt_setup(self, state: State, board: Mapping[Cell, Piece]) -> State:
         return adopt_setup(state, board)
 
-    def reserve_problems(self, state: State, reserves: Sequence[Mapping[str, int]]) -> list[str]:
-        return reserve_problems(state.players, reserves)
-
-    def deal_reserves(self, state: State, reserves: Sequence[Mapping[str, int]]) -> State:
-        return deal_reserves(state, reserves)
 
 
 def _shown(state: State, player: int, mission: str) -> tuple[tuple[str, ...], int]:
