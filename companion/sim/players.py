@@ -47,7 +47,7 @@ def chance_ops(rules: SomeRules, state: Any, step: Any, rng: random.Random) -> l
     return ops
 
 
-class Seats:
+class VirtualSeats:
     """The virtual players' decisions at a table: a :class:`~companion.opponent.Strength`
     for each seat, the dice they roll and, in Gardens of Uranus, the cards each holds.
 
@@ -116,7 +116,7 @@ def play(rules: SomeRules, strengths: Sequence[Strength], *, seed: int,
     every choice), without a board: the final state.  ``on_step(state, step)`` is called
     before each step."""
     state = rules.new_game(len(strengths), seed, options or {})
-    seats = Seats(rules, state, strengths, seed=seed)
+    seats = VirtualSeats(rules, state, strengths, seed=seed)
     while rules.outcome(state) is None:
         step = seats.step(state)
         if on_step is not None:
@@ -140,7 +140,7 @@ def cards_for_the_companion(rules: SomeRules, state: Any, rng: random.Random,
                             held: frozenset[str] | None = None) -> list[Op]:
     """The cards a person deals the companion when the matrix asks for them (Gardens of
     Uranus with a card reader): each held face down to the reader.  ``held``: the cards the
-    table dealt that seat (:class:`Seats` keeps every seat's hand), not read yet, come first;
+    table dealt that seat (:class:`VirtualSeats` keeps every seat's hand), not read yet, come first;
     any still lacking are drawn among the cards nobody has shown nor dealt it (the principle
     of deferred decisions, as for the virtual people's own cards, :mod:`companion.sim.uranus`).
     ``[]`` when none is asked."""

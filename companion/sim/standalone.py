@@ -44,7 +44,7 @@ from companion.sim.perform import (
     tray_flowers,
     unseen_by_presence,
 )
-from companion.sim.players import Seats, chance_ops, choose_step
+from companion.sim.players import VirtualSeats, chance_ops, choose_step
 from companion.sim.scenario import Scenario
 
 log = logging.getLogger("companion.sim")
@@ -178,7 +178,7 @@ class VirtualPlayers:
     no button pressed; when every one needs a button (a forced Mars roll, a question a
     presence board cannot settle), they take one that does and ``ask`` a person to press
     the buttons at the companion; when nobody will, they stop.  With a ``strength``
-    (:class:`~companion.sim.players.Seats`) the first step tried is the one a player of that
+    (:class:`~companion.sim.players.VirtualSeats`) the first step tried is the one a player of that
     strength makes, the others random ones.
     """
 
@@ -188,7 +188,7 @@ class VirtualPlayers:
                  strength: Strength | None = None) -> None:
         self.game = game
         self.setup = setup
-        self.seats = None if strength is None else Seats(
+        self.seats = None if strength is None else VirtualSeats(
             game.rules, game.state, [strength] * game.rules.players(game.state), seed=seed)
         self.rng = random.Random(seed)
         self.ask = ask

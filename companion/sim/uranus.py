@@ -14,7 +14,7 @@ the matrix as :class:`companion.referee.uranus.CardTable` draws it:
 
 Which cards a virtual player holds: the companion's state (the one the players follow, as
 people follow the matrix) knows only how many unknown cards each hand has.  Seated players
-(:class:`companion.sim.players.Seats`) hold real hands, dealt from the seed by :class:`Hands`
+(:class:`companion.sim.players.VirtualSeats`) hold real hands, dealt from the seed by :class:`Hands`
 and kept by them alone, and score and show only those.  The plain random choice
 (:func:`companion.sim.players.choose_step`) chooses among the cards a player may hold, so a
 card in an unknown hand is decided when it is shown, uniformly among the cards nobody has
