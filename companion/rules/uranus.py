@@ -416,7 +416,8 @@ def deal_missions(players: int, board: str, seed: int) -> Deal:
 def _check_players(players: int) -> None:
     if players not in FLOWERS_EACH:
         raise InvalidPositionError(
-            f"Gardens of Uranus is for 2 to 5 players, not {players} ({RULE_SETUP})"
+            f"{players} players cannot play Gardens of Uranus; it is for 2 to 5 players "
+            f"({RULE_SETUP})"
         )
 
 
@@ -1064,7 +1065,8 @@ class UranusRules(GardenerRules[State, Step]):
             return Reveal(text[len("show:") :])
         cell, eq, colour = text.partition("=")
         if eq and colour not in COLOURS:
-            raise InvalidStepError(f"{colour!r} is not a flower colour ({', '.join(COLOURS)})")
+            raise InvalidStepError(f"{colour!r} is not a flower colour of Gardens of Uranus; "
+                                   f"the colours are {', '.join(COLOURS)}")
         return Move(parse_hex(cell), colour or None)
 
     def format_position(self, state: State) -> str:
@@ -1133,7 +1135,8 @@ class UranusRules(GardenerRules[State, Step]):
             hands = per_player("hands")
             names = BOARDS[options.board].grid.names
             if flowers.keys() - set(names.values()):
-                raise InvalidStepError("a flower is off the board")
+                raise InvalidStepError("a flower of the position is off the board; put every "
+                                       "flower on a hex of the board")
             position = State(
                 options=options,
                 trees=frozenset(parse_hex(t) for t in _items(fields["trees"], "/")),
@@ -1202,7 +1205,8 @@ def _reserve(text: str) -> tuple[int, ...]:
     for item in _items(text, ","):
         colour, _, n = item.partition(":")
         if colour not in counts:
-            raise InvalidStepError(f"{colour!r} is not a flower colour")
+            raise InvalidStepError(f"{colour!r} is not a flower colour of Gardens of Uranus; "
+                                   f"the colours are {', '.join(COLOURS)}")
         counts[colour] = int(n)
     return tuple(counts.values())
 
@@ -1236,12 +1240,16 @@ class UranusCases:
         for name, piece in pos["cells"].items():
             cell, info = parse_hex(name), parse_piece(piece)
             if cell not in shape.grid or info.kind not in ("tree", "flower", "martian"):
-                raise InvalidPositionError(f"{name}: {piece!r} cannot stand there in this game")
+                raise InvalidPositionError(
+                    f"{name}: {piece!r} cannot stand there; a hex of the board holds a tree, "
+                    "a flower or a gardener")
             if info.kind == "tree":
                 trees.add(cell)
             if info.kind == "martian":
                 if not 1 <= info.player <= players:
-                    raise InvalidPositionError(f"{name}: there is no player {info.player}")
+                    raise InvalidPositionError(
+                        f"{name}: {piece!r} is the gardener of player {info.player}; this "
+                        f"game has {players} players")
                 gardeners[info.player - 1] = cell
             flowers[shape.index[cell]] = info.colour
         numbers = [str(p) for p in range(1, players + 1)]
@@ -1272,7 +1280,8 @@ class UranusCases:
         if keys in ({"to"}, {"to", "plant"}):
             plant = step.get("plant")
             if plant is not None and plant not in COLOURS:
-                raise InvalidStepError(f"{plant!r} is not a flower colour")
+                raise InvalidStepError(f"{plant!r} is not a flower colour of Gardens of Uranus; "
+                                       f"the colours are {', '.join(COLOURS)}")
             return Move(parse_hex(step["to"]), plant)
         if keys == {"score", "draw", "drawn"}:
             return Score(step["score"], int(step["draw"]), step["drawn"])
@@ -1321,7 +1330,7 @@ class UranusCases:
                 "trees": shape.trees,
                 "decks": shape.decks,
             }
-        raise InvalidStepError(f"Gardens of Uranus cases do not ask {name!r}")
+        raise InvalidStepError(f"{name!r} is not a query of Gardens of Uranus cases")
 
 
 def _check_supply(pos: Mapping[str, Any], shape: BoardShape) -> None:
@@ -1355,7 +1364,8 @@ def _reserve_of(counts: Mapping[str, int]) -> tuple[int, ...]:
     colour that is not one of the five."""
     unknown = counts.keys() - set(COLOURS)
     if unknown:
-        raise InvalidStepError(f"{', '.join(sorted(unknown))}: not a Gardens of Uranus colour")
+        raise InvalidStepError(f"{', '.join(sorted(unknown))} is not a flower colour of Gardens "
+                               f"of Uranus; the colours are {', '.join(COLOURS)}")
     return tuple(int(counts.get(c, 0)) for c in COLOURS)
 
 
