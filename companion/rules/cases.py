@@ -409,7 +409,7 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
     :class:`CompanionError` when it is not such a list."""
     text = read_text(path, "case file")
     if not text.strip():
-        raise CompanionError(f"{path} is empty: a case file holds a JSON list of case objects")
+        raise CompanionError(f"{path} is empty; a case file holds a JSON list of case objects")
     try:
         data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
@@ -420,14 +420,16 @@ def load_cases(path: Path) -> list[dict[str, Any]]:
         raise CompanionError(f"{path}: not valid JSON ({error})") from error
     except ValueError as error:  # an integer beyond the digits Python converts
         raise CompanionError(
-            f"{path}: a number has more than {sys.get_int_max_str_digits()} digits"
+            f"{path}: a number has more than {sys.get_int_max_str_digits()} digits; a case "
+            "file's numbers are shorter"
         ) from error
     except RecursionError as error:
         raise CompanionError(_too_deep(path)) from error
     if _depth_exceeds(data, MAX_DEPTH):
         raise CompanionError(_too_deep(path))
     if not isinstance(data, list) or not all(isinstance(c, dict) for c in data):
-        raise CompanionError(f"{path}: a case file must hold a JSON list of case objects")
+        raise CompanionError(f"{path} is not a list of case objects; a case file holds a JSON "
+                             "list of case objects")
     return data
 
 
