@@ -2,7 +2,7 @@
 
 ``python bench/strength.py [--games N] [--players 2 3 4] [--out FILE]``: for each game and
 player count, N games of ``steady`` against ``quick`` and N of ``strong`` against ``steady``
-(the virtual players' seats of :class:`companion.sim.players.Seats`, no board), played in
+(the virtual players' seats of :class:`companion.sim.players.VirtualSeats`, no board), played in
 rounds of ``--round`` games of every pairing so that a run stopped early has measured every
 pairing alike.  Game k of a pairing seats the stronger player at seat ``k mod n + 1`` and
 the weaker at every other seat, and is set up from seed k.
@@ -32,7 +32,7 @@ from typing import Any
 
 from companion.opponent import Strength
 from companion.rules import GAMES, load
-from companion.sim.players import Seats
+from companion.sim.players import VirtualSeats
 
 PAIRINGS = ((Strength.STEADY, Strength.QUICK), (Strength.STRONG, Strength.STEADY))
 
@@ -55,7 +55,7 @@ def play_timed(game: str, players: int, stronger: Strength, weaker: Strength,
     seat = k % players + 1
     strengths = [stronger if p == seat else weaker for p in range(1, players + 1)]
     state = rules.new_game(players, k, {})
-    seats = Seats(rules, state, strengths, seed=k)
+    seats = VirtualSeats(rules, state, strengths, seed=k)
     times: dict[str, list[float]] = {}
     cpu: dict[str, list[float]] = {}
     nodes: dict[str, list[int]] = {}

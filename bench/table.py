@@ -33,11 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from companion import journal
-from companion.config import MqttConfig, PlayersConfig, layout_name
+from companion.config import MqttConfig, PlayersConfig
 from companion.rules import load
-from companion.sim.board import VirtualBoard
 from companion.sim.demo import demo_config
-from companion.sim.table import TablePlayers
+from companion.sim.table import seat
 from companion.tools.replay import read_game
 
 
@@ -53,39 +52,22 @@ def play(*, broker: str, table: str, directory: Path, game: str, players: int, s
          names: tuple[str, ...], speed: float, linger: float = 3.0) -> int:
     """Play the table's game to its end (or on from where its journal stands), stay up
     ``linger`` seconds after it as a companion does, then stop; the exit status."""
-    from gpiozero.pins.mock import MockFactory
-
-    from companion.daemon.service import build
     from companion.display import make_device
 
     config = demo_config(game, players, seed, "hexagonal", directory)
     config = replace(config, players=PlayersConfig(names=names),
                      mqtt=MqttConfig(broker=broker, table=table, discovery=""))
     rules = load(game).RULES
-    state = rules.new_game(players, seed, config.game.rules_options())
+    state, resumed_at = None, 0
     unfinished = journal.latest_unfinished(directory) if directory.is_dir() else None
-    resumed_at = 0
     if unfinished is not None:
         state, resumed_at = read_game(unfinished)[2][-1].state, last_seq(unfinished)
     with ExitStack() as stack:
-        board = VirtualBoard(layout_name(config), rules.layout(state), rules.board(state),
-                             sensing=config.board.sensing)
-        stack.callback(board.close)
-        board.start()
-        config = replace(config, board=replace(config.board, port=board.port))
-        factory = MockFactory()
-        stack.callback(factory.close)
-        service = build(config, stack, pin_factory=factory,
-                        device=make_device({"display": "dummy", "width": 16, "height": 16}))
-        pins = config.buttons.pins
-        seated = TablePlayers(rules, state, board, {
-            name: factory.pin(getattr(pins, name)) for name in ("ok", "undo", "select", "roll")
-            # players started again do not repeat the choices of their first start
-            if getattr(pins, name)}, seed=seed + resumed_at, speed=speed,
-            on_stuck=service.stop)
-        service.screen_listeners.append(seated.on_screen)
-        service.commit_listeners.append(seated.on_commit)
-        stack.callback(seated.stop)
+        # players started again do not repeat the choices of their first start
+        sat = seat(config, stack, device=make_device({"display": "dummy", "width": 16,
+                                                      "height": 16}),
+                   speed=speed, state=state, players_seed=seed + resumed_at)
+        service, seated = sat.service, sat.players
 
         def written(path: Path) -> None:
             print(f"line {last_seq(path)} {time.time():.6f}", flush=True)

@@ -69,7 +69,7 @@ import msgspec
 import msgspec.inspect
 from msgspec import Meta
 
-from companion.errors import ConfigError, UnreadableConfigError
+from companion.errors import ConfigError, InvalidArgumentError, UnreadableConfigError
 from companion.rules import BOARDS, GAMES
 
 Scalar = str | int | float | bool
@@ -527,7 +527,7 @@ def broker_address(url: str) -> tuple[bool, str, int]:
     (``"mqtts://host"`` -> ``(True, "host", 8883)``)."""
     found = _BROKER.fullmatch(url)
     if found is None:
-        raise ValueError(f"not a broker URL: {url!r}")
+        raise InvalidArgumentError(f"not a broker URL: {url!r}")
     port = int(found[3]) if found[3] else MQTT_PORTS[found[1]]
     return found[1] == "mqtts", found[2].strip("[]"), port
 

@@ -4,6 +4,22 @@ Every error the companion raises on purpose derives from :class:`CompanionError`
 ``str(error)`` is a sentence a player or a maker can read.  Leaves also derive from the
 builtin exception that fits (``ValueError``, ``OSError``), so callers that only know the
 builtins still catch them.
+
+Every message is worded one way, the way a player reads it on the matrix or a maker in a
+terminal: first what is wrong, naming the thing as it was written, in the game's notation
+(the step ``'3>2,-1=pink'``, the square ``'k11'``, the field of a position), quoted when it
+is the reader's own text; then, after a semicolon, what would be right::
+
+    'pink' is not a flower colour of Gardens of Mars; the colours are blue, yellow, ...
+    7 players cannot play Gardens of Uranus; it is for 2 to 5 players (Gardens of Uranus, Setup)
+    '3>2,-1=red': the gardener moves in a straight line (Gardens of Mars, Moving and Planting)
+
+One sentence with no full stop (the command puts ``companion:`` before it); the game named
+in full; a step the rules forbid names the rule last, in brackets (:class:`IllegalMoveError`
+does it); where the step is known it comes first, then a colon.  A message that wraps another
+adds where it happened before it (``'e5-f': cannot read ...``, ``t.trace, line 2: ...``).
+Several problems found at once are joined with ``"; "``, except a deal by hand, whose
+problems are shown one to a line and so are sentences each.
 """
 
 from __future__ import annotations
@@ -88,6 +104,24 @@ class IllegalMoveError(RulesError):
         self.step = step
         where = f"{step}: " if step else ""
         super().__init__(f"{where}{reason} ({rule})")
+
+
+class SimulationError(CompanionError, RuntimeError):
+    """The simulator cannot go on with its virtual game: its virtual players tried every step
+    they may and the companion would recognise none of them through the noise asked for."""
+
+
+class InvalidArgumentError(CompanionError, ValueError):
+    """A function of the companion was given a value it does not take (a negative bounce
+    time, an unknown dice source, a screen of a game that does not exist).  A fault of the
+    calling code, never of what a person types: the command line and the configuration
+    check every value first and say what is wrong in their own words."""
+
+
+class MisuseError(CompanionError, RuntimeError):
+    """An object of the companion was used in an order it does not allow (a scanning thread
+    started twice, a display opened by a service that has no way to build one).  A fault of
+    the calling code, never of what a person does."""
 
 
 class JournalError(CompanionError):

@@ -33,7 +33,9 @@ _REASONS = {
 }
 
 
-def _reason(error: OSError) -> str:
+def reason_of(error: OSError) -> str:
+    """Why ``error`` happened, in a few words for the end of a sentence (``"there is no such
+    file"``, ``"it is a folder"``), the same for every file a command reads or writes."""
     return _REASONS.get(error.errno or 0) or (error.strerror or str(error)).lower()
 
 
@@ -46,7 +48,7 @@ def read_text(path: str | os.PathLike[str], what: str, *, encoding: str = "utf-8
     try:
         data = Path(path).read_bytes()
     except OSError as error:
-        reason = _reason(error)
+        reason = reason_of(error)
         raise InputFileError(f"cannot read the {what} {os.fspath(path)}: {reason}") from None
     try:
         return data.decode(encoding)
@@ -59,7 +61,7 @@ def read_text(path: str | os.PathLike[str], what: str, *, encoding: str = "utf-8
 
 def output_error(path: str | os.PathLike[str], what: str, error: OSError) -> OutputFileError:
     """The sentence for ``error``, met while writing the ``what`` at ``path``."""
-    reason = _reason(error)
+    reason = reason_of(error)
     folder = Path(path).parent
     if error.errno == errno.ENOENT:  # in a folder that is there: a kernel's one, such as /proc
         reason = (f"the folder {folder} takes no new file" if folder.is_dir()

@@ -67,6 +67,7 @@ from companion.errors import (
     JournalError,
     UnreadableJournalError,
 )
+from companion.files import reason_of
 from companion.rules.base import Outcome, SomeRules
 
 VERSION = 2
@@ -450,7 +451,8 @@ def read(path: Path) -> GameRecord:
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise UnreadableJournalError(f"cannot read the journal {path}: {error.strerror}") from error
+        raise UnreadableJournalError(
+            f"cannot read the journal {path}: {reason_of(error)}") from error
     if not data.strip():
         raise JournalError(f"{path.name} is empty: no game header")
     raws = data.split(b"\n")

@@ -46,6 +46,8 @@ def files(tmp_path: Path) -> Iterator[Path]:
     (tmp_path / "a-folder").mkdir()
     (tmp_path / "binary.dat").write_bytes(bytes(range(256)) * 4)
     (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "bad.scenario").write_text("game enceladus\njump e5\n")
+    (tmp_path / "bad.trace").write_text(f"{HEADER}\n0.5 a\\z\n")
     # nested too deep for the JSON and TOML readers
     (tmp_path / "deep.json").write_text("[" * 5000 + "\n")
     (tmp_path / "deep.toml").write_text("key = " + "[" * 5000)
@@ -113,6 +115,8 @@ CASES = {
     "sim-scenario-folder": (("sim", "--scenario", "{dir}/a-folder"), 66, SENTENCE, []),
     "sim-scenario-binary": (("sim", "--scenario", "{dir}/binary.dat"), 66, SENTENCE, []),
     "sim-scenario-empty": (("sim", "--scenario", "{dir}/empty.txt"), 1, SENTENCE, []),
+    "sim-scenario-not-an-action": (("sim", "--scenario", "{dir}/bad.scenario"), 1, SENTENCE, []),
+    "sim-replay-not-an-escaped-chunk": (("sim", "--replay", "{dir}/bad.trace"), 1, SENTENCE, []),
     "sim-serve-not-a-url": (("sim", "--serve", "bogus"), 2, SENTENCE, []),
     "sim-serve-port-out-of-range": (("sim", "--serve", "socket://127.0.0.1:99999"), 2, SENTENCE,
                                     []),
@@ -211,6 +215,18 @@ def test_a_wrong_demo_option_leaves_the_earlier_demos_journal(files: Path) -> No
     assert done.returncode == 78 and "banana" in done.stderr
     assert [p.name for p in earlier.parent.parent.iterdir()] == [earlier.parent.name]
     assert earlier.read_text() == "{}\n"
+
+
+@pytest.mark.parametrize("args", [
+    ("replay", "missing.jsonl"), ("sim", "--replay", "missing.trace"),
+    ("sim", "--scenario", "missing.scenario"), ("rules", "check", "missing.json")],
+    ids=["replay", "sim-replay", "sim-scenario", "rules-check"])
+def test_a_missing_input_file_is_said_in_the_same_words_by_every_command(
+        files: Path, args: tuple[str, ...]) -> None:
+    done = companion(*args, cwd=files)
+    assert done.returncode == 66, done.stderr
+    assert done.stderr.startswith("companion: cannot read the ")
+    assert done.stderr.endswith(f" {args[-1]}: there is no such file\n"), done.stderr
 
 
 def test_replay_never_writes_its_gif_over_the_journal(files: Path) -> None:

@@ -429,13 +429,13 @@ def test_notation_examples(text: str, step: enc.Step) -> None:
 @pytest.mark.parametrize(
     ("text", "words"),
     [
-        ("", "empty step"),
+        ("", "the step is empty"),
         ("k5", "not a garden square"),
         ("f5/", "not a garden square"),
         ("@Z9", "not a square of the garden"),
         ("dance:blue:f5", "not a special action"),
         ("pick:pink:f5", "not a flower colour"),
-        ("pick:blue:f5,f6", "pick takes 1 square(s), not 2"),
+        ("pick:blue:f5,f6", "pick names 2 square(s); it takes 1"),
         ("tube:blue:red", "not a draw"),
         ("pick", "name:colour"),
     ],
@@ -456,10 +456,10 @@ def test_a_position_round_trips_through_its_one_line() -> None:
 @pytest.mark.parametrize(
     ("text", "words"),
     [
-        ("", "7 fields"),
-        ("x " * 7, "the options field"),
+        ("", "0 fields; it has 7"),
+        ("x " * 7, "is not an options field"),
         (" ".join(["x"] * 6 + [enc.format_position(enc.new_game(2, 1, {})).split()[-1]]),
-         "the garden field"),
+         "is not a garden field"),
     ],
 )
 def test_garbage_positions_are_refused_naming_the_field(text: str, words: str) -> None:

@@ -179,7 +179,7 @@ def test_surrounded_gardener_rolls_nothing_and_the_turn_passes() -> None:
 
 
 def test_a_roll_of_the_wrong_size_is_refused_with_the_count() -> None:
-    with pytest.raises(IllegalMoveError, match="Roll 3 dice") as caught:
+    with pytest.raises(IllegalMoveError, match="2 dice are rolled; roll 3") as caught:
         RULES.apply(at({"5,0": "M1", "-4,0": "M2"}), Roll((1, 2)))
     assert caught.value.step == "roll:1,2"
 

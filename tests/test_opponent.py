@@ -21,7 +21,7 @@ from companion.rules import uranus as U
 from companion.rules.enceladus import Action
 from companion.rules.mars import Roll, dice_to_roll
 from companion.rules.missions import ALL_MISSIONS
-from companion.sim.players import Seats, play
+from companion.sim.players import VirtualSeats, play
 
 GAMES = ("enceladus", "mars", "uranus")
 
@@ -169,7 +169,7 @@ def test_virtual_uranus_players_plant_their_flowers_and_score_their_own_cards(
     longer ends on large negative scores."""
     rules = U.RULES
     state = rules.new_game(players, players, {})
-    seats = Seats(rules, state, [Strength.STEADY] * players, seed=players)
+    seats = VirtualSeats(rules, state, [Strength.STEADY] * players, seed=players)
     while rules.outcome(state) is None:
         step = seats.step(state)
         if isinstance(step, U.Score | U.Reveal):
@@ -184,7 +184,7 @@ def test_virtual_uranus_players_plant_their_flowers_and_score_their_own_cards(
 def test_seated_mars_players_roll_one_die_for_each_free_hex() -> None:
     rules = load("mars").RULES
     state = rules.new_game(2, 3, {})
-    seats = Seats(rules, state, [Strength.STEADY, Strength.QUICK], seed=3)
+    seats = VirtualSeats(rules, state, [Strength.STEADY, Strength.QUICK], seed=3)
     rolls = 0
     while rules.outcome(state) is None and rolls < 10:
         step = seats.step(state)
@@ -200,7 +200,7 @@ def test_seated_mars_players_roll_one_die_for_each_free_hex() -> None:
 def test_seats_refuse_a_strength_list_of_the_wrong_length() -> None:
     rules = load("mars").RULES
     with pytest.raises(ValueError, match="3 strengths for 2 players"):
-        Seats(rules, rules.new_game(2, 1, {}), [Strength.QUICK] * 3, seed=1)
+        VirtualSeats(rules, rules.new_game(2, 1, {}), [Strength.QUICK] * 3, seed=1)
 
 
 def test_demo_and_sim_take_a_strength() -> None:

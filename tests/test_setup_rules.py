@@ -226,30 +226,34 @@ def _random_deal(players: int, colours: tuple[str, ...], per_colour: int, each: 
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
 def test_a_deal_from_the_bag_adds_up_in_both_games(players: int) -> None:
     deal = _random_deal(players, mars.COLOURS, 10, FLOWERS_EACH[players], players)
-    assert mars.reserve_problems(players, deal) == []
-    state = mars.deal_reserves(mars.RULES.new_game(players, 1, {}), deal)
+    fresh = mars.RULES.new_game(players, 1, {})
+    assert mars.RULES.reserve_problems(fresh, deal) == []
+    state = mars.RULES.deal_reserves(fresh, deal)
     assert state.reserves == tuple(tuple(r[c] for c in mars.COLOURS) for r in deal)
     deal = _random_deal(players, uranus.COLOURS, 12, FLOWERS_EACH[players], players)
-    assert uranus.reserve_problems(players, deal) == []
-    state = uranus.deal_reserves(uranus.RULES.new_game(players, 1, {}), deal)
-    assert state.reserves == tuple(tuple(r[c] for c in uranus.COLOURS) for r in deal)
+    fresh_uranus = uranus.RULES.new_game(players, 1, {})
+    assert uranus.RULES.reserve_problems(fresh_uranus, deal) == []
+    state_uranus = uranus.RULES.deal_reserves(fresh_uranus, deal)
+    assert state_uranus.reserves == tuple(tuple(r[c] for c in uranus.COLOURS) for r in deal)
 
 
 def test_what_does_not_add_up_in_a_deal_is_said_in_a_sentence() -> None:
     deal = _random_deal(2, mars.COLOURS, 10, 30, 1)
     wrong = [{**deal[0], "red": deal[0]["red"] + 1}, deal[1]]
-    assert mars.reserve_problems(2, wrong) == [
+    assert mars.RULES.reserve_problems(mars.RULES.new_game(2, 1, {}), wrong) == [
         "P1 has 31 flowers: with 2 players each is dealt 30.",
         "The reserves hold 11 red flowers: the bag has only 10."]
-    assert uranus.reserve_problems(3, [{"red": 20}, {"blue": 20}, {"pink": 20}]) == [
+    three = uranus.RULES.new_game(3, 1, {})
+    assert uranus.RULES.reserve_problems(three, [{"red": 20}, {"blue": 20}, {"pink": 20}]) == [
         "P3's reserve names pink: the colours are blue, red, yellow, green, purple.",
         "P3 has 0 flowers: with 3 players each is dealt 20.",
         "The reserves hold 20 blue flowers: the bag has only 12.",
         "The reserves hold 20 red flowers: the bag has only 12."]
-    assert uranus.reserve_problems(2, [{"red": 12, "blue": 12, "green": 6}]) == [
+    two = uranus.RULES.new_game(2, 1, {})
+    assert uranus.RULES.reserve_problems(two, [{"red": 12, "blue": 12, "green": 6}]) == [
         "2 players are dealt flowers, not 1."]
     with pytest.raises(InvalidPositionError, match="P1 has 31 flowers"):
-        mars.deal_reserves(mars.RULES.new_game(2, 1, {}), wrong)
+        mars.RULES.deal_reserves(mars.RULES.new_game(2, 1, {}), wrong)
 
 
 # ----------------------------------------------------------------------------- Uranus hands

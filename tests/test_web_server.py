@@ -435,8 +435,8 @@ def test_a_new_game_needs_the_pin_a_choice_the_rules_core_takes_and_a_confirmati
         assert new(web, pin="1234", players=3) == (403, "Wrong PIN: the matrix shows it")
         assert new(web, pin="0042", players=3, options={"plant_score": "most"}) == (
             400, "Option 'plant_score' must be 'group_size' or 'connected_only', not 'most'.")
-        assert new(web, pin="0042", players=7) == (400, "Gardens of Mars is for 2 to 5 players,"
-                                                        " not 7.")
+        assert new(web, pin="0042", players=7) == (
+            400, "7 players cannot play Gardens of Mars; it is for 2 to 5 players")
         assert new(web, pin="0042", players=3, options={"board": "rhombus"}) == (
             400, "Gardens of Mars on this board has no option 'board'")
         assert new(web, pin="0042", players="three")[0] == 400

@@ -39,7 +39,7 @@ from companion.board import protocol
 from companion.board.debounce import Debounce
 from companion.board.pins import claim
 from companion.config import Config, layout_name, matrix_too_small
-from companion.errors import ConfigError
+from companion.errors import ConfigError, MisuseError
 from companion.rules.base import EMPTY, Cell, Piece
 
 log = logging.getLogger("companion.board")
@@ -170,9 +170,9 @@ class GpioMatrix:
         return readings[: len(self.cells)]
 
     def start(self) -> None:
-        """Start scanning on a thread of its own.  Raises ``RuntimeError`` when called twice."""
+        """Start scanning on a thread of its own.  Raises :class:`MisuseError` when called twice."""
         if self._thread is not None:
-            raise RuntimeError("the GPIO matrix is already scanning")
+            raise MisuseError("the GPIO matrix is already scanning")
         self._thread = threading.Thread(target=self._run, name="companion-gpio-matrix",
                                         daemon=True)
         self._thread.start()

@@ -74,6 +74,7 @@ from companion.board.protocol import (
     encode,
 )
 from companion.bursts import BurstLog
+from companion.errors import InvalidArgumentError, MisuseError
 
 LOG: Final = logging.getLogger("companion.board")
 
@@ -228,12 +229,13 @@ class Backoff:
     >>> [backoff.next() for _ in range(7)]
     [0.25, 0.5, 1.0, 2.0, 4.0, 5.0, 5.0]
 
-    Raises ``ValueError`` unless ``0 < first <= limit``.
+    Raises :class:`InvalidArgumentError` unless ``0 < first <= limit``.
     """
 
     def __init__(self, first: float = 0.25, limit: float = 5.0) -> None:
         if not 0 < first <= limit:
-            raise ValueError(f"backoff needs 0 < first <= limit, not first={first}, limit={limit}")
+            raise InvalidArgumentError(f"backoff needs 0 < first <= limit, not first={first}, "
+                                       f"limit={limit}")
         self.first = first
         self.limit = limit
         self._next = first
@@ -434,10 +436,10 @@ class BoardLink:
     def start(self) -> None:
         """Start the link thread: it opens the port, and reopens it whenever it is lost.
 
-        Raises ``RuntimeError`` when called twice.
+        Raises :class:`MisuseError` when called twice.
         """
         if self._thread is not None:
-            raise RuntimeError("the board link is already started")
+            raise MisuseError("the board link is already started")
         self._thread = threading.Thread(target=self._run, name="companion-board-link")
         self._thread.daemon = True
         self._thread.start()

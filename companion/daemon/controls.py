@@ -38,6 +38,7 @@ from gpiozero import LED, Buzzer, DigitalInputDevice
 from companion import events
 from companion.board.pins import claim
 from companion.config import ButtonPins
+from companion.errors import InvalidArgumentError
 from companion.referee.effects import BuzzPattern
 
 log = logging.getLogger("companion.controls")
@@ -122,7 +123,7 @@ class Controls:
     was confirmed.  A button held down at start is not a press.
 
     Raises :class:`companion.errors.ConfigError` when a pin cannot be used (invalid, in use)
-    and ``ValueError`` for a negative ``bounce_s``.
+    and :class:`InvalidArgumentError` for a negative ``bounce_s``.
 
     Example (no hardware)::
 
@@ -142,7 +143,7 @@ class Controls:
         timer: Callable[[float, Callable[[], None]], OneShot] = daemon_timer,
     ) -> None:
         if bounce_s < 0:
-            raise ValueError(f"bounce_s must be 0 or more seconds, not {bounce_s}")
+            raise InvalidArgumentError(f"bounce_s must be 0 or more seconds, not {bounce_s}")
         self._queue = queue
         self._clock = clock
         self._bounce_s = bounce_s
@@ -234,20 +235,20 @@ class Controls:
     def buzz(self, pattern: BuzzPattern) -> None:
         """Sound ``pattern`` (:data:`BUZZ_PATTERNS`: ``illegal`` is three 80 ms beeps) in the
         background; a new pattern cuts the one playing.  Nothing happens without a buzzer.
-        Raises ``ValueError`` for an unknown pattern."""
+        Raises :class:`InvalidArgumentError` for an unknown pattern."""
         if pattern not in BUZZ_PATTERNS:
             known = ", ".join(BUZZ_PATTERNS)
-            raise ValueError(f"unknown buzzer pattern {pattern!r}; known: {known}")
+            raise InvalidArgumentError(f"unknown buzzer pattern {pattern!r}; known: {known}")
         beeps = BUZZ_PATTERNS[pattern]
         if self._buzzer is not None and not self._closed:
             self._buzzer.beep(beeps.on_s, beeps.off_s, beeps.n, background=True)
 
     def status(self, state: StatusLight) -> None:
         """Show ``state`` on the status LED.  Nothing happens without a status LED.  Raises
-        ``ValueError`` for an unknown state."""
+        :class:`InvalidArgumentError` for an unknown state."""
         if state not in tuple(StatusLight):
             known = ", ".join(StatusLight)
-            raise ValueError(f"unknown status {state!r}; known: {known}")
+            raise InvalidArgumentError(f"unknown status {state!r}; known: {known}")
         if self._led is None or self._closed:
             return
         match StatusLight(state):

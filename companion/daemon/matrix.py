@@ -10,6 +10,7 @@ from collections.abc import Callable
 from companion.config import DisplayConfig
 from companion.daemon.retry import sentence
 from companion.daemon.seams import Matrix
+from companion.errors import MisuseError
 from companion.referee.screen import Screen
 
 log = logging.getLogger("companion")
@@ -34,9 +35,9 @@ class MatrixSlot:
 
     def open(self, settings: DisplayConfig) -> None:
         """Open the matrix of ``settings`` and show the game on it.  Raises whatever the
-        device raises, and ``RuntimeError`` without a factory."""
+        device raises, and :class:`MisuseError` without a factory."""
         if self.factory is None:
-            raise RuntimeError("this service was not built from a configuration")
+            raise MisuseError("this service was not built from a configuration")
         self.attach(self.factory(settings))
 
     def attach(self, display: Matrix) -> None:

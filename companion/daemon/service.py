@@ -50,7 +50,13 @@ from companion.daemon.notify import Notifier
 from companion.daemon.record import ERROR_BURST_S, JOURNAL_ALARM, JOURNAL_RETRY_S, Record
 from companion.daemon.retry import RETRY_FIRST_S, RETRY_MAX_S, Retries
 from companion.daemon.seams import GameJournal, Link, Matrix, Panel
-from companion.errors import CompanionError, ConfigError, JournalBusyError, JournalError
+from companion.errors import (
+    CompanionError,
+    ConfigError,
+    JournalBusyError,
+    JournalError,
+    MisuseError,
+)
 from companion.events import (
     AnyEvent,
     BadLine,
@@ -464,7 +470,7 @@ class Service:
     def _open_display(self) -> None:
         """Open the matrix of the running display settings and show the screen of the game."""
         if self.config is None:
-            raise RuntimeError("this service was not built from a configuration")
+            raise MisuseError("this service was not built from a configuration")
         self.matrix.open(self.config.display)
 
     # ------------------------------------------------------------------ SIGHUP

@@ -27,6 +27,7 @@ from PIL import Image
 
 from companion.display.render import render_frame
 from companion.display.text import Ticker
+from companion.errors import InvalidArgumentError
 from companion.referee.screen import Screen
 
 log = logging.getLogger("companion.display")
@@ -73,7 +74,8 @@ class Display:
         calm_after: float = 30.0,
     ) -> None:
         if frame_interval <= 0:
-            raise ValueError(f"frame_interval must be positive seconds, not {frame_interval!r}")
+            raise InvalidArgumentError(
+                f"frame_interval must be positive seconds, not {frame_interval!r}")
         self._device = device
         self._clock = clock
         self._wait = wait

@@ -59,6 +59,7 @@ from companion.display.text import (
     strip,
 )
 from companion.display.text import width as text_width
+from companion.errors import InvalidArgumentError
 from companion.referee.screen import Screen
 from companion.rules.base import parse_piece
 
@@ -125,7 +126,7 @@ def render(screen: Screen, *, width: int, height: int, mode: str, frame: int = 0
     """The image of ``screen`` on a ``width`` x ``height`` matrix in ``mode`` (:data:`MODES`) at
     animation step ``frame`` (frames since the screen was shown).  Pure.
 
-    Raises ``ValueError`` for a mode not in :data:`MODES` or a size below 1 x 1.
+    Raises :class:`InvalidArgumentError` for a mode not in :data:`MODES` or a size below 1 x 1.
     """
     return render_frame(screen, width=width, height=height, mode=mode, frame=frame).image
 
@@ -144,9 +145,9 @@ def render_frame(
     ``ticker``, the tickers' places come from it at ``tick`` (frames of the display's clock)
     and it remembers them for the next screen; without, they come from ``frame``."""
     if mode not in MODES:
-        raise ValueError(f"cannot draw in image mode {mode!r}; expected one of {MODES}")
+        raise InvalidArgumentError(f"cannot draw in image mode {mode!r}; expected one of {MODES}")
     if width < 1 or height < 1:
-        raise ValueError(f"cannot draw on a {width} x {height} matrix")
+        raise InvalidArgumentError(f"cannot draw on a {width} x {height} matrix")
     mono = mode == "1"
     pen = _Pen(Image.new("RGB", (width, height)), mono, frame, ticker, tick)
     grid, cell = (None, 0) if mono else _map_geometry(screen.layout, tuple(screen.cells), width,

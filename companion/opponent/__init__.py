@@ -40,7 +40,7 @@ same sources as for people (the dice tray or buttons, the tube).  So:
 * Gardens of Mars: when :func:`chance_next` is true (the pool is empty, the dice are to be
   rolled) the next step is the :class:`~companion.rules.mars.Roll` the dice source reports;
   ask :func:`choose` only once the dice are in the pool (the move phase), then again for
-  every die.  :func:`choose` raises ``ValueError`` at a roll.
+  every die.  :func:`choose` raises :class:`InvalidArgumentError` at a roll.
 * Gardens of Enceladus: the tube action's three flowers are drawn after it is chosen.  The
   step :func:`choose` returns for a tube action carries one possible draw (the engine weighed
   every draw by its chance); the decision is :func:`decision` of it (the action and the
@@ -73,6 +73,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from companion.errors import InvalidArgumentError
 from companion.rules.base import SomeRules
 
 
@@ -174,12 +175,12 @@ def own_steps(rules: SomeRules, state: Any,
 
 def quick(steps: list[Any], rng: random.Random) -> Any:
     """The ``quick`` choice among ``steps`` (see :data:`KIND_WEIGHTS`).  Raises
-    ``ValueError`` for no steps."""
+    :class:`InvalidArgumentError` for no steps."""
     by_kind: dict[str, list[Any]] = defaultdict(list)
     for step in steps:
         by_kind[type(step).__name__].append(step)
     if not by_kind:
-        raise ValueError("no legal step: the game is over")
+        raise InvalidArgumentError("no legal step: the game is over")
     kinds = sorted(by_kind)
     weights = [KIND_WEIGHTS.get(kind, 1.0) for kind in kinds]
     kind = rng.choices(kinds, weights)[0]
@@ -200,18 +201,18 @@ def decide(
     """The step the player to move makes at ``strength`` (a :class:`Strength` or its name)
     and the nodes spent; see the module docstring for ``budget``, ``known``, ``time_cap``.
 
-    Raises ``ValueError`` when the game is over, when the next step is chance's
+    Raises :class:`InvalidArgumentError` when the game is over, when the next step is chance's
     (:func:`chance_next`) and for an unknown strength.
     """
     strength = Strength(strength)
     game = _game(rules)
     if rules.outcome(state) is not None:
-        raise ValueError("no legal step: the game is over")
+        raise InvalidArgumentError("no legal step: the game is over")
     if game.chance_next(state):
-        raise ValueError("the next step is chance's: take it from the dice source")
+        raise InvalidArgumentError("the next step is chance's: take it from the dice source")
     steps = list(game.own_steps(state, known))
     if not steps:
-        raise ValueError("no legal step: the game is over")
+        raise InvalidArgumentError("no legal step: the game is over")
     if strength is Strength.QUICK or len(steps) == 1:
         return Decision(quick(steps, rng) if len(steps) > 1 else steps[0], 0)
     nodes = BUDGETS[rules.name][strength] if budget is None else budget

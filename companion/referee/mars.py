@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from companion.board import protocol
-from companion.errors import IllegalMoveError
+from companion.errors import IllegalMoveError, InvalidArgumentError
 from companion.events import BoardMessage, Button
 from companion.referee.deal import DealTable
 from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLevel, Show
@@ -110,14 +110,15 @@ class MarsTable:
 
     ``dice``: the source, one of :data:`SOURCES`.  ``rng``: the virtual dice (only used with
     ``"virtual"``; pass a seeded one for a reproducible game).  ``roll_button``: a Roll button is
-    wired, so the prompt names it.  Raises ``ValueError`` for an unknown source (the config
-    checks it first).
+    wired, so the prompt names it.  Raises :class:`InvalidArgumentError` for an unknown source
+    (the config checks it first).
     """
 
     def __init__(self, dice: str = "tray", *, rng: random.Random | None = None,
                  roll_button: bool = False) -> None:
         if dice not in SOURCES:
-            raise ValueError(f"unknown dice source {dice!r}; expected one of {', '.join(SOURCES)}")
+            raise InvalidArgumentError(
+                f"unknown dice source {dice!r}; expected one of {', '.join(SOURCES)}")
         self.dice = dice
         self.rng = rng if rng is not None else random.Random()
         self.roll_button = roll_button

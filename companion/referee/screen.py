@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from companion.errors import InvalidArgumentError, UnknownGameError
 from companion.rules import GAMES, LAYOUTS
 
 ROLES = ("dest", "pick", "wrong", "restore", "place", "changed")
@@ -47,8 +48,9 @@ class Screen:
     game is over, every player's result, best first: ``((2, "6-6-6-8-10"), (1, "5-5-5-6-13"))``
     (drawn as the end screen once the board is as it should be, i.e. nothing is highlighted).
 
-    Raises ``ValueError`` for an unknown game, layout or highlight role, or a ``menu_index``
-    outside ``menu``: these are programming errors of the caller, not player errors.
+    Raises :class:`UnknownGameError` for an unknown game or layout, :class:`InvalidArgumentError`
+    for an unknown highlight role or a ``menu_index`` outside ``menu``: these are programming
+    errors of the caller, not player errors.
     """
 
     game: str
@@ -66,15 +68,18 @@ class Screen:
 
     def __post_init__(self) -> None:
         if self.game not in GAMES:
-            raise ValueError(f"unknown game {self.game!r}; expected one of {', '.join(GAMES)}")
+            raise UnknownGameError(
+                f"unknown game {self.game!r}; expected one of {', '.join(GAMES)}")
         if self.layout not in LAYOUTS:
             expected = ", ".join(LAYOUTS)
-            raise ValueError(f"unknown layout {self.layout!r}; expected one of {expected}")
+            raise UnknownGameError(f"unknown layout {self.layout!r}; expected one of {expected}")
         bad = sorted({role for role in self.highlights.values() if role not in ROLES})
         if bad:
-            raise ValueError(f"unknown highlight role(s) {bad}; expected one of {', '.join(ROLES)}")
+            raise InvalidArgumentError(
+                f"unknown highlight role(s) {bad}; expected one of {', '.join(ROLES)}")
         if self.menu and not 0 <= self.menu_index < len(self.menu):
-            raise ValueError(f"menu_index {self.menu_index} is outside a menu of {len(self.menu)}")
+            raise InvalidArgumentError(
+                f"menu_index {self.menu_index} is outside a menu of {len(self.menu)}")
         # frozen dataclass: set the read-only copies through object.__setattr__
         object.__setattr__(self, "cells", _frozen(self.cells))
         object.__setattr__(self, "highlights", _frozen(self.highlights))

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol, cast
 
 from companion.board import protocol
-from companion.errors import IllegalMoveError
+from companion.errors import IllegalMoveError, InvalidArgumentError
 from companion.events import BoardMessage, Button, Event, Hint
 from companion.opponent import chance_next, choose, decision
 from companion.referee.effects import (
@@ -240,7 +240,7 @@ class Seats:
             step = self._chooser()(rules, state, HINT_STRENGTH,
                                    rng=self._rng(rules, state, "hint"), known=(),
                                    time_cap=TIME_CAP_S)
-        except ValueError:  # nothing to choose without the cards (showing them at the end)
+        except InvalidArgumentError:  # nothing to choose without the cards (shown at the end)
             return None
         self.hints[player] = self.hints.get(player, 0) + 1
         self._hint = (state, step, frozenset(observed.items()))

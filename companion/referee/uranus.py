@@ -52,7 +52,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from companion.board import protocol
-from companion.errors import ConfigError, IllegalMoveError
+from companion.errors import ConfigError, IllegalMoveError, InvalidArgumentError
 from companion.events import BoardMessage, Button
 from companion.referee.deal import DealTable
 from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLevel, Show
@@ -130,13 +130,14 @@ class CardTable:
     (:class:`companion.referee.referee.Extension`).
 
     ``catalogue``: ``{card id: canonical mission}`` (:func:`load_catalogue`); ``cards``: the
-    source, one of :data:`SOURCES`.  Raises ``ValueError`` for an unknown source (the config
-    checks it first).
+    source, one of :data:`SOURCES`.  Raises :class:`InvalidArgumentError` for an unknown source
+    (the config checks it first).
     """
 
     def __init__(self, catalogue: Mapping[str, str], *, cards: str = "reader") -> None:
         if cards not in SOURCES:
-            raise ValueError(f"unknown card source {cards!r}; expected one of {', '.join(SOURCES)}")
+            raise InvalidArgumentError(
+                f"unknown card source {cards!r}; expected one of {', '.join(SOURCES)}")
         self.catalogue = dict(catalogue)
         self.cards = cards
         self._ask_in: State | None = None  # ask mode holds only in the state it was armed in

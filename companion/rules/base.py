@@ -24,7 +24,7 @@ from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar, cast
 
-from companion.errors import InvalidPositionError, InvalidStepError
+from companion.errors import InvalidArgumentError, InvalidPositionError, InvalidStepError
 
 Cell = str
 """A cell name: ``"e6"``, ``"L3"``, ``"A4"``, ``"T1"`` (Enceladus) or ``"-3,2"`` (hex boards)."""
@@ -348,7 +348,7 @@ def evolved(obj: Frozen, **changes: object) -> Frozen:
     for name, setter in setters:
         setter(new, changes.pop(name) if name in changes else getattr(obj, name))
     if changes:
-        raise TypeError(f"{cls.__name__} has no field {', '.join(changes)}")
+        raise InvalidArgumentError(f"{cls.__name__} has no field {', '.join(changes)}")
     return new
 
 

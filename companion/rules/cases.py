@@ -490,13 +490,18 @@ def _no_constant(name: str) -> NoReturn:
     raise _NotJsonError(f"{name} is not a JSON number")
 
 
+def _too_deep(path: Path) -> str:
+    return (f"{path}: lists and objects nest more than {MAX_DEPTH} levels deep; a case file "
+            f"may nest at most {MAX_DEPTH}")
+
+
 def load_cases(path: Path) -> list[JsonObject]:
     """Read a case file: a JSON list of case objects.  Raises
     :class:`companion.errors.InputFileError` when the file cannot be read or is not text,
     :class:`CompanionError` when it is not such a list."""
     text = read_text(path, "case file")
     if not text.strip():
-        raise CompanionError(f"{path} is empty: a case file holds a JSON list of case objects")
+        raise CompanionError(f"{path} is empty; a case file holds a JSON list of case objects")
     try:
         data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
@@ -507,20 +512,16 @@ def load_cases(path: Path) -> list[JsonObject]:
         raise CompanionError(f"{path}: not valid JSON ({error})") from error
     except ValueError as error:  # an integer beyond the digits Python converts
         raise CompanionError(
-            f"{path}: a number has more than {sys.get_int_max_str_digits()} digits"
+            f"{path}: a number has more than {sys.get_int_max_str_digits()} digits; a case "
+            "file's numbers are shorter"
         ) from error
     except RecursionError as error:
-        raise CompanionError(
-            f"{path}: lists and objects nest too deeply; a case file needs fewer than "
-            f"{MAX_DEPTH} levels"
-        ) from error
+        raise CompanionError(_too_deep(path)) from error
     if _depth_exceeds(data, MAX_DEPTH):
-        raise CompanionError(
-            f"{path}: lists and objects nest more than {MAX_DEPTH} deep; a case file needs "
-            "fewer than ten levels"
-        )
+        raise CompanionError(_too_deep(path))
     if not isinstance(data, list) or not all(isinstance(c, dict) for c in data):
-        raise CompanionError(f"{path}: a case file must hold a JSON list of case objects")
+        raise CompanionError(f"{path} is not a list of case objects; a case file holds a JSON "
+                             "list of case objects")
     return data
 
 

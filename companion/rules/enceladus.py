@@ -269,8 +269,8 @@ def read_options(options: Mapping[str, object]) -> Options:
 def _check_players(players: int, options: Options) -> None:
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise InvalidPositionError(
-            f"Gardens of Enceladus is played by {MIN_PLAYERS} to {MAX_PLAYERS} players, "
-            f"not {players}"
+            f"{players} players cannot play Gardens of Enceladus; it is for {MIN_PLAYERS} to "
+            f"{MAX_PLAYERS} players"
         )
     if options.martians_per_player == 2 and players != 2:
         raise ConfigError(
@@ -2296,7 +2296,7 @@ def parse_step(state: State, text: str) -> Step:
         if ":" in body or body in ACTIONS:
             return _parse_action(state, body)
         if not body:
-            raise InvalidStepError(f"an empty step: {_HOW}")
+            raise InvalidStepError(f"the step is empty; {_HOW}")
         head, dash, rest = body.partition("-")
         to, slash, pick = (rest if dash else head).partition("/")
         if dash:
@@ -2313,9 +2313,11 @@ def _parse_action(state: State, body: str) -> Action:
     parts = body.split(":")
     name = parts[0]
     if name not in ACTIONS:
-        raise InvalidStepError(f"{name!r} is not a special action; they are {', '.join(ACTIONS)}")
+        raise InvalidStepError(
+            f"{name!r} is not a special action; the actions are {', '.join(ACTIONS)}")
     if len(parts) not in (2, 3) or not parts[1]:
-        raise InvalidStepError("write an action as name:colour or name:colour:squares")
+        raise InvalidStepError(
+            f"{body!r} is not a special action step; write name:colour or name:colour:squares")
     pay = parts[1]
     if pay != base.WILD:
         _colour(state, pay)
@@ -2337,7 +2339,8 @@ def _parse_action(state: State, body: str) -> Action:
     cells = tuple(params.split(_PAIR_SEPARATOR.get(name, ","))) if params else ()
     if len(cells) not in _ARITY[name]:
         raise InvalidStepError(
-            f"{name} takes {' or '.join(map(str, _ARITY[name]))} square(s), not {len(cells)}"
+            f"{name} names {len(cells)} square(s); it takes "
+            f"{' or '.join(map(str, _ARITY[name]))}"
         )
     for cell in cells:
         parse_square(cell)
@@ -2374,7 +2377,8 @@ def parse_position(text: str) -> State:
     fields = text.split()
     if len(fields) != 7:
         raise InvalidStepError(
-            f"a position has 7 fields separated by spaces ({_POSITION_FIELDS}), not {len(fields)}"
+            f"the position has {len(fields)} fields; it has 7 separated by spaces "
+            f"({_POSITION_FIELDS})"
         )
     garden_text, martians_text, reserves_text, tube_text, slots_text, turn_text, options_text = (
         fields
@@ -2386,8 +2390,8 @@ def parse_position(text: str) -> State:
     }
     if len(rows) != SIZE or any(len(row) != SIZE or set(row) - codes.keys() for row in rows):
         raise InvalidStepError(
-            "the garden field is 10 rows of 10 characters (1-5 a flower, ^ a peak, . empty), "
-            "separated by /"
+            f"{garden_text!r} is not a garden field; write 10 rows of 10 characters (1-5 a "
+            "flower, ^ a peak, . empty) separated by /"
         )
     garden = tuple(codes[ch] for row in reversed(rows) for ch in row)
     martians = tuple(
@@ -2396,9 +2400,11 @@ def parse_position(text: str) -> State:
     )
     reserves = tuple(_counts(part, 6, "a reserve") for part in reserves_text.split("/"))
     if len(martians) != len(reserves) or not MIN_PLAYERS <= len(reserves) <= MAX_PLAYERS:
-        raise InvalidStepError("the martians and reserves fields must list the same 2-5 players")
+        raise InvalidStepError(f"the martians field lists {len(martians)} players and the "
+                               f"reserves field {len(reserves)}; both list the same 2-5")
     if len(slots_text) != len(ACTIONS) or set(slots_text) - set("-012345"):
-        raise InvalidStepError("the slots field is 10 characters: - unused, else a player digit")
+        raise InvalidStepError(f"{slots_text!r} is not a slots field; write 10 characters, - "
+                               "unused, else a player digit")
     discs = tuple(None if ch == "-" else int(ch) for ch in slots_text)
     turn = turn_text.split(":")
     if (
@@ -2407,7 +2413,8 @@ def parse_position(text: str) -> State:
         or not 1 <= int(turn[0]) <= len(reserves)
         or turn[1] not in set(Phase)
     ):
-        raise InvalidStepError("the turn field is player:phase or player:phase:cell, e.g. 1:turn")
+        raise InvalidStepError(f"{turn_text!r} is not a turn field; write player:phase or "
+                               "player:phase:cell, e.g. 1:turn")
     return State(
         options=options,
         garden=garden,
@@ -2424,7 +2431,7 @@ def parse_position(text: str) -> State:
 def _counts(text: str, size: int, what: str) -> tuple[int, ...]:
     parts = text.split(".")
     if len(parts) != size or not all(p.isdigit() for p in parts):
-        raise InvalidStepError(f"{what} is {size} counts joined by '.', not {text!r}")
+        raise InvalidStepError(f"{text!r} is not {what}; write {size} counts joined by '.'")
     return tuple(int(p) for p in parts)
 
 
@@ -2433,7 +2440,8 @@ def _parse_options_field(text: str) -> Options:
     for item in text.split(","):
         key, eq, value = item.partition("=")
         if not eq:
-            raise InvalidStepError(f"the options field is key=value joined by ',', not {text!r}")
+            raise InvalidStepError(
+                f"{text!r} is not an options field; write key=value joined by ','")
         if key == "martians_per_player":
             values[key] = int(value) if value.isdigit() else value
         elif key == "tube":
@@ -2445,7 +2453,7 @@ def _parse_options_field(text: str) -> Options:
     try:
         return read_options(values)
     except ConfigError as error:
-        raise InvalidStepError(f"bad options in the position: {error}") from None
+        raise InvalidStepError(f"the options of the position are wrong: {error}") from None
 
 
 # ----------------------------------------------------------------------------- the seam
@@ -2632,7 +2640,7 @@ class EnceladusCases:
         if "move" in step:
             return Move(step["move"], step.get("pick"), step.get("martian"))
         if "action" not in step:
-            raise InvalidStepError(f"{dict(step)!r} is not an Enceladus step")
+            raise InvalidStepError(f"{dict(step)!r} is not a Gardens of Enceladus step")
         name = step["action"]
         if name in ("swap_peak_flower", "swap_flowers"):
             cells = tuple(step.get("cells", ()))
@@ -2645,9 +2653,11 @@ class EnceladusCases:
         order = state.options.colours
         unknown = set(drawn) - set(order)
         if unknown:
-            raise InvalidStepError(f"drawn names colours not in this game: {sorted(unknown)}")
+            raise InvalidStepError(f"drawn names {', '.join(sorted(unknown))}; the colours are "
+                                   f"{', '.join(order)}")
         if not all(type(n) is int and n >= 0 for n in drawn.values()) or drawn.total() > 3:
-            raise InvalidStepError(f"drawn is {dict(drawn)}; a tube action draws three flowers")
+            raise InvalidStepError(
+                f"drawn is {dict(drawn)}; a tube action draws three flowers at most")
         flat = tuple(c for c in order for _ in range(int(drawn[c])))
         return Action(name, str(step.get("pay", "")), cells, flat, step.get("martian"))
 
@@ -2690,7 +2700,7 @@ class EnceladusCases:
         if name == "setup_valid":
             peaks = [c for c, piece in _occupied_cells(state).items() if piece == base.PEAK]
             return {"valid": setup_valid(peaks)}
-        raise InvalidStepError(f"Gardens of Enceladus has no {name!r} query")
+        raise InvalidStepError(f"{name!r} is not a query of Gardens of Enceladus cases")
 
 
 def _occupied_cells(state: State) -> dict[str, base.Piece]:

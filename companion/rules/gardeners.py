@@ -13,8 +13,9 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import Field, replace
 from types import MappingProxyType
-from typing import Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from companion.errors import InvalidPositionError
 from companion.rules.base import (
@@ -31,7 +32,9 @@ from companion.rules.hexes import Hex, hex_name
 
 
 class GardenerState(Seated, Protocol):
-    """What the shared code reads of a gardener game's state."""
+    """What the shared code reads of a gardener game's state: a frozen dataclass."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
     @property
     def gardeners(self) -> tuple[Hex | None, ...]:
@@ -103,8 +106,14 @@ def hand_dealt(players: int, reserves: Sequence[Mapping[str, int]], colours: Seq
 
 class GardenerRules(Rules[GState, Step], ABC):
     """The :class:`companion.rules.base.GameRules` defaults of a gardener game: its score line,
-    and :meth:`candidates` from two hooks of the game (:meth:`_placements_on` and
-    :meth:`_moves_onto`)."""
+    the reserves dealt by hand from the game's bag (:attr:`colours`,
+    :attr:`flowers_per_colour`), and :meth:`candidates` from two hooks of the game
+    (:meth:`_placements_on` and :meth:`_moves_onto`)."""
+
+    colours: ClassVar[tuple[str, ...]]
+    """The colours of the game's flowers, in the order of a state's reserve counts."""
+    flowers_per_colour: ClassVar[int]
+    """How many flowers of each colour the bag holds."""
 
     @abstractmethod
     def legal_steps(self, state: GState) -> Iterator[Step]:
@@ -119,6 +128,23 @@ class GardenerRules(Rules[GState, Step], ABC):
     def _moves_onto(self, state: GState, landing: Cell | None) -> Iterator[Step]:
         """The legal moves of the gardener to move, in :meth:`legal_steps` order, that land
         on ``landing`` (on any hex when ``None``): none outside the move phase."""
+
+    def reserve_problems(self, state: GState, reserves: Sequence[Mapping[str, int]]) -> list[str]:
+        """What does not add up in reserves dealt by hand (``reserves[p - 1]``: player p's
+        ``{colour: count}``) for the fresh game ``state``: each player is dealt 30 flowers
+        with 2 players, 20 with 3, 15 with 4, 12 with 5 (:data:`FLOWERS_EACH`), and the bag
+        holds :attr:`flowers_per_colour` of each colour, 10 in Gardens of Mars and 12 in
+        Gardens of Uranus (each game's Setup; docs/RULINGS.md Mars #1 and Uranus #1).  One
+        sentence per problem; ``[]`` when the deal adds up."""
+        return deal_problems(state.players, reserves, self.colours, FLOWERS_EACH,
+                             self.flowers_per_colour)
+
+    def deal_reserves(self, state: GState, reserves: Sequence[Mapping[str, int]]) -> GState:
+        """``state`` (a fresh game) with ``reserves`` as dealt at the table in place of its
+        seeded deal.  Raises :class:`InvalidPositionError` with every sentence of
+        :meth:`reserve_problems`."""
+        return replace(state, reserves=hand_dealt(state.players, reserves, self.colours,
+                                                  self.flowers_per_colour))
 
     def status(self, state: GState) -> tuple[tuple[int, str], ...]:
         """Each player's points so far: ``((1, "12 pts"), (2, "0 pts"))``."""

@@ -57,7 +57,6 @@ from companion.rules.base import (
     Outcome,
     Piece,
     SetupProblem,
-    deal_problems,
     listed,
     martian,
     parse_piece,
@@ -70,7 +69,6 @@ from companion.rules.gardeners import (
     GardenerRules,
     deal_flowers,
     gardener,
-    hand_dealt,
     move_changes,
     overdealt,
 )
@@ -339,7 +337,7 @@ def track_space(score: int) -> TrackSpace:
     docs/RULINGS.md Mars #6.  Raises :class:`InvalidPositionError` for a negative score.
     """
     if score < 0:
-        raise InvalidPositionError(f"a score is never negative, got {score}")
+        raise InvalidPositionError(f"{score} is not a score; a score is never negative")
     if score == 0:
         return TrackSpace(0, 0)
     return TrackSpace((score - 1) % TRACK_SPACES + 1, (score - 1) // TRACK_SPACES)
@@ -383,7 +381,8 @@ def _phase(
 
 def _check_players(players: int) -> None:
     if players not in FLOWERS_EACH:
-        raise InvalidPositionError(f"Gardens of Mars is for 2 to 5 players, not {players}.")
+        raise InvalidPositionError(
+            f"{players} players cannot play Gardens of Mars; it is for 2 to 5 players")
 
 
 def position(
@@ -492,13 +491,14 @@ def _obstacle(state: State, path: Sequence[Hex], others: frozenset[Hex]) -> tupl
     cells = state.cells
     for cell in path:
         if cell in others:
-            return f"A gardener on {hex_name(cell)} is in the way.", RULE_MOVE
+            return f"a gardener on {hex_name(cell)} is in the way", RULE_MOVE
         if cells[_INDEX[cell]] == PEAK:
-            return f"The peak on {hex_name(cell)} is in the way.", RULE_PEAKS
+            return f"the peak on {hex_name(cell)} is in the way", RULE_PEAKS
     if path[-1] == CENTRE:
-        return "A gardener may pass over the central space but never stop on it.", RULE_CENTRE
+        return ("0,0 is the central space; a gardener may pass over it but never stop on it",
+                RULE_CENTRE)
     if state.options.center_blocks_path and CENTRE in path:
-        return "The central space blocks the way (option center_blocks_path).", RULE_CENTRE
+        return "the central space 0,0 is in the way (option center_blocks_path)", RULE_CENTRE
     return None
 
 
@@ -687,15 +687,17 @@ def _illegal(reason: str, rule: str, step: Step) -> IllegalMoveError:
 
 def _apply_place(state: State, step: Place) -> State:
     if state.phase is not Phase.PLACEMENT:
-        raise _illegal("Gardeners are placed only before the first roll.", RULE_SETUP, step)
+        raise _illegal("the dice are rolled already; gardeners are placed only before the first "
+                      "roll", RULE_SETUP, step)
     if step.cell not in GRID:
-        raise _illegal(f"{hex_name(step.cell)} is off the board.", RULE_SETUP, step)
+        raise _illegal(f"{hex_name(step.cell)} is off the board", RULE_SETUP, step)
     if step.cell == CENTRE:
-        raise _illegal("No gardener may stand on the central space.", RULE_SETUP, step)
+        raise _illegal("0,0 is the central space; no gardener may stand on it", RULE_SETUP, step)
     if state.at(step.cell) != EMPTY or step.cell in state.gardeners:
-        raise _illegal(f"{hex_name(step.cell)} is not empty.", RULE_SETUP, step)
+        raise _illegal(f"{hex_name(step.cell)} is not empty; place your gardener on an empty hex",
+                      RULE_SETUP, step)
     if state.gardeners[state.to_move - 1] is not None:
-        raise _illegal("Your gardener is already on the board.", RULE_SETUP, step)
+        raise _illegal("your gardener is already on the board", RULE_SETUP, step)
     gardeners = tuple(
         step.cell if i == state.to_move - 1 else g for i, g in enumerate(state.gardeners)
     )
@@ -713,21 +715,22 @@ def _apply_place(state: State, step: Place) -> State:
 def _apply_roll(state: State, step: Roll) -> State:
     if state.phase is not Phase.ROLL:
         reason = (
-            "There are dice in the pool: use one of them."
+            "there are dice in the pool; use one of them"
             if state.phase is Phase.MOVE
-            else "Dice are rolled only when every gardener is placed."
+            else "a gardener is still to be placed; dice are rolled once every gardener is"
         )
         raise _illegal(reason, RULE_ROLL, step)
     count = dice_to_roll(state)
     if len(step.values) != count:
         raise _illegal(
-            f"Roll {count} dice, one for each hex without a flower next to your gardener, "
-            f"not {len(step.values)}.",
+            f"{len(step.values)} dice are rolled; roll {count}, one for each hex without a "
+            "flower next to your gardener",
             RULE_ROLL,
             step,
         )
     if any(not 1 <= v <= 6 for v in step.values):
-        raise _illegal("A die shows 1 to 6.", RULE_ROLL, step)
+        raise _illegal(f"{next(v for v in step.values if not 1 <= v <= 6)} is not a die value; a "
+                      "die shows 1 to 6", RULE_ROLL, step)
     if not step.values:
         return _next_turn(state, extra=False)
     return State(state.options, state.cells, state.gardeners, state.reserves, state.scores,
@@ -742,13 +745,13 @@ def _pool_without(pool: tuple[int, ...], die: int) -> tuple[int, ...]:
 def _check_die(state: State, step: Move | Discard) -> None:
     if state.phase is not Phase.MOVE:
         reason = (
-            "Place every gardener first."
+            "a gardener is still to be placed; place every gardener first"
             if state.phase is Phase.PLACEMENT
-            else "The pool is empty: roll the dice first."
+            else "the pool is empty; roll the dice first"
         )
         raise _illegal(reason, RULE_TURN, step)
     if step.die not in state.pool:
-        raise _illegal(f"There is no {step.die} in the pool.", RULE_MOVE, step)
+        raise _illegal(f"there is no {step.die} in the pool", RULE_MOVE, step)
 
 
 def _apply_move(state: State, step: Move) -> State:
@@ -757,11 +760,12 @@ def _apply_move(state: State, step: Move) -> State:
     start = state.gardeners[player - 1]
     assert start is not None  # the move phase has every gardener placed
     if step.to not in GRID:
-        raise _illegal(f"{hex_name(step.to)} is off the board.", RULE_MOVE, step)
+        raise _illegal(f"{hex_name(step.to)} is off the board", RULE_MOVE, step)
     path = _PATH_TO.get((start, step.die, step.to))
     if path is None:
         raise _illegal(
-            f"With a {step.die} the gardener moves exactly {step.die} hexes in a straight line.",
+            f"{hex_name(step.to)} is not {step.die} hexes away in a straight line; with a "
+            f"{step.die} the gardener moves exactly {step.die} hexes in a straight line",
             RULE_MOVE,
             step,
         )
@@ -774,7 +778,7 @@ def _apply_move(state: State, step: Move) -> State:
     if under != EMPTY:
         if step.plant is not None:
             raise _illegal(
-                f"{hex_name(step.to)} already holds a {under} flower: nothing is planted there.",
+                f"{hex_name(step.to)} already holds a {under} flower; nothing is planted there",
                 RULE_MOVE,
                 step,
             )
@@ -787,14 +791,16 @@ def _apply_move(state: State, step: Move) -> State:
         )
     if step.plant is None:
         raise _illegal(
-            "On an empty hex the gardener plants a flower from your reserve.", RULE_MOVE, step
+            f"{hex_name(step.to)} is empty and nothing is planted; on an empty hex the "
+            "gardener plants a flower from your reserve", RULE_MOVE, step
         )
     if step.plant not in COLOURS:
-        raise _illegal(f"{step.plant!r} is not a flower colour.", RULE_MOVE, step)
+        raise _illegal(f"{step.plant!r} is not a flower colour of Gardens of Mars; the colours "
+                      "are " + ", ".join(COLOURS), RULE_MOVE, step)
     colour = COLOURS.index(step.plant)
     row = state.reserves[player - 1]
     if row[colour] == 0:
-        raise _illegal(f"You have no {step.plant} flower left.", RULE_MOVE, step)
+        raise _illegal(f"you have no {step.plant} flower left", RULE_MOVE, step)
     cells = replaced(state.cells, _INDEX[step.to], step.plant)
     group = _group_size(cells, _INDEX[step.to])
     # Mars #5: the whole group scores; the rulebook reading leaves the new flower out.
@@ -822,8 +828,8 @@ def _apply_discard(state: State, step: Discard) -> State:
     _check_die(state, step)
     if _can_move(state):
         raise _illegal(
-            "A die in the pool still gives a legal move: use it; a die is discarded only "
-            "when none can move.",
+            "a die in the pool still gives a legal move; use it, as a die is discarded only "
+            "when none can move",
             RULE_DIE,
             step,
         )
@@ -879,8 +885,8 @@ def parse_step(text: str) -> Step:
         )
     cell, _, plant = rest.partition("=")
     if plant and plant not in COLOURS:
-        raise InvalidStepError(f"{plant!r} is not a flower colour; the colours are "
-                               + ", ".join(COLOURS))
+        raise InvalidStepError(f"{plant!r} is not a flower colour of Gardens of Mars; the "
+                               "colours are " + ", ".join(COLOURS))
     return Move(_int(die, "a die value"), parse_hex(cell), plant or None)
 
 
@@ -921,7 +927,7 @@ def _pairs(body: str, entry_sep: str, pair_sep: str, what: str) -> dict[str, str
     for entry in [] if body == "-" else body.split(entry_sep):
         key, sep, value = entry.partition(pair_sep)
         if not sep:
-            raise InvalidStepError(f"{entry!r} in {what} is not key{pair_sep}value")
+            raise InvalidStepError(f"{entry!r} in {what} is not a pair; write key{pair_sep}value")
         pairs[key] = value
     return pairs
 
@@ -929,13 +935,14 @@ def _pairs(body: str, entry_sep: str, pair_sep: str, what: str) -> dict[str, str
 def _parse_fields(text: str) -> State:
     words = text.split()
     if not words or words[0] != "mars":
-        raise InvalidStepError("a Mars position starts with the word 'mars'")
+        raise InvalidStepError(f"{text[:20]!r} is not a Gardens of Mars position; it starts "
+                               "with the word 'mars'")
     found = _pairs(" ".join(words[1:]) or "-", " ", "=", "the position")
     needed = ("players", "to_move", "extra", "pool", "scores", "planted", "reserves", "cells",
               "options")
     missing = [k for k in needed if k not in found]
     if missing:
-        raise InvalidStepError("the Mars position lacks " + ", ".join(missing))
+        raise InvalidStepError("the Gardens of Mars position lacks " + ", ".join(missing))
 
     def ints(field: str) -> list[int]:
         body = found[field]
@@ -945,17 +952,20 @@ def _parse_fields(text: str) -> State:
     rows = found["reserves"].split("/")
     if {len(ints("scores")), len(ints("planted")), len(rows)} != {players}:
         raise InvalidStepError(
-            f"scores, planted and reserves give one entry for each of the {players} players"
+            f"scores, planted and reserves do not give one entry for each of the {players} "
+            "players; give one each"
         )
     reserves: dict[int, dict[str, int]] = {}
     for player, row in enumerate(rows, start=1):
         counts = [_int(v, "a reserve count") for v in row.split(".")]
         if len(counts) != len(COLOURS):
-            raise InvalidStepError(f"a reserve gives {len(COLOURS)} counts, in colour order")
+            raise InvalidStepError(f"player {player}'s reserve gives {len(counts)} counts; give "
+                                   f"{len(COLOURS)}, in colour order")
         reserves[player] = dict(zip(COLOURS, counts, strict=True))
     options = _pairs(found["options"], ",", ":", "options")
     if found["extra"] not in ("yes", "no"):
-        raise InvalidStepError("extra= is yes or no in a Mars position")
+        raise InvalidStepError(f"extra={found['extra']} is not yes or no; write extra=yes or "
+                               "extra=no")
     try:
         return position(
             players,
@@ -969,7 +979,7 @@ def _parse_fields(text: str) -> State:
             options={key: _option_value(value) for key, value in options.items()},
         )
     except (InvalidPositionError, ConfigError) as error:
-        raise InvalidStepError(f"not a Mars position: {error}") from error
+        raise InvalidStepError(f"not a Gardens of Mars position: {error}") from error
 
 
 # --- the GameRules seam ------------------------------------------------------------------
@@ -1028,27 +1038,13 @@ def adopt_setup(state: State, observed: Mapping[Cell, Piece]) -> State:
     return replace(state, cells=cells)
 
 
-def reserve_problems(players: int, reserves: Sequence[Mapping[str, int]]) -> list[str]:
-    """What does not add up in reserves dealt by hand (``reserves[p - 1]``: player p's
-    ``{colour: count}``): each player is dealt 30 flowers with 2 players, 20 with 3, 15 with
-    4, 12 with 5, and the bag holds 10 of each colour (Gardens of Mars, Setup; docs/RULINGS.md
-    Mars #1).  One sentence per problem; ``[]`` when the deal adds up."""
-    return deal_problems(players, reserves, COLOURS, FLOWERS_EACH, FLOWERS_PER_COLOUR)
-
-
-def deal_reserves(state: State, reserves: Sequence[Mapping[str, int]]) -> State:
-    """``state`` (a fresh game) with ``reserves`` as dealt at the table in place of its
-    seeded deal.  Raises :class:`InvalidPositionError` with every sentence of
-    :func:`reserve_problems`."""
-    return replace(state, reserves=hand_dealt(state.players, reserves, COLOURS,
-                                              FLOWERS_PER_COLOUR))
-
-
 class MarsRules(GardenerRules[State, Step]):
     """Gardens of Mars behind the :class:`companion.rules.base.GameRules` seam; the one
     instance is :data:`RULES`.  Every method is pure."""
 
     name: ClassVar[str] = "mars"
+    colours: ClassVar[tuple[str, ...]] = COLOURS
+    flowers_per_colour: ClassVar[int] = FLOWERS_PER_COLOUR
 
     def new_game(self, players: int, seed: int, options: Mapping[str, object]) -> State:
         """A fresh game: the 60 flowers dealt at random (2p 30 each, 3p 20, 4p 15, 5p 12) and,
@@ -1117,7 +1113,7 @@ class MarsRules(GardenerRules[State, Step]):
         legal in ``state`` (every step once the game is over).
         """
         if state.phase is Phase.OVER:
-            raise _illegal("The game is over.", RULE_END, step)
+            raise _illegal("the game is over", RULE_END, step)
         if isinstance(step, Place):
             return _apply_place(state, step)
         if isinstance(step, Roll):
@@ -1204,11 +1200,6 @@ class MarsRules(GardenerRules[State, Step]):
     def adopt_setup(self, state: State, board: Mapping[Cell, Piece]) -> State:
         return adopt_setup(state, board)
 
-    def reserve_problems(self, state: State, reserves: Sequence[Mapping[str, int]]) -> list[str]:
-        return reserve_problems(state.players, reserves)
-
-    def deal_reserves(self, state: State, reserves: Sequence[Mapping[str, int]]) -> State:
-        return deal_reserves(state, reserves)
 
 
 RULES = MarsRules()
@@ -1268,7 +1259,7 @@ class MarsCases:
             return Discard(int(step["discard"]))
         if "die" in step and "to" in step:
             return Move(int(step["die"]), parse_hex(step["to"]), step.get("plant"))
-        raise InvalidStepError(f"{dict(step)} is not a Mars step")
+        raise InvalidStepError(f"{dict(step)!r} is not a Gardens of Mars step")
 
     def snapshot(self, state: State) -> Answer:
         """``cells`` (every occupied hex), ``reserves``, ``scores``, ``to_move``, ``over``."""
@@ -1293,7 +1284,7 @@ class MarsCases:
             outcome = RULES.outcome(state)
             winners = list(outcome.winners) if outcome else []
             return {"over": outcome is not None, "winners": winners}
-        raise InvalidStepError(f"Gardens of Mars cases do not ask {name!r}")
+        raise InvalidStepError(f"{name!r} is not a query of Gardens of Mars cases")
 
 
 CASES = MarsCases()

@@ -51,7 +51,6 @@ from companion.rules.base import (
     Outcome,
     Piece,
     SetupProblem,
-    deal_problems,
     evolved,
     listed,
     martian,
@@ -65,7 +64,6 @@ from companion.rules.gardeners import (
     GardenerRules,
     deal_flowers,
     gardener,
-    hand_dealt,
     move_changes,
     overdealt,
 )
@@ -429,7 +427,8 @@ def deal_missions(players: int, board: str, seed: int) -> Deal:
 def _check_players(players: int) -> None:
     if players not in FLOWERS_EACH:
         raise InvalidPositionError(
-            f"Gardens of Uranus is for 2 to 5 players, not {players} ({RULE_SETUP})"
+            f"{players} players cannot play Gardens of Uranus; it is for 2 to 5 players "
+            f"({RULE_SETUP})"
         )
 
 
@@ -651,22 +650,6 @@ def register_card(state: State, step: Reveal, text: str = "") -> State:
                    unknown=replaced(state.unknown, p - 1, state.unknown[p - 1] - 1))
 
 
-def reserve_problems(players: int, reserves: Sequence[Mapping[str, int]]) -> list[str]:
-    """What does not add up in reserves dealt by hand (``reserves[p - 1]``: player p's
-    ``{colour: count}``): each player is dealt 30 flowers with 2 players, 20 with 3, 15 with
-    4, 12 with 5, and the bag holds 12 of each colour (the text, Setup; docs/RULINGS.md
-    Uranus #1).  One sentence per problem; ``[]`` when the deal adds up."""
-    return deal_problems(players, reserves, COLOURS, FLOWERS_EACH, FLOWERS_PER_COLOUR)
-
-
-def deal_reserves(state: State, reserves: Sequence[Mapping[str, int]]) -> State:
-    """``state`` (a fresh game) with ``reserves`` as dealt at the table in place of its
-    seeded deal.  Raises :class:`InvalidPositionError` with every sentence of
-    :func:`reserve_problems`."""
-    return evolved(state, reserves=hand_dealt(state.players, reserves, COLOURS,
-                                              FLOWERS_PER_COLOUR))
-
-
 class UranusRules(GardenerRules[State, Step]):
     """Gardens of Uranus behind the :class:`companion.rules.base.GameRules` seam.
 
@@ -674,6 +657,8 @@ class UranusRules(GardenerRules[State, Step]):
     """
 
     name: ClassVar[str] = "uranus"
+    colours: ClassVar[tuple[str, ...]] = COLOURS
+    flowers_per_colour: ClassVar[int] = FLOWERS_PER_COLOUR
 
     # -- setup -------------------------------------------------------------------------
 
@@ -1110,7 +1095,8 @@ class UranusRules(GardenerRules[State, Step]):
             return Reveal(text[len("show:") :])
         cell, eq, colour = text.partition("=")
         if eq and colour not in COLOURS:
-            raise InvalidStepError(f"{colour!r} is not a flower colour ({', '.join(COLOURS)})")
+            raise InvalidStepError(f"{colour!r} is not a flower colour of Gardens of Uranus; "
+                                   f"the colours are {', '.join(COLOURS)}")
         return Move(parse_hex(cell), colour or None)
 
     def format_position(self, state: State) -> str:
@@ -1179,7 +1165,8 @@ class UranusRules(GardenerRules[State, Step]):
             hands = per_player("hands")
             names = BOARDS[options.board].grid.names
             if flowers.keys() - set(names.values()):
-                raise InvalidStepError("a flower is off the board")
+                raise InvalidStepError("a flower of the position is off the board; put every "
+                                       "flower on a hex of the board")
             position = State(
                 options=options,
                 trees=frozenset(parse_hex(t) for t in _items(fields["trees"], "/")),
@@ -1215,11 +1202,6 @@ class UranusRules(GardenerRules[State, Step]):
     def adopt_setup(self, state: State, board: Mapping[Cell, Piece]) -> State:
         return adopt_setup(state, board)
 
-    def reserve_problems(self, state: State, reserves: Sequence[Mapping[str, int]]) -> list[str]:
-        return reserve_problems(state.players, reserves)
-
-    def deal_reserves(self, state: State, reserves: Sequence[Mapping[str, int]]) -> State:
-        return deal_reserves(state, reserves)
 
 
 def _shown(state: State, player: int, mission: str) -> tuple[tuple[str, ...], int]:
@@ -1253,7 +1235,8 @@ def _reserve(text: str) -> tuple[int, ...]:
     for item in _items(text, ","):
         colour, _, n = item.partition(":")
         if colour not in counts:
-            raise InvalidStepError(f"{colour!r} is not a flower colour")
+            raise InvalidStepError(f"{colour!r} is not a flower colour of Gardens of Uranus; "
+                                   f"the colours are {', '.join(COLOURS)}")
         counts[colour] = int(n)
     return tuple(counts.values())
 
@@ -1287,12 +1270,16 @@ class UranusCases:
         for name, piece in pos["cells"].items():
             cell, info = parse_hex(name), parse_piece(piece)
             if cell not in shape.grid or info.kind not in ("tree", "flower", "martian"):
-                raise InvalidPositionError(f"{name}: {piece!r} cannot stand there in this game")
+                raise InvalidPositionError(
+                    f"{name}: {piece!r} cannot stand there; a hex of the board holds a tree, "
+                    "a flower or a gardener")
             if info.kind == "tree":
                 trees.add(cell)
             if info.kind == "martian":
                 if not 1 <= info.player <= players:
-                    raise InvalidPositionError(f"{name}: there is no player {info.player}")
+                    raise InvalidPositionError(
+                        f"{name}: {piece!r} is the gardener of player {info.player}; this "
+                        f"game has {players} players")
                 gardeners[info.player - 1] = cell
             flowers[shape.index[cell]] = info.colour
         numbers = [str(p) for p in range(1, players + 1)]
@@ -1323,7 +1310,8 @@ class UranusCases:
         if keys in ({"to"}, {"to", "plant"}):
             plant = step.get("plant")
             if plant is not None and plant not in COLOURS:
-                raise InvalidStepError(f"{plant!r} is not a flower colour")
+                raise InvalidStepError(f"{plant!r} is not a flower colour of Gardens of Uranus; "
+                                       f"the colours are {', '.join(COLOURS)}")
             return Move(parse_hex(step["to"]), plant)
         if keys == {"score", "draw", "drawn"}:
             return Score(step["score"], int(step["draw"]), step["drawn"])
@@ -1372,7 +1360,7 @@ class UranusCases:
                 "trees": shape.trees,
                 "decks": shape.decks,
             }
-        raise InvalidStepError(f"Gardens of Uranus cases do not ask {name!r}")
+        raise InvalidStepError(f"{name!r} is not a query of Gardens of Uranus cases")
 
 
 def _check_supply(pos: Position, shape: BoardShape) -> None:
@@ -1406,7 +1394,8 @@ def _reserve_of(counts: Mapping[str, int]) -> tuple[int, ...]:
     colour that is not one of the five."""
     unknown = counts.keys() - set(COLOURS)
     if unknown:
-        raise InvalidStepError(f"{', '.join(sorted(unknown))}: not a Gardens of Uranus colour")
+        raise InvalidStepError(f"{', '.join(sorted(unknown))} is not a flower colour of Gardens "
+                               f"of Uranus; the colours are {', '.join(COLOURS)}")
     return tuple(int(counts.get(c, 0)) for c in COLOURS)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.config import broker_address
-from companion.errors import UsageError
+from companion.errors import InvalidArgumentError, UsageError
 from companion.scoreboard.model import Scoreboard
 
 log = logging.getLogger("companion.scoreboard")
@@ -50,7 +50,7 @@ def parse_broker(url: str, username: str = "") -> Broker:
     :class:`UsageError` for anything else."""
     try:
         tls, host, port = broker_address(url)
-    except ValueError:
+    except InvalidArgumentError:
         port = 0
     if not 1 <= port <= 65535:
         raise UsageError(f"the broker {url!r} is not a URL such as mqtt://host:1883 or "

@@ -239,7 +239,7 @@ class BoardConsole(cmd.Cmd):
             return False
         try:
             piece = read_piece(words[1])
-        except ValueError as error:
+        except InvalidStepError as error:
             self.say(f"{error}.")
             return False
         if self.game.board.board[cell] == piece:

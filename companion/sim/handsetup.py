@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 
+from companion.errors import InvalidArgumentError
 from companion.rules import enceladus, mars, uranus
 from companion.rules.base import (
     EMPTY,
@@ -78,7 +79,7 @@ def draw_setup(rules: SomeRules, state: Seated, rng: random.Random) -> dict[Cell
         board.update(dict.fromkeys((grid.names[c] for c in rng.sample(inner, shape.trees)),
                                    TREE))
     else:
-        raise ValueError(f"no setup by hand for {rules.name}")
+        raise InvalidArgumentError(f"no setup by hand for {rules.name}")
     return board
 
 
@@ -99,7 +100,7 @@ def draw_deal(rules: SomeRules, state: Seated,
     elif rules.name == "uranus":
         colours, each, per_colour = COLOURS, FLOWERS_EACH, uranus.FLOWERS_PER_COLOUR
     else:
-        raise ValueError(f"{rules.name} deals no flowers")
+        raise InvalidArgumentError(f"{rules.name} deals no flowers")
     bag = [c for c in colours for _ in range(per_colour)]
     rng.shuffle(bag)
     players, hand = rules.players(state), each[rules.players(state)]

@@ -20,6 +20,7 @@ import random
 from collections import Counter
 
 from companion.board import protocol
+from companion.errors import InvalidArgumentError
 from companion.referee.mars import DIE_VALUES
 from companion.rules.mars import Discard, Move, Roll, State, Step, dice_to_roll
 from companion.sim.perform import Op, Press, Signal
@@ -36,10 +37,10 @@ def dice_ops(state: State, step: Step, rng: random.Random, *, source: str,
     ``"buttons"`` or ``"virtual"``; ``roll_button``: press Roll rather than OK for virtual
     dice).  With virtual dice the companion draws the values, so ``step`` must be the roll it
     will draw for the game to go on as the players think.  Waits in seconds, from ``rng``.
-    Raises ``ValueError`` for an unknown source.
+    Raises :class:`InvalidArgumentError` for an unknown source.
     """
     if source not in ("tray", "buttons", "virtual"):
-        raise ValueError(f"unknown dice source {source!r}")
+        raise InvalidArgumentError(f"unknown dice source {source!r}")
     wait = rng.uniform(0.2, 0.5)
     if isinstance(step, Roll):
         if not step.values:

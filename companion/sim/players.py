@@ -15,6 +15,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from companion.board import protocol
+from companion.errors import InvalidArgumentError
 from companion.opponent import Decision, Strength, chance_next, decide, interrupt, quick
 from companion.referee.seats import SeatedRules
 from companion.rules.base import Seated, SomeRules, own_state
@@ -29,7 +30,7 @@ def choose_step(rules: SomeRules, state: Seated, rng: random.Random) -> Hashable
     ``quick`` strength of :func:`companion.opponent.quick`: first a kind of step, then a step
     of it.
 
-    Raises ``ValueError`` when there is no legal step (the game is over).
+    Raises :class:`InvalidArgumentError` when there is no legal step (the game is over).
     """
     step: Hashable = quick(list(rules.legal_steps(state)), rng)
     return step
@@ -50,7 +51,7 @@ def chance_ops(rules: SomeRules, state: Seated, step: Hashable, rng: random.Rand
     return ops
 
 
-class Seats:
+class VirtualSeats:
     """The virtual players' decisions at a table: a :class:`~companion.opponent.Strength`
     for each seat, the dice they roll and, in Gardens of Uranus, the cards each holds.
 
@@ -63,7 +64,8 @@ class Seats:
     def __init__(self, rules: SomeRules, state: Seated, strengths: Sequence[Strength],
                  *, seed: int) -> None:
         if len(strengths) != rules.players(state):
-            raise ValueError(f"{len(strengths)} strengths for {rules.players(state)} players")
+            raise InvalidArgumentError(
+                f"{len(strengths)} strengths for {rules.players(state)} players")
         self.rules = rules
         self.strengths = tuple(Strength(s) for s in strengths)
         self.rng = random.Random(seed)
@@ -84,8 +86,8 @@ class Seats:
     def step(self, state: Seated, strength: Strength | None = None) -> Hashable:
         """The next step in ``state``: a roll of the dice when chance is next, a seat's
         out-of-turn step when one has it (the Hexagon card shown), else the step of the
-        player to move at their strength (or ``strength``).  Raises ``ValueError`` once the
-        game is over."""
+        player to move at their strength (or ``strength``).  Raises
+        :class:`InvalidArgumentError` once the game is over."""
         rules = self.rules
         self.decided = None
         if chance_next(rules, state):
@@ -121,7 +123,7 @@ def play(rules: SomeRules, strengths: Sequence[Strength], *, seed: int,
     every choice), without a board: the final state.  ``on_step(state, step)`` is called
     before each step."""
     state: Seated = rules.new_game(len(strengths), seed, options or {})
-    seats = Seats(rules, state, strengths, seed=seed)
+    seats = VirtualSeats(rules, state, strengths, seed=seed)
     while rules.outcome(state) is None:
         step = seats.step(state)
         if on_step is not None:
@@ -146,7 +148,7 @@ def cards_for_the_companion(rules: SomeRules, state: Seated, rng: random.Random,
                             held: frozenset[str] | None = None) -> list[Op]:
     """The cards a person deals the companion when the matrix asks for them (Gardens of
     Uranus with a card reader): each held face down to the reader.  ``held``: the cards the
-    table dealt that seat (:class:`Seats` keeps every seat's hand), not read yet, come first;
+    table dealt that seat (:class:`VirtualSeats` keeps every seat's hand), not read yet, come first;
     any still lacking are drawn among the cards nobody has shown nor dealt it (the principle
     of deferred decisions, as for the virtual people's own cards, :mod:`companion.sim.uranus`).
     ``[]`` when none is asked."""

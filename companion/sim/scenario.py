@@ -116,18 +116,18 @@ class Scenario:
 def _seconds(text: str) -> float:
     match = _DURATION.fullmatch(text.strip())
     if match is None:
-        raise ValueError(f"{text!r} is not a duration such as 300 ms or 1.5 s")
+        raise InvalidStepError(f"{text!r} is not a duration such as 300 ms or 1.5 s")
     return float(match[1]) / (1000 if match[2] == "ms" else 1)
 
 
 def read_piece(text: str) -> Piece:
     """A piece written as its name (``M1+red``) or its wire code (``1r``).  Raises
-    ``ValueError`` with a sentence for anything else."""
+    :class:`InvalidStepError` with a sentence for anything else."""
     if text in protocol.PIECE_CODES:
         return protocol.PIECE_CODES[text]
     if text in protocol.CODES:
         return text
-    raise ValueError(f"{text!r} is not a piece (a name such as M1+red or a code such as 1r)")
+    raise InvalidStepError(f"{text!r} is not a piece (a name such as M1+red or a code such as 1r)")
 
 
 def _option(text: str) -> str | int | bool:
@@ -154,12 +154,12 @@ def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
         try:
             if verb in ("game", "players", "seed", "board", "option", "tray", "pace"):
                 if actions or wait:
-                    raise ValueError(f"{verb} belongs in the header, before the first action")
+                    raise InvalidStepError(f"{verb} belongs in the header, before the first action")
                 _header(header, verb, args)
                 continue
             if cells is None:
                 if "game" not in header:
-                    raise ValueError("the header must name the game first (game enceladus)")
+                    raise InvalidStepError("the header must name the game first (game enceladus)")
                 cells = frozenset(protocol.LAYOUTS[Scenario(**header).layout])
             pace = header.get("pace", DEFAULT_PACE)
             if verb == "wait" and args:
@@ -182,8 +182,8 @@ def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
             elif verb == "expect" and args:
                 actions.append(Expect(" ".join(args)))
             else:
-                raise ValueError(f"{raw.strip()!r} is not an action (lift, place, wait, press, "
-                                 "dice, card, expect)")
+                raise InvalidStepError(f"{raw.strip()!r} is not an action (lift, place, wait, "
+                                       "press, dice, card, expect)")
         except (ValueError, KeyError) as error:
             raise InvalidStepError(f"{source}, line {number}: {error}") from None
     if "game" not in header:
@@ -219,14 +219,14 @@ def _header(header: _Header, verb: str, args: list[str]) -> None:
     elif verb == "board" and len(args) == 1 and args[0] in BOARDS["uranus"]:
         header["board"] = args[0]
     else:
-        raise ValueError(f"{' '.join([verb, *args])!r} is not a header line (game enceladus, "
-                         "players 2, seed 3, board rhombus, option tube false, tray off, "
-                         "pace 100 ms)")
+        raise InvalidStepError(f"{' '.join([verb, *args])!r} is not a header line (game "
+                               "enceladus, players 2, seed 3, board rhombus, option tube false, "
+                               "tray off, pace 100 ms)")
 
 
 def _cell(name: str, cells: frozenset[Cell]) -> Cell:
     if name not in cells:
-        raise ValueError(f"{name!r} is not a cell of this board")
+        raise InvalidStepError(f"{name!r} is not a cell of this board")
     return name
 
 

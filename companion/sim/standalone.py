@@ -25,6 +25,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
 
 from companion.config import Config, GameConfig
+from companion.errors import SimulationError
 from companion.opponent import Strength
 from companion.referee.referee import RefereeSettings
 from companion.rules.base import Board, Cell, Outcome, Piece, Seated, SomeRules
@@ -42,7 +43,7 @@ from companion.sim.perform import (
     tray_flowers,
     unseen_by_presence,
 )
-from companion.sim.players import Seats, chance_ops, choose_step
+from companion.sim.players import VirtualSeats, chance_ops, choose_step
 from companion.sim.scenario import Scenario
 
 log = logging.getLogger("companion.sim")
@@ -176,7 +177,7 @@ class VirtualPlayers:
     no button pressed; when every one needs a button (a forced Mars roll, a question a
     presence board cannot settle), they take one that does and ``ask`` a person to press
     the buttons at the companion; when nobody will, they stop.  With a ``strength``
-    (:class:`~companion.sim.players.Seats`) the first step tried is the one a player of that
+    (:class:`~companion.sim.players.VirtualSeats`) the first step tried is the one a player of that
     strength makes, the others random ones.
     """
 
@@ -186,7 +187,7 @@ class VirtualPlayers:
                  strength: Strength | None = None) -> None:
         self.game = game
         self.setup = setup
-        self.seats = None if strength is None else Seats(
+        self.seats = None if strength is None else VirtualSeats(
             game.rules, game.state, [strength] * game.rules.players(game.state), seed=seed)
         self.rng = random.Random(seed)
         self.ask = ask
@@ -213,7 +214,7 @@ class VirtualPlayers:
                 return step, ops, rehearsal
             fallback = fallback or (step, ops, rehearsal)
         if fallback is None:
-            raise RuntimeError(f"the companion would recognise none of {self.tries} steps tried")
+            raise SimulationError(f"the companion would recognise none of {self.tries} steps tried")
         return fallback
 
     def _lay_out(self) -> bool:

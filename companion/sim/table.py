@@ -38,7 +38,7 @@ from companion.sim.perform import (
     unseen_by_presence,
 )
 from companion.sim.players import (
-    Seats,
+    VirtualSeats,
     announced_ops,
     announced_step,
     cards_for_the_companion,
@@ -65,7 +65,7 @@ class TablePlayers:
     ``speed``: a factor on every wait (2.0 plays twice as fast as :class:`Noise` paces).
     ``step_timeout``: seconds to wait for the matrix to confirm a step before giving up;
     ``on_stuck(reason)`` is called then (and when the players fail).  ``strengths``: each
-    player's :class:`~companion.opponent.Strength` (:class:`~companion.sim.players.Seats`:
+    player's :class:`~companion.opponent.Strength` (:class:`~companion.sim.players.VirtualSeats`:
     they hold their own hidden cards and roll their own dice); ``None`` keeps the plain
     random choice of :func:`~companion.sim.players.choose_step`.  ``seated()``: the daemon's
     rules as its referee sees them now; at the companion's seat the person carries out the
@@ -93,7 +93,7 @@ class TablePlayers:
         seated: Callable[[], SomeRules] | None = None,
     ) -> None:
         self.rules = rules
-        self.seats = None if strengths is None else Seats(rules, state, strengths, seed=seed)
+        self.seats = None if strengths is None else VirtualSeats(rules, state, strengths, seed=seed)
         self.seated = seated or (lambda: rules)
         self.state = state
         self.board = board
@@ -328,6 +328,8 @@ def seat(
     noise: Noise = PEOPLE,
     board_class: type[VirtualBoard] = VirtualBoard,
     strength: Strength | None = None,
+    state: Seated | None = None,
+    players_seed: int | None = None,
 ) -> SimulatedTable:
     """Lay out a new game of ``config`` on a simulated board, build the daemon around it
     exactly as ``companion run`` does (the board's pseudo-terminal as its port, gpiozero's
@@ -336,6 +338,10 @@ def seat(
     Nothing runs yet: start ``players`` and run ``service``.  Everything is closed by
     ``stack``.  ``board_class`` lets a benchmark stamp the board's writes.  ``strength``: how
     every virtual player plays (see :class:`TablePlayers`; ``None``, the plain random choice).
+    ``state``: the position laid out and played on in place of a new game (a game the
+    daemon resumes from its journal stands so on the board).  ``players_seed``: the seed of
+    the players' choices, the game's seed by default (players started again take another,
+    not to repeat the choices of their first start).
     """
     from gpiozero.pins.mock import MockFactory
 
@@ -344,7 +350,9 @@ def seat(
     from companion.rules import load
 
     rules = load(config.game.name).RULES
-    state = rules.new_game(config.game.players, config.game.seed, config.game.rules_options())
+    if state is None:
+        state = rules.new_game(config.game.players, config.game.seed,
+                               config.game.rules_options())
     board = board_class(layout_name(config), rules.layout(state), rules.board(state),
                         sensing=config.board.sensing)
     stack.callback(board.close)
@@ -358,7 +366,8 @@ def seat(
         rules, state, board,
         {name: factory.pin(getattr(pins, name)) for name in ("ok", "undo", "select", "roll")
          if getattr(pins, name)},
-        seed=config.game.seed, noise=noise, speed=speed, on_stuck=service.stop,
+        seed=config.game.seed if players_seed is None else players_seed, noise=noise,
+        speed=speed, on_stuck=service.stop,
         strengths=None if strength is None else [strength] * config.game.players,
         seated=lambda: service.referee.rules,
     )

@@ -14,7 +14,7 @@ the matrix as :class:`companion.referee.uranus.CardTable` draws it:
 
 Which cards a virtual player holds: the companion's state (the one the players follow, as
 people follow the matrix) knows only how many unknown cards each hand has.  Seated players
-(:class:`companion.sim.players.Seats`) hold real hands, dealt from the seed by :class:`Hands`
+(:class:`companion.sim.players.VirtualSeats`) hold real hands, dealt from the seed by :class:`Hands`
 and kept by them alone, and score and show only those.  The plain random choice
 (:func:`companion.sim.players.choose_step`) chooses among the cards a player may hold, so a
 card in an unknown hand is decided when it is shown, uniformly among the cards nobody has
@@ -29,6 +29,7 @@ import random
 from collections.abc import Hashable, Mapping
 
 from companion.board import protocol
+from companion.errors import InvalidArgumentError
 from companion.referee.uranus import load_catalogue
 from companion.rules.base import Seated
 from companion.rules.missions import HEXAGON
@@ -53,11 +54,11 @@ def card_ops(
 ) -> list[Op]:
     """The operations for the hidden part of ``step`` with the card ``source`` (``"reader"``
     or ``"buttons"``); ``catalogue`` is ``{card id: mission}``.  Waits in seconds, from
-    ``rng``.  Raises ``ValueError`` for an unknown source and ``KeyError`` for a mission with
-    no card in ``catalogue``.
+    ``rng``.  Raises :class:`InvalidArgumentError` for an unknown source and ``KeyError`` for a
+    mission with no card in ``catalogue``.
     """
     if source not in ("reader", "buttons"):
-        raise ValueError(f"unknown card source {source!r}")
+        raise InvalidArgumentError(f"unknown card source {source!r}")
     if not isinstance(step, Score | Claim | Reveal):
         return []
     wait = rng.uniform(0.3, 0.8)

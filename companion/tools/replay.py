@@ -25,7 +25,7 @@ from PIL import Image
 from companion import journal
 from companion.display import Screen, render_frame
 from companion.display.text import Ticker
-from companion.errors import CompanionError, JournalError, UsageError
+from companion.errors import CompanionError, InvalidArgumentError, JournalError, UsageError
 from companion.files import replaced
 from companion.rules import GAMES
 from companion.rules import load as load_rules
@@ -180,12 +180,12 @@ def write_gif(shown: Sequence[Screen], path: Path, *, width: int, height: int, m
     image pixels: every screen for :data:`STEP_MS`, the last one for :data:`END_MS` or until
     its tickers have gone by once, a frame every :data:`FRAME_MS`.
 
-    Raises ``ValueError`` for an empty ``shown``, a bad mode or size
+    Raises :class:`InvalidArgumentError` for an empty ``shown``, a bad mode or size
     (:class:`companion.errors.UsageError` for a GIF over :data:`MAX_GIF_SIDE` pixels a side);
     ``OSError`` when the file cannot be written.
     """
     if not shown:
-        raise ValueError("a GIF needs at least one screen")
+        raise InvalidArgumentError("a GIF needs at least one screen")
     if max(width, height) * scale > MAX_GIF_SIDE:
         raise UsageError(f"a {width} x {height} matrix at scale {scale} makes a GIF wider than "
                          f"{MAX_GIF_SIDE} pixels: choose a smaller --scale")

@@ -40,7 +40,7 @@ from companion.board.protocol import (
     SetLed,
     encode,
 )
-from companion.errors import LinkError, ProtocolError, UsageError
+from companion.errors import InvalidArgumentError, LinkError, ProtocolError, UsageError
 from companion.events import BadLine, BoardMessage, Event
 from companion.files import open_output, output_error, read_text
 
@@ -92,10 +92,11 @@ def escape(data: bytes) -> str:
 
 
 def unescape(text: str) -> bytes:
-    """The bytes :func:`escape` made ``text`` from.  Raises ``ValueError`` for a lone
+    """The bytes :func:`escape` made ``text`` from.  Raises :class:`ProtocolError` for a lone
     backslash or a character that is not printable ASCII."""
     if _ESCAPE.sub("", text).count("\\") or not all(" " <= c <= "~" for c in text):
-        raise ValueError(f"{text!r} is not an escaped chunk (printable ASCII, \\\\ \\n \\r \\xNN)")
+        raise ProtocolError(
+            f"{text!r} is not an escaped chunk (printable ASCII, \\\\ \\n \\r \\xNN)")
 
     def one(match: re.Match[str]) -> str:
         code = match[1]
@@ -132,9 +133,9 @@ def parse_trace(text: str, source: str = "<trace>") -> Trace:
         match = _LINE.fullmatch(line)
         try:
             if match is None:
-                raise ValueError("a line is <seconds> <bytes>, e.g. 0.250000 HB 2 1000*39\\n")
+                raise ProtocolError("a line is <seconds> <bytes>, e.g. 0.250000 HB 2 1000*39\\n")
             chunk = Chunk(float(match[1]), unescape(match[2]))
-        except ValueError as error:
+        except ProtocolError as error:
             raise ProtocolError(f"{source}, line {number}: {error}") from None
         if chunks and chunk.t < chunks[-1].t:
             raise ProtocolError(f"{source}, line {number}: time {chunk.t} is before the line above")
@@ -244,9 +245,9 @@ def replay(
 ) -> None:
     """Write each chunk when its time comes: ``t / speed`` seconds after the call (``speed``
     10 plays ten times faster).  Returns after the last chunk, or early once ``stop`` is set.
-    Raises ``ValueError`` unless ``speed > 0``."""
+    Raises :class:`InvalidArgumentError` unless ``speed > 0``."""
     if speed <= 0:
-        raise ValueError(f"the replay speed must be above 0, not {speed}")
+        raise InvalidArgumentError(f"the replay speed must be above 0, not {speed}")
     stop = stop or threading.Event()
     start = clock()
     for chunk in chunks:
