@@ -331,6 +331,8 @@ def test_a_kept_scoreboard_started_again_has_the_rounds_and_names_it_had(
     (tmp_path / "folder").mkdir()
     with pytest.raises(OutputFileError, match="cannot write the scoreboard file"):
         KeptScoreboard(tmp_path / "folder")
+    with pytest.raises(OutputFileError, match=f"there is no folder {tmp_path / 'nowhere'}"):
+        KeptScoreboard(tmp_path / "nowhere" / "evening.jsonl")  # said at start, not later
 
 
 class Tty(io.StringIO):
