@@ -231,9 +231,15 @@ def _scoreboard(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from companion.config import display_config
     from companion.sim.demo import run_demo
 
     _setup_logging(args.log_level or "warning")
+    try:  # a wrong command line, not the [display] of a file
+        display_config({"display": args.display})
+    except ConfigError as error:
+        allowed = error.problems[0].partition(" must be ")[2].rstrip(".")
+        raise UsageError(f"--display must be {allowed}") from None
     return run_demo(game=args.game, players=args.players, seed=args.seed, display=args.display,
                     board=_board(args), out=Path(args.out), speed=args.speed,
                     sensing=args.sensing, strength=args.strength, seats=_seats(args))

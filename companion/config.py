@@ -45,6 +45,7 @@ import json
 import math
 import os
 import re
+import stat
 import tempfile
 import tomllib
 from collections.abc import Callable, Mapping
@@ -1120,7 +1121,8 @@ def _from_folder(config: Config, folder: Path) -> Config:
 
 
 def _check_mqtt(mqtt: MqttConfig, problems: _Problems) -> None:
-    """The ``[mqtt]`` keys that only make sense together."""
+    """The ``[mqtt]`` keys that only make sense together, and the password and CA files that
+    ``run`` reads at start, missing or a folder (one this user may not see is left to it)."""
     if mqtt.password and mqtt.password_file:
         problems.add(("mqtt", "password_file"), "[mqtt] password and password_file are both "
                      "set; keep one of them")
@@ -1131,6 +1133,19 @@ def _check_mqtt(mqtt: MqttConfig, problems: _Problems) -> None:
     if mqtt.ca_file and not mqtt.broker.startswith("mqtts://"):
         problems.add(("mqtt", "ca_file"), '[mqtt] ca_file is for a broker reached over TLS; '
                      'write the broker as "mqtts://host:port"')
+    files = {"password_file": mqtt.password_file} if mqtt.broker else {}
+    if mqtt.broker.startswith("mqtts://"):
+        files["ca_file"] = mqtt.ca_file
+    for key, name in files.items():
+        try:
+            folder = name and stat.S_ISDIR(os.stat(name).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            problems.add(("mqtt", key), f"[mqtt] {key} {name} does not exist")
+            continue
+        except OSError:  # not this user's to see: the service's user may
+            continue
+        if folder:
+            problems.add(("mqtt", key), f"[mqtt] {key} {name} is a folder, not a file")
 
 
 def _check_game(config: Config, problems: _Problems) -> None:

@@ -154,7 +154,7 @@ CASES = {
     "demo-seed-above-the-configs": (("demo", "--seed", str(2**63)), 2, USAGE, []),
     "demo-board-outside-uranus": (("demo", "--game", "mars", "--board", "rhombus"), 2,
                                   SENTENCE, []),
-    "demo-unknown-display": (("demo", "--display", "banana", "--out", "{dir}/out"), 78,
+    "demo-unknown-display": (("demo", "--display", "banana", "--out", "{dir}/out"), 2,
                              SENTENCE, ["out"]),
     "demo-speed-zero": (("demo", "--speed", "0"), 2, USAGE, []),
     "demo-opponent-unknown": (("demo", "--opponent", "best"), 2, USAGE, []),
@@ -212,7 +212,8 @@ def test_a_wrong_demo_option_leaves_the_earlier_demos_journal(files: Path) -> No
     earlier.parent.mkdir(parents=True)
     earlier.write_text("{}\n")
     done = companion("demo", "--display", "banana", "--out", str(files / "out"), cwd=files)
-    assert done.returncode == 78 and "banana" in done.stderr
+    assert done.returncode == 2 and 'not "banana"' in done.stderr
+    assert done.stderr.startswith("companion: --display must be one of")
     assert [p.name for p in earlier.parent.parent.iterdir()] == [earlier.parent.name]
     assert earlier.read_text() == "{}\n"
 

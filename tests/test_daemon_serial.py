@@ -12,6 +12,7 @@ import logging
 import random
 from collections.abc import Iterator
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,31 @@ def test_garbage_on_the_line_never_changes_the_game(
     assert referee.observed == dict(table.board.board)
     refused = [r for r in caplog.records if r.name == "companion.board"]
     assert 1 <= len(refused) <= 3, [r.getMessage() for r in refused]  # once per burst, not per line
+
+
+def test_garbage_on_the_line_at_the_companions_turn_keeps_its_announced_step(
+    tmp_path: Path
+) -> None:
+    stack = ExitStack()
+    config = demo_config("enceladus", 2, SEED, "hexagonal", tmp_path / "journal")
+    config = replace(config, players=replace(config.players, seats=("steady", "person")))
+    device = make_device({"display": "dummy", "width": 16, "height": 16, "mode": "RGB"})
+    table = seat(config, stack, device=device, speed=6.0)
+    running = DaemonThread(table.service, stack)
+    with running:
+        referee = running.service.referee
+        state = referee.state
+        seats = referee.seats
+        assert running.wait(lambda: seats.announced(state) is not None)
+        step = seats.announced(state)
+        shown = len(running.screens)
+        table.board.write_raw(bytes(random.Random(2).randrange(256) for _ in range(4000)))
+        table.board.write_raw(b"F 1 a1 r*00\n\x00\xff\r\n")
+        table.board.send_dump()
+        assert running.wait(lambda: len(running.screens) > shown)
+        assert running.thread.is_alive() and referee.state == state
+        assert seats.announced(state) == step and referee.history == []
+        assert "companion" in running.screens[-1].message
 
 
 def test_a_whole_game_through_the_pty_serial_and_gpio_stacks(tmp_path: Path) -> None:

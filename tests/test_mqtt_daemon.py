@@ -20,6 +20,7 @@ from conftest import WAIT_S, Broker, DaemonThread, Listener
 from test_mqtt import journal_steps, same_as_journal, steps_heard
 
 from companion import journal as journal_mod
+from companion.cli import EX_CONFIG, main
 from companion.config import MqttConfig, broker_address, load_config
 from companion.display import make_device
 from companion.errors import ConfigError
@@ -118,8 +119,26 @@ def test_a_bad_mqtt_key_is_named_with_its_file_and_line(tmp_path: Path, lines: s
         refused.value.problems
 
 
+def test_check_config_names_a_password_or_ca_file_that_run_would_not_find(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "companion.toml"
+    (tmp_path / "certs").mkdir()
+    path.write_text('[mqtt]\nbroker = "mqtts://broker.club"\nusername = "t1"\n'
+                    'password_file = "secret"\nca_file = "certs"\n')
+    assert main(["check-config", str(path)]) == EX_CONFIG
+    assert capsys.readouterr().out.splitlines() == [
+        f"{path}, line 4: [mqtt] password_file {tmp_path / 'secret'} does not exist",
+        f"{path}, line 5: [mqtt] ca_file {tmp_path / 'certs'} is a folder, not a file"]
+    (tmp_path / "secret").write_text("pw\n")
+    path.write_text('[mqtt]\nbroker = "mqtt://broker.club"\nusername = "t1"\n'
+                    'password_file = "secret"\n')
+    assert load_config(path).mqtt.password_file == str(tmp_path / "secret")
+
+
 def test_broker_urls_give_the_scheme_s_port_when_they_name_none(tmp_path: Path) -> None:
     path = tmp_path / "companion.toml"
+    (tmp_path / "secret").write_text("pw\n")
+    (tmp_path / "ca.pem").write_text("")
     path.write_text('[mqtt]\nbroker = "mqtts://broker.club"\nusername = "t1"\n'
                     'password_file = "secret"\nca_file = "ca.pem"\n')
     mqtt = load_config(path).mqtt
@@ -175,6 +194,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from companion import journal as journal_mod
+from companion.cli import EX_CONFIG, main
 from companion.config import MqttConfig
 from companion.display import make_device
 from companion.sim.demo import MATRIX, demo_config

@@ -197,11 +197,24 @@ def test_a_state_with_its_history_rebuilds_a_table_whose_steps_were_lost(
     view = board.tables()[0]
     assert view.over and view.winners == outcome.winners and view.steps == len(steps)
     assert len(board.finished()) == 1
-    bad = json.loads(sent[-1][1])
-    board2 = Scoreboard()
-    board2.receive(*sent[0])
-    board2.receive("gardens/t1/state", json.dumps({**bad, "history": ["z1/z2"]}).encode())
-    assert "waiting for journal line 2" in board2.tables()[0].note
+
+
+def test_a_state_whose_history_the_rules_refuse_is_ignored_and_the_table_followed_on(
+        games: dict[str, tuple[str, list[str], Any]], caplog: pytest.LogCaptureFixture) -> None:
+    board = Scoreboard()
+    setup, steps, outcome = games["enceladus2"]
+    sent = messages("t1", "g1", "enceladus", 2, setup, steps, states=True)
+    feed(board, sent[:5])  # the header, two steps and their states
+    forged = {**json.loads(sent[4][1]), "seq": 10**6, "scores": ["9-9-9-9-9", "0-0-0-0-0"],
+              "history": [*steps[:2], "z1/z2"]}
+    assert not board.receive("gardens/t1/state", json.dumps(forged).encode())
+    view = board.tables()[0]
+    assert view.note == "" and view.steps == 2 and view.screen is not None
+    assert view.ignored == 1 and "cannot be replayed" in caplog.text
+    feed(board, sent[5:])  # the table's own steps and states go on being followed
+    view = board.tables()[0]
+    assert view.note == "" and view.over and view.winners == outcome.winners
+    assert len(board.finished()) == 1
 
 
 def step_message(seq: int, n: int, step: str, table: str = "t1", **extra: Any) -> bytes:
@@ -318,6 +331,8 @@ def test_a_kept_scoreboard_started_again_has_the_rounds_and_names_it_had(
     (tmp_path / "folder").mkdir()
     with pytest.raises(OutputFileError, match="cannot write the scoreboard file"):
         KeptScoreboard(tmp_path / "folder")
+    with pytest.raises(OutputFileError, match=f"there is no folder {tmp_path / 'nowhere'}"):
+        KeptScoreboard(tmp_path / "nowhere" / "evening.jsonl")  # said at start, not later
 
 
 class Tty(io.StringIO):

@@ -128,6 +128,31 @@ def test_the_scoreboard_follows_the_tables_through_a_broker_restart_and_stops_on
     assert "lost the broker" in errors and "Traceback" not in errors
 
 
+def test_a_broker_not_up_at_start_is_said_once_and_followed_once_it_is(
+        broker: Broker) -> None:
+    broker.kill()
+    process = run_scoreboard("--broker", broker.url, "--listen", "", "--client-id", "test-late")
+    try:
+        errors, out = Lines(process.stderr), Lines(process.stdout)
+        assert "cannot reach the broker " + broker.url in errors.until("cannot reach")
+        broker.start()
+        errors.until("following the tables")  # tried again until it came
+        assert not any("cannot reach" in line for line in errors.seen[1:])
+        table = Publisher(broker.url)
+        try:
+            setup, steps, _ = play("enceladus", 2, 9)
+            table.send(messages("t1", "g1", "enceladus", 2, setup, steps[:2], over=False))
+            out.until("t1  unknown  enceladus  2 steps")
+        finally:
+            table.close()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(WAIT_S) == EX_TERMINATED
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(WAIT_S)
+
+
 ACL = Path(__file__).resolve().parent.parent / "systemd" / "mosquitto-gardens.acl"
 
 
@@ -175,6 +200,10 @@ def test_with_the_documented_acl_the_scoreboard_logs_in_and_no_table_writes_for_
     (["--broker", "mqtt://host:99999"], "is not a URL such as mqtt://host:1883"),
     (["--broker", "mqtt://127.0.0.1", "--topic", "gardens/#"], "is not a prefix such as"),
     (["--broker", "mqtt://127.0.0.1", "--listen", "256.1.1.1:80"], "cannot be listened on"),
+    (["--broker", "mqtt://127.0.0.1", "--listen", "127.0.0.1:99999"],
+     "--listen '127.0.0.1:99999' is not HOST:PORT with a port from 0 to 65535"),
+    (["--broker", "mqtt://127.0.0.1", "--listen", "localhost:8x"], "is not HOST:PORT"),
+    (["--broker", "mqtt://127.0.0.1", "--listen", "8090"], "is not HOST:PORT"),
     (["--broker", "mqtt://u@127.0.0.1"], "is not a URL such as mqtt://host:1883"),
     (["--broker", "mqtts://127.0.0.1", "--listen", "", "--ca-file", "/nonexistent"],
      "the CA file /nonexistent cannot be read as a certificate"),

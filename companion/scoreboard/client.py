@@ -104,6 +104,7 @@ class Feed:
         self._client.reconnect_delay_set(1, RECONNECT_MAX_S)
         self._client.on_connect = self._connected
         self._client.on_disconnect = self._disconnected
+        self._client.on_connect_fail = self._connect_failed  # no connection made at all
         self._client.on_message = self._message
         self._said = ""  # the trouble said last: "", "refused" or "unreachable"
         self._stopping = False
@@ -141,6 +142,11 @@ class Feed:
             log.warning("lost the broker %s (%s): trying again", self.broker, reason)
         else:
             log.warning("cannot reach the broker %s (%s): trying again", self.broker, reason)
+        self._said = "unreachable"
+
+    def _connect_failed(self, client: Any, userdata: Any) -> None:
+        if not self._said:
+            log.warning("cannot reach the broker %s: trying again", self.broker)
         self._said = "unreachable"
 
     def _message(self, client: Any, userdata: Any, message: Any) -> None:

@@ -11,6 +11,7 @@ is skipped.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 from pathlib import Path
@@ -26,7 +27,8 @@ log = logging.getLogger("companion.scoreboard")
 class KeptScoreboard(Scoreboard):
     """A :class:`Scoreboard` of ``prefix`` kept in ``path`` (see the module docstring).
     Raises :class:`companion.errors.OutputFileError` when the file is there but cannot be
-    read; one that cannot be written later is said once on the log, and not written again."""
+    read, or is not there and its folder is not either; one that cannot be written later is
+    said once on the log, and not written again."""
 
     def __init__(self, path: Path, prefix: str = "gardens") -> None:
         super().__init__(prefix)
@@ -43,6 +45,8 @@ class KeptScoreboard(Scoreboard):
                 skipped += not self._replay(line)
             log.info("%s: %d messages and names read back%s", path, read - skipped,
                      f", {skipped} lines skipped" if skipped else "")
+        elif not path.parent.is_dir():  # the file is made with its first line: say it now
+            raise output_error(path, "scoreboard file", FileNotFoundError(errno.ENOENT, ""))
         self._broken = False  # the file could not be written: nothing more is tried
 
     def _replay(self, line: str) -> bool:

@@ -14,8 +14,9 @@ message.  A step message is keyed by ``(table, game_id, seq)``: a seq already ap
 copy (delivery is at least once) and dropped; one ahead of the next expected waits for the
 ones before it.  The retained ``state`` message fills in a table whose steps this scoreboard
 did not see (it started after the game began, or a broker restarted without its sessions
-lost them): its ``history``, the steps in force, is replayed as the steps are; without one
-its scores are shown as sent, and the board is not.
+lost them): its ``history``, the steps in force, is replayed as the steps are, and a state
+whose history the rules refuse is ignored; without one its scores are shown as sent, and the
+board is not.
 
 Bad input -- not JSON, over :data:`MAX_PAYLOAD_BYTES`, wrong types, an unknown game, a setup
 or step the rules refuse, a seq gone backwards or seen before -- is ignored and said once per
@@ -346,11 +347,11 @@ class Scoreboard:
         known = table.state
         if known is not None and known.game_id == message.game_id and known.seq >= message.seq:
             return False  # an old one sent again
-        table.state = message
         game = table.games.get(message.game_id)
         if game is not None and message.history is not None and message.seq > game.applied \
                 and not game.broken:
             self._catch_up(table, game, message.seq, message.history)
+        table.state = message  # only once its history replayed: a bad one would hide later ones
         return True
 
     def _header(self, table: _Table, header: Header) -> bool:
@@ -429,7 +430,8 @@ class Scoreboard:
     def _catch_up(self, table: _Table, game: _Game, seq: int, history: list[str]) -> None:
         """Rebuild ``game`` up to journal line ``seq`` from ``history``, its steps in force
         then (the steps before were missed: the scoreboard came late, or the broker lost
-        them), then apply the steps after it that came."""
+        them), then apply the steps after it that came.  Raises :class:`Refused`, the game
+        left as it was, for a history the rules refuse."""
         rules = game.rules
         assert rules is not None  # a game without rules is broken
         try:
@@ -439,10 +441,9 @@ class Scoreboard:
                 positions.append(position)
                 position = rules.apply(position, rules.parse_step(position, text))
         except _PARSE_ERRORS as error:
-            self._complain(table.name, f"history {game.header.game_id}",
-                           f"the steps of game {game.header.game_id} that table {table.name} "
-                           f"sent with its state cannot be replayed: {str(error)[:120]}")
-            return
+            raise Refused(f"history {game.header.game_id}", f"a state message of table "
+                          f"{table.name} was ignored: the steps of game {game.header.game_id} "
+                          f"it holds cannot be replayed: {str(error)[:120]}") from None
         game.position, game.positions, game.notation = position, positions, list(history)
         game.applied = seq
         game.waiting = {s: m for s, m in game.waiting.items() if s > seq}

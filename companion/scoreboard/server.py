@@ -160,6 +160,10 @@ class ScoreboardPage:
     :class:`UsageError` when ``listen`` cannot be listened on, before any thread starts."""
 
     def __init__(self, listen: str, board: Scoreboard, *, pin: str = "") -> None:
+        host, colon, digits = listen.rpartition(":")
+        if not (colon and digits.isdigit() and int(digits) <= 65535):
+            raise UsageError(f"--listen {listen!r} is not HOST:PORT with a port from 0 to "
+                             "65535, such as 0.0.0.0:8090 ('' for no page)")
         try:
             host, port = parse_listen(listen)
             self._sockets = tornado.netutil.bind_sockets(port, host or None,
