@@ -7,7 +7,7 @@ page's JSON (:func:`companion.web.page.snapshot`) once per change, and only whil
 open, and pushes it to every open page as a server-sent event; a page that connects, or
 reconnects, gets the whole current state first.  A slow page only ever gets the newest state
 (it is never queued behind older ones), and one whose write has not gone out within
-:data:`WRITE_TIMEOUT_S` is dropped.
+:data:`~companion.web.handlers.WRITE_TIMEOUT_S` is dropped.
 
 Bad input: request heads over :data:`MAX_HEADER_BYTES`, bodies over :data:`MAX_BODY_BYTES`
 and malformed requests are refused by Tornado's HTTP parser (400/431, no traceback); an
@@ -66,6 +66,7 @@ from companion import journal
 from companion.errors import CompanionError, ConfigError, JournalError
 from companion.events import AnyEvent, Button, Hint, StartGame
 from companion.tools.replay import history_moments, layout_of, read_game, screens
+from companion.web.handlers import EventStream, Handler, NotFound, Page
 from companion.web.newgame import Choices
 from companion.web.page import PIN_EXTRA, chart_svg, page_html, record, snapshot
 
@@ -77,12 +78,6 @@ MAX_CONNECTIONS = 64
 MAX_STREAMS = 16
 """Event streams open at once: a table's players and onlookers, with room to spare."""
 IDLE_TIMEOUT_S = 60.0
-WRITE_TIMEOUT_S = 10.0
-"""Seconds a page may take to take in one state before it is dropped."""
-PING_S = 20.0
-"""Seconds between two comments on a quiet event stream, so a page that went away is found."""
-RETRY_MS = 1000
-"""How soon a page whose stream broke connects again (the browser's EventSource does it)."""
 BUTTONS = ("ok", "select", "undo", "hint")
 """The buttons the page can press."""
 MAX_WRONG_PINS = 5
@@ -102,73 +97,42 @@ def parse_listen(listen: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-class _Base(tornado.web.RequestHandler):
+class _Base(Handler):
     view: WebView
 
     def initialize(self, view: WebView) -> None:
         self.view = view
 
-    def write_error(self, status_code: int, **kwargs: Any) -> None:
-        # A sentence, never a traceback (Tornado shows one only in debug mode, never set).
-        self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.finish(f"<!doctype html><title>{status_code}</title><p>{self._reason}. "
-                    f'The table is at <a href="/">/</a>.</p>')
+    def error_page(self, status_code: int, reason: str) -> tuple[str, str]:
+        return "text/html; charset=utf-8", (f"<!doctype html><title>{status_code}</title>"
+                                            f'<p>{reason}. The table is at <a href="/">/</a>.</p>')
 
 
-class _NotFound(_Base):
-    def prepare(self) -> None:
-        raise tornado.web.HTTPError(404, reason="No such page")
+class _NotFound(_Base, NotFound):
+    pass
 
 
-class _Page(_Base):
-    def get(self) -> None:
-        self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.set_header("Cache-Control", "no-cache")
-        self.finish(self.view.page)
+class _Page(_Base, Page):
+    def html(self) -> str:
+        return self.view.page
 
 
-class _Events(_Base):
+class _Events(_Base, EventStream):
     """One page's event stream: the whole state at once, then every change."""
 
-    _gone = False
+    max_streams = MAX_STREAMS
+    too_many = "Too many pages are open on this table"
+    _sent = 0
 
-    async def get(self) -> None:
-        view = self.view
-        if len(view.streams) >= MAX_STREAMS:
-            raise tornado.web.HTTPError(503, reason="Too many pages are open on this table")
-        self.set_header("Content-Type", "text/event-stream")
-        self.set_header("Cache-Control", "no-cache")
-        self.wake = asyncio.Event()
-        view.streams.add(self)
-        try:
-            await self._send(f"retry: {RETRY_MS}\n\n")
-            sent = 0
-            while not self._gone:
-                seq, payload = view.current()
-                if seq != sent:
-                    sent = seq
-                    await self._send(f"data: {payload}\n\n")
-                    continue
-                self.wake.clear()
-                try:
-                    await asyncio.wait_for(self.wake.wait(), PING_S)
-                except TimeoutError:
-                    await self._send(": ping\n\n")
-        except (tornado.iostream.StreamClosedError, TimeoutError):
-            pass  # the page went away, or takes nothing in: its phone reconnects if it can
-        finally:
-            view.streams.discard(self)
-            if not self._gone and self.request.connection is not None:
-                self.request.connection.close()  # type: ignore[attr-defined]
+    def open_streams(self) -> set[EventStream]:
+        return self.view.streams
 
-    async def _send(self, text: str) -> None:
-        self.write(text)
-        await asyncio.wait_for(self.flush(), WRITE_TIMEOUT_S)
-
-    def on_connection_close(self) -> None:
-        self._gone = True
-        if hasattr(self, "wake"):
-            self.wake.set()
+    def news(self) -> str:
+        seq, payload = self.view.current()
+        if seq == self._sent:
+            return ""
+        self._sent = seq
+        return f"data: {payload}\n\n"
 
 
 class _Press(_Base):
@@ -333,7 +297,7 @@ class WebView:
         self._journals = journals
         self.choices = choices if events is not None else None
         self._played: Played | None = None
-        self.streams: set[_Events] = set()
+        self.streams: set[EventStream] = set()
         self._steps: list[tuple[int, str]] = []  # (player, notation) of each step committed
         self._scores: list[tuple[tuple[int, str], ...]] = []  # after each step, the setup first
         self._latest: tuple[int, Any, str, int, tuple[Any, ...], tuple[Any, ...]] = (
