@@ -204,7 +204,7 @@ class GameRecord:
                 return self.cut(line.number, f"illegal step {text!r}")
         return self
 
-    def replay(self, rules: SomeRules) -> Iterator[tuple[Any, Any, Any]]:
+    def replay(self, rules: SomeRules) -> Iterator[tuple[object, object, object]]:
         """``(state_before, step, state_after)`` for every step, from the recorded setup.
 
         Raises :class:`JournalError` when a recorded step is not legal (see :meth:`checked`)

@@ -10,7 +10,6 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from companion import journal as journal_mod
 from companion.config import Config, layout_name
@@ -107,8 +106,8 @@ class StartingGame:
     card ids read for the companion so far, per seat.
     """
 
-    state: Any
-    history: list[tuple[Any, Any]]
+    state: object
+    history: list[tuple[object, object]]
     journal: journal_mod.Journal | None
     resumed: bool = False
     in_flight: bool = False
@@ -184,7 +183,7 @@ def _resume(config: Config, rules: SomeRules, path: Path, *,
 def new_game(
     config: Config, rules: SomeRules, directory: Path | None, *, fsync: bool = True,
     reserves: Sequence[Mapping[str, int]] = (),
-) -> tuple[Any, journal_mod.Journal | None]:
+) -> tuple[object, journal_mod.Journal | None]:
     """A new game from the configuration (seed 0 draws one), with ``reserves`` as dealt by
     hand (each player's ``{colour: count}``) when given, and its journal in ``directory``.
     Raises :class:`JournalError` when the journal cannot be created and

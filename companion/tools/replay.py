@@ -18,7 +18,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from PIL import Image
 
@@ -56,7 +55,7 @@ class Moment:
     number: int
     player: int
     step: str
-    state: Any
+    state: object
     scores: tuple[tuple[int, str], ...]
 
 
@@ -126,8 +125,8 @@ def layout_of(record: journal.GameRecord, rules: SomeRules) -> str:
     return str(record.header.get("layout", rules.name))
 
 
-def history_moments(rules: SomeRules, history: Sequence[tuple[Any, Any]],
-                    state: Any) -> list[Moment]:
+def history_moments(rules: SomeRules, history: Sequence[tuple[object, object]],
+                    state: object) -> list[Moment]:
     """Every position of a game in play: ``history`` the referee's ``(state_before, step)``
     pairs, ``state`` the position after the last of them."""
     positions = [before for before, _ in history] + [state]
