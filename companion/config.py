@@ -260,7 +260,10 @@ else:
 # Models: each field is a key of the file, declared once with its type, range and default.
 
 
-def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+_Value = TypeVar("_Value")
+
+
+def _frozen(mapping: Mapping[str, _Value]) -> Mapping[str, _Value]:
     return MappingProxyType(dict(mapping))
 
 
@@ -281,10 +284,10 @@ class GameConfig:
     players: Annotated[int, Meta(ge=2, le=5, extra={"unit": "players"})] = 2
     seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] = 0
     board: _UranusBoard = "hexagonal"
-    options: Mapping[str, Scalar] = field(default_factory=lambda: _frozen({}))
+    options: Mapping[str, object] = field(default_factory=lambda: _frozen({}))
     setup: _Setup = "seed"
 
-    def rules_options(self) -> dict[str, Any]:
+    def rules_options(self) -> dict[str, object]:
         """The options for the rules core's ``new_game``: ``[game.options]``, plus the board
         for Gardens of Uranus (chosen per game, docs/RULINGS.md Uranus #7)."""
         options = dict(self.options)

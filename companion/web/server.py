@@ -55,7 +55,6 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import tornado.httpserver
 import tornado.iostream
@@ -65,10 +64,13 @@ import tornado.web
 from companion import journal
 from companion.errors import CompanionError, ConfigError, JournalError
 from companion.events import AnyEvent, Button, Hint, StartGame
+from companion.referee.effects import Committed
+from companion.referee.screen import Screen
+from companion.rules.base import SomeRules
 from companion.tools.replay import history_moments, layout_of, read_game, screens
 from companion.web.handlers import EventStream, Handler, NotFound, Page
 from companion.web.newgame import Choices
-from companion.web.page import PIN_EXTRA, chart_svg, page_html, record, snapshot
+from companion.web.page import PIN_EXTRA, Record, chart_svg, page_html, record, snapshot
 
 log = logging.getLogger("companion.web")
 
@@ -86,7 +88,7 @@ MAX_JOURNALS = 100
 """Finished games the page lists, the newest first."""
 
 
-Played = tuple[Any, str, tuple[tuple[Any, Any], ...], Any]
+Played = tuple[SomeRules, str, tuple[tuple[object, object], ...], object]
 """A game so far: its rules core, board layout, the referee's ``(state_before, step)``
 history and the position after it."""
 
@@ -154,7 +156,7 @@ class _Press(_Base):
         self.finish({"pressed": button})
 
 
-def _public(step: str, state: Any) -> str:
+def _public(step: str, state: object) -> str:
     """A step as anyone watching the page may read it: a Gardens of Uranus mission card
     registered face down before the turns (``show:...`` while gardeners are being placed)
     is secret, so it is not named."""
@@ -195,7 +197,7 @@ class _NewGame(_Base):
 class _GameSoFar(_Base):
     def get(self) -> None:
         self.set_header("Cache-Control", "no-cache")
-        self.finish(self.view.game_so_far())
+        self.finish(dict(self.view.game_so_far()))
 
 
 class _Journals(_Base):
@@ -213,14 +215,15 @@ class _Journal(_Base):
         except JournalError as error:
             raise tornado.web.HTTPError(500, reason=f"This game cannot be read: {error}"
                                         ) from None
-        self.finish(game)
+        self.finish(dict(game))
 
 
 class BoundedServer(tornado.httpserver.HTTPServer):
     """Tornado's server with a bound on the connections it keeps (:data:`MAX_CONNECTIONS`;
     the next is closed at once)."""
 
-    def handle_stream(self, stream: tornado.iostream.IOStream, address: tuple[Any, ...]) -> None:
+    def handle_stream(self, stream: tornado.iostream.IOStream,
+                      address: tuple[object, ...]) -> None:
         if len(self._connections) >= MAX_CONNECTIONS:
             stream.close()
             return
@@ -300,7 +303,9 @@ class WebView:
         self.streams: set[EventStream] = set()
         self._steps: list[tuple[int, str]] = []  # (player, notation) of each step committed
         self._scores: list[tuple[tuple[int, str], ...]] = []  # after each step, the setup first
-        self._latest: tuple[int, Any, str, int, tuple[Any, ...], tuple[Any, ...]] = (
+        # (seq, screen, link, steps committed, their (player, notation), the scores after each)
+        self._latest: tuple[int, Screen | None, str, int, tuple[tuple[int, str], ...],
+                            tuple[tuple[tuple[int, str], ...], ...]] = (
             0, None, "waiting", 0, (), ())
         self._rendered: tuple[int, str] = (0, "")
         self._wake_pending = False
@@ -311,7 +316,7 @@ class WebView:
         self._started.wait(5.0)
 
     # ------------------------------------------------------------------ the referee's side
-    def publish(self, screen: Any, link: str = "waiting", steps: int = 0,
+    def publish(self, screen: Screen, link: str = "waiting", steps: int = 0,
                 played: Played | None = None) -> None:
         """Make ``screen`` (a :class:`~companion.referee.screen.Screen`) the page's state,
         with the board link's state and the steps committed (fewer than before: steps were
@@ -329,12 +334,12 @@ class WebView:
             with contextlib.suppress(RuntimeError):  # the loop is closing
                 self._loop.call_soon_threadsafe(self._changed)
 
-    def commit(self, committed: Any) -> None:
+    def commit(self, committed: Committed) -> None:
         """Record a step committed (a :class:`~companion.referee.effects.Committed`) for the
         page's list of steps; its screen follows with :meth:`publish`."""
         self._steps[committed.number - 1:] = [(committed.player, committed.step)]
 
-    def mark(self, screen: Any) -> Any:
+    def mark(self, screen: Screen) -> Screen:
         """``screen`` with the control PIN among its extras, for the matrix (the page
         leaves it out); unchanged when the page is read-only."""
         if self._events is None:
@@ -359,8 +364,9 @@ class WebView:
         self._events.put(Button(now, name=button, pressed=True))
         self._events.put(Button(now, name=button, pressed=False))
 
-    def start(self, pin: str, players: Any, seed: Any, options: Any, names: Any = None, *,
-              end: bool = False, reserves: Any = None, seats: Any = "") -> tuple[int, str]:
+    def start(self, pin: str, players: object, seed: object, options: object,
+              names: object = None, *, end: bool = False, reserves: object = None,
+              seats: object = "") -> tuple[int, str]:
         """Start a new game of ``players`` with ``seed``, ``options``, the seats' ``names``
         (``None``: as configured), ``reserves`` dealt by hand and ``seats`` (checked by
         :meth:`Choices.choose`, :meth:`Choices.seat_names` and :meth:`Choices.choose_seats`)
@@ -406,7 +412,7 @@ class WebView:
             self._rendered = (seq, json.dumps(data, separators=(",", ":")))
         return self._rendered
 
-    def game_so_far(self) -> dict[str, Any]:
+    def game_so_far(self) -> Record:
         """The game so far as the page steps through it (:func:`companion.web.page.record`;
         no position before the first publish with ``played``)."""
         if self._played is None:
@@ -432,7 +438,7 @@ class WebView:
                 break
         return names
 
-    def finished_game(self, name: str) -> dict[str, Any]:
+    def finished_game(self, name: str) -> Record:
         """The finished game of journal ``name`` (one :meth:`finished_journals` lists) as the
         page steps through it.  Raises :class:`JournalError` when it cannot be replayed."""
         assert self._journals is not None
