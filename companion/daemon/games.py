@@ -164,7 +164,7 @@ def _resume(config: Config, rules: SomeRules, path: Path, *,
         log.error("cannot resume %s: %s; starting a new game", path.name, error)
         return ""
     kept = journal_mod.cut_to_good(record, fsync=fsync)
-    state = rules.apply(*history[-1]) if history else rules.parse_position(record.header["setup"])
+    state = rules.apply(*history[-1]) if history else rules.parse_position(record.setup)
     damage, note = record.damage, ""
     if damage is not None and kept is not None:
         log.warning("journal %s is damaged at line %d (%s); the game resumes after step %d; "
@@ -194,11 +194,11 @@ def new_game(
         state = rules.deal_reserves(state, reserves)
     journal = None
     if directory is not None:
-        header = {"game": config.game.name, "layout": layout_name(config),
-                  "players": config.game.players,
-                  **({"seats": list(config.players.seats)} if config.players.seats else {}),
-                  "seed": seed, "options": config.game.rules_options(),
-                  "setup": rules.format_position(state)}
+        header = journal_mod.Header(
+            game=config.game.name, layout=layout_name(config), players=config.game.players,
+            seed=seed, options=config.game.rules_options(), setup=rules.format_position(state))
+        if config.players.seats:
+            header["seats"] = list(config.players.seats)
         names = config.players.seat_names(config.game.players)
         if any(names):  # who sat where, for the scoreboard's standings
             header["names"] = names

@@ -63,7 +63,7 @@ def replay_game(record: journal.GameRecord, rules: SomeRules) -> Iterator[Moment
     """Every position of ``record`` from the setup on.  Raises
     :class:`companion.errors.JournalError` when the setup or a step cannot be replayed."""
     try:
-        state = rules.parse_position(record.header["setup"])
+        state = rules.parse_position(record.setup)
     except CompanionError as error:
         raise JournalError(f"{record.path.name}: its setup cannot be read: {error}") from None
     yield Moment(0, 0, "", state, tuple(rules.status(state)))
@@ -82,8 +82,8 @@ def format_game(record: journal.GameRecord, moments: Sequence[Moment]) -> list[s
     header = record.header
     lines = [f"Gardens of {str(header['game']).capitalize()}, {header['players']} players, "
              f"seed {header['seed']}, started {header.get('started', '?')} ({record.path.name})"]
-    options = header.get("options") or {}
-    if options:
+    options = header.get("options")
+    if isinstance(options, dict) and options:
         lines.append("options: " + ", ".join(f"{k}={v}" for k, v in sorted(options.items())))
     if record.damage is not None:
         lines.append(f"({damage_note(record, moments)})")
