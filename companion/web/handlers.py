@@ -41,7 +41,7 @@ class Handler(tornado.web.RequestHandler):
 
 
 class NotFound(Handler):
-    """Any address the server does not serve: 404, with :attr:`missing` as its sentence."""
+    """An address the server does not serve: 404, with :attr:`missing` as its sentence."""
 
     missing: ClassVar[str] = "No such page"
 
