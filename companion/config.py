@@ -79,6 +79,15 @@ Scalar = str | int | float | bool
 LumaValue = str | int | float | bool | None
 """A ``luma.core.cmdline`` option value; ``None`` where luma's default is "unset"."""
 
+KeyType: TypeAlias = Any
+"""A key's declared type as an object at run time (``int``, ``Annotated[int, Meta(...)]``,
+``Literal[...]``, ``str | None``), as ``typing.get_type_hints`` gives it and
+``msgspec.convert`` and ``msgspec.inspect`` take it: Python has no static type for a type
+written as a value."""
+
+if TYPE_CHECKING:
+    from gpiozero.pins.pi import PiBoardInfo
+
 URANUS_BOARDS = BOARDS["uranus"]
 """The Gardens of Uranus boards (docs/RULINGS.md Uranus #2)."""
 
@@ -161,7 +170,7 @@ _PIN_ALLOWED = 'a GPIO pin such as "GPIO17" (also 17, "BCM17", "BOARD11" or "J8:
 
 
 @cache
-def _header() -> Any:
+def _header() -> PiBoardInfo:
     """The 40-pin header as gpiozero knows it: every name of every pin (the same header on
     every Raspberry Pi since the Model B+; the Pi 3 Model B's data stands for them all)."""
     from gpiozero.pins.pi import PiBoardInfo
@@ -261,7 +270,10 @@ else:
 # Models: each field is a key of the file, declared once with its type, range and default.
 
 
-def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+_Value = TypeVar("_Value")
+
+
+def _frozen(mapping: Mapping[str, _Value]) -> Mapping[str, _Value]:
     return MappingProxyType(dict(mapping))
 
 
@@ -282,10 +294,10 @@ class GameConfig:
     players: Annotated[int, Meta(ge=2, le=5, extra={"unit": "players"})] = 2
     seed: Annotated[int, Meta(ge=0, le=MAX_SEED)] = 0
     board: _UranusBoard = "hexagonal"
-    options: Mapping[str, Scalar] = field(default_factory=lambda: _frozen({}))
+    options: Mapping[str, object] = field(default_factory=lambda: _frozen({}))
     setup: _Setup = "seed"
 
-    def rules_options(self) -> dict[str, Any]:
+    def rules_options(self) -> dict[str, object]:
         """The options for the rules core's ``new_game``: ``[game.options]``, plus the board
         for Gardens of Uranus (chosen per game, docs/RULINGS.md Uranus #7)."""
         options = dict(self.options)
@@ -629,7 +641,7 @@ _OUR_LUMA_DEFAULTS: Mapping[str, LumaValue] = MappingProxyType({
 _SPI_SPEEDS = tuple(int(mhz * 1_000_000) for mhz in (
     0.5, 1, 2, 4, 8, 16, 20, 24, 28, 32, 36, 40, 44, 48, 50, 52))
 _PIXELS = Annotated[int, Meta(ge=1, extra={"unit": "pixels"})]
-_LUMA_OPENING: Mapping[str, Any] = MappingProxyType({
+_LUMA_OPENING: Mapping[str, KeyType] = MappingProxyType({
     "width": _PIXELS, "height": _PIXELS,
     "spi_bus_speed": Literal[_SPI_SPEEDS],
     "i2c_address": Annotated[str, Meta(pattern=r"^0[xX][0-7]?[0-9A-Fa-f]$", description=(
@@ -642,17 +654,17 @@ _EMULATOR_CMDLINE = ("transform", "scale", "duration", "loop", "max_frames")
 
 
 @cache
-def _luma_options() -> Mapping[str, tuple[Any, LumaValue]]:
+def _luma_options() -> Mapping[str, tuple[KeyType, LumaValue]]:
     """Every ``luma.core.cmdline`` option: its type (a choice, a flag, a whole number, a
     number or text, ``None`` allowed where luma's default is unset) and our default, read
     from luma's parser."""
     from luma.core.cmdline import create_parser
 
-    options: dict[str, tuple[Any, LumaValue]] = {}
+    options: dict[str, tuple[KeyType, LumaValue]] = {}
     for action in create_parser("companion", autocomplete=False)._actions:
         if action.dest in ("help", "config"):  # not options of the device
             continue
-        kind: Any
+        kind: KeyType
         if action.dest == "display":  # luma's types, its dummy, and the emulators by name
             kind = Literal[(*action.choices, "dummy", *EMULATORS)]
         elif action.choices:
@@ -692,14 +704,15 @@ def _luma_defaults() -> Mapping[str, LumaValue]:
 
 
 @cache
-def _keys(model: type) -> Mapping[str, Any]:
+def _keys(model: type) -> Mapping[str, KeyType]:
     """The declared type of each field of ``model`` (a section's model), by name."""
     return MappingProxyType(get_type_hints(model, include_extras=True))
 
 
-def _choices(kind: Any) -> tuple[object, ...]:
+def _choices(kind: KeyType) -> tuple[object, ...]:
     """The choices of the ``Literal`` in the type ``kind``, in the order declared."""
-    if get_origin(kind) is Literal:
+    origin: object = get_origin(kind)
+    if origin is Literal:
         return get_args(kind)
     return next((found for arg in get_args(kind) if (found := _choices(arg))), ())
 
@@ -735,7 +748,7 @@ def _allowed(info: msgspec.inspect.Type, unit: str = "", choices: tuple[object, 
 _type_info = cache(msgspec.inspect.type_info)  # the same few dozen types, file after file
 
 
-def _read_value(kind: Any, written: object) -> Any:
+def _read_value(kind: KeyType, written: object) -> object:
     """``written`` (a TOML value) as a value of the declared type ``kind``; ``""`` stands for
     ``None`` where the type allows it.  Raises _Bad saying what the type allows."""
     info = _type_info(kind)
@@ -822,7 +835,7 @@ _SECTIONS: Mapping[str, tuple[type, ...]] = MappingProxyType({
 _NESTED = frozenset({"pins", "luma"})  # fields that are not keys of the file
 
 
-def _section_keys(section: str) -> dict[str, Any]:
+def _section_keys(section: str) -> dict[str, KeyType]:
     """Every key of ``section`` and its declared type."""
     keys = {name: kind for model in _SECTIONS[section] for name, kind in _keys(model).items()
             if name not in _NESTED}
@@ -849,11 +862,12 @@ def _unknown_key(section: str, key: str) -> str:
     return f"[{section}] {key} is not a known key; {hint}"
 
 
-def _read_keys(section: str, table: Mapping[str, object], problems: _Problems) -> dict[str, Any]:
+def _read_keys(section: str, table: Mapping[str, object],
+               problems: _Problems) -> dict[str, object]:
     """The values of ``table``'s keys read as their declared types; every bad key is added
     to ``problems``.  luma.emulator's options where it is not installed are left out."""
     kinds = _section_keys(section)
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     for key, written in table.items():
         if key not in kinds:
             if not (section == "display" and key in _EMULATOR_CMDLINE):
@@ -873,7 +887,7 @@ def _read_keys(section: str, table: Mapping[str, object], problems: _Problems) -
 _Model = TypeVar("_Model")
 
 
-def _model(model: type[_Model], values: Mapping[str, Any]) -> _Model:
+def _model(model: type[_Model], values: Mapping[str, object]) -> _Model:
     """``model`` with the ``values`` of its own fields, the others at their defaults."""
     own = _keys(cast(type, model))
     return model(**{k: v for k, v in values.items() if k in own})
@@ -929,15 +943,24 @@ def display_config(options: Mapping[str, object]) -> DisplayConfig:
     return display
 
 
-def _plain(model: type[Any], section: str) -> Callable[[Mapping[str, object], _Problems], Any]:
-    def read(table: Mapping[str, object], problems: _Problems) -> Any:
+_Section: TypeAlias = Any
+"""One section's model, of the class :data:`_SECTIONS` gives for its name (``[game]``: a
+:class:`GameConfig`): a reader is chosen by the section's name, which no static type ties to
+the class, and :class:`Config` takes each by its name."""
+
+_Reader = Callable[[Mapping[str, object], _Problems], _Section]
+"""How a section is read: its table, the problems found so far -> its model."""
+
+
+def _plain(model: type[_Section], section: str) -> _Reader:
+    def read(table: Mapping[str, object], problems: _Problems) -> _Section:
         return _model(model, _read_keys(section, table, problems))
 
     return read
 
 
 # Each section of _SECTIONS read by its own reader, or by its one model's keys.
-_READERS: Mapping[str, Callable[[Mapping[str, object], _Problems], Any]] = MappingProxyType({
+_READERS: Mapping[str, _Reader] = MappingProxyType({
     section: {"game": _read_game, "buttons": _read_buttons, "display": _read_display}.get(
         section, _plain(models[0], section))
     for section, models in _SECTIONS.items()
@@ -1079,7 +1102,7 @@ def parse_config(text: str, source: str = "<config>", folder: Path | None = None
         raise ConfigError(f"{source}: this is not valid TOML (its lists or tables nest too "
                           "deeply to read)") from None
     problems = _Problems(source, text)
-    sections: dict[str, Any] = {}
+    sections: dict[str, _Section] = {}
     for name, table in data.items():
         reader = _READERS.get(name)
         if reader is not None and isinstance(table, dict):

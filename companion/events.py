@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:  # the protocol's messages are only named here; the board imports events
     from companion.board.protocol import Message
@@ -72,7 +72,7 @@ class StartGame(Event):
 
     players: int = 2
     seed: int = 0
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, object] = field(default_factory=dict)
     reserves: tuple[Mapping[str, int], ...] = ()
     names: tuple[str, ...] = ()
     seats: tuple[str, ...] = ()

@@ -54,11 +54,11 @@ import json
 import logging
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypeAlias, TypedDict, cast
 
 from companion.errors import (
     CompanionError,
@@ -68,7 +68,7 @@ from companion.errors import (
     UnreadableJournalError,
 )
 from companion.files import reason_of
-from companion.rules.base import Outcome, SomeRules
+from companion.rules.base import Outcome, Seated, SomeRules
 
 VERSION = 2
 """The journal format version this companion writes and the newest it reads."""
@@ -84,12 +84,52 @@ POINTER = ".current"
 _OWN_KEYS = frozenset({"journal", "started", "seq", "crc"})
 """Keys of a header line that the journal adds, not the game."""
 
+Entry: TypeAlias = dict[str, object]
+"""One line of a journal as read back, a JSON object without ``seq`` and ``crc``.  The
+header's keys are the game's, each checked by whoever reads it (:attr:`GameRecord.setup`);
+:func:`read` checks the keys of every other line, which :class:`GameRecord` then gives as
+:class:`Step` and :class:`Over`."""
 
-def _canonical(entry: dict[str, Any]) -> bytes:
+
+class Header(TypedDict):
+    """A new game's header as the daemon writes it (:meth:`Journal.create` adds ``journal``
+    and ``started``): the ``game`` and its board ``layout``, the ``players``, the ``seats``
+    when not all are people, the ``seed``, the rules ``options``, the ``setup`` in position
+    notation and the seats' ``names`` when any is named."""
+
+    game: str
+    layout: str
+    players: int
+    seats: NotRequired[list[str]]
+    seed: int
+    options: Mapping[str, object]
+    setup: str
+    names: NotRequired[list[str]]
+
+
+class Step(TypedDict):
+    """A committed step: its number ``n`` (from 1), the ``player`` who made it and the
+    ``step`` in its game's notation, chance outcomes included."""
+
+    n: int
+    player: int
+    step: str
+
+
+class Over(TypedDict):
+    """The end of a game (:class:`companion.rules.base.Outcome`): the ``winners``, the
+    ``termination`` and the ``ranking``, best first, as ``[player, result, rank points]``."""
+
+    winners: list[int]
+    termination: str
+    ranking: list[list[int | str]]
+
+
+def _canonical(entry: Mapping[str, object]) -> bytes:
     return json.dumps(entry, separators=(",", ":"), sort_keys=True).encode()
 
 
-def _crc(entry: dict[str, Any], previous: int) -> int:
+def _crc(entry: Mapping[str, object], previous: int) -> int:
     """The chained check of ``entry`` (without its ``crc`` key) after a line checked
     ``previous``."""
     return zlib.crc32(_canonical(entry), previous)
@@ -114,7 +154,7 @@ class Line:
     number: int
     end: int
     crc: int
-    entry: dict[str, Any]
+    entry: Entry
 
 
 @dataclass
@@ -131,23 +171,32 @@ class GameRecord:
     dropped_torn_line: bool = False
 
     @property
-    def header(self) -> dict[str, Any]:
+    def header(self) -> Entry:
         return self.lines[0].entry
 
     @property
     def version(self) -> int:
-        version: int = self.header["journal"]
-        return version
+        return cast(int, self.header["journal"])  # checked by read
 
     @property
-    def steps(self) -> list[dict[str, Any]]:
-        return [line.entry for line in self._in_force()]
+    def setup(self) -> str:
+        """The header's setup, in position notation.  Raises ``KeyError`` when it has none
+        and :class:`JournalError` when it is not text."""
+        setup = self.header["setup"]
+        if not isinstance(setup, str):
+            raise JournalError("it is not text")
+        return setup
 
     @property
-    def over(self) -> dict[str, Any] | None:
-        over: dict[str, Any] | None = None
+    def steps(self) -> list[Step]:
+        return [cast(Step, line.entry) for line in self._in_force()]  # checked by read
+
+    @property
+    def over(self) -> Over | None:
+        over: Over | None = None
         for line in self.lines[1:]:
-            over = line.entry.get("over", over)
+            if "over" in line.entry:
+                over = cast(Over, line.entry["over"])  # checked by read
         return over
 
     @property
@@ -167,7 +216,7 @@ class GameRecord:
         for line in self.lines[1:]:
             player = line.entry.get("dealt")
             if isinstance(player, int):
-                cards.setdefault(player, []).append(line.entry["card"])
+                cards.setdefault(player, []).append(cast(str, line.entry["card"]))
         return cards
 
     @property
@@ -194,24 +243,24 @@ class GameRecord:
         into another legal-looking one in a journal without checks, or a journal of another
         rules version).  Raises :class:`JournalError` when the header's setup cannot be read."""
         try:
-            state = rules.parse_position(self.header["setup"])
+            state = rules.parse_position(self.setup)
         except (CompanionError, KeyError) as error:
             raise JournalError(f"{self.path.name}: the setup cannot be read: {error}") from error
         for line in self._in_force():
-            text = line.entry["step"]
+            text = cast(Step, line.entry)["step"]  # checked by read
             try:
                 state = rules.apply(state, rules.parse_step(state, text))
             except CompanionError:
                 return self.cut(line.number, f"illegal step {text!r}")
         return self
 
-    def replay(self, rules: SomeRules) -> Iterator[tuple[Any, Any, Any]]:
+    def replay(self, rules: SomeRules) -> Iterator[tuple[Seated, Hashable, Seated]]:
         """``(state_before, step, state_after)`` for every step, from the recorded setup.
 
         Raises :class:`JournalError` when a recorded step is not legal (see :meth:`checked`)
         or cannot be read.
         """
-        state = rules.parse_position(self.header["setup"])
+        state = rules.parse_position(self.setup)
         for entry in self.steps:
             try:
                 step = rules.parse_step(state, entry["step"])
@@ -250,7 +299,7 @@ class Journal:
             raise JournalError(f"cannot open the game journal {path}: {error.strerror}") from error
         self._backlog: list[bytes] = []
         self._pointer: str | None = None  # what the folder's pointer is yet to say
-        self.header: dict[str, Any] = {}
+        self.header: Mapping[str, object] = {}
         """The game's header as given to :meth:`create` (or read back by :meth:`continuing`),
         without the lines' own keys."""
 
@@ -267,7 +316,8 @@ class Journal:
         return journal
 
     @classmethod
-    def create(cls, directory: Path, header: dict[str, Any], *, fsync: bool = True) -> Journal:
+    def create(cls, directory: Path, header: Mapping[str, object], *,
+               fsync: bool = True) -> Journal:
         """Start a new game's journal in ``directory`` with ``header`` (``journal``,
         ``started`` are added).  Raises :class:`JournalError` if the file cannot be created;
         a header that cannot be written yet (a full card) stays queued, with a warning, so the
@@ -294,7 +344,7 @@ class Journal:
         """Lines accepted but not yet durable (their writes failed); 0 when the file is whole."""
         return len(self._backlog)
 
-    def append(self, entry: dict[str, Any]) -> None:
+    def append(self, entry: Mapping[str, object]) -> None:
         """Write one line and make it durable, after any line still queued from a failed write.
 
         Then the folder's pointer is brought up to date: it names a new journal once its
@@ -306,9 +356,10 @@ class Journal:
         """
         if self.version >= CHECKED:
             self._seq += 1
-            entry = {**entry, "seq": self._seq}
-            self._crc = _crc(entry, self._crc)
-            entry["crc"] = f"{self._crc:08x}"
+            numbered: Entry = {**entry, "seq": self._seq}
+            self._crc = _crc(numbered, self._crc)
+            numbered["crc"] = f"{self._crc:08x}"
+            entry = numbered
         self._backlog.append(_canonical(entry) + b"\n")
         self.flush()
         if "over" in entry:
@@ -348,7 +399,7 @@ class Journal:
             ) from error
 
     def step(self, number: int, player: int, step: str) -> None:
-        self.append({"n": number, "player": player, "step": step})
+        self.append(Step(n=number, player=player, step=step))
 
     def undo(self, number: int) -> None:
         self.append({"undo": number})
@@ -362,15 +413,9 @@ class Journal:
         self.append({"dealt": player, "card": card})
 
     def finish(self, outcome: Outcome) -> None:
-        self.append(
-            {
-                "over": {
-                    "winners": list(outcome.winners),
-                    "termination": outcome.termination,
-                    "ranking": [list(r) for r in outcome.ranking],
-                }
-            }
-        )
+        over = Over(winners=list(outcome.winners), termination=outcome.termination,
+                    ranking=[list(r) for r in outcome.ranking])
+        self.append({"over": over})
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -492,7 +537,7 @@ def read(path: Path) -> GameRecord:
     return GameRecord(path, lines, damage=damage, dropped_torn_line=torn)
 
 
-def _parse(raw: bytes) -> dict[str, Any] | None:
+def _parse(raw: bytes) -> Entry | None:
     try:
         entry = json.loads(raw)
     except (ValueError, RecursionError):  # nested too deep to read: no entry either
@@ -500,7 +545,7 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
-def _header_version(path: Path, entry: dict[str, Any] | None, number: int) -> int:
+def _header_version(path: Path, entry: Entry | None, number: int) -> int:
     """The format version of a journal whose first line, line ``number``, is ``entry``.
     Raises :class:`JournalDamagedError` for no header and :class:`JournalError` for a newer
     one."""
@@ -516,7 +561,7 @@ def _header_version(path: Path, entry: dict[str, Any] | None, number: int) -> in
     return version
 
 
-def _verify(entry: dict[str, Any], version: int, seq: int,
+def _verify(entry: Entry, version: int, seq: int,
             previous: int) -> tuple[str, int]:
     """``(reason, crc)``: why the line holding ``entry`` is damaged (``""`` when it is not)
     and its chained check.  ``seq`` is its place, ``previous`` the last good line's check;
@@ -533,7 +578,7 @@ def _verify(entry: dict[str, Any], version: int, seq: int,
     return ("" if written == f"{crc:08x}" else "checksum"), crc
 
 
-def _follows(entry: dict[str, Any], in_force: list[int]) -> str:
+def _follows(entry: Entry, in_force: list[int]) -> str:
     """Why ``entry`` cannot come after the steps ``in_force`` (``""`` when it can); a step
     or an undo updates ``in_force``."""
     if "step" in entry:
@@ -554,9 +599,19 @@ def _follows(entry: dict[str, Any], in_force: list[int]) -> str:
     elif "dealt" in entry:
         if not (isinstance(entry["dealt"], int) and isinstance(entry.get("card"), str)):
             return "not a journal entry"
-    elif not isinstance(entry.get("over"), dict):
+    elif not _is_over(entry.get("over")):
         return "not a journal entry"
     return ""
+
+
+def _is_over(over: object) -> bool:
+    """Whether ``over`` has the shape of :class:`Over`."""
+    if not isinstance(over, dict):
+        return False
+    winners, ranking = over.get("winners"), over.get("ranking")
+    return (isinstance(winners, list) and all(isinstance(p, int) for p in winners)
+            and isinstance(over.get("termination"), str) and isinstance(ranking, list)
+            and all(isinstance(r, list) and len(r) == 3 for r in ranking))
 
 
 def cut_to_good(record: GameRecord, *, fsync: bool = True) -> Path | None:

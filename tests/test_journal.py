@@ -294,6 +294,30 @@ def test_a_step_the_rules_refuse_is_damage_even_with_a_good_check(
         f"after step 3; the damaged file is kept as {path.name}.damaged"]
 
 
+@pytest.mark.parametrize("over", [
+    {}, {"winners": "1", "termination": "test", "ranking": []},
+    {"winners": [1], "termination": "test", "ranking": [[1, "27 pts"]]},
+])
+def test_an_end_line_without_winners_termination_and_ranking_is_damage(
+    over: dict[str, object], tmp_path: Path
+) -> None:
+    path, _ = _enceladus_journal(tmp_path, 2)
+    record = journal.Journal.continuing(journal.read(path), fsync=False)
+    record.append({"over": over})  # with a good check: written so, not damaged since
+    record.close()
+    back = journal.read(path)
+    assert back.damage == journal.Damage(4, "not a journal entry") and back.over is None
+    assert len(back.lines) == 3  # a game resumed after its last step, not a finished one
+
+
+def test_a_setup_that_is_not_text_cannot_be_read(tmp_path: Path) -> None:
+    path = tmp_path / "20990101-000000-mars.jsonl"
+    path.write_text(json.dumps({"journal": 1, **_header(MARS.new_game(2, 3, {})),
+                                "setup": 7}) + "\n")
+    with pytest.raises(JournalError, match=r"the setup cannot be read: it is not text$"):
+        journal.read(path).checked(MARS)
+
+
 def test_a_resumed_damaged_journal_goes_on_whole(tmp_path: Path) -> None:
     path, states = _enceladus_journal(tmp_path)
     lines = path.read_text().splitlines()

@@ -29,15 +29,16 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from queue import Queue
-from typing import Any, Final
+from typing import Final
 
 from gpiozero import InputDevice, OutputDevice
+from gpiozero.pins import PinInfo
 from gpiozero.pins.mock import MockFactory, MockPin
 
 from companion import events
 from companion.board import protocol
 from companion.board.debounce import Debounce
-from companion.board.pins import claim
+from companion.board.pins import Device, PinFactory, claim
 from companion.config import Config, layout_name, matrix_too_small
 from companion.errors import ConfigError, MisuseError
 from companion.rules.base import EMPTY, Cell, Piece
@@ -79,7 +80,8 @@ class MatrixCircuit:
 class MatrixColumnPin(MockPin):  # type: ignore[misc]
     """A mock input pin wired to a column of a :class:`MatrixCircuit`."""
 
-    def __init__(self, factory: Any, info: Any, circuit: MatrixCircuit, column: int) -> None:
+    def __init__(self, factory: PinFactory, info: PinInfo, circuit: MatrixCircuit,
+                 column: int) -> None:
         super().__init__(factory, info)
         self.circuit = circuit
         self.column = column
@@ -105,7 +107,7 @@ class GpioMatrix:
     """
 
     def __init__(self, queue: Queue[events.AnyEvent], *, layout: str, rows: Sequence[str],
-                 columns: Sequence[str], pin_factory: Any, debounce_s: float = 0.02,
+                 columns: Sequence[str], pin_factory: PinFactory, debounce_s: float = 0.02,
                  scan_interval_s: float = 0.002,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.cells = protocol.LAYOUTS[layout]
@@ -126,8 +128,8 @@ class GpioMatrix:
         self._stop = threading.Event()
         self._dump_wanted = threading.Event()
         self._thread: threading.Thread | None = None
-        self._rows: list[Any] = []
-        self._columns: list[Any] = []
+        self._rows: list[Device] = []
+        self._columns: list[Device] = []
         try:
             # A row is "on" when driven low: the switches on it conduct into it.
             for n, pin in enumerate(rows, 1):
@@ -143,7 +145,8 @@ class GpioMatrix:
             raise
 
     @classmethod
-    def from_config(cls, config: Config, queue: Queue[events.AnyEvent], *, pin_factory: Any,
+    def from_config(cls, config: Config, queue: Queue[events.AnyEvent], *,
+                    pin_factory: PinFactory,
                     clock: Callable[[], float] = time.monotonic) -> GpioMatrix:
         """The matrix of ``config.switches`` for the configured game's layout, on
         ``pin_factory`` (the one the buttons use)."""

@@ -50,7 +50,7 @@ import urllib.parse
 from collections.abc import Callable, Iterator
 from queue import Queue
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, Protocol, TypeAlias
 
 import serial
 import serial.threaded
@@ -98,9 +98,17 @@ _BUSY: Final = frozenset({errno.EAGAIN, errno.EWOULDBLOCK, errno.EBUSY})
 """Errors of an open that another program's hold on the port causes: its ``flock``
 (``EWOULDBLOCK``), or its ``TIOCEXCL`` (``EBUSY``)."""
 
-SerialFactory = Callable[..., Any]
-"""``serial.serial_for_url`` or anything called like it: ``(url, baudrate=, timeout=,
-exclusive=)`` returning an open pyserial port."""
+SerialPort: TypeAlias = Any
+"""An open pyserial port (``serial.Serial``, or what ``serial.serial_for_url`` opens): pyserial
+ships no types."""
+
+
+class SerialFactory(Protocol):
+    """``serial.serial_for_url`` or anything called like it: ``(url, baudrate=, timeout=,
+    exclusive=)`` returning an open pyserial port."""
+
+    def __call__(self, url: str, *, baudrate: int, timeout: float | None,
+                 exclusive: bool = False) -> SerialPort: ...
 
 Clock = Callable[[], float]
 """Seconds from an arbitrary start, like ``time.monotonic``."""
@@ -264,14 +272,14 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
         self._bad_lines = BurstLog(LOG, "bad line from the board", link.clock, BURST_WINDOW)
         self._breaks = BurstLog(LOG, "sequence numbers from the board", link.clock, BURST_WINDOW)
         self._unknown: set[str] = set()
-        self._transport: Any = None
+        self._transport: _ReaderThread | None = None
         self._users_named = False  # the other readers named once per connection
         self._dump_wanted = False
         self._dump_requested = 0.0
         self.spoke = False
         """True once a good message arrived on this connection."""
 
-    def connection_made(self, transport: Any) -> None:
+    def connection_made(self, transport: _ReaderThread) -> None:
         with self._link._guard("the board link (connecting)"):
             self._transport = transport
             self._link._connected()
@@ -356,7 +364,9 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
                         "reading them; close it", _users_text(users), self._link.port)
 
     def _ask_for_dump(self, now: float, *, force: bool = False) -> None:
-        if force or now - self._dump_requested >= DUMP_REQUEST_INTERVAL:
+        # The transport is set (connection_made) before anything asks for a dump.
+        if self._transport is not None and (
+                force or now - self._dump_requested >= DUMP_REQUEST_INTERVAL):
             self._dump_requested = now
             self._link._write(self._transport, encode(RequestDump()))
 
@@ -424,7 +434,7 @@ class BoardLink:
         self._port_lock = threading.Lock()  # the reader's start and stop, the port's close
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        self._reader: Any = None
+        self._reader: _ReaderThread | None = None
         self._up = False
         self._down_reported: str | None = None  # the notice of the outage reported, if any
 
@@ -485,7 +495,7 @@ class BoardLink:
         """Put ``event`` on the daemon's queue."""
         self._queue.put(event)
 
-    def _write(self, transport: Any, data: bytes) -> bool:
+    def _write(self, transport: _ReaderThread, data: bytes) -> bool:
         """Write ``data`` through a reader thread (its write is thread-safe); False on failure."""
         try:
             transport.write(data)

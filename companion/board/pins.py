@@ -9,14 +9,27 @@ import importlib.util
 import os
 import sys
 import weakref
-from collections.abc import Callable
 from importlib.metadata import entry_points
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol, TypeAlias
 
 from gpiozero import GPIOPinInUse, GPIOZeroError
 
 from companion.errors import ConfigError
+
+PinFactory: TypeAlias = Any
+"""A gpiozero pin factory (``MockFactory``, ``LGPIOFactory``, ...): gpiozero ships no types."""
+
+Device: TypeAlias = Any
+"""A gpiozero device (``DigitalInputDevice``, ``OutputDevice``, ``Buzzer``, ``LED``, ...)."""
+
+
+class DeviceKind(Protocol):
+    """A gpiozero device class: called with a pin name, ``pin_factory=`` and its own
+    options."""
+
+    def __call__(self, pin: str, *, pin_factory: PinFactory, **options: object) -> Device: ...
+
 
 _PLATFORM_FACTORIES = ("lgpio", "rpigpio", "pigpio", "native")  # gpiozero's own order
 # The library each platform factory drives, and its Raspberry Pi OS package.  "native" needs
@@ -28,7 +41,7 @@ _FACTORY_LIBRARIES = MappingProxyType({
 })  # fmt: skip
 
 
-def make_pin_factory(name: str | None = None) -> Any:
+def make_pin_factory(name: str | None = None) -> PinFactory:
     """A new gpiozero pin factory, for every part on the Pi's GPIO to share; the caller
     closes it.
 
@@ -83,7 +96,7 @@ def _installed(module: str) -> bool:
 
 
 # Which part holds which pin of each pin factory, to name it when another part asks for the pin.
-_HOLDERS: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+_HOLDERS: weakref.WeakKeyDictionary[PinFactory, dict[str, str]] = weakref.WeakKeyDictionary()
 
 
 def _platform_errors() -> tuple[type[Exception], ...]:
@@ -96,8 +109,8 @@ def _platform_errors() -> tuple[type[Exception], ...]:
     return tuple(errors)
 
 
-def claim(kind: Callable[..., Any], pin: str, *, part: str, pin_factory: Any,
-          **options: Any) -> Any:
+def claim(kind: DeviceKind, pin: str, *, part: str, pin_factory: PinFactory,
+          **options: object) -> Device:
     """The gpiozero ``kind`` device on ``pin`` (``"GPIO17"``) for ``part`` (``"[buttons] ok"``:
     how messages name it), made with ``pin_factory``.
 

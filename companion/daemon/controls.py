@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from queue import Queue
 from types import MappingProxyType, TracebackType
-from typing import Any, Protocol, assert_never
+from typing import Protocol, assert_never
 
 from gpiozero import LED, Buzzer, DigitalInputDevice
 
 from companion import events
-from companion.board.pins import claim
+from companion.board.pins import Device, DeviceKind, PinFactory, claim
 from companion.config import ButtonPins
 from companion.errors import InvalidArgumentError
 from companion.referee.effects import BuzzPattern
@@ -101,7 +101,7 @@ class _Contact:
 
     __slots__ = ("button", "edges", "reported", "timer")
 
-    def __init__(self, button: Any) -> None:
+    def __init__(self, button: Device) -> None:
         self.button = button
         self.reported: bool = button.is_active
         self.timer: OneShot | None = None
@@ -137,7 +137,7 @@ class Controls:
         queue: Queue[events.AnyEvent],
         *,
         pins: ButtonPins,
-        pin_factory: Any,
+        pin_factory: PinFactory,
         clock: Callable[[], float] = time.monotonic,
         bounce_s: float = 0.03,
         timer: Callable[[float, Callable[[], None]], OneShot] = daemon_timer,
@@ -151,7 +151,7 @@ class Controls:
         self._lock = threading.Lock()
         self._closed = False
         self._factory = pin_factory
-        self._devices: list[Any] = []
+        self._devices: list[Device] = []
         self._contacts: dict[str, _Contact] = {}
         try:
             for name in BUTTONS:
@@ -172,7 +172,8 @@ class Controls:
             contact.button.when_activated = on_edge
             contact.button.when_deactivated = on_edge
 
-    def _make(self, key: str, kind: Callable[..., Any], pins: ButtonPins, **options: Any) -> Any:
+    def _make(self, key: str, kind: DeviceKind, pins: ButtonPins,
+              **options: object) -> Device:
         """The ``kind`` device on the pin of ``pins.<key>``; ``None`` when none is fitted."""
         pin = getattr(pins, key)
         if pin is None:

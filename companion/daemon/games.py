@@ -7,17 +7,16 @@ from __future__ import annotations
 import importlib
 import logging
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from companion import journal as journal_mod
 from companion.config import Config, layout_name
 from companion.errors import CompanionError, JournalDamagedError, JournalError
 from companion.referee.referee import Extension, Referee, RefereeSettings
 from companion.referee.seats import Seats
-from companion.rules.base import SomeRules
+from companion.rules.base import Seated, SomeRules
 
 log = logging.getLogger("companion")
 
@@ -107,8 +106,8 @@ class StartingGame:
     card ids read for the companion so far, per seat.
     """
 
-    state: Any
-    history: list[tuple[Any, Any]]
+    state: Seated
+    history: list[tuple[Seated, Hashable]]
     journal: journal_mod.Journal | None
     resumed: bool = False
     in_flight: bool = False
@@ -165,7 +164,7 @@ def _resume(config: Config, rules: SomeRules, path: Path, *,
         log.error("cannot resume %s: %s; starting a new game", path.name, error)
         return ""
     kept = journal_mod.cut_to_good(record, fsync=fsync)
-    state = rules.apply(*history[-1]) if history else rules.parse_position(record.header["setup"])
+    state = rules.apply(*history[-1]) if history else rules.parse_position(record.setup)
     damage, note = record.damage, ""
     if damage is not None and kept is not None:
         log.warning("journal %s is damaged at line %d (%s); the game resumes after step %d; "
@@ -184,7 +183,7 @@ def _resume(config: Config, rules: SomeRules, path: Path, *,
 def new_game(
     config: Config, rules: SomeRules, directory: Path | None, *, fsync: bool = True,
     reserves: Sequence[Mapping[str, int]] = (),
-) -> tuple[Any, journal_mod.Journal | None]:
+) -> tuple[Seated, journal_mod.Journal | None]:
     """A new game from the configuration (seed 0 draws one), with ``reserves`` as dealt by
     hand (each player's ``{colour: count}``) when given, and its journal in ``directory``.
     Raises :class:`JournalError` when the journal cannot be created and
@@ -195,11 +194,11 @@ def new_game(
         state = rules.deal_reserves(state, reserves)
     journal = None
     if directory is not None:
-        header = {"game": config.game.name, "layout": layout_name(config),
-                  "players": config.game.players,
-                  **({"seats": list(config.players.seats)} if config.players.seats else {}),
-                  "seed": seed, "options": config.game.rules_options(),
-                  "setup": rules.format_position(state)}
+        header = journal_mod.Header(
+            game=config.game.name, layout=layout_name(config), players=config.game.players,
+            seed=seed, options=config.game.rules_options(), setup=rules.format_position(state))
+        if config.players.seats:
+            header["seats"] = list(config.players.seats)
         names = config.players.seat_names(config.game.players)
         if any(names):  # who sat where, for the scoreboard's standings
             header["names"] = names

@@ -1,7 +1,7 @@
 """The seams between the service and its parts, as :class:`typing.Protocol` classes: what the
 service asks of the board link, the matrix, the controls and the journal, and nothing more.
 
-Any object with these methods fits (the serial :class:`companion.board.link.BoardLink` and the
+An object with these methods fits (the serial :class:`companion.board.link.BoardLink` and the
 GPIO-scanned :class:`companion.board.gpio_matrix.GpioMatrix` are both a :class:`Link`), so a
 tool or a test hands the service the parts it has, and a new part (a remote seat, a
 publisher) is written against these few methods.

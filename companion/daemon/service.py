@@ -29,7 +29,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from companion import journal as journal_mod
 from companion.board import protocol
@@ -95,6 +95,8 @@ from companion.rules import load as load_rules
 from companion.rules.base import Outcome
 
 if TYPE_CHECKING:
+    from companion.board.pins import PinFactory
+    from companion.display.device import LumaDevice
     from companion.web.server import WebView
 
 __all__ = [
@@ -561,8 +563,8 @@ def build(
     config: Config,
     stack: ExitStack,
     *,
-    pin_factory: Any = None,
-    device: Any = None,
+    pin_factory: PinFactory | None = None,
+    device: LumaDevice | None = None,
     clock: Callable[[], float] = time.monotonic,
     notifier: Notifier | None = None,
 ) -> Service:
@@ -619,7 +621,7 @@ def build(
             service.open_display()
         stack.callback(service.close_display)
 
-        def open_gpio(factory: Any, *, owned: bool) -> None:
+        def open_gpio(factory: PinFactory, *, owned: bool) -> None:
             _open_gpio(service, config, factory, owned=owned, stack=stack)
 
         if pin_factory is not None:
@@ -647,7 +649,7 @@ def build(
 
 
 def _make_display(settings: DisplayConfig, clock: Callable[[], float],
-                  device: Any = None) -> Matrix:
+                  device: LumaDevice | None = None) -> Matrix:
     """A :class:`companion.display.Display` on ``device``, else on the device ``settings``
     configure."""
     from companion.display import Display, make_device
@@ -711,7 +713,7 @@ def _open_mqtt(service: Service, config: Config, stack: ExitStack) -> None:
     publisher.start(journal.path)
 
 
-def _open_gpio(service: Service, config: Config, factory: Any, *, owned: bool,
+def _open_gpio(service: Service, config: Config, factory: PinFactory, *, owned: bool,
                stack: ExitStack) -> None:
     """The buttons, buzzer and status LED, and the switch matrix if there is one, all on
     ``factory`` (closed with them when ``owned``); their ``close`` goes on ``stack``.  Raises

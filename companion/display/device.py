@@ -32,10 +32,14 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from companion.config import EMULATORS, display_config
 from companion.errors import ConfigError
+
+LumaDevice: TypeAlias = Any
+"""A luma device (``max7219``, ``ws2812``, luma.emulator's ``capture``, ``gifanim``, ...): luma
+ships no types."""
 
 _TTY_ONLY = ("asciiart", "asciiblock")
 _NO_BUS = ("ws2812", "neopixel", "neosegment")  # driven by rpi_ws281x (PWM/DMA), not a serial bus
@@ -51,7 +55,7 @@ def needs_emulator(display: str) -> bool:
     return display in EMULATORS and not _installed("luma.emulator")
 
 
-def _create(luma: Mapping[str, object]) -> Any:
+def _create(luma: Mapping[str, object]) -> LumaDevice:
     # every device takes **kwargs: only the one that knows an option uses it
     args = argparse.Namespace(**luma)
     if args.display == "gifanim":
@@ -119,7 +123,7 @@ def missing(options: Mapping[str, object]) -> list[tuple[str, str]]:
     return found
 
 
-def make_device(options: Mapping[str, object]) -> Any:
+def make_device(options: Mapping[str, object]) -> LumaDevice:
     """A luma device built from ``options`` (see the module docstring); the options left out
     take the configuration's defaults (:func:`companion.config.luma_defaults`: a 32 x 8
     MAX7219 chain), but ``interface`` defaults to ``"noop"`` for the WS2812 family, which

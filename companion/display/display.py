@@ -21,10 +21,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from PIL import Image
 
+from companion.display.device import LumaDevice
 from companion.display.render import render_frame
 from companion.display.text import Ticker
 from companion.errors import InvalidArgumentError
@@ -66,7 +66,7 @@ class Display:
 
     def __init__(
         self,
-        device: Any,
+        device: LumaDevice,
         *,
         clock: Callable[[], float] = time.monotonic,
         wait: Callable[[threading.Condition, float | None], object] = threading.Condition.wait,

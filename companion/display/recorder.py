@@ -14,7 +14,6 @@ from __future__ import annotations
 import atexit
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from luma.emulator.device import gifanim
 from PIL import Image
@@ -52,7 +51,8 @@ class GifRecorder(gifanim):  # type: ignore[misc]
     _count: int
     _images: list[Image.Image]
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic, **kwargs: Any) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic,
+                 **kwargs: object) -> None:
         super().__init__(**kwargs)
         atexit.unregister(self.write_animation)
         self._clock = clock

@@ -16,11 +16,11 @@ import json
 import logging
 import re
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from companion import journal as journal_mod
 from companion.errors import CompanionError, ConfigError, JournalError
@@ -86,7 +86,7 @@ class Message:
     again: bool = False
 
 
-def _json(payload: dict[str, Any]) -> bytes:
+def _json(payload: Mapping[str, object]) -> bytes:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
 
 
@@ -142,10 +142,10 @@ class GameFeed:
         self.broken = False
         self._done = 0  # lines already given
         self._rules: SomeRules | None = None
-        self._states: list[Any] = []  # the setup, then the state after each step in force
+        self._states: list[object] = []  # the setup, then the state after each step in force
         self._movers: list[int] = []  # the player of each step in force
         self._steps: list[str] = []  # the notation of each step in force
-        self._header: dict[str, Any] = {}
+        self._header: journal_mod.Entry = {}
 
     def read(self) -> list[tuple[int, list[Message]]]:
         """The journal's lines after those already given, as ``(seq, messages)`` in order.
@@ -175,18 +175,19 @@ class GameFeed:
             self._done = seq
         return out
 
-    def _line(self, seq: int, entry: dict[str, Any]) -> list[Message]:
+    def _line(self, seq: int, entry: journal_mod.Entry) -> list[Message]:
         if seq == 1:
             return [self._game(entry), self._state_message(seq)]
         assert self._rules is not None
-        step: dict[str, Any] = {"v": VERSION, "table": self.topics.table,
+        step: dict[str, object] = {"v": VERSION, "table": self.topics.table,
                                 "game_id": self.game_id, "seq": seq}
         if "step" in entry:
-            text, state = entry["step"], self._states[-1]
+            made = cast(journal_mod.Step, entry)  # checked by the journal's reader
+            text, state = made["step"], self._states[-1]
             self._states.append(self._rules.apply(state, self._rules.parse_step(state, text)))
-            self._movers.append(entry["player"])
+            self._movers.append(made["player"])
             self._steps.append(text)
-            step |= {"kind": "step", "n": entry["n"], "player": entry["player"], "step": text}
+            step |= {"kind": "step", "n": made["n"], "player": made["player"], "step": text}
         elif "undo" in entry:
             self._states.pop()
             player = self._movers.pop()
@@ -197,11 +198,14 @@ class GameFeed:
                      "over": entry["over"]}
         return [Message(self.topics.of("step"), _json(step)), self._state_message(seq)]
 
-    def _game(self, header: dict[str, Any]) -> Message:
+    def _game(self, header: journal_mod.Entry) -> Message:
         self._header = header
-        self._rules = load_rules(header["game"]).RULES
-        self._states = [self._rules.parse_position(header["setup"])]
-        self.players = int(header["players"])
+        self._rules = load_rules(str(header["game"])).RULES
+        setup, players = header["setup"], header["players"]
+        if not isinstance(setup, str) or not isinstance(players, int | float | str):
+            raise TypeError("the setup is not text or the players not a number")
+        self._states = [self._rules.parse_position(setup)]
+        self.players = int(players)
         return Message(self.topics.of("game"), _json({
             "v": VERSION, "table": self.topics.table, "game_id": self.game_id,
             "game": header["game"], "layout": header.get("layout", header["game"]),

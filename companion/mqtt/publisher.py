@@ -34,10 +34,12 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 
 from companion import journal as journal_mod
 from companion.bursts import BurstLog
@@ -54,6 +56,12 @@ from companion.mqtt.messages import (
 )
 
 log = logging.getLogger("companion.mqtt")
+
+_Event = (tuple[Literal["journal", "earlier"], Path] | tuple[Literal["connected", "stop"], None]
+          | tuple[Literal["lost"], str] | tuple[Literal["acked"], int])
+"""What the publisher's thread is told: a journal written (the game in progress, or an
+earlier one with lines the broker lacks), the broker connected, lost (why), a message of
+paho's id acknowledged, or stop."""
 
 ACKED = ".mqtt-acked"
 """The file in the journal folder that holds, per game, the last ``seq`` the broker
@@ -135,7 +143,7 @@ class Publisher:
         self.directory = directory
         self.acked = AckedFile(directory)
         self._on_acked = on_acked
-        self._events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._events: queue.Queue[_Event] = queue.Queue()
         self._outbox: collections.deque[Message] = collections.deque()
         self._in_flight: int | None = None  # paho's id of outbox[0] once it is sent
         self._online = False
@@ -170,7 +178,10 @@ class Publisher:
         self._thread = threading.Thread(target=self._run, name="mqtt-outbox", daemon=True)
 
     @classmethod
-    def from_config(cls, config: MqttConfig, directory: Path, **kwargs: Any) -> Publisher:
+    def from_config(cls, config: MqttConfig, directory: Path, *,
+                    reconnect_s: tuple[float, float] = RECONNECT_S,
+                    clock: Callable[[], float] = time.monotonic,
+                    on_acked: Callable[[str, int], None] | None = None) -> Publisher:
         """The publisher of ``[mqtt]``, with the password of ``password_file`` (its first
         line).  Raises :class:`ConfigError` for a password file that cannot be read or whose
         first line is empty, and as the constructor does."""
@@ -186,7 +197,8 @@ class Publisher:
             if not password:
                 raise ConfigError(f"[mqtt] password_file {config.password_file} holds no "
                                   "password on its first line")
-        return cls(config, directory, password=password, **kwargs)
+        return cls(config, directory, password=password, reconnect_s=reconnect_s, clock=clock,
+                   on_acked=on_acked)
 
     # ------------------------------------------------------------------ any thread
     def start(self, current: Path | None) -> None:
@@ -231,14 +243,14 @@ class Publisher:
         self.client.loop_stop()
 
     # ------------------------------------------------------------------ paho's thread
-    def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any,
-                    properties: Any) -> None:
+    def _on_connect(self, client: paho.Client, userdata: object, flags: paho.ConnectFlags,
+                    reason: ReasonCode, properties: Properties | None) -> None:
         if reason.is_failure:
             self._failures.report(f"{self.host}:{self.port} refused the connection ({reason})")
             return
         self._events.put(("connected", None))
 
-    def _on_connect_fail(self, client: Any, userdata: Any) -> None:
+    def _on_connect_fail(self, client: paho.Client, userdata: object) -> None:
         error = sys.exc_info()[1]  # paho calls this while handling the connection's error
         why = ""
         if isinstance(error, OSError):
@@ -246,39 +258,41 @@ class Publisher:
         self._failures.report(f"no connection to {self.host}:{self.port}{why}; the steps "
                               "wait in the journal")
 
-    def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any,
-                       properties: Any) -> None:
+    def _on_disconnect(self, client: paho.Client, userdata: object,
+                       flags: paho.DisconnectFlags, reason: ReasonCode,
+                       properties: Properties | None) -> None:
         self._events.put(("lost", str(reason)))
 
-    def _on_publish(self, client: Any, userdata: Any, mid: int, reason: Any,
-                    properties: Any) -> None:
+    def _on_publish(self, client: paho.Client, userdata: object, mid: int, reason: ReasonCode,
+                    properties: Properties) -> None:
         self._events.put(("acked", mid))
 
     # ------------------------------------------------------------------ the publisher's thread
     def _run(self) -> None:
         while True:
-            kind, value = self._events.get()
-            if kind == "stop":
+            event = self._events.get()
+            if event[0] == "stop":
                 return
             try:
-                self._handle(kind, value)
+                self._handle(event)
             except Exception:  # a bug must not stop publishing (nor the referee)
-                log.exception("mqtt: internal error handling %s", kind)
+                log.exception("mqtt: internal error handling %s", event[0])
 
-    def _handle(self, kind: str, value: Any) -> None:
-        if kind == "journal":
-            self._read(value)
-        elif kind == "earlier":
-            self._read_earlier(value)
-        elif kind == "connected":
-            self._connected()
-        elif kind == "lost":
-            if self._online:
-                self._losses.report(f"{self.host}:{self.port} ({value}); the steps wait in the "
-                                    "journal")
-            self._online = False
-        elif kind == "acked":
-            self._acked(value)
+    def _handle(self, event: _Event) -> None:
+        match event:
+            case ("journal", Path() as path):
+                self._read(path)
+            case ("earlier", Path() as path):
+                self._read_earlier(path)
+            case ("connected", None):
+                self._connected()
+            case ("lost", str() as reason):
+                if self._online:
+                    self._losses.report(f"{self.host}:{self.port} ({reason}); the steps wait "
+                                        "in the journal")
+                self._online = False
+            case ("acked", int() as mid):
+                self._acked(mid)
         self._send()
 
     def _read(self, path: Path) -> None:

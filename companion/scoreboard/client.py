@@ -15,11 +15,16 @@ import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from companion.config import broker_address
 from companion.errors import InvalidArgumentError, UsageError
 from companion.scoreboard.model import Scoreboard
+
+if TYPE_CHECKING:  # paho itself is imported when the client starts
+    import paho.mqtt.client as paho
+    from paho.mqtt.properties import Properties
+    from paho.mqtt.reasoncodes import ReasonCode
 
 log = logging.getLogger("companion.scoreboard")
 
@@ -121,8 +126,8 @@ class Feed:
         self._client.loop_stop()
 
     # paho's callbacks, on its thread.  Each kind of trouble is said once until it is over.
-    def _connected(self, client: Any, userdata: Any, flags: Any, reason: Any,
-                   properties: Any) -> None:
+    def _connected(self, client: paho.Client, userdata: object, flags: paho.ConnectFlags,
+                   reason: ReasonCode, properties: Properties | None) -> None:
         if reason.is_failure:
             if self._said != "refused":
                 log.error("the broker %s refused the scoreboard (%s): trying again", self.broker,
@@ -133,8 +138,9 @@ class Feed:
         log.info("following the tables at %s/%s/", self.broker, self.board.prefix)
         client.subscribe(f"{self.board.prefix}/+/+", qos=1)
 
-    def _disconnected(self, client: Any, userdata: Any, flags: Any, reason: Any,
-                      properties: Any) -> None:
+    def _disconnected(self, client: paho.Client, userdata: object,
+                      flags: paho.DisconnectFlags, reason: ReasonCode,
+                      properties: Properties | None) -> None:
         was, self.connected = self.connected, False
         if self._stopping or self._said:
             return
@@ -144,12 +150,13 @@ class Feed:
             log.warning("cannot reach the broker %s (%s): trying again", self.broker, reason)
         self._said = "unreachable"
 
-    def _connect_failed(self, client: Any, userdata: Any) -> None:
+    def _connect_failed(self, client: paho.Client, userdata: object) -> None:
         if not self._said:
             log.warning("cannot reach the broker %s: trying again", self.broker)
         self._said = "unreachable"
 
-    def _message(self, client: Any, userdata: Any, message: Any) -> None:
+    def _message(self, client: paho.Client, userdata: object,
+                 message: paho.MQTTMessage) -> None:
         try:
             topic = message.topic
         except UnicodeDecodeError:  # a broker lets nothing but UTF-8 through; still

@@ -61,7 +61,7 @@ class KeptScoreboard(Scoreboard):
             return False
         return True
 
-    def receive(self, topic: str, payload: bytes) -> bool:
+    def receive(self, topic: str, payload: bytes | bytearray) -> bool:
         changed = super().receive(topic, payload)
         if changed:
             self._keep({"topic": topic, "payload": payload.decode("utf-8", "replace")})

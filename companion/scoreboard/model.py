@@ -39,9 +39,9 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -123,9 +123,10 @@ class StateMessage(msgspec.Struct, kw_only=True):
     history: Annotated[list[Text], msgspec.Meta(max_length=10_000)] | None = None
 
 
-_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
-    kind: msgspec.json.Decoder(kind_type) for kind, kind_type in
-    (("game", Header), ("step", StepMessage), ("state", StateMessage))}
+_DECODERS: dict[str, Callable[[bytes | bytearray], Header | StepMessage | StateMessage]] = {
+    "game": msgspec.json.Decoder(Header).decode,
+    "step": msgspec.json.Decoder(StepMessage).decode,
+    "state": msgspec.json.Decoder(StateMessage).decode}
 
 
 class Refused(Exception):
@@ -145,9 +146,9 @@ class _Game:
     ordinal: int  # its place among the table's games, for the organiser's names
     rules: SomeRules | None
     layout: str
-    position: Any = None
+    position: object = None
     notation: list[str] = field(default_factory=list)  # the steps in force
-    positions: list[Any] = field(default_factory=list)  # before each step in force
+    positions: list[object] = field(default_factory=list)  # before each step in force
     applied: int = 1  # the last seq applied (the header is line 1 of the journal)
     waiting: dict[int, StepMessage] = field(default_factory=dict)
     broken: str = ""
@@ -233,7 +234,7 @@ class Scoreboard:
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ input
-    def receive(self, topic: str, payload: bytes) -> bool:
+    def receive(self, topic: str, payload: bytes | bytearray) -> bool:
         """Take one message; ``True`` when it changed what the scoreboard shows.  Never
         raises for what a message holds: a bad one is ignored and said once (see the module
         docstring)."""
@@ -306,7 +307,7 @@ class Scoreboard:
         return rank(self.finished())
 
     # ------------------------------------------------------------------ reading messages
-    def _receive(self, parts: list[str], payload: bytes) -> bool:
+    def _receive(self, parts: list[str], payload: bytes | bytearray) -> bool:
         if len(parts) < 3 or "/".join(parts[:-2]) != self.prefix or \
                 not TABLE_NAME.fullmatch(parts[-2]):
             raise Refused("topic", f"a message on {'/'.join(parts)[:80]!r} was ignored: it "
@@ -332,7 +333,7 @@ class Scoreboard:
             table.status = status
             return changed
         try:
-            message: Header | StepMessage | StateMessage = _DECODERS[kind].decode(payload)
+            message = _DECODERS[kind](payload)
         except (msgspec.DecodeError, RecursionError) as error:
             raise Refused(f"{kind} json", f"a {kind} message of table {name} was ignored: "
                           f"it is not the JSON the companion sends ({error})") from None
@@ -555,14 +556,12 @@ class Scoreboard:
 def rank(finished: Iterable[FinishedView]) -> list[Standing]:
     """The standings over ``finished`` games (see the module docstring): players by rank
     points, then wins, then name; equal points share a rank."""
-    totals: dict[str, list[Any]] = {}
+    totals: dict[str, tuple[str, int, int, int]] = {}  # (name, points, games, wins)
     for game in finished:
         won = set(game.winners)
         for _, name, _, points in game.ranking:
-            entry = totals.setdefault(_key(name), [name, 0, 0, 0])
-            entry[1] += points
-            entry[2] += 1
-            entry[3] += name in won
+            first, before, games, wins = totals.get(_key(name), (name, 0, 0, 0))
+            totals[_key(name)] = (first, before + points, games + 1, wins + (name in won))
     ordered = sorted(totals.values(), key=lambda e: (-e[1], -e[3], _key(e[0])))
     out: list[Standing] = []
     for i, (name, points, games, wins) in enumerate(ordered):

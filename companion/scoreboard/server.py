@@ -6,7 +6,7 @@ JSON with its board drawn as the table's page draws it, :func:`companion.web.pag
 and the standings (``event: standings``), then only what changed -- a table whose step came,
 the standings when a game ended or a name changed.  A page that takes in slowly only ever
 gets the newest of each (never a queue of old ones); one whose write has not gone out within
-:data:`~companion.web.server.WRITE_TIMEOUT_S` is dropped; connections and streams are bounded
+:data:`~companion.web.handlers.WRITE_TIMEOUT_S` is dropped; connections and streams are bounded
 as on the table's page.
 
 An organiser names a seat from the page (``POST /name``, JSON ``{"pin": "1234", "table":
@@ -23,22 +23,18 @@ import logging
 import socket
 import threading
 from importlib import resources
-from typing import Any
 
-import tornado.iostream
 import tornado.netutil
 import tornado.web
 
 from companion.errors import CompanionError, UsageError
 from companion.scoreboard.model import Scoreboard, TableView
+from companion.web.handlers import EventStream, Handler, NotFound, Page
 from companion.web.page import board_svg
 from companion.web.server import (
     IDLE_TIMEOUT_S,
     MAX_BODY_BYTES,
     MAX_HEADER_BYTES,
-    PING_S,
-    RETRY_MS,
-    WRITE_TIMEOUT_S,
     BoundedServer,
     PinGuard,
     parse_listen,
@@ -50,7 +46,7 @@ MAX_STREAMS = 64
 """Event streams open at once: the organisers' screens, a projector, players' phones."""
 
 
-def table_data(view: TableView, board: str) -> dict[str, Any]:
+def table_data(view: TableView, board: str) -> dict[str, object]:
     """One table as the page reads it, JSON-ready: the fields of ``view`` (``scores`` as
     ``[[seat, text], ...]``) and ``board``, its SVG (``""`` when not known)."""
     return {"table": view.table, "status": view.status, "game": view.game,
@@ -60,73 +56,42 @@ def table_data(view: TableView, board: str) -> dict[str, Any]:
             "note": view.note, "ignored": view.ignored, "board": board}
 
 
-class _Base(tornado.web.RequestHandler):
+class _Base(Handler):
     page: ScoreboardPage
 
     def initialize(self, page: ScoreboardPage) -> None:
         self.page = page
 
-    def write_error(self, status_code: int, **kwargs: Any) -> None:
-        self.set_header("Content-Type", "text/plain; charset=utf-8")
-        self.finish(f"{self._reason}.\n")
+
+class _NotFound(_Base, NotFound):
+    missing = "No such page: the scoreboard is at /"
 
 
-class _NotFound(_Base):
-    def prepare(self) -> None:
-        raise tornado.web.HTTPError(404, reason="No such page: the scoreboard is at /")
+class _Page(_Base, Page):
+    def html(self) -> str:
+        return self.page.html
 
 
-class _Page(_Base):
-    def get(self) -> None:
-        self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.set_header("Cache-Control", "no-cache")
-        self.finish(self.page.html)
+class _Events(_Base, EventStream):
+    max_streams = MAX_STREAMS
+    too_many = "Too many pages are open on the scoreboard"
 
+    def initialize(self, page: ScoreboardPage) -> None:
+        super().initialize(page)
+        self._sent: dict[str, str] = {}  # what this page was sent: each table, "" the standings
 
-class _Events(_Base):
-    _gone = False
+    def open_streams(self) -> set[EventStream]:
+        return self.page.streams
 
-    async def get(self) -> None:
-        page = self.page
-        if len(page.streams) >= MAX_STREAMS:
-            raise tornado.web.HTTPError(503, reason="Too many pages are open on the scoreboard")
-        self.set_header("Content-Type", "text/event-stream")
-        self.set_header("Cache-Control", "no-cache")
-        self.wake = asyncio.Event()
-        page.streams.add(self)
-        sent: dict[str, str] = {}
-        try:
-            await self._send(f"retry: {RETRY_MS}\n\n")
-            while not self._gone:
-                tables, standings = page.current()
-                news = [f"event: table\ndata: {text}\n\n" for name, text in tables.items()
-                        if sent.get(name) != text]
-                if sent.get("") != standings:
-                    news.append(f"event: standings\ndata: {standings}\n\n")
-                if news:
-                    sent = {**tables, "": standings}
-                    await self._send("".join(news))
-                    continue
-                self.wake.clear()
-                try:
-                    await asyncio.wait_for(self.wake.wait(), PING_S)
-                except TimeoutError:
-                    await self._send(": ping\n\n")
-        except (tornado.iostream.StreamClosedError, TimeoutError):
-            pass  # the page went away, or takes nothing in: it reconnects if it can
-        finally:
-            page.streams.discard(self)
-            if not self._gone and self.request.connection is not None:
-                self.request.connection.close()  # type: ignore[attr-defined]
-
-    async def _send(self, text: str) -> None:
-        self.write(text)
-        await asyncio.wait_for(self.flush(), WRITE_TIMEOUT_S)
-
-    def on_connection_close(self) -> None:
-        self._gone = True
-        if hasattr(self, "wake"):
-            self.wake.set()
+    def news(self) -> str:
+        tables, standings = self.page.current()
+        news = [f"event: table\ndata: {text}\n\n" for name, text in tables.items()
+                if self._sent.get(name) != text]
+        if self._sent.get("") != standings:
+            news.append(f"event: standings\ndata: {standings}\n\n")
+        if news:
+            self._sent = {**tables, "": standings}
+        return "".join(news)
 
 
 class _Name(_Base):
@@ -181,7 +146,7 @@ class ScoreboardPage:
         self.guard = PinGuard(pin)
         self.html = resources.files("companion.scoreboard").joinpath(
             "static", "scoreboard.html").read_text("utf-8")
-        self.streams: set[_Events] = set()
+        self.streams: set[EventStream] = set()
         self._drawn: dict[str, tuple[tuple[str, int], str]] = {}  # table -> (key, svg)
         self._rendered: tuple[int, dict[str, str], str] = (-1, {}, "")
         self._wake_pending = False

@@ -28,7 +28,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final, TypedDict, Unpack
 
 from companion import events
 from companion.board import protocol
@@ -165,6 +165,15 @@ class HealthTracker:
         return [c for c, r in self._cells.items() if r.changes and r.since >= t]
 
 
+class Thresholds(TypedDict, total=False):
+    """The thresholds of a :class:`HealthTracker`, any of them left at its default."""
+
+    stuck_s: float
+    flicker_s: float
+    window_s: float
+    flaky_count: int
+
+
 class Monitor:
     """What a board says, as lines for a terminal, and the health of its cells.
 
@@ -173,7 +182,7 @@ class Monitor:
     Thresholds are passed on to :class:`HealthTracker`.
     """
 
-    def __init__(self, layout: str | None = None, **thresholds: Any) -> None:
+    def __init__(self, layout: str | None = None, **thresholds: Unpack[Thresholds]) -> None:
         self.thresholds = thresholds
         self.layout: str | None = None
         self.tracker: HealthTracker | None = None
@@ -261,7 +270,7 @@ class Monitor:
 
 def run_monitor(port: str, *, seconds: float | None = None, display: Display | None = None,
                 out: Callable[[str], None] = print, clock: Callable[[], float] = time.monotonic,
-                **thresholds: Any) -> list[str]:
+                **thresholds: Unpack[Thresholds]) -> list[str]:
     """Watch the board on ``port`` (a device path or pyserial URL) for ``seconds`` (default:
     until Ctrl-C), printing each message with ``out``, each new problem as it appears and a
     summary at the end; ``display`` (a :class:`companion.display.Display`) gets the

@@ -18,7 +18,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from PIL import Image
 
@@ -56,7 +55,7 @@ class Moment:
     number: int
     player: int
     step: str
-    state: Any
+    state: object
     scores: tuple[tuple[int, str], ...]
 
 
@@ -64,7 +63,7 @@ def replay_game(record: journal.GameRecord, rules: SomeRules) -> Iterator[Moment
     """Every position of ``record`` from the setup on.  Raises
     :class:`companion.errors.JournalError` when the setup or a step cannot be replayed."""
     try:
-        state = rules.parse_position(record.header["setup"])
+        state = rules.parse_position(record.setup)
     except CompanionError as error:
         raise JournalError(f"{record.path.name}: its setup cannot be read: {error}") from None
     yield Moment(0, 0, "", state, tuple(rules.status(state)))
@@ -83,8 +82,8 @@ def format_game(record: journal.GameRecord, moments: Sequence[Moment]) -> list[s
     header = record.header
     lines = [f"Gardens of {str(header['game']).capitalize()}, {header['players']} players, "
              f"seed {header['seed']}, started {header.get('started', '?')} ({record.path.name})"]
-    options = header.get("options") or {}
-    if options:
+    options = header.get("options")
+    if isinstance(options, dict) and options:
         lines.append("options: " + ", ".join(f"{k}={v}" for k, v in sorted(options.items())))
     if record.damage is not None:
         lines.append(f"({damage_note(record, moments)})")
@@ -126,8 +125,8 @@ def layout_of(record: journal.GameRecord, rules: SomeRules) -> str:
     return str(record.header.get("layout", rules.name))
 
 
-def history_moments(rules: SomeRules, history: Sequence[tuple[Any, Any]],
-                    state: Any) -> list[Moment]:
+def history_moments(rules: SomeRules, history: Sequence[tuple[object, object]],
+                    state: object) -> list[Moment]:
     """Every position of a game in play: ``history`` the referee's ``(state_before, step)``
     pairs, ``state`` the position after the last of them."""
     positions = [before for before, _ in history] + [state]

@@ -26,11 +26,11 @@ import time
 from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any, Final, TextIO
+from typing import Final, TextIO
 
 import serial
 
-from companion.board.link import OPEN_ERRORS, open_problem
+from companion.board.link import OPEN_ERRORS, SerialFactory, open_problem
 from companion.board.protocol import (
     LedsOff,
     LineParser,
@@ -169,7 +169,7 @@ def record(
     seconds: float | None = None,
     stop: threading.Event | None = None,
     ask: bool = True,
-    serial_factory: Callable[..., Any] = serial.serial_for_url,
+    serial_factory: SerialFactory = serial.serial_for_url,
     clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Record the board on ``port`` (a device path or pyserial URL) into ``out`` (an open

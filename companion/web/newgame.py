@@ -11,7 +11,6 @@ by the rules core's own ``new_game``, so a refusal is the core's own sentence.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from companion.config import MAX_NAME, MAX_SEED, SEATS, GameConfig, PlayersConfig
 from companion.errors import CompanionError
@@ -28,12 +27,12 @@ class Choices:
         module = load(game.name)
         self.rules = module.RULES
         fixed = set(dataclasses.replace(game, options={}).rules_options())
-        self.defaults: dict[str, Any] = {
+        self.defaults: dict[str, object] = {
             f.name: game.options.get(f.name, f.default)
             for f in dataclasses.fields(module.Options) if f.name not in fixed}
         """Option name -> its value now (a bool, int, str or tuple of str)."""
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         """The form, JSON-ready: ``game``, ``players``, ``seed``, ``seats`` (comma-separated
         text, ``""`` for people everywhere), the seat ``strengths``, ``options``
         (``[[name, value], ...]``, a tuple of names as one comma-separated text),
@@ -46,7 +45,7 @@ class Choices:
                 "colours": list(getattr(load(self.game.name), "COLOURS", ())),
                 "names": self.players.seat_names(self.game.players)}
 
-    def seat_names(self, names: Any, players: int) -> tuple[str, ...]:
+    def seat_names(self, names: object, players: int) -> tuple[str, ...]:
         """``names`` (a list of texts, seat 1 first) checked for a game of ``players``: at
         most one a seat, :data:`~companion.config.MAX_NAME` characters each, spaces tidied.  Raises
         :class:`CompanionError` with a sentence for the page."""
@@ -62,8 +61,8 @@ class Choices:
                                  "signs only")
         return tuple(tidy)
 
-    def choose(self, players: Any, seed: Any, options: Any, reserves: Any = None
-               ) -> tuple[int, int, dict[str, Any], tuple[dict[str, int], ...]]:
+    def choose(self, players: object, seed: object, options: object, reserves: object = None
+               ) -> tuple[int, int, dict[str, object], tuple[dict[str, int], ...]]:
         """``(players, seed, options, reserves)`` checked: whole numbers, seed 0 (draw one)
         to :data:`MAX_SEED`, option names among the form's (a tuple of names given as
         comma-separated text), and a setup made by the rules core, which checks the values
@@ -78,7 +77,7 @@ class Choices:
             raise CompanionError(f"The seed is a whole number from 0 (draw one) to {MAX_SEED}")
         if not isinstance(options, dict):
             raise CompanionError("The options are a list of names and values")
-        chosen: dict[str, Any] = {}
+        chosen: dict[str, object] = {}
         for name, value in options.items():
             if name not in self.defaults:
                 raise CompanionError(f"Gardens of {self.game.name.capitalize()} on this board "
@@ -98,7 +97,7 @@ class Choices:
         return players, seed, chosen, dealt
 
 
-    def choose_seats(self, players: int, seats: Any) -> tuple[str, ...]:
+    def choose_seats(self, players: int, seats: object) -> tuple[str, ...]:
         """``seats`` checked: comma-separated text (``""``: people everywhere) of one seat per
         player, each one of :data:`companion.config.SEATS`.  Raises :class:`CompanionError`
         with a sentence for the page."""
@@ -115,15 +114,18 @@ class Choices:
         return chosen
 
 
-def _reserves(reserves: Any) -> tuple[dict[str, int], ...]:
+def _reserves(reserves: object) -> tuple[dict[str, int], ...]:
     """Reserves as the page sends them (``None``, or a list of ``{colour: count}``), checked
     for their shape.  Raises :class:`CompanionError` with a sentence."""
     if reserves is None:
         return ()
     shape = CompanionError("The reserves are a list of colour counts, one per player")
-    if not isinstance(reserves, list) or not all(isinstance(r, dict) for r in reserves):
+    if not isinstance(reserves, list):
         raise shape
-    for counts in reserves:
+    dealt = [r for r in reserves if isinstance(r, dict)]
+    if len(dealt) != len(reserves):
+        raise shape
+    for counts in dealt:
         if not all(isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
             raise CompanionError("A reserve's counts are whole numbers")
-    return tuple(dict(counts) for counts in reserves)
+    return tuple(dict(counts) for counts in dealt)

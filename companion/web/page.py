@@ -19,7 +19,7 @@ import html
 import json
 import math
 from importlib import resources
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from companion.display import palette
 from companion.display.geometry import board_grid
@@ -44,15 +44,47 @@ LINK_WORDS = {"waiting": "waiting for the board", "up": "board connected",
 PIN_EXTRA = "web"
 """The screen extra that shows the control PIN on the matrix; never sent to the page."""
 
-Snapshot = dict[str, Any]
-"""One state of the page, JSON-ready: ``seq`` (from 1, rising), ``game``, ``layout``,
-``message``, ``urgent``, ``to_move`` (0: nobody), ``menu`` and ``menu_index``, ``scores`` and
-``ranking`` (``[[player, text], ...]``, ranking best first and only once the game is over),
-``extra`` (name -> text: ``pool``, ``tube``, ``track``, ``decks``...), ``link`` (a key of
-:data:`LINK_WORDS`), ``steps`` (steps committed), ``board`` (the SVG text), ``dice``
-(the Mars dice pool as SVG, ``""`` without one) and ``to_fill``, while a setup is being laid
-out as the companion shows it, the cells still to fill (0 otherwise: the page then draws the
-board at its full size, as a guide)."""
+class Snapshot(TypedDict):
+    """One state of the page, JSON-ready: ``seq`` (from 1, rising), ``game``, ``layout``,
+    ``message``, ``urgent``, ``to_move`` (0: nobody), ``menu`` and ``menu_index``, ``scores``
+    and ``ranking`` (``[[player, text], ...]``, ranking best first and only once the game is
+    over), ``extra`` (name -> text: ``pool``, ``tube``, ``track``, ``decks``...), ``link`` (a
+    key of :data:`LINK_WORDS`), ``steps`` (steps committed), ``board`` (the SVG text),
+    ``dice`` (the Mars dice pool as SVG, ``""`` without one) and ``to_fill``, while a setup is
+    being laid out as the companion shows it, the cells still to fill (0 otherwise: the page
+    then draws the board at its full size, as a guide).  The live page's state adds the
+    ``record`` of steps (``[[player, step], ...]``) and the score ``chart``; a position of
+    a :func:`record`, its ``step``."""
+
+    seq: int
+    game: str
+    layout: str
+    message: str
+    urgent: bool
+    to_move: int
+    menu: list[str]
+    menu_index: int
+    scores: list[list[int | str]]
+    ranking: list[list[int | str]]
+    extra: dict[str, str]
+    link: str
+    link_words: str
+    steps: int
+    board: str
+    dice: str
+    to_fill: int
+    record: NotRequired[list[list[int | str]]]
+    chart: NotRequired[str]
+    step: NotRequired[str]
+
+
+class Record(TypedDict):
+    """A game record as the page steps through it (:func:`record`); a finished game's adds
+    its journal's ``name``."""
+
+    positions: list[Snapshot]
+    chart: str
+    name: NotRequired[str]
 
 
 def _css(colour: Colour) -> str:
@@ -240,13 +272,16 @@ def chart_svg(scores: list[tuple[tuple[int, str], ...]]) -> str:
     return "".join(parts)
 
 
-def record(screens: list[Screen], steps: list[str]) -> dict[str, Any]:
+def record(screens: list[Screen], steps: list[str]) -> Record:
     """A game record as the page steps through it, JSON-ready: ``positions``, the
     :data:`Snapshot` after every step (each with its ``step`` notation), and ``chart``, the
     score chart; ``screens[i]`` is the position after step ``i`` (0: the setup), ``steps[i]``
     that step's notation (``""`` for the setup)."""
-    positions = [{**snapshot(screen, seq=i + 1, link="record", steps=i), "step": step}
-                 for i, (screen, step) in enumerate(zip(screens, steps, strict=True))]
+    positions = []
+    for i, (screen, step) in enumerate(zip(screens, steps, strict=True)):
+        position = snapshot(screen, seq=i + 1, link="record", steps=i)
+        position["step"] = step
+        positions.append(position)
     return {"positions": positions,
             "chart": chart_svg([tuple(screen.scores) for screen in screens])}
 
@@ -261,7 +296,7 @@ def _asset(name: str) -> str:
     return resources.files("companion.web").joinpath("static", name).read_text("utf-8")
 
 
-def page_html(title: str, *, initial: dict[str, Any] | None = None) -> str:
+def page_html(title: str, *, initial: Record | None = None) -> str:
     """The whole page, its script and style inline (nothing is fetched from elsewhere).
 
     Without ``initial`` the page follows the table live (server-sent events from

@@ -7,7 +7,7 @@ page's JSON (:func:`companion.web.page.snapshot`) once per change, and only whil
 open, and pushes it to every open page as a server-sent event; a page that connects, or
 reconnects, gets the whole current state first.  A slow page only ever gets the newest state
 (it is never queued behind older ones), and one whose write has not gone out within
-:data:`WRITE_TIMEOUT_S` is dropped.
+:data:`~companion.web.handlers.WRITE_TIMEOUT_S` is dropped.
 
 Bad input: request heads over :data:`MAX_HEADER_BYTES`, bodies over :data:`MAX_BODY_BYTES`
 and malformed requests are refused by Tornado's HTTP parser (400/431, no traceback); an
@@ -55,7 +55,6 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import tornado.httpserver
 import tornado.iostream
@@ -65,9 +64,13 @@ import tornado.web
 from companion import journal
 from companion.errors import CompanionError, ConfigError, JournalError
 from companion.events import AnyEvent, Button, Hint, StartGame
+from companion.referee.effects import Committed
+from companion.referee.screen import Screen
+from companion.rules.base import SomeRules
 from companion.tools.replay import history_moments, layout_of, read_game, screens
+from companion.web.handlers import EventStream, Handler, NotFound, Page
 from companion.web.newgame import Choices
-from companion.web.page import PIN_EXTRA, chart_svg, page_html, record, snapshot
+from companion.web.page import PIN_EXTRA, Record, chart_svg, page_html, record, snapshot
 
 log = logging.getLogger("companion.web")
 
@@ -77,12 +80,6 @@ MAX_CONNECTIONS = 64
 MAX_STREAMS = 16
 """Event streams open at once: a table's players and onlookers, with room to spare."""
 IDLE_TIMEOUT_S = 60.0
-WRITE_TIMEOUT_S = 10.0
-"""Seconds a page may take to take in one state before it is dropped."""
-PING_S = 20.0
-"""Seconds between two comments on a quiet event stream, so a page that went away is found."""
-RETRY_MS = 1000
-"""How soon a page whose stream broke connects again (the browser's EventSource does it)."""
 BUTTONS = ("ok", "select", "undo", "hint")
 """The buttons the page can press."""
 MAX_WRONG_PINS = 5
@@ -91,7 +88,7 @@ MAX_JOURNALS = 100
 """Finished games the page lists, the newest first."""
 
 
-Played = tuple[Any, str, tuple[tuple[Any, Any], ...], Any]
+Played = tuple[SomeRules, str, tuple[tuple[object, object], ...], object]
 """A game so far: its rules core, board layout, the referee's ``(state_before, step)``
 history and the position after it."""
 
@@ -102,73 +99,42 @@ def parse_listen(listen: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-class _Base(tornado.web.RequestHandler):
+class _Base(Handler):
     view: WebView
 
     def initialize(self, view: WebView) -> None:
         self.view = view
 
-    def write_error(self, status_code: int, **kwargs: Any) -> None:
-        # A sentence, never a traceback (Tornado shows one only in debug mode, never set).
-        self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.finish(f"<!doctype html><title>{status_code}</title><p>{self._reason}. "
-                    f'The table is at <a href="/">/</a>.</p>')
+    def error_page(self, status_code: int, reason: str) -> tuple[str, str]:
+        return "text/html; charset=utf-8", (f"<!doctype html><title>{status_code}</title>"
+                                            f'<p>{reason}. The table is at <a href="/">/</a>.</p>')
 
 
-class _NotFound(_Base):
-    def prepare(self) -> None:
-        raise tornado.web.HTTPError(404, reason="No such page")
+class _NotFound(_Base, NotFound):
+    pass
 
 
-class _Page(_Base):
-    def get(self) -> None:
-        self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.set_header("Cache-Control", "no-cache")
-        self.finish(self.view.page)
+class _Page(_Base, Page):
+    def html(self) -> str:
+        return self.view.page
 
 
-class _Events(_Base):
+class _Events(_Base, EventStream):
     """One page's event stream: the whole state at once, then every change."""
 
-    _gone = False
+    max_streams = MAX_STREAMS
+    too_many = "Too many pages are open on this table"
+    _sent = 0
 
-    async def get(self) -> None:
-        view = self.view
-        if len(view.streams) >= MAX_STREAMS:
-            raise tornado.web.HTTPError(503, reason="Too many pages are open on this table")
-        self.set_header("Content-Type", "text/event-stream")
-        self.set_header("Cache-Control", "no-cache")
-        self.wake = asyncio.Event()
-        view.streams.add(self)
-        try:
-            await self._send(f"retry: {RETRY_MS}\n\n")
-            sent = 0
-            while not self._gone:
-                seq, payload = view.current()
-                if seq != sent:
-                    sent = seq
-                    await self._send(f"data: {payload}\n\n")
-                    continue
-                self.wake.clear()
-                try:
-                    await asyncio.wait_for(self.wake.wait(), PING_S)
-                except TimeoutError:
-                    await self._send(": ping\n\n")
-        except (tornado.iostream.StreamClosedError, TimeoutError):
-            pass  # the page went away, or takes nothing in: its phone reconnects if it can
-        finally:
-            view.streams.discard(self)
-            if not self._gone and self.request.connection is not None:
-                self.request.connection.close()  # type: ignore[attr-defined]
+    def open_streams(self) -> set[EventStream]:
+        return self.view.streams
 
-    async def _send(self, text: str) -> None:
-        self.write(text)
-        await asyncio.wait_for(self.flush(), WRITE_TIMEOUT_S)
-
-    def on_connection_close(self) -> None:
-        self._gone = True
-        if hasattr(self, "wake"):
-            self.wake.set()
+    def news(self) -> str:
+        seq, payload = self.view.current()
+        if seq == self._sent:
+            return ""
+        self._sent = seq
+        return f"data: {payload}\n\n"
 
 
 class _Press(_Base):
@@ -190,7 +156,7 @@ class _Press(_Base):
         self.finish({"pressed": button})
 
 
-def _public(step: str, state: Any) -> str:
+def _public(step: str, state: object) -> str:
     """A step as anyone watching the page may read it: a Gardens of Uranus mission card
     registered face down before the turns (``show:...`` while gardeners are being placed)
     is secret, so it is not named."""
@@ -231,7 +197,7 @@ class _NewGame(_Base):
 class _GameSoFar(_Base):
     def get(self) -> None:
         self.set_header("Cache-Control", "no-cache")
-        self.finish(self.view.game_so_far())
+        self.finish(dict(self.view.game_so_far()))
 
 
 class _Journals(_Base):
@@ -249,14 +215,15 @@ class _Journal(_Base):
         except JournalError as error:
             raise tornado.web.HTTPError(500, reason=f"This game cannot be read: {error}"
                                         ) from None
-        self.finish(game)
+        self.finish(dict(game))
 
 
 class BoundedServer(tornado.httpserver.HTTPServer):
     """Tornado's server with a bound on the connections it keeps (:data:`MAX_CONNECTIONS`;
     the next is closed at once)."""
 
-    def handle_stream(self, stream: tornado.iostream.IOStream, address: tuple[Any, ...]) -> None:
+    def handle_stream(self, stream: tornado.iostream.IOStream,
+                      address: tuple[object, ...]) -> None:
         if len(self._connections) >= MAX_CONNECTIONS:
             stream.close()
             return
@@ -333,10 +300,12 @@ class WebView:
         self._journals = journals
         self.choices = choices if events is not None else None
         self._played: Played | None = None
-        self.streams: set[_Events] = set()
+        self.streams: set[EventStream] = set()
         self._steps: list[tuple[int, str]] = []  # (player, notation) of each step committed
         self._scores: list[tuple[tuple[int, str], ...]] = []  # after each step, the setup first
-        self._latest: tuple[int, Any, str, int, tuple[Any, ...], tuple[Any, ...]] = (
+        # (seq, screen, link, steps committed, their (player, notation), the scores after each)
+        self._latest: tuple[int, Screen | None, str, int, tuple[tuple[int, str], ...],
+                            tuple[tuple[tuple[int, str], ...], ...]] = (
             0, None, "waiting", 0, (), ())
         self._rendered: tuple[int, str] = (0, "")
         self._wake_pending = False
@@ -347,7 +316,7 @@ class WebView:
         self._started.wait(5.0)
 
     # ------------------------------------------------------------------ the referee's side
-    def publish(self, screen: Any, link: str = "waiting", steps: int = 0,
+    def publish(self, screen: Screen, link: str = "waiting", steps: int = 0,
                 played: Played | None = None) -> None:
         """Make ``screen`` (a :class:`~companion.referee.screen.Screen`) the page's state,
         with the board link's state and the steps committed (fewer than before: steps were
@@ -365,12 +334,12 @@ class WebView:
             with contextlib.suppress(RuntimeError):  # the loop is closing
                 self._loop.call_soon_threadsafe(self._changed)
 
-    def commit(self, committed: Any) -> None:
+    def commit(self, committed: Committed) -> None:
         """Record a step committed (a :class:`~companion.referee.effects.Committed`) for the
         page's list of steps; its screen follows with :meth:`publish`."""
         self._steps[committed.number - 1:] = [(committed.player, committed.step)]
 
-    def mark(self, screen: Any) -> Any:
+    def mark(self, screen: Screen) -> Screen:
         """``screen`` with the control PIN among its extras, for the matrix (the page
         leaves it out); unchanged when the page is read-only."""
         if self._events is None:
@@ -395,8 +364,9 @@ class WebView:
         self._events.put(Button(now, name=button, pressed=True))
         self._events.put(Button(now, name=button, pressed=False))
 
-    def start(self, pin: str, players: Any, seed: Any, options: Any, names: Any = None, *,
-              end: bool = False, reserves: Any = None, seats: Any = "") -> tuple[int, str]:
+    def start(self, pin: str, players: object, seed: object, options: object,
+              names: object = None, *, end: bool = False, reserves: object = None,
+              seats: object = "") -> tuple[int, str]:
         """Start a new game of ``players`` with ``seed``, ``options``, the seats' ``names``
         (``None``: as configured), ``reserves`` dealt by hand and ``seats`` (checked by
         :meth:`Choices.choose`, :meth:`Choices.seat_names` and :meth:`Choices.choose_seats`)
@@ -442,7 +412,7 @@ class WebView:
             self._rendered = (seq, json.dumps(data, separators=(",", ":")))
         return self._rendered
 
-    def game_so_far(self) -> dict[str, Any]:
+    def game_so_far(self) -> Record:
         """The game so far as the page steps through it (:func:`companion.web.page.record`;
         no position before the first publish with ``played``)."""
         if self._played is None:
@@ -468,7 +438,7 @@ class WebView:
                 break
         return names
 
-    def finished_game(self, name: str) -> dict[str, Any]:
+    def finished_game(self, name: str) -> Record:
         """The finished game of journal ``name`` (one :meth:`finished_journals` lists) as the
         page steps through it.  Raises :class:`JournalError` when it cannot be replayed."""
         assert self._journals is not None
