@@ -33,13 +33,10 @@ class Timers(dict[TimerName, float]):
         else:
             self[effect.name] = effect.at
 
-    def next_at(self) -> float | None:
-        """When the first timer runs out; ``None`` when none is set."""
-        return min(self.values(), default=None)
-
     def pop_due(self, until: float) -> tuple[TimerName, float] | None:
         """The timer that runs out first, if it does by ``until`` (seconds), taken off, with
-        when it ran out; the first set among those that run out together.  ``None`` when
+        when it ran out; among those that run out together, the first whose name was set
+        first.  ``None`` when
         none is due by then."""
         if not self:
             return None
@@ -71,10 +68,6 @@ class VirtualClock:
     def __call__(self) -> float:
         """The virtual clock, in seconds."""
         return self.now
-
-    def __len__(self) -> int:
-        """How many posted events are still to come."""
-        return len(self._posted)
 
     def post(self, event: AnyEvent, at: float | None = None) -> None:
         """Post ``event`` to come at ``at`` (seconds; its own ``t`` unless given)."""
