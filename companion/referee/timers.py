@@ -36,8 +36,7 @@ class Timers(dict[TimerName, float]):
     def pop_due(self, until: float) -> tuple[TimerName, float] | None:
         """The timer that runs out first, if it does by ``until`` (seconds), taken off, with
         when it ran out; among those that run out together, the first whose name was set
-        first.  ``None`` when
-        none is due by then."""
+        first.  ``None`` when none is due by then."""
         if not self:
             return None
         name = min(self, key=self.__getitem__)
