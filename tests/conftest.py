@@ -30,6 +30,7 @@ import pytest
 from gpiozero.pins.mock import MockFactory, MockPin
 
 from companion.events import Button
+from companion.referee.timers import Timers
 
 
 def rules_check(*files: Path) -> subprocess.CompletedProcess[str]:
@@ -179,7 +180,7 @@ class DaemonThread:
         self.stop()
 
 
-class _Timers(dict[str, float]):
+class _Timers(Timers):
     """The service's timers, each one armed recorded and notified to the test."""
 
     def __init__(self, daemon: DaemonThread) -> None:

@@ -1,5 +1,6 @@
-"""The one debounce of the referee's field updates and the GPIO switch matrix's scans: a new
-reading counts once it has lasted the debounce time; a glitch is dropped."""
+"""The one debounce of the referee's field updates, the GPIO switch matrix's scans and the
+buttons' edges: a new reading counts once it has lasted the debounce time; a glitch is
+dropped."""
 
 from __future__ import annotations
 

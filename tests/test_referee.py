@@ -7,25 +7,16 @@ scenarios (glitches, a genuine lift, a piece slid over cells) are named ``test_s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from companion.board import protocol
-from companion.events import BoardMessage, Button, Timer
-from companion.referee.effects import (
-    Buzz,
-    Committed,
-    GameOver,
-    SetTimer,
-    Show,
-    Undone,
-    arm,
-    next_timer,
-)
+from companion.events import BoardMessage, Button
+from companion.referee.effects import Buzz, Committed, GameOver, Show, Undone
 from companion.referee.recognition import sensed_board
 from companion.referee.referee import Referee, RefereeSettings
+from companion.referee.timers import Timeline
 from companion.rules import load
 from companion.rules.mars import position as mars_position
 
@@ -35,32 +26,26 @@ URANUS = load("uranus")
 SETTINGS = RefereeSettings(debounce_s=0.02, settle_s=0.4, grace_s=1.5, tray=True)
 
 
-@dataclass
 class Table:
-    """Feeds a referee in virtual time and keeps what it asked for."""
+    """Feeds a referee at the board's pace on a virtual clock and keeps what it asked for;
+    its timers fire as the service would fire them."""
 
-    referee: Referee
-    now: float = 0.0
-    timers: dict[str, float] = field(default_factory=dict)
-    effects: list[Any] = field(default_factory=list)
-    seq: int = 0
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+        self.effects: list[Any] = []
+        self.time = Timeline(referee.handle, on_effects=self.effects.extend)
+        self.seq = 0
 
-    def _run(self, effects: list[Any]) -> None:
-        for effect in effects:
-            self.effects.append(effect)
-            if isinstance(effect, SetTimer):
-                arm(self.timers, effect)
+    @property
+    def now(self) -> float:
+        return self.time.now
 
     def wait(self, seconds: float) -> None:
         """Let ``seconds`` pass, firing the referee's timers on the way."""
-        until = self.now + seconds
-        while (name := next_timer(self.timers, until)) is not None:
-            self.now = max(self.now, self.timers.pop(name))
-            self._run(self.referee.handle(Timer(self.now, name)))
-        self.now = until
+        self.time.advance(self.now + seconds)
 
     def message(self, message: Any) -> None:
-        self._run(self.referee.handle(BoardMessage(self.now, message)))
+        self.time.deliver(BoardMessage(self.now, message))
 
     def dump(self) -> None:
         board = self.referee.rules.board(self.referee.state)
@@ -78,8 +63,8 @@ class Table:
 
     def press(self, name: str, *, after: float = 0.3) -> None:
         self.wait(after)
-        self._run(self.referee.handle(Button(self.now, name, True)))
-        self._run(self.referee.handle(Button(self.now + 0.08, name, False)))
+        self.time.deliver(Button(self.now, name, True))
+        self.time.deliver(Button(self.now + 0.08, name, False))
 
     def commits(self) -> list[str]:
         return [e.step for e in self.effects if isinstance(e, Committed)]

@@ -242,7 +242,7 @@ def long_select(played_at: VirtualTable, held: float) -> list[Any]:
     effects = played_at.deliver(Button(t, "select", True))
     effects += played_at.deliver(Button(t + held, "select", False))
     played_at.now = t + held
-    played_at._run_effects(effects)
+    played_at.time.run(effects)
     return effects
 
 

@@ -1,10 +1,10 @@
 """The service loop (service.py): journal before matrix, resume, systemd readiness, watchdog and
 status, a silent board asked for a dump, a full card, SIGHUP display reloads.
 
-The loop runs in virtual time: :class:`ScriptedQueue` hands out scripted events and, when the
-loop's wait would run out first, moves the clock by that wait instead of sleeping, so every
-test is exact and instant.  systemd is a real datagram socket in a temporary folder, read as
-systemd reads it.
+The loop runs in virtual time: :class:`ScriptedQueue` hands out the events scripted on a
+virtual clock and, when the loop's wait would run out first, moves the clock by that wait
+instead of sleeping, so every test is exact and instant.  systemd is a real datagram socket
+in a temporary folder, read as systemd reads it.
 """
 
 from __future__ import annotations
@@ -35,45 +35,32 @@ from companion.daemon.service import (
 )
 from companion.events import BoardMessage, Button, Event, LinkState, Stop
 from companion.referee.referee import Referee, RefereeSettings
+from companion.referee.timers import VirtualClock
 from companion.rules import load
 
 ENCELADUS = load("enceladus").RULES
 SEED = 5
 
 
-class Clock:
-    """Virtual seconds."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 class ScriptedQueue(queue.Queue[Event]):
-    """Events at given virtual times; ``get`` moves the clock instead of blocking.
+    """Events at given virtual times on ``clock``; ``get`` moves the clock instead of blocking.
 
     ``timeouts`` records every wait the loop asked for (``None``: wait forever).
     """
 
-    def __init__(self, clock: Clock, script: list[tuple[float, Event]]) -> None:
+    def __init__(self, clock: VirtualClock, script: list[tuple[float, Event]]) -> None:
         super().__init__()
         self.clock = clock
-        self.script = sorted(script, key=lambda item: item[0])
+        for at, event in script:
+            clock.post(event, at)
         self.timeouts: list[float | None] = []
 
     def get(self, block: bool = True, timeout: float | None = None) -> Event:
         self.timeouts.append(timeout)
-        if not self.script:
-            raise AssertionError("the loop waited beyond the script (add a Stop)")
-        at, event = self.script[0]
-        if timeout is not None and at > self.clock.now + timeout:
-            self.clock.now += timeout
+        event = self.clock.wait(timeout)  # LookupError past the script: add a Stop
+        if event is None:
             raise queue.Empty
-        self.script.pop(0)
-        self.clock.now = max(self.clock.now, at)
-        return replace(event, t=self.clock.now)
+        return event
 
 
 class Systemd:
@@ -144,7 +131,7 @@ def _first_steps(count: int) -> list[tuple[Any, Any]]:
     return played
 
 
-def _service(clock: Clock, script: list[tuple[float, Event]], *, state: Any = None,
+def _service(clock: VirtualClock, script: list[tuple[float, Event]], *, state: Any = None,
              notifier: Notifier | None = None, **options: Any) -> tuple[Service, ScriptedQueue]:
     events = ScriptedQueue(clock, script)
     referee = Referee(ENCELADUS, state if state is not None else _setup(), "enceladus",
@@ -157,7 +144,7 @@ def _service(clock: Clock, script: list[tuple[float, Event]], *, state: Any = No
 
 
 def test_a_committed_step_is_in_the_journal_before_the_matrix_shows_it(tmp_path: Path) -> None:
-    clock = Clock()
+    clock = VirtualClock()
     (before, step), = _first_steps(1)
     journal = journal_mod.Journal.create(tmp_path, {"game": "enceladus", "setup": "x"})
     script = [(0.0, _dump(before)), *_step_events(before, step, 1.0), (5.0, Stop(0))]
@@ -191,7 +178,7 @@ def test_a_resumed_game_is_out_of_sync_until_the_board_matches(tmp_path: Path) -
     start.journal.close()
     state, history = start.state, start.history
 
-    clock = Clock()
+    clock = VirtualClock()
     board_after_two = ENCELADUS.apply(*played[1])  # the last step was made but then undone
     service, _ = _service(clock, [(0.0, _dump(board_after_two)), (1.0, _dump(state)),
                                   (2.0, Stop(0))], state=state)
@@ -208,7 +195,7 @@ def test_a_board_that_does_not_show_the_game_is_logged_once_until_it_does(
         caplog: pytest.LogCaptureFixture) -> None:
     """A daemon whose matrix nobody sees says in its log that the board is not set up as the
     game stands (another setup here), once however many dumps repeat it."""
-    clock, state = Clock(), _setup()
+    clock, state = VirtualClock(), _setup()
     other = ENCELADUS.new_game(2, SEED + 1, {})
     script = [(0.0, _dump(other)), (0.5, _dump(other)), (1.0, _dump(state)), (2.0, Stop(0))]
     service, _ = _service(clock, script, state=state)
@@ -227,7 +214,7 @@ def test_a_board_that_does_not_show_the_game_is_logged_once_until_it_does(
 
 
 def test_ready_is_sent_once_the_board_answers(systemd: Systemd) -> None:
-    clock = Clock()
+    clock = VirtualClock()
     service, _ = _service(clock, [(3.0, _hello()), (4.0, _dump(_setup())), (5.0, Stop(0))],
                           notifier=Notifier(systemd.address))
     service.run()
@@ -240,7 +227,7 @@ def test_ready_is_sent_once_the_board_answers(systemd: Systemd) -> None:
 def test_without_a_board_ready_comes_after_the_wait_with_a_no_board_screen(
     systemd: Systemd,
 ) -> None:
-    clock = Clock()
+    clock = VirtualClock()
     service, _ = _service(clock, [(30.0, Stop(0))], notifier=Notifier(systemd.address),
                           ready_timeout_s=10.0, port="/dev/serial/by-id/usb-board")
     screens: list[Any] = []
@@ -254,7 +241,7 @@ def test_without_a_board_ready_comes_after_the_wait_with_a_no_board_screen(
 
 
 def test_the_loop_wakes_for_the_watchdog_every_half_interval(systemd: Systemd) -> None:
-    clock = Clock()
+    clock = VirtualClock()
     notifier = Notifier(systemd.address, watchdog_s=10.0)
     service, events = _service(clock, [(1.0, _hello()), (31.0, Stop(0))], notifier=notifier)
     service.run()
@@ -271,7 +258,7 @@ def test_watchdog_interval_and_socket_come_from_systemds_environment() -> None:
 
 
 def test_status_lines_follow_the_board_and_the_game(systemd: Systemd) -> None:
-    clock = Clock()
+    clock = VirtualClock()
     (before, step), = _first_steps(1)
     script = [(0.0, _dump(before)), *_step_events(before, step, 1.0),
               (4.0, LinkState(0, False, "lost")), (5.0, Stop(0))]
@@ -284,7 +271,7 @@ def test_status_lines_follow_the_board_and_the_game(systemd: Systemd) -> None:
 
 
 def test_a_silent_board_is_shown_and_asked_for_a_dump() -> None:
-    clock = Clock()
+    clock = VirtualClock()
     heartbeat = BoardMessage(0, protocol.Heartbeat(seq=0, uptime_ms=1))
     link = Link()
     service, _ = _service(clock, [(0.0, _dump(_setup())), (0.5, heartbeat), (9.0, Stop(0))],
@@ -303,7 +290,7 @@ def test_a_silent_board_is_shown_and_asked_for_a_dump() -> None:
 def test_a_full_card_is_shown_the_game_goes_on_and_the_journal_catches_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    clock = Clock()
+    clock = VirtualClock()
     played = _first_steps(3)
     journal = journal_mod.Journal.create(tmp_path, {"game": "enceladus", "setup": "x"})
     script = [(0.0, _dump(played[0][0]))]
@@ -341,7 +328,7 @@ def test_a_full_card_is_shown_the_game_goes_on_and_the_journal_catches_up(
 def test_a_full_card_is_retried_while_no_step_comes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    clock = Clock()
+    clock = VirtualClock()
     (before, step), = _first_steps(1)
     journal = journal_mod.Journal.create(tmp_path, {"game": "enceladus", "setup": "x"})
     script = [(0.0, _dump(before)), *_step_events(before, step, 1.0),
@@ -380,7 +367,7 @@ class Shown:
         self.switched_off = switch_off
 
 
-def _reloading(tmp_path: Path, text: str) -> tuple[Service, list[Shown], Clock, Path]:
+def _reloading(tmp_path: Path, text: str) -> tuple[Service, list[Shown], VirtualClock, Path]:
     path = tmp_path / "companion.toml"
     path.write_text('[display]\ndisplay = "dummy"\nwidth = 16\nheight = 16\n')
     config = load_config(path)
@@ -394,7 +381,7 @@ def _reloading(tmp_path: Path, text: str) -> tuple[Service, list[Shown], Clock, 
         built.append(Shown(settings))
         return built[-1]
 
-    clock = Clock()
+    clock = VirtualClock()
     path_after = tmp_path / "after.toml"
     path_after.write_text(text)
     service, _ = _service(clock, [(0.0, _dump(_setup())), (1.0, Reload(0, str(path_after))),
@@ -505,7 +492,7 @@ class Flaky:
     """A display factory whose device appears at its third try (a desktop that starts late);
     ``tries`` holds the virtual times it was asked."""
 
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: VirtualClock) -> None:
         self.clock = clock
         self.tries: list[float] = []
         self.built: list[Shown] = []
@@ -523,7 +510,7 @@ def test_a_display_that_fails_at_start_is_tried_again_with_a_doubling_wait(
 ) -> None:
     from companion.daemon.service import RETRY_FIRST_S
 
-    clock = Clock()
+    clock = VirtualClock()
     flaky = Flaky(clock)
     service, events = _service(clock, [(0.0, _dump(_setup())), (30.0, Stop(0))],
                                notifier=Notifier(systemd.address), config=Config(),
@@ -546,7 +533,7 @@ def test_a_display_that_fails_at_start_is_tried_again_with_a_doubling_wait(
 def test_the_wait_between_tries_stops_growing_at_a_minute() -> None:
     from companion.daemon.service import RETRY_MAX_S
 
-    clock = Clock()
+    clock = VirtualClock()
     tries: list[float] = []
 
     def never() -> None:
@@ -564,7 +551,7 @@ def test_the_wait_between_tries_stops_growing_at_a_minute() -> None:
 def test_a_sighup_without_a_matrix_tries_to_open_it_at_once(tmp_path: Path) -> None:
     path = tmp_path / "companion.toml"
     path.write_text('[display]\ndisplay = "dummy"\n')
-    clock = Clock()
+    clock = VirtualClock()
     flaky = Flaky(clock)
     flaky.tries = [0.0, 0.0]  # two tries failed already
     service, _ = _service(clock, [(0.0, _dump(_setup())), (1.0, Reload(0, str(path))),
@@ -657,7 +644,7 @@ def test_without_a_pin_factory_the_game_is_refereed_and_the_pins_tried_again(
                     display=DisplayConfig(luma={"display": "dummy", "width": 16, "height": 16}))
     config = replace(config, board=replace(config.board, port="loop://"))
     monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "tin")  # none works here
-    clock = Clock()
+    clock = VirtualClock()
     with ExitStack() as stack, caplog.at_level(logging.INFO, logger="companion"):
         service = build(config, stack, clock=clock, notifier=Notifier())
         assert service.controls is None and service.display is not None
@@ -688,7 +675,7 @@ def test_ok_after_the_end_starts_the_next_game_with_its_own_journal(tmp_path: Pa
     assert ENCELADUS.outcome(over) is not None
     config = Config(game=GameConfig(name="enceladus", seed=SEED),
                     journal=JournalConfig(directory=str(tmp_path)))
-    clock = Clock()
+    clock = VirtualClock()
     link = Link()
     press = [(2.0, Button(0, "ok", True)), (2.1, Button(0, "ok", False))]
     service, _ = _service(clock, [(0.0, _dump(over)), *press, (3.0, Stop(0))], state=over,
@@ -712,7 +699,7 @@ def test_a_game_chosen_on_the_page_starts_at_once_and_the_next_games_follow_it(
     first = journal_mod.Journal.create(tmp_path, {"game": "enceladus"}, fsync=False)
     chosen = StartGame(0, players=3, seed=77, options={"mode": "cooperative"},
                        names=("Ann", "", "Cy"))
-    service, _ = _service(Clock(), [(1.0, chosen), (2.0, Stop(0))], config=config,
+    service, _ = _service(VirtualClock(), [(1.0, chosen), (2.0, Stop(0))], config=config,
                           link=Link(), journal=first)
     service.run()
     assert service.referee.state == ENCELADUS.new_game(3, 77, {"mode": "cooperative"})

@@ -338,7 +338,7 @@ def test_a_question_is_answered_on_the_page_with_the_pin_and_a_wrong_pin_is_refu
                 button, True)
             assert (released.name, released.pressed) == (button, False)
             for event in (pressed, released):
-                table._run(table.referee.handle(event))
+                table.time.deliver(event)
             view.publish(table.screens()[-1], "up", len(table.commits()))
         assert table.commits() == ["pick:red:f5"]
         assert said.get_attribute("data-refused") == "false"

@@ -6,7 +6,8 @@
   reconnects a lost board.
 - :mod:`companion.board.gpio_matrix`: a presence board scanned from the Pi's GPIO instead.
 - :mod:`companion.board.pins`: the gpiozero pin factory and pin claims every GPIO part shares.
-- :mod:`companion.board.debounce`: the one debounce of readings, cell by cell.
+- :mod:`companion.board.debounce`: the one debounce of readings, cell by cell or button by
+  button.
 
 May import the rules (cells and pieces), the configuration and the shared modules (errors,
 events, bursts); never the referee, the display or the daemon.

@@ -2,7 +2,8 @@
 time; one that goes back to the settled reading first was a glitch and is dropped.
 
 Pure and on the caller's clock (seconds): the referee debounces the board's field updates
-with it on the events' time, the GPIO switch matrix its scans.
+with it on the events' time, the GPIO switch matrix its scans, the GPIO controls their
+buttons' edges (with a timer set for :meth:`Debounce.next_at`).
 """
 
 from __future__ import annotations

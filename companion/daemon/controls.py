@@ -8,11 +8,15 @@ through :func:`companion.board.pins.claim`, so that a pin two parts want is refu
 gpiozero's own reservation in a sentence naming both.
 
 Debouncing is ours, because gpiozero's mock pins ignore ``bounce_time`` and a contact
-bounces on release as well as on press.  Every edge of a
-button (re)starts a one-shot timer of ``bounce_s``; when it runs out the pin has been still
-that long, and its level is compared with the last one reported.  So a bouncing contact
-gives one press and one release, a glitch shorter than ``bounce_s`` gives nothing, a held
-button gives one press, and nothing runs between edges (no polling).
+bounces on release as well as on press.  It is the one debounce of the field updates and the
+GPIO switch matrix (:class:`companion.board.debounce.Debounce`), button by button: every edge
+is a reading of the pin's level, a level that goes back to the one last reported before
+``bounce_s`` is dropped, and one that lasts ``bounce_s`` is reported.  What differs is only
+who says when to look: the edges arrive on their own, so a one-shot timer is set for the
+moment the first reading waiting will have lasted (``Debounce.next_at``), set again at every
+edge.  So a bouncing contact gives one press and one release, a glitch shorter than
+``bounce_s`` gives nothing, a held button gives one press, and nothing runs between edges
+(no polling).
 
 Threads: edges arrive on the pin factory's thread (on the driving thread with mock pins),
 debounced changes on the timer's (a :class:`threading.Timer` unless another ``timer`` is given,
@@ -36,6 +40,7 @@ from typing import Protocol, assert_never
 from gpiozero import LED, Buzzer, DigitalInputDevice
 
 from companion import events
+from companion.board.debounce import Debounce
 from companion.board.pins import Device, DeviceKind, PinFactory, claim
 from companion.config import ButtonPins
 from companion.errors import InvalidArgumentError
@@ -96,18 +101,6 @@ def daemon_timer(interval_s: float, function: Callable[[], None]) -> OneShot:
     return timer
 
 
-class _Contact:
-    """One button's debounce state, guarded by the lock of its :class:`Controls`."""
-
-    __slots__ = ("button", "edges", "reported", "timer")
-
-    def __init__(self, button: Device) -> None:
-        self.button = button
-        self.reported: bool = button.is_active
-        self.timer: OneShot | None = None
-        self.edges = 0  # edges seen: a timer started for an older edge is stale
-
-
 class Controls:
     """The buttons, buzzer and status LED, feeding debounced button events into ``queue``.
 
@@ -152,7 +145,10 @@ class Controls:
         self._closed = False
         self._factory = pin_factory
         self._devices: list[Device] = []
-        self._contacts: dict[str, _Contact] = {}
+        self._buttons: dict[str, Device] = {}
+        self._reported: dict[str, bool] = {}  # the level each button was last reported at
+        self._debounce: Debounce[str, bool] = Debounce(bounce_s)
+        self._waiting: OneShot | None = None  # set for when the next reading will have lasted
         try:
             for name in BUTTONS:
                 # bounce_time=None: every edge reaches us, the debouncing is ours.  A plain
@@ -161,16 +157,17 @@ class Controls:
                 button = self._make(name, DigitalInputDevice, pins, pull_up=pins.pull_up,
                                     bounce_time=None)
                 if button is not None:
-                    self._contacts[name] = _Contact(button)
+                    self._buttons[name] = button
+                    self._reported[name] = bool(button.is_active)
             self._buzzer = self._make("buzzer", Buzzer, pins)
             self._led = self._make("status_led", LED, pins)
         except BaseException:
             self.close()
             raise
-        for name, contact in self._contacts.items():
+        for name, button in self._buttons.items():
             on_edge = self._guarded(self._edge, name)
-            contact.button.when_activated = on_edge
-            contact.button.when_deactivated = on_edge
+            button.when_activated = on_edge
+            button.when_deactivated = on_edge
 
     def _make(self, key: str, kind: DeviceKind, pins: ButtonPins,
               **options: object) -> Device:
@@ -194,7 +191,8 @@ class Controls:
         return callback
 
     def _fault(self, name: str, error: Exception) -> None:
-        log.exception("error in the %s button's callback; the controls go on", name)
+        """Log ``error`` of ``name`` (a button, or ``debounce`` for the timer) and queue it."""
+        log.exception("error in the controls' callback for %s; they go on", name)
         try:
             kind = type(error).__name__
             fault = events.Fault(
@@ -206,32 +204,43 @@ class Controls:
             log.exception("the error above could not be put on the event queue")
 
     def _edge(self, name: str) -> None:
-        """Any edge of button ``name``: wait until its pin has been still for ``bounce_s``."""
+        """Any edge of button ``name``: its level is a reading that must last ``bounce_s``."""
         with self._lock:
             if self._closed:
                 return
-            contact = self._contacts[name]
-            if contact.timer is not None:
-                contact.timer.cancel()
-            contact.edges += 1
-            edge = contact.edges
-            contact.timer = self._timer(
-                self._bounce_s, self._guarded(lambda name: self._settle(name, edge), name))
-            contact.timer.start()
+            now = self._clock()
+            level = bool(self._buttons[name].is_active)
+            self._debounce.read(name, level, self._reported[name], now)
+            self._set_timer(now)
 
-    def _settle(self, name: str, edge: int) -> None:
-        """Button ``name``'s pin has been still for ``bounce_s`` since its ``edge``-th edge:
-        report a changed level."""
+    def _set_timer(self, now: float) -> None:
+        """(Re)set the one-shot timer for when the first reading waiting will have lasted
+        ``bounce_s``; none while nothing waits.  Called with the lock held."""
+        if self._waiting is not None:
+            self._waiting.cancel()
+            self._waiting = None
+        at = self._debounce.next_at()
+        if at is not None:
+            settle = self._guarded(lambda _: self._settle(at), "debounce")
+            self._waiting = self._timer(max(0.0, at - now), settle)
+            self._waiting.start()
+
+    def _settle(self, at: float) -> None:
+        """The timer set for ``at`` ran out: report each button whose level has lasted
+        ``bounce_s`` by then (the timer is trusted to have waited, should the clock lag it;
+        the clock stamps the events).  A timer cancelled too late to stop it, set for an
+        older edge, finds nothing that has lasted yet."""
         with self._lock:
-            contact = self._contacts[name]
-            # A timer cancelled too late to stop it finds a newer edge counted.
-            if self._closed or edge != contact.edges:
+            if self._closed:
                 return
-            contact.timer = None
-            pressed = bool(contact.button.is_active)
-            if pressed != contact.reported:
-                self._queue.put(events.Button(self._clock(), name=name, pressed=pressed))
-                contact.reported = pressed
+            now = self._clock()
+            for name, pressed, _ in self._debounce.due(max(now, at)):
+                try:
+                    self._queue.put(events.Button(now, name=name, pressed=pressed))
+                    self._reported[name] = pressed
+                except Exception as error:
+                    self._fault(name, error)
+            self._set_timer(now)
 
     def buzz(self, pattern: BuzzPattern) -> None:
         """Sound ``pattern`` (:data:`BUZZ_PATTERNS`: ``illegal`` is three 80 ms beeps) in the
@@ -269,9 +278,8 @@ class Controls:
             if self._closed:
                 return
             self._closed = True
-            timers = [c.timer for c in self._contacts.values() if c.timer is not None]
-        for timer in timers:
-            timer.cancel()
+            if self._waiting is not None:
+                self._waiting.cancel()
         for device in reversed(self._devices):
             device.close()
 

@@ -86,11 +86,10 @@ from companion.referee.effects import (
     SetTimer,
     Show,
     Undone,
-    arm,
-    next_timer,
 )
 from companion.referee.referee import Referee
 from companion.referee.screen import Screen
+from companion.referee.timers import Timers
 from companion.rules import load as load_rules
 from companion.rules.base import Outcome
 
@@ -171,7 +170,7 @@ class Service:
         ``[mqtt]`` reads the journal as its outbox)."""
         self.web: WebView | None = None
         """The live page when ``[web] listen`` is set."""
-        self.timers: dict[TimerName, float] = {}
+        self.timers = Timers()
         self.outcome: Outcome | None = None
         self.running = False
         self.handled = 0
@@ -276,8 +275,8 @@ class Service:
 
     def _fire_timers(self) -> None:
         now = self.clock()
-        while (name := next_timer(self.timers, now)) is not None:
-            del self.timers[name]
+        while (due := self.timers.pop_due(now)) is not None:
+            name, _ = due
             self._handle(Timer(now, name))
             if name == TimerName.HEARTBEAT:
                 self._silent()
@@ -318,7 +317,7 @@ class Service:
     def _effect(self, effect: Effect) -> None:
         match effect:
             case SetTimer():
-                arm(self.timers, effect)
+                self.timers.arm(effect)
             case Committed():
                 log.info("step %d, player %d: %s", effect.number, effect.player, effect.step)
                 self._journal(lambda j: j.step(effect.number, effect.player, effect.step))

@@ -5,6 +5,7 @@ to effects.
 - :mod:`.recognition`: diffs, the step index, guidance;
 - :mod:`.effects`: what the referee asks the world to do;
 - :mod:`.screen`: what the matrix should show, built by the referee;
+- :mod:`.timers`: the referee's timers, and the one driver of a referee in virtual time;
 - :mod:`.mars`, :mod:`.uranus`: the games' inputs that are not cells (dice, cards).
 
 May import the rules, the board's protocol messages and the shared modules (errors,

@@ -8,7 +8,6 @@ shows it).  Tests and replays read the effects instead of running hardware.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeAlias
@@ -117,24 +116,6 @@ class Note:
 
     level: NoteLevel
     text: str
-
-
-def arm(timers: MutableMapping[TimerName, float], effect: SetTimer) -> None:
-    """Carry out ``effect`` on ``timers`` (name -> when it runs out, in seconds): set or
-    replace the timer, or cancel it."""
-    if effect.at is None:
-        timers.pop(effect.name, None)
-    else:
-        timers[effect.name] = effect.at
-
-
-def next_timer(timers: Mapping[TimerName, float], until: float) -> TimerName | None:
-    """The timer of ``timers`` that runs out first, if it does by ``until`` (seconds); the
-    one set first among those that run out together.  ``None`` when none is due by then."""
-    if not timers:
-        return None
-    name = min(timers, key=timers.__getitem__)
-    return name if timers[name] <= until else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,9 @@
 """Whole games in virtual time: virtual players, a noisy board, the real referee.
 
 No threads, no pseudo-terminal, no sleeping: the board's field updates, the buttons and the
-referee's timers are events on one virtual clock, so hundreds of noisy games run in seconds
-and replay exactly from their seed.  What is checked is what recognition promises: every
+referee's timers are events on one virtual clock (a :class:`companion.referee.timers.Timeline`,
+as for the scenario runner and the tests), so hundreds of noisy games run in seconds and
+replay exactly from their seed.  What is checked is what recognition promises: every
 step performed is committed exactly once, nothing else is committed, and the matrix raises no
 alarm (the players only ever make legal steps).
 
@@ -17,20 +18,19 @@ The real-time counterpart (a pseudo-terminal, the serial stack, gpiozero pins) i
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import math
 import random
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 
 from companion.board import protocol
-from companion.events import AnyEvent, BoardMessage, Button, Timer, TimerName
-from companion.referee.effects import Buzz, Committed, Effects, SetTimer, Show, arm
+from companion.events import AnyEvent, BoardMessage, Button
+from companion.referee.effects import Buzz, Committed, Effects, Show
 from companion.referee.recognition import sensed
 from companion.referee.referee import DEFAULT_SETTINGS, Extension, Referee, RefereeSettings
 from companion.referee.screen import Screen
 from companion.referee.seats import Seats
+from companion.referee.timers import Timeline
 from companion.rules.base import Board, Cell, Outcome, Seated, SomeRules, parse_piece
 from companion.sim.handsetup import bare_board, deal_presses, lay_out
 from companion.sim.perform import (
@@ -112,10 +112,9 @@ class VirtualTable:
         self.sense = sensed if settings.presence else (lambda piece: piece)
         self.board = rules.board(state)
         self.tray = sorted(rules.tray_cells(state), key=lambda c: (len(c), c))
-        self.now = 0.0
-        self.seq = itertools.count()
-        self.queue: list[tuple[float, int, AnyEvent]] = []
-        self.timers: dict[TimerName, float] = {}
+        # Looked up at each call: subclasses and tests wrap deliver and _run_effects.
+        self.time = Timeline(lambda event: self.deliver(event),
+                             on_effects=lambda effects: self._run_effects(effects))
         self.report = GameReport(seed)
         self.menu: tuple[tuple[str, ...], int] | None = None
         self.screen: Screen | None = None
@@ -127,13 +126,19 @@ class VirtualTable:
         self.settling: tuple[tuple[str, ...], str] | None = None
 
     # ------------------------------------------------------------------ plumbing
+    @property
+    def now(self) -> float:
+        """The virtual clock, in seconds."""
+        return self.time.now
+
+    @now.setter
+    def now(self, now: float) -> None:
+        self.time.now = now
+
     def deliver(self, event: AnyEvent) -> Effects:
         """Hand one board or button event, or a timer the referee set, to the referee
         (benchmarks time this)."""
         return self.referee.handle(event)
-
-    def _post(self, at: float, event: AnyEvent) -> None:
-        heapq.heappush(self.queue, (at, next(self.seq), event))
 
     def _next_seq(self) -> int:
         seq = self.wire
@@ -141,10 +146,9 @@ class VirtualTable:
         return seq
 
     def _run_effects(self, effects: Effects) -> None:
+        """What the players see of ``effects`` (the timers are the timeline's)."""
         for effect in effects:
-            if isinstance(effect, SetTimer):
-                arm(self.timers, effect)
-            elif isinstance(effect, Committed):
+            if isinstance(effect, Committed):
                 self.report.committed.append(effect.step)
             elif isinstance(effect, Buzz) and effect.pattern == "illegal":
                 self._alarm()
@@ -163,34 +167,15 @@ class VirtualTable:
             self.report.false_alarms += 1
 
     def _advance(self, until: float) -> None:
-        """Deliver every event, timer and heartbeat due up to ``until`` (virtual seconds)."""
-        while True:
-            next_event = self.queue[0][0] if self.queue else None
-            next_timer = min(self.timers.values()) if self.timers else None
-            due = [t for t in (next_event, next_timer) if t is not None and t <= until]
-            if self.beat <= until and all(self.beat < t for t in due):
-                self.now = max(self.now, self.beat)
-                beat = protocol.Heartbeat(seq=self._next_seq(),
-                                          uptime_ms=int(self.now * 1000) % protocol.UPTIME_MODULO)
-                self.beat += self.heartbeat_s or math.inf
-                self._run_effects(self.deliver(BoardMessage(self.now, beat)))
-                continue
-            if not due:
-                self.now = max(self.now, until)
-                return
-            at = min(due)
-            self.now = max(self.now, at)
-            if (
-                next_timer is not None
-                and next_timer == at
-                and (next_event is None or next_timer <= next_event)
-            ):
-                name = min(self.timers, key=lambda n: self.timers[n])
-                del self.timers[name]
-                self._run_effects(self.deliver(Timer(self.now, name)))
-                continue
-            _, _, event = heapq.heappop(self.queue)
-            self._run_effects(self.deliver(_at(event, self.now)))
+        """Deliver every event, timer and heartbeat due up to ``until`` (virtual seconds); a
+        heartbeat after whatever comes at its time."""
+        while self.beat <= until:
+            self.time.advance(self.beat)
+            beat = protocol.Heartbeat(seq=self._next_seq(),
+                                      uptime_ms=int(self.now * 1000) % protocol.UPTIME_MODULO)
+            self.beat += self.heartbeat_s or math.inf
+            self.time.deliver(BoardMessage(self.now, beat))
+        self.time.advance(until)
 
     def _play_ops(self, ops: list[Op]) -> None:
         t = self.now
@@ -201,12 +186,12 @@ class VirtualTable:
                 update = protocol.FieldUpdate(
                     seq=self._next_seq(), cell=op.cell, piece=self.sense(op.piece)
                 )
-                self._post(t, BoardMessage(t, update))
+                self.time.post(BoardMessage(t, update))
             elif isinstance(op, Signal):
-                self._post(t, BoardMessage(t, replace(op.message, seq=self._next_seq())))
+                self.time.post(BoardMessage(t, replace(op.message, seq=self._next_seq())))
             else:
-                self._post(t, Button(t, op.name, True))
-                self._post(t + 0.08, Button(t + 0.08, op.name, False))
+                self.time.post(Button(t, op.name, True))
+                self.time.post(Button(t + 0.08, op.name, False))
         self._advance(t)
 
     def _answer(self, path: tuple[str, ...], notation: str) -> bool:
@@ -234,10 +219,10 @@ class VirtualTable:
 
     # ------------------------------------------------------------------ a game
     def start(self) -> None:
-        self._run_effects(self.referee.start(self.now))
+        self.time.run(self.referee.start(self.now))
         pieces = tuple(self.sense(self.board[c]) for c in self.referee.layout)
         dump = protocol.Dump(seq=self._next_seq(), pieces=pieces)
-        self._run_effects(self.referee.handle(BoardMessage(self.now, dump)))
+        self.time.run(self.referee.handle(BoardMessage(self.now, dump)))
 
     def play_step(self) -> bool:
         """Choose, perform and wait for one step; False when the game is over or the referee
@@ -389,10 +374,6 @@ class VirtualTable:
         self.report.over = self.report.outcome is not None
         self.report.seconds = self.now
         return self.report
-
-
-def _at(event: AnyEvent, t: float) -> AnyEvent:
-    return replace(event, t=t)
 
 
 def menu_label(path: tuple[str, ...], notation: str, level: int) -> str:

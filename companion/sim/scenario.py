@@ -26,13 +26,13 @@ name of ``companion.rules.base``, ``M1+red``, or its wire code, ``1r``); ``wait 
 companion must commit, in the game's notation).  ``#`` starts a comment.
 
 :func:`run_scenario` plays a scenario against the real referee in virtual time (no threads,
-no sleeping) and returns what it committed; ``companion sim --serve URL --scenario FILE``
-plays it in real time on a simulated board for a daemon started separately.
+no sleeping; a :class:`companion.referee.timers.Timeline`) and returns what it committed;
+``companion sim --serve URL --scenario FILE`` plays it in real time on a simulated board for
+a daemon started separately.
 """
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import os
 import random
@@ -43,10 +43,11 @@ from typing import Final, TypedDict
 
 from companion.board import protocol
 from companion.errors import InvalidStepError
-from companion.events import AnyEvent, BoardMessage, Button, Timer, TimerName
+from companion.events import AnyEvent, BoardMessage, Button
 from companion.files import read_text
-from companion.referee.effects import Committed, Effects, SetTimer, Show
+from companion.referee.effects import Committed, Effects, Show
 from companion.referee.referee import Referee, RefereeSettings
+from companion.referee.timers import Timeline
 from companion.rules import BOARDS, GAMES, load
 from companion.rules.base import EMPTY, Cell, Piece, Seated, SomeRules
 from companion.sim.perform import Noise, Op, Press, Put, Signal, perform, tray_flowers
@@ -377,30 +378,17 @@ def drive(referee: Referee, events: Iterable[AnyEvent], until: float) -> Scenari
     """Hand ``events`` and the referee's own timers to ``referee`` in time order, up to
     ``until`` (seconds on the events' clock), on a virtual clock; what it committed."""
     run = ScenarioRun([], [], referee)
-    order = itertools.count()
-    queue: list[tuple[float, int, AnyEvent]] = [(e.t, next(order), e) for e in events]
-    heapq.heapify(queue)
-    timers: dict[TimerName, int] = {}  # name -> the order number of its live entry
 
-    def apply(effects: Effects) -> None:
+    def record(effects: Effects) -> None:
         for effect in effects:
-            if isinstance(effect, SetTimer):
-                timers.pop(effect.name, None)
-                if effect.at is not None:
-                    timers[effect.name] = number = next(order)
-                    heapq.heappush(queue, (effect.at, number, Timer(effect.at, effect.name)))
-            elif isinstance(effect, Committed):
+            if isinstance(effect, Committed):
                 run.committed.append(effect.step)
             elif isinstance(effect, Show) and effect.screen.menu:
                 run.menus.append(effect.screen.menu)
 
-    apply(referee.start(0.0))
-    while queue and queue[0][0] <= until:
-        _, number, event = heapq.heappop(queue)
-        if isinstance(event, Timer):
-            if timers.get(event.name) != number:
-                continue  # replaced or cancelled
-            del timers[event.name]
-        apply(referee.handle(event))
+    time = Timeline(referee.handle, on_effects=record)
+    for event in events:
+        time.post(event)
+    time.run(referee.start(0.0))
+    time.advance(until)
     return run
-
