@@ -73,7 +73,7 @@ from enum import StrEnum
 from functools import cache, lru_cache, partial
 from itertools import chain, combinations, combinations_with_replacement, cycle, product, repeat
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, cast
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
 from companion.rules import base
@@ -1055,10 +1055,12 @@ _Held = tuple[int, _Var]
 """A piece in the hand: ``PEAK_SQUARE`` or a flower's colour, and where it will stand."""
 _Ref = int | _Var
 """A square, or where a piece of the hand stands."""
-_Entry = tuple[Any, ...]
-"""A line of a sequence found: ``("act", name, pay, cells, drawn, martian)`` (``pay`` is
-``None`` where any colour will do), ``("put", var, square)`` or ``("swap", a, b)``: Swap
-flowers, used earlier, exchanged the colours of the flowers now on ``a`` and ``b``."""
+_Entry: TypeAlias = tuple[Any, ...]
+"""A line of a sequence found, a tagged tuple (mypy does not narrow a union of tuples by
+their first item, so the items are erased here and read by their tag): ``("act", name, pay,
+cells, drawn, martian)`` (``pay`` is ``None`` where any colour will do), ``("put", var,
+square)`` or ``("swap", a, b)``: Swap flowers, used earlier, exchanged the colours of the
+flowers now on ``a`` and ``b``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import Field, replace
 from types import MappingProxyType
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeAlias, TypeVar
 
 from companion.errors import InvalidPositionError
 from companion.rules.base import (
@@ -30,11 +30,15 @@ from companion.rules.base import (
 )
 from companion.rules.hexes import Hex, hex_name
 
+DataclassFields: TypeAlias = dict[str, Field[Any]]
+"""The ``dataclasses`` module's table of a dataclass's fields, typed as the standard
+library's own stubs type it: what marks a state as a dataclass to ``replace``."""
+
 
 class GardenerState(Seated, Protocol):
     """What the shared code reads of a gardener game's state: a frozen dataclass."""
 
-    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+    __dataclass_fields__: ClassVar[DataclassFields]
 
     @property
     def gardeners(self) -> tuple[Hex | None, ...]:

@@ -42,7 +42,7 @@ import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, TypeAlias
 
 from companion.errors import (
     ConfigError,
@@ -167,13 +167,18 @@ _CHOICES: Mapping[str, tuple[str, ...]] = {
 """The options that take a word, and their words (the default first)."""
 
 
+OptionValue: TypeAlias = Any
+"""A checked option's value, of its :class:`Options` field's own type: Python cannot type a
+mapping keyed by a dataclass's field names, so the values are erased until ``Options(**)``."""
+
+
 def read_options(options: Mapping[str, object]) -> Options:
     """:class:`Options` from a config table; missing keys take their defaults.
 
     Raises :class:`ConfigError` naming every unknown key and every bad value at once.
     """
     problems: list[str] = []
-    values: dict[str, Any] = {}
+    values: dict[str, OptionValue] = {}
     known = {f.name: f for f in fields(Options)}
     for key, value in options.items():
         if key not in known:
@@ -1219,7 +1224,7 @@ class MarsCases:
         :class:`ConfigError`."""
         pos = case["position"]
 
-        def per_player(key: Literal["scores", "planted", "reserves"]) -> dict[int, Any]:
+        def per_player(key: Literal["scores", "planted", "reserves"]) -> dict[int, JsonTree]:
             return {int(p): v for p, v in pos.get(key, {}).items()}
 
         # The supply: reserves need not be a whole deal, but no player holds more than
