@@ -14,6 +14,11 @@ with the cells that differ from it, and any other step the buttons would commit 
 discard, a Uranus card) is refused with the announcement.  A step no cell shows (a card
 scored, a die discarded, a card shown at the end) is carried out with OK.
 
+Out of turn: in Gardens of Uranus, the moment any step makes a regular hexagon of one colour
+while the Hexagon card is in a companion's hand, the referee commits its claim
+(:meth:`Seats.claim`; the text, Mission cards: the owner wins instantly), and the matrix
+announces it ("P2: companion: shows the Hexagon card and wins") until the next step.
+
 Chance stays where it was: a step's chance outcome (the flowers the Enceladus tube gives, the
 card drawn after a score) is not part of what is announced and comes from the table as for
 anyone.  In Gardens of Uranus the companion's mission cards are its own, known to the chooser
@@ -42,7 +47,7 @@ from typing import Any, cast
 from companion.board import protocol
 from companion.errors import IllegalMoveError
 from companion.events import BoardMessage, Button, Event, Hint
-from companion.opponent import chance_next, choose, decision
+from companion.opponent import chance_next, choose, decision, interrupt
 from companion.referee.effects import Buzz, BuzzPattern, Dealt, Hinted, Note, NoteLevel, Show
 from companion.referee.recognition import board_diff
 from companion.referee.screen import Screen
@@ -141,6 +146,20 @@ class Seats:
         self.times.setdefault(strength, []).append(time.perf_counter() - began)
         self._announced[state] = step
         return step
+
+    def claim(self, rules: SomeRules, state: Hashable) -> Hashable | None:
+        """The step a companion's seat makes out of turn in ``state``, or ``None``: in Gardens
+        of Uranus the Hexagon claimed (it wins at once) when a hexagon of one colour stands
+        and the Hexagon card is in its hand (:meth:`hand`); the first such seat by number."""
+        if rules.name != "uranus" or rules.outcome(state) is not None:
+            return None
+        for player in range(1, rules.players(state) + 1):
+            if self.strength(player) is not None:
+                step: Hashable | None = interrupt(rules, state, player,
+                                                  self.hand(rules, state, player))
+                if step is not None:
+                    return step
+        return None
 
     def announced(self, state: Hashable) -> Hashable | None:
         """The step announced for ``state`` (``None`` when none was)."""
@@ -312,7 +331,19 @@ class Seats:
         the prompt, its cells highlighted: ``"P2: companion: gardener 0,0 to 0,3; plant
         red"``; while the step is under way, the announcement before the referee's guidance
         (``"...: go on"``); on a board refused at the companion's seat, the announcement with
-        the refusal; the hints asked on the end screen (``extra["hints"]``)."""
+        the refusal; the hints asked on the end screen (``extra["hints"]``); a Hexagon the
+        companion claimed out of turn before all of it, until the next step."""
+        screen = self._decorate(referee, screen)
+        if referee.rules.name == "uranus" and referee.history:
+            before, last = referee.history[-1]
+            if _claims(last) and self.strength(last.player) is not None:
+                # The claim made out of turn stays announced until the next step.
+                said = "; ".join(p.text for p in describe(referee.rules, before, last))
+                screen = replace(screen, message=f"P{last.player}: companion: {said}. "
+                                 f"{screen.message}")
+        return screen
+
+    def _decorate(self, referee: Any, screen: Screen) -> Screen:
         if screen.ranking and self.hints:
             counted = " ".join(f"P{p} {n}" for p, n in sorted(self.hints.items()))
             return replace(screen, extra={**screen.extra, "hints": counted})
@@ -398,6 +429,8 @@ def describe(rules: SomeRules, state: Any, step: Hashable) -> list[Part]:
     die = getattr(step, "die", None)
     if isinstance(die, int):
         parts.append(Part(f"{'discard' if not changes else 'use'} die {die}", {}))
+    if rules.name == "uranus" and _claims(step):
+        parts.append(Part("shows the Hexagon card and wins", {}))
     mission = getattr(step, "mission", None)
     if isinstance(mission, str):
         from companion.referee.uranus import card_text
@@ -466,8 +499,9 @@ class SeatedRules:
 
     def apply(self, state: Any, step: Any) -> Any:
         only = self._only(state)
-        if only is not None and decision(self.core, state, step) != decision(self.core, state,
-                                                                             only):
+        if (only is not None
+                and decision(self.core, state, step) != decision(self.core, state, only)
+                and step != self.seats.claim(self.core, state)):  # the Hexagon, out of turn
             said = self.core.format_step(state, only)
             raise IllegalMoveError(f"the companion plays {said} here",
                                    rule=RULE_SEAT, step=self.core.format_step(state, step))
@@ -479,6 +513,13 @@ class SeatedRules:
 
 def _head(piece: Piece) -> Piece:
     return piece.partition("+")[0]
+
+
+def _claims(step: Hashable) -> bool:
+    """Whether ``step`` is the Hexagon claimed (Gardens of Uranus)."""
+    from companion.rules.uranus import Claim
+
+    return isinstance(step, Claim)
 
 
 def _ready(referee: Any) -> bool:
