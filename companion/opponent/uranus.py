@@ -22,7 +22,6 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any
 
 from companion.opponent import Spend
 from companion.rules import missions
@@ -127,12 +126,12 @@ def _seat_hands(state: State, player: int, known: Collection[str] | None) -> lis
             for p in range(1, state.players + 1)]
 
 
-def _ranked(state: State, steps: list[Any], hands: Sequence[Collection[str]],
-            spend: Spend, until: int | None = None) -> list[tuple[float, int, Any]]:
+def _ranked(state: State, steps: list[Step], hands: Sequence[Collection[str]],
+            spend: Spend, until: int | None = None) -> list[tuple[float, int, Step]]:
     """``(value, index, step)`` for each step while the budget lasts, best first."""
     player = state.to_move
     mean = unseen_mean(state, hands[player - 1])
-    ranked: list[tuple[float, int, Any]] = []
+    ranked: list[tuple[float, int, Step]] = []
     for i, step in enumerate(steps):
         if ranked and (spend.exhausted or (until is not None and spend.nodes >= until)):
             break
@@ -151,8 +150,8 @@ def _after_hands(hands: Sequence[Collection[str]], player: int,
             for p, h in enumerate(hands, 1)]
 
 
-def steady(state: State, steps: list[Any], known: Collection[str] | None, spend: Spend,
-           rng: random.Random) -> Any:
+def steady(state: State, steps: list[Step], known: Collection[str] | None, spend: Spend,
+           rng: random.Random) -> Step:
     """The best step one ply ahead by :func:`evaluate` (ties: the first listed)."""
     return _ranked(state, steps, _seat_hands(state, state.to_move, known), spend)[0][2]
 
@@ -168,8 +167,8 @@ def _reply(state: State, hands: list[frozenset[str]], spend: Spend, until: int) 
     return step
 
 
-def strong(state: State, steps: list[Any], known: Collection[str] | None, spend: Spend,
-           rng: random.Random) -> Any:
+def strong(state: State, steps: list[Step], known: Collection[str] | None, spend: Spend,
+           rng: random.Random) -> Step:
     """The step whose follow-up ends best (see the module docstring): the :data:`ROOTS`
     best steps one ply ahead, each given an equal share of the nodes left."""
     player = state.to_move
