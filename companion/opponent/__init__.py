@@ -98,7 +98,7 @@ BUDGETS: Mapping[str, Mapping[Strength, int]] = MappingProxyType({
     "enceladus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
                                    Strength.STRONG: 750}),
     "mars": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
-                              Strength.STRONG: 1200}),
+                              Strength.STRONG: 2200}),
     "uranus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 1000,
                                 Strength.STRONG: 1400}),
 })

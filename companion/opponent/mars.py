@@ -45,8 +45,9 @@ ROOTS = 8
 WIDTH = 3
 """Steps the strong search follows at each of the seat's own later steps."""
 
-DEPTH = 4
-"""Plies the strong search looks on after the step it weighs."""
+DEPTH = 8
+"""Plies the strong search looks on after the step it weighs: each other player's reply is
+a ply, so that with four players the seat still sees its own next turns."""
 
 
 def chance_next(state: State) -> bool:
