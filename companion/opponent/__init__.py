@@ -19,9 +19,9 @@ Strengths (:class:`Strength`)
 ``strong``
     a search within a budget of nodes, see the game's module: Mars searches the next plies
     over the dice in the pool (which the players use in turn) and takes the expectation over
-    the next roll (expectimax); Gardens of Uranus follows each of its best steps with its own
-    next step (where its gardener can still plant); Enceladus looks at the replies of the
-    next player (two plies).
+    the next roll (expectimax); Gardens of Uranus answers each of its best steps with the
+    next player's steady reply, then its own next step; Enceladus looks at the replies of
+    the next player (two plies).
 
 Budget
 ------
