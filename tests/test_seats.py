@@ -34,6 +34,7 @@ from companion.rules.uranus import Score
 from companion.sim.harness import GameReport, VirtualTable, rehearse
 from companion.sim.perform import Noise, Put, Signal
 from companion.tools.replay import format_game, replay_game
+from companion.web.page import snapshot
 
 NOISELESS = Noise.none()
 
@@ -458,8 +459,10 @@ def test_the_companion_claims_the_hexagon_the_moment_a_persons_step_makes_one() 
     assert played_at.play_step()  # the person plants the sixth purple flower
     assert played_at.report.committed == ["1,0=purple", "claim:2"]
     assert played_at.truth.hexagon_winner == 2
-    assert played_at.screen.message.startswith("P2: companion: shows the Hexagon card and "
-                                               "wins. ")
+    claimed = "P2: companion: shows the Hexagon card and wins. "
+    assert played_at.screen.message.startswith(claimed)
+    # the table view shows it as the matrix does
+    assert snapshot(played_at.screen, seq=1, link="up", steps=2)["message"].startswith(claimed)
     report = played_at.play()  # the hands shown, to the end
     played(report)
     outcome = played_at.referee.outcome
