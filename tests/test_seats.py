@@ -30,7 +30,7 @@ from companion.referee.referee import RefereeSettings
 from companion.referee.seats import LONG_PRESS_S, Seats, describe
 from companion.referee.uranus import card_text, load_catalogue
 from companion.rules import load
-from companion.rules.uranus import Score
+from companion.rules.uranus import CASES, Score, validate
 from companion.sim.harness import GameReport, VirtualTable, rehearse
 from companion.sim.perform import Noise, Put, Signal
 from companion.tools.replay import format_game, replay_game
@@ -425,8 +425,6 @@ def hexagon_table(hexagon_held: bool) -> VirtualTable:
     """Gardens of Uranus, the person at seat 1 about to close a purple hexagon around 0,0
     (gardener on 1,-3, the ring but 1,0 planted), the companion at seat 2 with five cards
     read face down, the Hexagon among them when ``hexagon_held``."""
-    from companion.rules.uranus import CASES, validate
-
     ring = ("0,1", "-1,1", "-1,0", "0,-1", "1,-1")
     reserves = {"red": 3, "purple": 3}
     state = validate(replace(CASES.position({"options": {}, "position": {
