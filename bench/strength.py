@@ -1,8 +1,9 @@
 """The opponent's strengths measured against each other, and its step times.
 
-``python bench/strength.py [--games N] [--players 2 3 4] [--out FILE]``: for each game and
-player count, N games of ``steady`` against ``quick`` and N of ``strong`` against ``steady``
-(the virtual players' seats of :class:`companion.sim.players.VirtualSeats`, no board), played in
+``python bench/strength.py [--games N] [--players 2 3 4] [--pairing ...] [--out FILE]``: for
+each game and player count, N games of ``steady`` against ``quick`` and N of ``strong`` against
+``steady`` (``--pairing strong-steady``: that pairing alone; the virtual players' seats of
+:class:`companion.sim.players.VirtualSeats`, no board), played in
 rounds of ``--round`` games of every pairing so that a run stopped early has measured every
 pairing alike.  Game k of a pairing seats the stronger player at seat ``k mod n + 1`` and
 the weaker at every other seat, and is set up from seed k.
@@ -129,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round", type=int, default=10, help="games per pairing a round")
     parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4])
     parser.add_argument("--game", choices=GAMES, nargs="+", default=list(GAMES))
+    names = [f"{stronger}-{weaker}" for stronger, weaker in PAIRINGS]
+    parser.add_argument("--pairing", choices=names, nargs="+", default=names,
+                        help="the pairings to play (default: every one)")
     parser.add_argument("--out", type=Path, default=Path("out/strength.jsonl"))
     parser.add_argument("--table", action="store_true", help="print the tables of --out only")
     args = parser.parse_args(argv)
@@ -141,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
                 for game in args.game:
                     for players in args.players:
                         for stronger, weaker in PAIRINGS:
+                            if f"{stronger}-{weaker}" not in args.pairing:
+                                continue
                             for k in range(first + 1, min(first + args.round, args.games) + 1):
                                 if (game, players, str(stronger), k) in done:
                                     continue

@@ -30,10 +30,11 @@ from companion.referee.referee import RefereeSettings
 from companion.referee.seats import LONG_PRESS_S, Seats, describe
 from companion.referee.uranus import card_text, load_catalogue
 from companion.rules import load
-from companion.rules.uranus import Score
+from companion.rules.uranus import CASES, Score, validate
 from companion.sim.harness import GameReport, VirtualTable, rehearse
 from companion.sim.perform import Noise, Put, Signal
 from companion.tools.replay import format_game, replay_game
+from companion.web.page import snapshot
 
 NOISELESS = Noise.none()
 
@@ -415,3 +416,61 @@ def test_with_a_reader_the_companions_cards_are_read_face_down_and_named_nowhere
     resumed = new_or_resumed_game(config, rules, tmp_path, fsync=False)
     assert resumed.dealt == {2: ids}
     assert game_seats(config, dealt=resumed.dealt).dealt == {2: ids}
+
+
+# ---------------------------------------------------------------------- the Hexagon
+
+
+def hexagon_table(hexagon_held: bool) -> VirtualTable:
+    """Gardens of Uranus, the person at seat 1 about to close a purple hexagon around 0,0
+    (gardener on 1,-3, the ring but 1,0 planted), the companion at seat 2 with five cards
+    read face down, the Hexagon among them when ``hexagon_held``."""
+    ring = ("0,1", "-1,1", "-1,0", "0,-1", "1,-1")
+    reserves = {"red": 3, "purple": 3}
+    state = validate(replace(CASES.position({"options": {}, "position": {
+        "players": 2, "to_move": 1, "board": "hexagonal",
+        "cells": {**dict.fromkeys(ring, "purple"), "1,-3": "M1", "-3,3": "M2"},
+        "reserves": {"1": reserves, "2": reserves}, "scores": {"1": 0, "2": 0},
+        "hands": {"1": [], "2": []}, "decks": [5] * 4, "no_plant_run": 0}}), unknown=(5, 5)))
+    catalogue = load_catalogue()
+    ids = {mission: card for card, mission in catalogue.items()}
+    cards = ["groups:red", "pairs:blue-red", "edge_trees:blue", "longest_line:red",
+             "hexagon" if hexagon_held else "biggest_group:purple"]
+    seats = Seats(("person", "steady"), seed=3, catalogue=catalogue, reader=True,
+                  dealt={2: [ids[c] for c in cards]})
+    rules = load("uranus").RULES
+    def person(rules: Any, state: Any, rng: random.Random) -> Any:
+        closing = [s for s in rules.legal_steps(state)
+                   if rules.format_step(state, s) == "1,0=purple"]
+        return closing[0] if closing else choose(rules, state, "quick", rng=rng)
+
+    config = replace(Config(), game=GameConfig(name="uranus", players=2, seed=3),
+                     board=replace(Config().board, cards="reader"))
+    return VirtualTable(rules, state, layout_name(config), seed=3, choose=person,
+                        extensions=game_extensions(config), seats=seats, noise=NOISELESS)
+
+
+def test_the_companion_claims_the_hexagon_the_moment_a_persons_step_makes_one() -> None:
+    played_at = hexagon_table(hexagon_held=True)
+    screens = Screens(played_at)
+    played_at.start()
+    assert played_at.play_step()  # the person plants the sixth purple flower
+    assert played_at.report.committed == ["1,0=purple", "claim:2"]
+    assert played_at.truth.hexagon_winner == 2
+    claimed = "P2: companion: shows the Hexagon card and wins. "
+    assert played_at.screen.message.startswith(claimed)
+    # the table view shows it as the matrix does
+    assert snapshot(played_at.screen, seq=1, link="up", steps=2)["message"].startswith(claimed)
+    report = played_at.play()  # the hands shown, to the end
+    played(report)
+    outcome = played_at.referee.outcome
+    assert outcome is not None and outcome.winners == (2,)
+    assert screens.shown[-1].message.startswith("Player 2 wins (the Hexagon was completed)")
+
+
+def test_without_the_hexagon_card_the_companion_claims_nothing() -> None:
+    played_at = hexagon_table(hexagon_held=False)
+    played_at.start()
+    assert played_at.play_step()
+    assert played_at.report.committed == ["1,0=purple"]
+    assert played_at.referee.outcome is None and played_at.referee.to_move == 2

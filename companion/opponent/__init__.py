@@ -19,9 +19,9 @@ Strengths (:class:`Strength`)
 ``strong``
     a search within a budget of nodes, see the game's module: Mars searches the next plies
     over the dice in the pool (which the players use in turn) and takes the expectation over
-    the next roll (expectimax); Gardens of Uranus follows each of its best steps with its own
-    next step (where its gardener can still plant); Enceladus looks at the replies of the
-    next player (two plies).
+    the next roll (expectimax); Gardens of Uranus answers each of its best steps with the
+    next player's steady reply, then its own next step; Enceladus looks at the replies of
+    the next player (two plies).
 
 Budget
 ------
@@ -67,14 +67,17 @@ import importlib
 import random
 import time
 from collections import defaultdict
-from collections.abc import Callable, Collection, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from types import MappingProxyType
-from typing import Any
+from types import MappingProxyType, ModuleType
+from typing import TypeVar
 
 from companion.errors import InvalidArgumentError
 from companion.rules.base import SomeRules
+
+T = TypeVar("T")
+S = TypeVar("S", bound=Hashable)
 
 
 class Strength(StrEnum):
@@ -96,7 +99,7 @@ BUDGETS: Mapping[str, Mapping[Strength, int]] = MappingProxyType({
     "enceladus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
                                    Strength.STRONG: 750}),
     "mars": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
-                              Strength.STRONG: 1200}),
+                              Strength.STRONG: 2200}),
     "uranus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 1000,
                                 Strength.STRONG: 1400}),
 })
@@ -110,7 +113,7 @@ class Decision:
     """A step chosen: ``step`` (one of ``rules.legal_steps(state)``) and ``nodes``, the
     positions built to choose it (at most the budget)."""
 
-    step: Any
+    step: Hashable
     nodes: int
 
 
@@ -126,10 +129,11 @@ class Spend:
         self._deadline = deadline
         self._clock = clock
 
-    def apply(self, state: Any, step: Any) -> Any:
-        """``rules.apply(state, step)``, counted."""
+    def apply(self, state: S, step: Hashable) -> S:
+        """``rules.apply(state, step)``, counted: the game's own state after ``step``."""
         self.nodes += 1
-        return self.rules.apply(state, step)
+        after: S = self.rules.apply(state, step)
+        return after
 
     def left(self) -> int:
         """Nodes still to spend (0 once the wall-clock cap has passed)."""
@@ -142,41 +146,41 @@ class Spend:
         return self.left() <= 0
 
 
-def _game(rules: SomeRules) -> Any:
+def _game(rules: SomeRules) -> ModuleType:
     return importlib.import_module(f"companion.opponent.{rules.name}")
 
 
-def chance_next(rules: SomeRules, state: Any) -> bool:
+def chance_next(rules: SomeRules, state: Hashable) -> bool:
     """Whether the next step is chance's alone (Gardens of Mars with an empty pool: the
     dice are rolled), so that the dice source gives it, not the engine."""
     return bool(_game(rules).chance_next(state))
 
 
-def decision(rules: SomeRules, state: Any, step: Any) -> Hashable:
+def decision(rules: SomeRules, state: Hashable, step: Hashable) -> Hashable:
     """What the player decides of ``step`` in ``state``: the step itself, apart from an
     Enceladus tube action, whose draw is the tube's (the action and the colour paid)."""
     key: Hashable = _game(rules).decision(state, step)
     return key
 
 
-def same_decision(rules: SomeRules, state: Any, chosen: Any, made: Any) -> bool:
+def same_decision(rules: SomeRules, state: Hashable, chosen: Hashable, made: Hashable) -> bool:
     """Whether the step ``made`` at the table carries out the step ``chosen`` by the engine:
     the same :func:`decision`, whatever chance gave."""
     return decision(rules, state, chosen) == decision(rules, state, made)
 
 
-def own_steps(rules: SomeRules, state: Any,
-              known: Collection[str] | None = None) -> list[Any]:
+def own_steps(rules: SomeRules, state: Hashable,
+              known: Collection[str] | None = None) -> list[Hashable]:
     """The legal steps the player to move may make knowing ``known`` (their hidden cards):
     every legal step when ``known`` is ``None``; else, in Gardens of Uranus, only cards of
     their hand scored or shown, and only their own Hexagon claim."""
     return list(_game(rules).own_steps(state, known))
 
 
-def quick(steps: list[Any], rng: random.Random) -> Any:
+def quick(steps: Sequence[T], rng: random.Random) -> T:
     """The ``quick`` choice among ``steps`` (see :data:`KIND_WEIGHTS`).  Raises
     :class:`InvalidArgumentError` for no steps."""
-    by_kind: dict[str, list[Any]] = defaultdict(list)
+    by_kind: dict[str, list[T]] = defaultdict(list)
     for step in steps:
         by_kind[type(step).__name__].append(step)
     if not by_kind:
@@ -189,7 +193,7 @@ def quick(steps: list[Any], rng: random.Random) -> Any:
 
 def decide(
     rules: SomeRules,
-    state: Any,
+    state: Hashable,
     strength: Strength | str,
     *,
     rng: random.Random,
@@ -225,7 +229,7 @@ def decide(
 
 def choose(
     rules: SomeRules,
-    state: Any,
+    state: Hashable,
     strength: Strength | str,
     *,
     rng: random.Random,
@@ -233,15 +237,15 @@ def choose(
     known: Collection[str] | None = None,
     time_cap: float | None = None,
     clock: Callable[[], float] = time.monotonic,
-) -> Any:
+) -> Hashable:
     """The step of :func:`decide`: one of ``rules.legal_steps(state)``."""
     return decide(rules, state, strength, rng=rng, budget=budget, known=known,
                   time_cap=time_cap, clock=clock).step
 
 
-def interrupt(rules: SomeRules, state: Any, player: int,
-              known: Collection[str] | None) -> Any | None:
+def interrupt(rules: SomeRules, state: Hashable, player: int,
+              known: Collection[str] | None) -> Hashable | None:
     """The step seat ``player`` makes out of turn now, or ``None``: in Gardens of Uranus the
     Hexagon card shown (it wins) while a hexagon stands and ``known`` holds it."""
-    step: Any | None = _game(rules).interrupt(state, player, known)
+    step: Hashable | None = _game(rules).interrupt(state, player, known)
     return step

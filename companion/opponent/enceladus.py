@@ -19,7 +19,6 @@ import random
 from collections import Counter
 from collections.abc import Collection, Hashable, Iterable, Iterator
 from math import comb
-from typing import Any
 
 from companion.opponent import Spend
 from companion.rules.base import rank_points
@@ -97,35 +96,38 @@ def _draw_chance(state: State, step: Action) -> float:
     return ways / comb(sum(tube), DRAW)
 
 
-def _ranked(state: State, steps: Iterable[Any], spend: Spend, player: int | None = None,
-            until: int | None = None) -> list[tuple[float, int, Any]]:
+def _ranked(state: State, steps: Iterable[Step], spend: Spend, player: int | None = None,
+            until: int | None = None) -> list[tuple[float, int, Step]]:
     """``(value, index, step)`` per decision (a tube action and payment once, its value the
     average over the draws) while the budget lasts, best first, for ``player`` (default
     the player to move)."""
     me = state.to_move if player is None else player
-    totals: dict[Hashable, list[Any]] = {}
+    totals: dict[Hashable, list[float]] = {}  # per decision: weighted values, weights
+    first: dict[Hashable, tuple[int, Step]] = {}  # per decision: its first step listed
     for i, step in enumerate(steps):
         if totals and (spend.exhausted or (until is not None and spend.nodes >= until)):
             break
         value = evaluate(spend.apply(state, step), me)
         key = decision(state, step)
-        weight = _draw_chance(state, step) if key is not step else 1.0
-        entry = totals.setdefault(key, [0.0, 0.0, i, step])
+        weight = _draw_chance(state, step) if isinstance(step, Action) and key is not step \
+            else 1.0
+        entry = totals.setdefault(key, [0.0, 0.0])
+        first.setdefault(key, (i, step))
         entry[0] += weight * value
         entry[1] += weight
-    ranked = [(total / weight, i, step) for total, weight, i, step in totals.values()]
+    ranked = [(total / weight, *first[key]) for key, (total, weight) in totals.items()]
     ranked.sort(key=lambda t: (-t[0], t[1]))
     return ranked
 
 
-def steady(state: State, steps: list[Any], known: Collection[str] | None, spend: Spend,
-           rng: random.Random) -> Any:
+def steady(state: State, steps: list[Step], known: Collection[str] | None, spend: Spend,
+           rng: random.Random) -> Step:
     """The best step one ply ahead by :func:`evaluate` (ties: the first listed)."""
     return _ranked(state, steps, spend)[0][2]
 
 
-def strong(state: State, steps: list[Any], known: Collection[str] | None, spend: Spend,
-           rng: random.Random) -> Any:
+def strong(state: State, steps: list[Step], known: Collection[str] | None, spend: Spend,
+           rng: random.Random) -> Step:
     """The step the next player's steady answer leaves best (see the module docstring),
     each of the :data:`ROOTS` best steps given an equal share of the nodes left."""
     player = state.to_move

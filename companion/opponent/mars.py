@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Collection, Hashable, Iterator
-from typing import Any
 
 from companion.opponent import Spend
+from companion.rules.hexes import Hex
 from companion.rules.mars import (
     GRID,
     RULES,
@@ -45,8 +45,9 @@ ROOTS = 8
 WIDTH = 3
 """Steps the strong search follows at each of the seat's own later steps."""
 
-DEPTH = 4
-"""Plies the strong search looks on after the step it weighs."""
+DEPTH = 8
+"""Plies the strong search looks on after the step it weighs: each other player's reply is
+a ply, so that with four players the seat still sees its own next turns."""
 
 
 def chance_next(state: State) -> bool:
@@ -87,10 +88,10 @@ def evaluate(state: State, player: int) -> float:
             + DICE_WEIGHT * dice)
 
 
-def _ranked(state: State, steps: list[Any], spend: Spend) -> list[tuple[float, int, Any]]:
+def _ranked(state: State, steps: list[Step], spend: Spend) -> list[tuple[float, int, Step]]:
     """``(value, index, step)`` for each step while the budget lasts, best first."""
     player = state.to_move
-    ranked: list[tuple[float, int, Any]] = []
+    ranked: list[tuple[float, int, Step]] = []
     for i, step in enumerate(steps):
         if spend.exhausted and ranked:
             break
@@ -99,8 +100,8 @@ def _ranked(state: State, steps: list[Any], spend: Spend) -> list[tuple[float, i
     return ranked
 
 
-def steady(state: State, steps: list[Any], known: Collection[str] | None, spend: Spend,
-           rng: random.Random) -> Any:
+def steady(state: State, steps: list[Step], known: Collection[str] | None, spend: Spend,
+           rng: random.Random) -> Step:
     """The best step one ply ahead by :func:`evaluate` (ties: the first listed)."""
     return _ranked(state, steps, spend)[0][2]
 
@@ -109,7 +110,7 @@ def _moves(state: State) -> list[Step]:
     """The steps of the move phase worth searching: onto a flower, or planting one of the
     two colours that score most there (the others differ only in what is left in reserve)."""
     steps = list(RULES.legal_steps(state))
-    by_place: dict[tuple[int, Any], list[Move]] = {}
+    by_place: dict[tuple[int, Hex], list[Move]] = {}
     rest: list[Step] = []
     for step in steps:
         if isinstance(step, Move) and step.plant is not None:
@@ -164,8 +165,8 @@ def _value(state: State, me: int, spend: Spend, until: int, rng: random.Random,
     return max(_value(after, me, spend, until, rng, depth - 1) for _, after in children[:width])
 
 
-def strong(state: State, steps: list[Any], known: Collection[str] | None, spend: Spend,
-           rng: random.Random) -> Any:
+def strong(state: State, steps: list[Step], known: Collection[str] | None, spend: Spend,
+           rng: random.Random) -> Step:
     """The step whose line ends best (see the module docstring): the :data:`ROOTS` best
     steps one ply ahead, each given an equal share of the nodes left; in the placement phase
     and for a discard, the steady choice."""

@@ -9,12 +9,15 @@ against the flower not planted, and planting is worth the penalty it saves.
 
 ``steady``: the best step one ply ahead by :func:`evaluate`.
 
-``strong``: each of the :data:`ROOTS` best steps one ply ahead is followed by the seat's own
-best next step from there (the others' gardeners where they stand), and the step whose
-follow-up ends best is chosen: a step that leaves the gardener where it can still reach
-empty spots to plant is preferred.  It needs no guess at the others' hidden cards: they are
-valued as any card nobody has shown.  (A determinised search that played the others' replies
-with hands sampled from the cards nobody has shown measured no better than this.)
+``strong``: each of the :data:`ROOTS` best steps one ply ahead is answered by the next
+player's steady reply (the spot it takes, the flower it plants against the seat's cards), then
+followed by the seat's own best step from there (:data:`FOLLOW`), and the step whose line
+ends best is chosen: a step the reply cannot spoil, leaving the gardener where it can still
+reach empty spots to plant.  It needs no guess at the others' hidden cards: the reply values
+them, as the seat does, as any card nobody has shown.  (A determinised search that played the
+others' replies with hands sampled from the cards nobody has shown measured no better than
+the seat's own follow-up alone; the reply with its own cards valued at the mean, then the
+follow-up, measured better than either.)
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any
 
 from companion.opponent import Spend
 from companion.rules import missions
@@ -41,6 +43,10 @@ from companion.rules.uranus import (
 
 ROOTS = 8
 """Steps the strong search looks into, the best one ply ahead first."""
+
+FOLLOW = ("next", "me")
+"""The plies after each step the strong search weighs: the next player's steady reply
+(``"next"``), then the seat's own best step (``"me"``, its turn again however many play)."""
 
 WIN = 1000.0
 """What a won (or, negated, a lost) game is worth to :func:`evaluate`, beyond its points."""
@@ -127,12 +133,12 @@ def _seat_hands(state: State, player: int, known: Collection[str] | None) -> lis
             for p in range(1, state.players + 1)]
 
 
-def _ranked(state: State, steps: list[Any], hands: Sequence[Collection[str]],
-            spend: Spend, until: int | None = None) -> list[tuple[float, int, Any]]:
+def _ranked(state: State, steps: list[Step], hands: Sequence[Collection[str]],
+            spend: Spend, until: int | None = None) -> list[tuple[float, int, Step]]:
     """``(value, index, step)`` for each step while the budget lasts, best first."""
     player = state.to_move
     mean = unseen_mean(state, hands[player - 1])
-    ranked: list[tuple[float, int, Any]] = []
+    ranked: list[tuple[float, int, Step]] = []
     for i, step in enumerate(steps):
         if ranked and (spend.exhausted or (until is not None and spend.nodes >= until)):
             break
@@ -151,8 +157,8 @@ def _after_hands(hands: Sequence[Collection[str]], player: int,
             for p, h in enumerate(hands, 1)]
 
 
-def steady(state: State, steps: list[Any], known: Collection[str] | None, spend: Spend,
-           rng: random.Random) -> Any:
+def steady(state: State, steps: list[Step], known: Collection[str] | None, spend: Spend,
+           rng: random.Random) -> Step:
     """The best step one ply ahead by :func:`evaluate` (ties: the first listed)."""
     return _ranked(state, steps, _seat_hands(state, state.to_move, known), spend)[0][2]
 
@@ -168,8 +174,8 @@ def _reply(state: State, hands: list[frozenset[str]], spend: Spend, until: int) 
     return step
 
 
-def strong(state: State, steps: list[Any], known: Collection[str] | None, spend: Spend,
-           rng: random.Random) -> Any:
+def strong(state: State, steps: list[Step], known: Collection[str] | None, spend: Spend,
+           rng: random.Random) -> Step:
     """The step whose follow-up ends best (see the module docstring): the :data:`ROOTS`
     best steps one ply ahead, each given an equal share of the nodes left."""
     player = state.to_move
@@ -185,13 +191,15 @@ def strong(state: State, steps: list[Any], known: Collection[str] | None, spend:
         until = spend.nodes + left // (len(ranked) - k)
         hands = [frozenset(h) for h in _after_hands(seat, player, step)]
         line = spend.apply(state, step)
-        if RULES.outcome(line) is None and line.phase == "turn" and until - spend.nodes > 1:
-            # the seat's next step from there, the others' gardeners where they stand
-            line = replace(line, to_move=player)
-            follow = _reply(line, hands, spend, until - 1)
-            if follow is not None:
-                line = spend.apply(line, follow)
-                hands = [frozenset(h) for h in _after_hands(hands, player, follow)]
+        for who in FOLLOW:
+            if RULES.outcome(line) is None and line.phase == "turn" and until - spend.nodes > 1:
+                if who == "me":  # the others' gardeners where they stand
+                    line = replace(line, to_move=player)
+                mover = line.to_move
+                follow = _reply(line, hands, spend, until - 1)
+                if follow is not None:
+                    line = spend.apply(line, follow)
+                    hands = [frozenset(h) for h in _after_hands(hands, mover, follow)]
         mine = _seat_hands(line, player, hands[player - 1])
         value = evaluate(line, player, mine, unseen_mean(line, mine[player - 1]))
         if value > best_value:

@@ -889,6 +889,9 @@ class Referee:
         ]
         if self.outcome is not None:
             effects.append(GameOver(self.outcome))
+        elif self.seats is not None and (claim := self.seats.claim(self.rules, after)):
+            # The companion shows its Hexagon card the moment a hexagon stands: it wins.
+            return effects + self._commit(claim, now)
         return effects + self._evaluate(now)
 
     # ------------------------------------------------------------------ screens

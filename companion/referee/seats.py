@@ -14,6 +14,11 @@ with the cells that differ from it, and any other step the buttons would commit 
 discard, a Uranus card) is refused with the announcement.  A step no cell shows (a card
 scored, a die discarded, a card shown at the end) is carried out with OK.
 
+Out of turn: in Gardens of Uranus, the moment any step makes a regular hexagon of one colour
+while the Hexagon card is in a companion's hand, the referee commits its claim
+(:meth:`Seats.claim`; the text, Mission cards: the owner wins instantly), and the matrix
+announces it ("P2: companion: shows the Hexagon card and wins") until the next step.
+
 Chance stays where it was: a step's chance outcome (the flowers the Enceladus tube gives, the
 card drawn after a score) is not part of what is announced and comes from the table as for
 anyone.  In Gardens of Uranus the companion's mission cards are its own, known to the chooser
@@ -37,12 +42,12 @@ import time
 import zlib
 from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, TypeGuard, cast
 
 from companion.board import protocol
 from companion.errors import IllegalMoveError, InvalidArgumentError
 from companion.events import BoardMessage, Button, Event, Hint
-from companion.opponent import chance_next, choose, decision
+from companion.opponent import chance_next, choose, decision, interrupt
 from companion.referee.effects import (
     Buzz,
     BuzzPattern,
@@ -68,6 +73,7 @@ from companion.rules.base import (
 
 if TYPE_CHECKING:
     from companion.referee.referee import Referee
+    from companion.rules.uranus import Claim
 
 LONG_PRESS_S = 1.0
 """How long Select must be held for a hint, in seconds (a short press keeps its own use)."""
@@ -166,6 +172,20 @@ class Seats:
         self.times.setdefault(strength, []).append(time.perf_counter() - began)
         self._announced[state] = step
         return step
+
+    def claim(self, rules: SomeRules, state: Seated) -> Hashable | None:
+        """The step a companion's seat makes out of turn in ``state``, or ``None``: in Gardens
+        of Uranus the Hexagon claimed (it wins at once) when a hexagon of one colour stands
+        and the Hexagon card is in its hand (:meth:`hand`); the first such seat by number."""
+        if rules.name != "uranus" or rules.outcome(state) is not None:
+            return None
+        for player in range(1, rules.players(state) + 1):
+            if self.strength(player) is not None:
+                step: Hashable | None = interrupt(rules, state, player,
+                                                  self.hand(rules, state, player))
+                if step is not None:
+                    return step
+        return None
 
     def announced(self, state: Hashable) -> Hashable | None:
         """The step announced for ``state`` (``None`` when none was)."""
@@ -341,7 +361,19 @@ class Seats:
         the prompt, its cells highlighted: ``"P2: companion: gardener 0,0 to 0,3; plant
         red"``; while the step is under way, the announcement before the referee's guidance
         (``"...: go on"``); on a board refused at the companion's seat, the announcement with
-        the refusal; the hints asked on the end screen (``extra["hints"]``)."""
+        the refusal; the hints asked on the end screen (``extra["hints"]``); a Hexagon the
+        companion claimed out of turn before all of it, until the next step."""
+        screen = self._decorate(referee, screen)
+        if referee.rules.name == "uranus" and referee.history:
+            before, last = referee.history[-1]
+            if _claims(last) and self.strength(last.player) is not None:
+                # The claim made out of turn stays announced until the next step.
+                said = "; ".join(p.text for p in describe(referee.rules, before, last))
+                screen = replace(screen, message=f"P{last.player}: companion: {said}. "
+                                 f"{screen.message}")
+        return screen
+
+    def _decorate(self, referee: Referee, screen: Screen) -> Screen:
         if screen.ranking and self.hints:
             counted = " ".join(f"P{p} {n}" for p, n in sorted(self.hints.items()))
             return replace(screen, extra={**screen.extra, "hints": counted})
@@ -427,6 +459,8 @@ def describe(rules: SomeRules, state: Seated, step: Hashable) -> list[Part]:
     die = getattr(step, "die", None)
     if isinstance(die, int):
         parts.append(Part(f"{'discard' if not changes else 'use'} die {die}", {}))
+    if rules.name == "uranus" and _claims(step):
+        parts.append(Part("shows the Hexagon card and wins", {}))
     mission = getattr(step, "mission", None)
     if isinstance(mission, str):
         from companion.referee.uranus import card_text
@@ -496,8 +530,9 @@ class SeatedRules:
 
     def apply(self, state: Seated, step: Hashable) -> Seated:
         only = self._only(state)
-        if only is not None and decision(self.core, state, step) != decision(self.core, state,
-                                                                             only):
+        if (only is not None
+                and decision(self.core, state, step) != decision(self.core, state, only)
+                and step != self.seats.claim(self.core, state)):  # the Hexagon, out of turn
             said = self.core.format_step(state, only)
             raise IllegalMoveError(f"the companion plays {said} here",
                                    rule=RULE_SEAT, step=self.core.format_step(state, step))
@@ -510,6 +545,13 @@ class SeatedRules:
 
 def _head(piece: Piece) -> Piece:
     return piece.partition("+")[0]
+
+
+def _claims(step: Hashable) -> TypeGuard[Claim]:
+    """Whether ``step`` is the Hexagon claimed (Gardens of Uranus)."""
+    from companion.rules.uranus import Claim
+
+    return isinstance(step, Claim)
 
 
 def _ready(referee: Referee) -> bool:

@@ -271,6 +271,10 @@ class VirtualTable:
             elif not self._confirm(*self.settling):
                 return False
         self.report.performed.append(text)
+        claim = None if self.seats is None else self.seats.claim(self.rules, after)
+        if claim is not None:  # the companion's Hexagon, claimed by the referee at once
+            self.report.performed.append(self.rules.format_step(after, claim))
+            after = self.rules.apply(after, claim)
         self._play_ops(ops)
         self.truth = after
         if (not path and not self.referee.settings.presence
