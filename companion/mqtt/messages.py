@@ -203,7 +203,7 @@ class GameFeed:
         self._rules = load_rules(str(header["game"])).RULES
         setup, players = header["setup"], header["players"]
         if not isinstance(setup, str) or not isinstance(players, int | float | str):
-            raise TypeError("the setup is not text or the players not a number")
+            raise JournalError("the setup is not text or the players not a number")
         self._states = [self._rules.parse_position(setup)]
         self.players = int(players)
         return Message(self.topics.of("game"), _json({
