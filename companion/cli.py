@@ -1,9 +1,9 @@
 """``companion``: the command line.
 
 ``companion run`` (the daemon; SIGHUP reloads the display settings), ``demo`` (a whole game
-against the simulated board), ``rules check FILE...`` (rule case files), ``check-config FILE``,
-``replay FILE`` (a journaled game, printed and drawn as a GIF), ``scoreboard`` (every
-table of an event from the MQTT broker); for makers of boards,
+against the simulated board), ``rules check FILE...`` (rule case files, or folders of them),
+``check-config FILE``, ``replay FILE`` (a journaled game, printed and drawn as a GIF),
+``scoreboard`` (every table of an event from the MQTT broker); for makers of boards,
 ``monitor PORT`` (a live view with per-cell health), ``record PORT TRACE`` and ``sim`` (the
 simulated board alone, or a trace replayed).  Errors reach the user as one sentence on
 stderr and an exit status (:data:`EXIT_STATUSES`, listed by ``companion --help``), never a
@@ -413,7 +413,8 @@ def make_parser() -> argparse.ArgumentParser:
         "cases cite docs/RULINGS.md; tests/cases/ holds examples for every game.",
     )
     check.add_argument("files", nargs="+", metavar="FILE",
-                       help="a case file (a JSON list of cases)")
+                       help="a case file (a JSON list of cases), or a folder: every *.json "
+                       "file directly in it, by name")
     check.set_defaults(func=_rules_check)
 
     replay = sub.add_parser("replay", help="print a journaled game and render it as a GIF")

@@ -17,7 +17,7 @@ import pytest
 from conftest import rules_check
 
 from companion.rules import load
-from companion.rules.cases import default_adapter_for, load_cases, run_case
+from companion.rules.cases import check_files, default_adapter_for, load_cases, run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE_DIR = ROOT / "tests" / "cases"
@@ -97,6 +97,24 @@ def test_every_case_passes(path: Path) -> None:
     assert lines[-1] == f"{len(cases)} passed, 0 failed", result.stdout + result.stderr
     assert [line.split()[1].rstrip(":") for line in lines[:-1]] == [c["id"] for c in cases]
     assert result.returncode == 0
+
+
+def test_a_folder_stands_for_the_case_files_directly_in_it_by_name(tmp_path: Path) -> None:
+    for name, case_id in (("b.json", "b-1"), ("a.json", "a-1"), ("deeper/c.json", "c-1")):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(json.dumps([{**FIRST_CASE, "id": case_id}]))
+    (tmp_path / "notes.txt").write_text("not a case file")
+    lines: list[str] = []
+    assert check_files([tmp_path], lines.append) == 0
+    assert lines == ["PASS a-1", "PASS b-1", "2 passed, 0 failed"]
+
+
+def test_a_folder_with_no_case_file_is_one_sentence_and_exit_66(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a case file")
+    result = rules_check(tmp_path)
+    assert result.returncode == 66
+    assert result.stderr == (f"companion: the folder {tmp_path} holds no case file "
+                             "(a *.json file)\n")
 
 
 def test_a_failing_case_is_reported_with_what_was_expected_and_exits_1(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ from companion.errors import (
     InvalidStepError,
     RulesError,
 )
-from companion.files import read_text
+from companion.files import read_text, reason_of
 from companion.rules.base import Cell, Piece
 
 JsonTree: TypeAlias = Any
@@ -525,18 +525,48 @@ def load_cases(path: Path) -> list[JsonObject]:
     return data
 
 
+def case_files(path: Path) -> list[Path]:
+    """The case files ``path`` stands for: ``[path]`` itself, or, when it is a folder, the
+    ``*.json`` files directly in it sorted by name (its sub-folders are not searched).
+    Raises :class:`companion.errors.InputFileError` when the folder holds no such file or
+    cannot be listed."""
+    if not path.is_dir():
+        return [path]
+    try:
+        found = sorted(p for p in path.glob("*.json") if not p.is_dir())
+    except OSError as error:
+        raise InputFileError(f"cannot read the folder {path}: {reason_of(error)}") from None
+    if not found:
+        raise InputFileError(f"the folder {path} holds no case file (a *.json file)")
+    return found
+
+
+def _each_case_file(paths: Iterable[Path]) -> Iterator[tuple[Path, InputFileError | None]]:
+    """The case files of ``paths`` in order, a folder's in its place, each with ``None``; a
+    folder that stands for none with its error."""
+    for path in paths:
+        try:
+            yield from ((found, None) for found in case_files(path))
+        except InputFileError as error:
+            yield path, error
+
+
 def check_files(paths: Iterable[Path], out: Callable[[str], None] = print) -> int:
     """Run every case of every file, print the verdicts and the closing line.
 
-    Returns the exit status: 0 when nothing failed, 1 otherwise.  Raises the
+    A folder stands for the ``*.json`` files directly in it (:func:`case_files`).  Returns
+    the exit status: 0 when nothing failed, 1 otherwise.  Raises the
     :class:`companion.errors.InputFileError` of the first file that could not be read
-    (missing, a folder, not text) after every other file was run and the closing line printed.
+    (missing, not text) or folder with no case file, after every other file was run and the
+    closing line printed.
     """
     passed = failed = skipped = 0
     seen: dict[str, Path] = {}
     unreadable: InputFileError | None = None
-    for path in paths:
+    for path, no_file in _each_case_file(paths):
         try:
+            if no_file is not None:
+                raise no_file
             cases = load_cases(path)
         except CompanionError as error:
             out(f"FAIL {path}: {error}")
