@@ -381,7 +381,7 @@ def test_over_tls_the_broker_is_trusted_through_the_configured_ca_file(tmp_path:
 
 
 @pytest.mark.parametrize(("content", "problem"), [
-    (None, "cannot be read (No such file or directory)"),
+    (None, "cannot be read (there is no such file)"),
     ("not a certificate\n", "holds no certificate (a PEM file is wanted)"),
 ])
 def test_a_ca_file_that_is_no_certificate_is_a_config_error(

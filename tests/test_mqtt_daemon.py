@@ -72,7 +72,7 @@ def test_the_daemon_publishes_each_step_it_commits(tmp_path: Path, broker: Broke
 
 
 @pytest.mark.parametrize(("content", "problem"), [
-    (None, "cannot be read (No such file or directory)"),
+    (None, "cannot be read (there is no such file)"),
     (b"\nsecret\n", "holds no password on its first line"),
     (b"\xff\xfe", "cannot be read (not UTF-8 text)"),
 ])

@@ -122,7 +122,7 @@ def test_check_config_names_a_catalogue_that_run_would_refuse(tmp_path: Path) ->
     config_file.write_text(text.replace(str(broken), str(tmp_path / "gone.toml")))
     assert check_config(config_file) == [
         f"{config_file}, line 5: {tmp_path / 'gone.toml'}: the mission card catalogue cannot "
-        "be read (No such file or directory)"]
+        "be read (there is no such file)"]
     parse_config(text.replace("uranus", "mars"))  # the other games never read it
 
 

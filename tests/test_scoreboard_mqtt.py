@@ -209,7 +209,7 @@ def test_with_the_documented_acl_the_scoreboard_logs_in_and_no_table_writes_for_
      "the CA file /nonexistent cannot be read as a certificate"),
     (["--broker", "mqtt://127.0.0.1", "--username", "u", "--listen", "", "--password-file",
       "/nonexistent"],
-     "the password file /nonexistent cannot be read: No such file or directory"),
+     "the password file /nonexistent cannot be read: there is no such file"),
 ])
 def test_a_wrong_scoreboard_command_line_is_one_sentence(
         argv: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:

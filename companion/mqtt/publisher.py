@@ -45,6 +45,7 @@ from companion import journal as journal_mod
 from companion.bursts import BurstLog
 from companion.config import MqttConfig, broker_address
 from companion.errors import ConfigError, JournalError
+from companion.files import reason_of
 from companion.mqtt.messages import (
     OFFLINE,
     ONLINE,
@@ -167,7 +168,7 @@ class Publisher:
                                   "PEM file is wanted)") from None
             except OSError as error:
                 raise ConfigError(f"[mqtt] ca_file {config.ca_file} cannot be read "
-                                  f"({error.strerror})") from None
+                                  f"({reason_of(error)})") from None
         client.will_set(self.topics.of("status"), OFFLINE, qos=1, retain=True)
         client.reconnect_delay_set(*reconnect_s)  # type: ignore[arg-type]  # floats work
         client.on_connect = self._on_connect
@@ -190,7 +191,7 @@ class Publisher:
             try:
                 text = Path(config.password_file).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as error:
-                reason = getattr(error, "strerror", None) or "not UTF-8 text"
+                reason = reason_of(error) if isinstance(error, OSError) else "not UTF-8 text"
                 raise ConfigError(f"[mqtt] password_file {config.password_file} cannot be read "
                                   f"({reason})") from None
             password = text.splitlines()[0] if text else ""

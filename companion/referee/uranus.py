@@ -54,6 +54,7 @@ from pathlib import Path
 from companion.board import protocol
 from companion.errors import ConfigError, IllegalMoveError, InvalidArgumentError
 from companion.events import BoardMessage, Button
+from companion.files import reason_of
 from companion.referee.deal import DealTable
 from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLevel, Show
 from companion.referee.recognition import board_diff
@@ -98,7 +99,7 @@ def load_catalogue(path: str | os.PathLike[str] = "") -> dict[str, str]:
         text = resource.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"{resource}: the mission card catalogue cannot be read "
-                          f"({error.strerror or error})") from None
+                          f"({reason_of(error)})") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{resource}: the mission card catalogue is not UTF-8 text") from None
     return parse_catalogue(text, str(resource))

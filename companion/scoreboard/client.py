@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from companion.config import broker_address
 from companion.errors import InvalidArgumentError, UsageError
+from companion.files import reason_of
 from companion.scoreboard.model import Scoreboard
 
 if TYPE_CHECKING:  # paho itself is imported when the client starts
@@ -90,7 +91,8 @@ class Feed:
             try:
                 password = password_file.read_text(encoding="utf-8").splitlines()[0]
             except (OSError, UnicodeDecodeError, IndexError) as error:
-                reason = getattr(error, "strerror", None) or "it is empty or not text"
+                reason = (reason_of(error) if isinstance(error, OSError)
+                          else "it is empty or not text")
                 raise UsageError(f"the password file {password_file} cannot be read: "
                                  f"{reason}") from None
         self._client = mqtt.Client(CallbackAPIVersion.VERSION2,
