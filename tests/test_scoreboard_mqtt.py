@@ -192,7 +192,10 @@ def test_with_the_documented_acl_the_scoreboard_logs_in_and_no_table_writes_for_
             running.wait(WAIT_S)
         secured.kill()
     errors = refused.stderr.read() if refused.stderr else ""
-    assert errors.count("refused the scoreboard") == 1 and "Traceback" not in errors
+    assert errors.count(f"the broker {secured.url} refused the scoreboard's login (Not "
+                        "authorized): bad user name or password, see --username and "
+                        "--password-file; trying again") == 1, errors
+    assert errors.count("refused") == 1 and "Traceback" not in errors
 
 
 @pytest.mark.parametrize(("argv", "said"), [

@@ -12,3 +12,7 @@ opens it, it never imports the daemon, and it acts on nothing it receives.
 
 MQTT_INSTALL = "pip install 'gardens-companion[mqtt]'"
 """How to install what publishing to a broker needs."""
+
+LOGIN_REFUSED = frozenset({134, 135})
+"""The reason codes, as paho gives them, of a broker that refuses the login: 134 "Bad user
+name or password" and 135 "Not authorized" (MQTT 3.1.1's CONNACK return codes 4 and 5)."""

@@ -46,6 +46,7 @@ from companion.bursts import BurstLog
 from companion.config import MqttConfig, broker_address
 from companion.errors import ConfigError, JournalError
 from companion.files import reason_of
+from companion.mqtt import LOGIN_REFUSED
 from companion.mqtt.messages import (
     OFFLINE,
     ONLINE,
@@ -153,6 +154,8 @@ class Publisher:
         self._retained: dict[str, Message] = {}  # the last game and state acknowledged
         self._failures = BurstLog(log, "mqtt: the broker cannot be reached", clock,
                                   ERROR_BURST_S)
+        self._refusals = BurstLog(log, "mqtt: the broker refuses the connection", clock,
+                                  ERROR_BURST_S)
         self._losses = BurstLog(log, "mqtt: the connection to the broker is lost", clock,
                                 ERROR_BURST_S)
         tls, self.host, self.port = broker_address(config.broker)
@@ -247,7 +250,13 @@ class Publisher:
     def _on_connect(self, client: paho.Client, userdata: object, flags: paho.ConnectFlags,
                     reason: ReasonCode, properties: Properties | None) -> None:
         if reason.is_failure:
-            self._failures.report(f"{self.host}:{self.port} refused the connection ({reason})")
+            if reason.value in LOGIN_REFUSED:
+                self._refusals.report(f"{self.host}:{self.port} refused the login ({reason}): "
+                                      "bad user name or password, see [mqtt] username and "
+                                      "password_file")
+            else:
+                self._refusals.report(f"{self.host}:{self.port} refused the connection "
+                                      f"({reason})")
             return
         self._events.put(("connected", None))
 
@@ -331,6 +340,7 @@ class Publisher:
     def _connected(self) -> None:
         log.info("mqtt: connected to %s:%d", self.host, self.port)
         self._failures.flush()
+        self._refusals.flush()
         self._losses.quiet()
         self._online = True
         first = [Message(self.topics.of("status"), ONLINE.encode(), retain=True),

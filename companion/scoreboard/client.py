@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from companion.config import broker_address
 from companion.errors import InvalidArgumentError, UsageError
 from companion.files import reason_of
+from companion.mqtt import LOGIN_REFUSED
 from companion.scoreboard.model import Scoreboard
 
 if TYPE_CHECKING:  # paho itself is imported when the client starts
@@ -131,7 +132,11 @@ class Feed:
     def _connected(self, client: paho.Client, userdata: object, flags: paho.ConnectFlags,
                    reason: ReasonCode, properties: Properties | None) -> None:
         if reason.is_failure:
-            if self._said != "refused":
+            if self._said != "refused" and reason.value in LOGIN_REFUSED:
+                log.error("the broker %s refused the scoreboard's login (%s): bad user name or "
+                          "password, see --username and --password-file; trying again",
+                          self.broker, reason)
+            elif self._said != "refused":
                 log.error("the broker %s refused the scoreboard (%s): trying again", self.broker,
                           reason)
             self._said = "refused"
