@@ -447,3 +447,16 @@ def test_the_page_streams_every_table_then_what_changed_and_takes_names_with_the
         assert kind == "standings" and {row[1] for row in data["standings"]} == {"Ann", "Bob"}
     finally:
         stream.conn.close()
+
+
+@pytest.mark.parametrize("value", ["xyz", "x" * 10_000], ids=["short", "long"])
+def test_a_setup_with_a_wrong_option_is_refused_naming_the_value(value: str) -> None:
+    rules = load("mars").RULES
+    setup = rules.format_position(rules.new_game(2, 1, {})).replace(
+        "options=-", f"options=plant_score:{value}")
+    board = Scoreboard()
+    feed(board, messages("t1", "g1", "mars", 2, setup, [], over=False))
+    shown = repr(value) if len(value) < 10 else f"'{value[:36]}..."
+    assert board.tables()[0].note.endswith(
+        "its setup cannot be read (not a Gardens of Mars position: Option 'plant_score' must "
+        f"be 'group_size' or 'connected_only', not {shown}.)")

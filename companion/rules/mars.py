@@ -172,6 +172,12 @@ OptionValue: TypeAlias = Any
 mapping keyed by a dataclass's field names, so the values are erased until ``Options(**)``."""
 
 
+def _quoted(value: object, limit: int = 40) -> str:
+    """``repr(value)`` cut to ``limit`` characters: an option's value may be any text."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def read_options(options: Mapping[str, object]) -> Options:
     """:class:`Options` from a config table; missing keys take their defaults.
 
@@ -183,19 +189,20 @@ def read_options(options: Mapping[str, object]) -> Options:
     for key, value in options.items():
         if key not in known:
             problems.append(
-                f"Gardens of Mars has no option {key!r}; the options are "
+                f"Gardens of Mars has no option {_quoted(key)}; the options are "
                 + ", ".join(known)
                 + "."
             )
         elif key in _CHOICES:
             if value not in _CHOICES[key]:
                 choices = " or ".join(repr(c) for c in _CHOICES[key])
-                problems.append(f"Option {key!r} must be {choices}, not {value!r}.")
+                problems.append(f"Option {key!r} must be {choices}, not {_quoted(value)}.")
             values[key] = value
         elif key == "peaks":
             if isinstance(value, bool) or not isinstance(value, int):
                 problems.append(
-                    f"Option 'peaks' is a count (0 for no peaks, 5 is usual), not {value!r}."
+                    f"Option 'peaks' is a count (0 for no peaks, 5 is usual), not "
+                    f"{_quoted(value)}."
                 )
             elif not 0 <= value <= MAX_PEAKS:
                 problems.append(
@@ -204,7 +211,7 @@ def read_options(options: Mapping[str, object]) -> Options:
             values[key] = value
         else:
             if not isinstance(value, bool):
-                problems.append(f"Option {key!r} must be true or false, not {value!r}.")
+                problems.append(f"Option {key!r} must be true or false, not {_quoted(value)}.")
             values[key] = value
     if problems:
         raise ConfigError(problems)

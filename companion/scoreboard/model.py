@@ -74,6 +74,12 @@ TABLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 # own refusal (CompanionError) a malformed setup can trip the parser anywhere.
 _PARSE_ERRORS = (CompanionError, ValueError, IndexError, KeyError, TypeError, AttributeError)
 
+
+def _cut(text: str, limit: int = 200) -> str:
+    """``text`` (a rules core's refusal of hostile text) cut to ``limit`` characters, marked
+    as cut: long enough that the core's own sentence, with the value it names, fits whole."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
 Name = Annotated[str, msgspec.Meta(max_length=MAX_NAME)]
 Text = Annotated[str, msgspec.Meta(max_length=200)]
 GameId = Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
@@ -378,7 +384,7 @@ class Scoreboard:
                     broken = f"its setup is for {rules.players(game.position)} players, not " \
                              f"{header.players}"
             except _PARSE_ERRORS as error:
-                broken = f"its setup cannot be read ({str(error)[:100]})"
+                broken = f"its setup cannot be read ({_cut(str(error))})"
         game.broken = broken
         if broken:
             table.ignored += 1
@@ -444,7 +450,7 @@ class Scoreboard:
         except _PARSE_ERRORS as error:
             raise Refused(f"history {game.header.game_id}", f"a state message of table "
                           f"{table.name} was ignored: the steps of game {game.header.game_id} "
-                          f"it holds cannot be replayed: {str(error)[:120]}") from None
+                          f"it holds cannot be replayed: {_cut(str(error))}") from None
         game.position, game.positions, game.notation = position, positions, list(history)
         game.applied = seq
         game.waiting = {s: m for s, m in game.waiting.items() if s > seq}
@@ -473,7 +479,7 @@ class Scoreboard:
                 after = rules.apply(game.position, rules.parse_step(game.position, step.step))
             except _PARSE_ERRORS as error:
                 self._break(table, game, f"step {step.n} ({step.step[:40]!r}) cannot be "
-                                         f"replayed: {str(error)[:120]}")
+                                         f"replayed: {_cut(str(error))}")
                 return
             game.positions.append(game.position)
             game.notation.append(step.step)
