@@ -387,6 +387,51 @@ def test_the_game_record_page_steps_through_a_journal_both_ways(
     screenshots(browser, "record")
 
 
+def test_a_long_step_of_the_game_record_stays_in_its_column(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The list of steps is set in columns; a step that is one long word, such as Uranus's
+    end-of-game scoring ``P5 score:biggest_group:purple/2``, wraps inside its column on a
+    phone and a desktop rather than running over the step beside it, and each column's step
+    numbers have room in the gap before it."""
+    from selenium.webdriver.common.by import By
+    from test_replay import _game
+
+    from companion.cli import main
+
+    page = tmp_path / "record.html"
+    assert main(["replay", str(_game(tmp_path, steps=12)), "--no-gif", "--html", str(page)]) == 0
+    browser.get(page.as_uri())
+    first = browser.find_elements(By.CSS_SELECTOR, "#record-steps li")[1]
+    browser.execute_script("arguments[0].textContent = arguments[1];", first,
+                           "P5 score:biggest_group:purple/2")
+    for size in (PHONE, DESKTOP):
+        browser.set_window_size(*size)
+        over = browser.execute_script(
+            "return [...document.querySelectorAll('#record-steps li')]"
+            ".filter((li) => li.scrollWidth > li.clientWidth).map((li) => li.textContent);")
+        assert over == [], size
+        assert browser.execute_script(NUMBERS_FIT) == [], size
+
+
+NUMBERS_FIT = """
+const items = [...document.querySelectorAll('#record-steps li')];
+const number = document.createElement('span');
+number.textContent = items.length + '. ';
+number.style.font = getComputedStyle(items[0]).font;
+document.body.append(number);
+const wide = number.getBoundingClientRect().width;
+number.remove();
+const boxes = items.map((li) => li.getBoundingClientRect());
+const lefts = [...new Set(boxes.map((box) => Math.round(box.left)))].sort((a, b) => a - b);
+return lefts.slice(1).map((left, i) => left - Math.max(
+  ...boxes.filter((box) => Math.round(box.left) === lefts[i]).map((box) => box.right)))
+  .filter((gap) => gap < wide);
+"""
+"""The gaps between the columns of the list of steps too narrow for a step's number, which
+stands in the gap before its column (empty when every number has room)."""
+
+
 def test_the_live_page_steps_through_the_game_so_far_and_opens_a_finished_game(
     browser: Any, tmp_path: Path
 ) -> None:
