@@ -53,6 +53,7 @@ class Page(Handler):
     """``GET``: the page (:meth:`html`), never cached (it is live)."""
 
     def html(self) -> str:
+        """The page's HTML: a hook each server's page overrides (the base has no page)."""
         raise NotImplementedError
 
     def get(self) -> None:
@@ -76,9 +77,12 @@ class EventStream(Handler):
     _gone = False
 
     def open_streams(self) -> set[EventStream]:
+        """The server's set of open streams: a hook each server's stream overrides."""
         raise NotImplementedError
 
     def news(self) -> str:
+        """What is new for this page since the last call: a hook each server's stream
+        overrides."""
         raise NotImplementedError
 
     async def get(self) -> None:
