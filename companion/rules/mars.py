@@ -40,7 +40,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, TypeAlias
 
@@ -314,7 +314,9 @@ class State:
     placement.  ``reserves[p - 1]``: counts in :data:`COLOURS` order.  ``scores``: track
     scores, laps included.  ``planted``: flowers planted (the tiebreak).  ``pool``: the dice
     values on the table, sorted.  ``to_move``: from 1.  ``extra_turn``: the player to move
-    is playing an extra turn (Mars #6, #7).
+    is playing an extra turn (Mars #6, #7).  ``peaks``: the places in ``cells`` holding a
+    peak, as the bits of one number (``1 << place``), worked out from ``cells`` (peaks never
+    move, so a step hands it on).
     """
 
     options: Options
@@ -327,6 +329,10 @@ class State:
     to_move: int
     phase: Phase
     extra_turn: bool = False
+    peak_bits: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "peak_bits", _peak_bits(self.cells))
 
     @property
     def players(self) -> int:
@@ -340,6 +346,45 @@ class State:
     def reserve(self, player: int) -> dict[str, int]:
         """``{colour: count}`` of player ``player``'s reserve, zeros included."""
         return dict(zip(COLOURS, self.reserves[player - 1], strict=True))
+
+
+def _peak_bits(cells: Sequence[str]) -> int:
+    return sum(1 << place for place, piece in enumerate(cells) if piece == PEAK)
+
+
+(_SET_OPTIONS, _SET_CELLS, _SET_GARDENERS, _SET_RESERVES, _SET_SCORES, _SET_PLANTED,
+ _SET_POOL, _SET_TO_MOVE, _SET_PHASE, _SET_EXTRA_TURN, _SET_PEAK_BITS) = (
+    getattr(State, f.name).__set__ for f in fields(State))
+
+
+def _made(
+    options: Options,
+    cells: tuple[str, ...],
+    gardeners: tuple[Hex | None, ...],
+    reserves: tuple[tuple[int, ...], ...],
+    scores: tuple[int, ...],
+    planted: tuple[int, ...],
+    pool: tuple[int, ...],
+    to_move: int,
+    phase: Phase,
+    extra_turn: bool,
+    peak_bits: int,
+) -> State:
+    """A :class:`State` set through its slots, ``peak_bits`` handed on by the step rather than
+    worked out again from the cells: a third of the time of ``State(...)``, on every step."""
+    new = object.__new__(State)
+    _SET_OPTIONS(new, options)
+    _SET_CELLS(new, cells)
+    _SET_GARDENERS(new, gardeners)
+    _SET_RESERVES(new, reserves)
+    _SET_SCORES(new, scores)
+    _SET_PLANTED(new, planted)
+    _SET_POOL(new, pool)
+    _SET_TO_MOVE(new, to_move)
+    _SET_PHASE(new, phase)
+    _SET_EXTRA_TURN(new, extra_turn)
+    _SET_PEAK_BITS(new, peak_bits)
+    return new
 
 
 def track_space(score: int) -> TrackSpace:
@@ -386,9 +431,16 @@ def _phase(
         return Phase.OVER
     if pool:
         return Phase.MOVE
-    if all(g is not None and _dice_for(cells, g) == 0 for g in gardeners):
-        return Phase.OVER
-    return Phase.ROLL
+    return _roll_or_over(cells, gardeners)
+
+
+def _roll_or_over(cells: Sequence[str], gardeners: Sequence[Hex | None]) -> Phase:
+    """With the pool empty: the roll phase, or over when no gardener has a hex without a
+    flower next to it, so that every player would roll 0 dice (Mars #8)."""
+    for g in gardeners:
+        if g is None or not _NO_FLOWER.isdisjoint(map(cells.__getitem__, _NEIGHBOUR_PLACES[g])):
+            return Phase.ROLL
+    return Phase.OVER
 
 
 def _check_players(players: int) -> None:
@@ -528,28 +580,61 @@ _PATHS: Mapping[tuple[Hex, int], tuple[tuple[Hex, ...], ...]] = {
 for each direction that stays on the board, its landing last."""
 
 
-_ROUTES: Mapping[tuple[Hex, int], tuple[tuple[Hex, tuple[Hex, ...], tuple[int, ...], bool], ...]]
-_ROUTES = {
-    key: tuple(
-        (path[-1], path, tuple(_INDEX[c] for c in path), CENTRE in path)
-        for path in paths
-        if path[-1] != CENTRE
-    )
-    for key, paths in _PATHS.items()
-}
-"""``_PATHS`` for :func:`_reach`: each path not ending on the central space, as its landing,
-its hexes, their places in ``State.cells`` and whether it crosses the central space."""
-
-
 _PATH_TO: Mapping[tuple[Hex, int, Hex], tuple[Hex, ...]] = {
     (start, die, path[-1]): path for (start, die), paths in _PATHS.items() for path in paths
 }
 """``_PATH_TO[start, die, landing]``: the one path of ``_PATHS[start, die]`` ending there."""
 
+
+_BIT: Mapping[Hex | None, int] = {None: 0} | {cell: 1 << i for cell, i in _INDEX.items()}
+"""``1 << place`` of each hex (its place in ``State.cells``): a set of hexes is the bits of
+one number, and whether a path is clear one ``&``.  ``None`` (a gardener not placed) has
+none."""
+
+Route: TypeAlias = tuple[int, int, Move, tuple[Move, ...]]
+
+_ROUTES: Mapping[Hex, tuple[tuple[Route, ...], ...]] = {
+    start: tuple(
+        tuple(
+            (sum(map(_BIT.__getitem__, path)), _INDEX[path[-1]], *_MOVES[die, path[-1]])
+            for path in _PATHS.get((start, die), ())
+            if path[-1] != CENTRE
+        )
+        for die in range(7)
+    )
+    for start in GRID.cells
+}
+"""``_ROUTES[start][die]``: each path of ``_PATHS[start, die]`` that does not end on the
+central space, as the bits of its hexes (:data:`_BIT`, the landing's included), the landing's
+place in ``State.cells`` and the moves there (:data:`_MOVES`); ``()`` for a die of 0."""
+
+_ROUTE_TO: Mapping[tuple[Hex, int, Hex], tuple[int, int]] = {
+    (start, die, GRID.cells[place]): (bits, place)
+    for start, by_die in _ROUTES.items()
+    for die, routes in enumerate(by_die)
+    for bits, place, _, _ in routes
+}
+"""``_ROUTE_TO[start, die, landing]``: the bits and the landing's place of that route."""
+
+_CENTRE_BIT = _BIT[CENTRE]
+
+
+def _blocked(state: State) -> int:
+    """The hexes no path of the gardener to move may cross or end on, as bits: the peaks,
+    every gardener (its own hex is on none of its paths) and, with the option
+    ``center_blocks_path``, the central space (Mars #3, #9)."""
+    bits = state.peak_bits | (_CENTRE_BIT if state.options.center_blocks_path else 0)
+    for cell in state.gardeners:
+        bits |= _BIT[cell]
+    return bits
+
+
 def _group_size(cells: Sequence[str], place: int) -> int:
     """The size of the group of flowers of one colour connected to the flower at ``place``
     (``State.cells`` order), itself included."""
     colour = cells[place]
+    if colour not in map(cells.__getitem__, _NEIGHBOUR_PLACES[place]):
+        return 1  # alone, the most common case: told in C
     group, stack = {place}, [place]
     while stack:
         for n in _NEIGHBOUR_PLACES[stack.pop()]:
@@ -559,22 +644,18 @@ def _group_size(cells: Sequence[str], place: int) -> int:
     return len(group)
 
 
-def _reach(state: State, die: int, others: frozenset[Hex] | None = None) -> Iterator[Hex]:
-    """Where die ``die`` takes the gardener to move (``others``: :func:`_others`, when known):
-    the tests of :func:`_obstacle`, each made in C over a whole path."""
+def _reach(state: State, die: int, blocked: int | None = None) -> Iterator[Hex]:
+    """Where die ``die`` takes the gardener to move (``blocked``: :func:`_blocked`, when
+    known): the tests of :func:`_obstacle`, made at once on the bits of each path."""
     start = state.gardeners[state.to_move - 1]
     if start is None:
         return
-    if others is None:
-        others = _others(state)
-    cells, centre_blocks = state.cells, state.options.center_blocks_path
-    for landing, path, places, crosses in _ROUTES[start, die]:
-        if not (
-            (crosses and centre_blocks)
-            or not others.isdisjoint(path)
-            or PEAK in map(cells.__getitem__, places)
-        ):
-            yield landing
+    if blocked is None:
+        blocked = _blocked(state)
+    cells = GRID.cells
+    for bits, place, _, _ in _ROUTES[start][die]:
+        if not bits & blocked:
+            yield cells[place]
 
 
 def destinations(state: State, die: int | None = None) -> frozenset[Hex]:
@@ -586,48 +667,57 @@ def destinations(state: State, die: int | None = None) -> frozenset[Hex]:
     if state.phase is not Phase.MOVE:
         return frozenset()
     dice = set(state.pool) if die is None else {die} & set(state.pool)
-    return frozenset(cell for d in dice for cell in _reach(state, d))
+    blocked = _blocked(state)
+    return frozenset(cell for d in dice for cell in _reach(state, d, blocked))
 
 
 def _can_move(state: State) -> bool:
-    return any(next(_reach(state, d), None) is not None for d in set(state.pool))
+    blocked = _blocked(state)
+    return any(next(_reach(state, d, blocked), None) is not None for d in set(state.pool))
 
 
-def _placements_and_moves(state: State) -> list[Step]:
-    """The placements or the moves and discards of :meth:`MarsRules.legal_steps`, in a list
-    (every step made once at import)."""
-    if state.phase is Phase.PLACEMENT:
-        occupied = set(state.gardeners)
-        return [
-            _PLACES[cell]
-            for cell, piece in zip(GRID.cells, state.cells, strict=True)
-            if cell != CENTRE and piece == EMPTY and cell not in occupied
-        ]
-    if state.phase is not Phase.MOVE:
-        return []
-    reserve = state.reserves[state.to_move - 1]
-    colours = [c for c, n in enumerate(reserve) if n]
-    others = _others(state)
-    cells, centre_blocks = state.cells, state.options.center_blocks_path
+_PLACEABLE: tuple[int, ...] = tuple(i for i, cell in enumerate(GRID.cells) if cell != CENTRE)
+"""The places in ``State.cells`` of every hex but the central space."""
+_PLACE_AT: tuple[Place, ...] = tuple(_PLACES[cell] for cell in GRID.cells)
+"""``_PLACE_AT[place]``: the placement on the hex at that place of ``State.cells``."""
+
+_DISCARDS: tuple[Discard, ...] = tuple(Discard(die) for die in range(7))
+"""``_DISCARDS[die]``: the discard of that die, built once."""
+
+
+def _placements(state: State) -> list[Place]:
+    """The placements of :meth:`MarsRules.legal_steps` in the placement phase: every empty hex
+    but the central space (Gardens of Mars, Setup)."""
+    cells = state.cells
+    taken = {_INDEX[g] for g in state.gardeners if g is not None}
+    return [_PLACE_AT[place] for place in _PLACEABLE if not cells[place] and place not in taken]
+
+
+def _moves(state: State) -> list[Step]:
+    """The moves, else the discards, of :meth:`MarsRules.legal_steps` in the move phase, in
+    one list of steps made once at import: :func:`_reach` and :func:`_blocked` inline, as a
+    listing a step."""
     start = state.gardeners[state.to_move - 1]
     assert start is not None  # the move phase has every gardener placed
+    reserve = state.reserves[state.to_move - 1]
+    cells, routes = state.cells, _ROUTES[start]
+    blocked = state.peak_bits | (_CENTRE_BIT if state.options.center_blocks_path else 0)
+    for cell in state.gardeners:
+        blocked |= _BIT[cell]
     steps: list[Step] = []
-    dice = sorted(set(state.pool))
-    for die in dice:  # _reach, inline: a listing a step
-        for landing, path, places, crosses in _ROUTES[start, die]:
-            if (
-                (crosses and centre_blocks)
-                or not others.isdisjoint(path)
-                or PEAK in map(cells.__getitem__, places)
-            ):
-                continue
-            onto_flower, planting = _MOVES[die, landing]
-            if cells[places[-1]] == EMPTY:
-                steps += [planting[c] for c in colours]
-            else:
-                steps.append(onto_flower)
+    append, extend, last = steps.append, steps.extend, 0
+    for die in state.pool:
+        if die == last:  # each value once: the pool is sorted
+            continue
+        last = die
+        for bits, place, onto_flower, planting in routes[die]:
+            if not bits & blocked:
+                if cells[place]:
+                    append(onto_flower)
+                else:
+                    extend(itertools.compress(planting, reserve))  # the colours in reserve
     if not steps:
-        return [Discard(die) for die in dice]
+        return [_DISCARDS[die] for die in sorted(set(state.pool))]
     return steps
 
 
@@ -640,13 +730,12 @@ def _gain(state: State, player: int, points: int) -> tuple[int, bool]:
     docs/RULINGS.md Mars #6: leapfrog over occupied spaces (the jumped spaces count); the
     extra turn when the would-be space is above 25 and occupied.
     """
-    score = state.scores[player - 1] + points
+    scores, i = state.scores, player - 1
+    score = scores[i] + points
     if points == 0 or not state.options.track_extra_turns:
         return score, False
     # track_space(s).space, inline: every flower planted asks it of every score
-    occupied = {
-        (s - 1) % TRACK_SPACES + 1 for i, s in enumerate(state.scores) if i != player - 1 and s
-    }
+    occupied = {(s - 1) % TRACK_SPACES + 1 for s in scores[:i] + scores[i + 1 :] if s}
     first = (score - 1) % TRACK_SPACES + 1
     while (score - 1) % TRACK_SPACES + 1 in occupied:
         score += 1
@@ -655,42 +744,41 @@ def _gain(state: State, player: int, points: int) -> tuple[int, bool]:
 
 def _lose_point(scores: tuple[int, ...], player: int) -> tuple[int, ...]:
     # Gardens of Mars, Moving and Planting: minus one, never below 0, no leapfrog (Mars #6).
-    return tuple(max(0, s - 1) if i == player - 1 else s for i, s in enumerate(scores))
+    i = player - 1
+    return scores[:i] + (max(0, scores[i] - 1),) + scores[i + 1 :]
 
 
 def _next_turn(
     state: State,
-    *,
     extra: bool,
-    cells: tuple[str, ...] | None = None,
-    gardeners: tuple[Hex | None, ...] | None = None,
-    reserves: tuple[tuple[int, ...], ...] | None = None,
-    scores: tuple[int, ...] | None = None,
-    planted: tuple[int, ...] | None = None,
-    pool: tuple[int, ...] | None = None,
+    cells: tuple[str, ...],
+    gardeners: tuple[Hex | None, ...],
+    reserves: tuple[tuple[int, ...], ...],
+    scores: tuple[int, ...],
+    planted: tuple[int, ...],
+    pool: tuple[int, ...],
+    phase: Phase | None = None,
 ) -> State:
-    """``state`` with the parts given changed after a die is used (or the roll was 0): the
-    same player again with ``extra`` (Mars #8, a die is left), else the next player; the
-    phase follows."""
-    cells = state.cells if cells is None else cells
-    gardeners = state.gardeners if gardeners is None else gardeners
-    reserves = state.reserves if reserves is None else reserves
-    pool = state.pool if pool is None else pool
-    phase = _phase(cells, gardeners, reserves, pool)
+    """``state`` with these parts after a die is used (or the roll was 0): the same player
+    again with ``extra`` (Mars #8, a die is left), else the next player; the phase follows
+    (``phase``, when the caller knows it)."""
+    if phase is None:
+        phase = _phase(cells, gardeners, reserves, pool)
     keep = extra and phase is Phase.MOVE
-    to_move = state.to_move if keep else state.to_move % state.players + 1
-    return State(  # not replace(): it costs twice as much, on every die used
-        options=state.options,
-        cells=cells,
-        gardeners=gardeners,
-        reserves=reserves,
-        scores=state.scores if scores is None else scores,
-        planted=state.planted if planted is None else planted,
-        pool=pool,
-        to_move=to_move,
-        phase=phase,
-        extra_turn=keep,
-    )
+    to_move = state.to_move if keep else state.to_move % len(gardeners) + 1
+    return _made(state.options, cells, gardeners, reserves, scores, planted, pool, to_move,
+                 phase, keep, state.peak_bits)
+
+
+def _after_die(cells: Sequence[str], gardeners: Sequence[Hex | None], pool: tuple[int, ...],
+               emptied: bool) -> Phase:
+    """:func:`_phase` after a move, the move phase's reserves all holding flowers but the
+    mover's, which is ``emptied`` or not."""
+    if emptied:
+        return Phase.OVER
+    if pool:
+        return Phase.MOVE
+    return _roll_or_over(cells, gardeners)
 
 
 def _illegal(reason: str, rule: str, step: Step) -> IllegalMoveError:
@@ -710,18 +798,14 @@ def _apply_place(state: State, step: Place) -> State:
                       RULE_SETUP, step)
     if state.gardeners[state.to_move - 1] is not None:
         raise _illegal("your gardener is already on the board", RULE_SETUP, step)
-    gardeners = tuple(
-        step.cell if i == state.to_move - 1 else g for i, g in enumerate(state.gardeners)
-    )
+    gardeners = replaced(state.gardeners, state.to_move - 1, step.cell)
     # The next player in turn order still to place; after the last placement player 1 rolls.
     order = [(state.to_move + k) % state.players + 1 for k in range(state.players)]
     waiting = [p for p in order if gardeners[p - 1] is None]
-    return replace(
-        state,
-        gardeners=gardeners,
-        phase=_phase(state.cells, gardeners, state.reserves, state.pool),
-        to_move=waiting[0] if waiting else 1,
-    )
+    return _made(state.options, state.cells, gardeners, state.reserves, state.scores,
+                 state.planted, state.pool, waiting[0] if waiting else 1,
+                 _phase(state.cells, gardeners, state.reserves, state.pool), state.extra_turn,
+                 state.peak_bits)
 
 
 def _apply_roll(state: State, step: Roll) -> State:
@@ -740,13 +824,15 @@ def _apply_roll(state: State, step: Roll) -> State:
             RULE_ROLL,
             step,
         )
-    if any(not 1 <= v <= 6 for v in step.values):
+    if step.values and not (step.values[0] >= 1 and step.values[-1] <= 6):  # sorted values
         raise _illegal(f"{next(v for v in step.values if not 1 <= v <= 6)} is not a die value; a "
                       "die shows 1 to 6", RULE_ROLL, step)
     if not step.values:
-        return _next_turn(state, extra=False)
-    return State(state.options, state.cells, state.gardeners, state.reserves, state.scores,
-                 state.planted, step.values, state.to_move, Phase.MOVE, state.extra_turn)
+        return _next_turn(state, False, state.cells, state.gardeners, state.reserves,
+                          state.scores, state.planted, ())
+    return _made(state.options, state.cells, state.gardeners, state.reserves, state.scores,
+                 state.planted, step.values, state.to_move, Phase.MOVE, state.extra_turn,
+                 state.peak_bits)
 
 
 def _pool_without(pool: tuple[int, ...], die: int) -> tuple[int, ...]:
@@ -767,26 +853,22 @@ def _check_die(state: State, step: Move | Discard) -> None:
 
 
 def _apply_move(state: State, step: Move) -> State:
-    _check_die(state, step)
+    pool = state.pool
+    if state.phase is not Phase.MOVE or step.die not in pool:
+        _check_die(state, step)
     player = state.to_move
     start = state.gardeners[player - 1]
     assert start is not None  # the move phase has every gardener placed
-    if step.to not in GRID:
-        raise _illegal(f"{hex_name(step.to)} is off the board", RULE_MOVE, step)
-    path = _PATH_TO.get((start, step.die, step.to))
-    if path is None:
-        raise _illegal(
-            f"{hex_name(step.to)} is not {step.die} hexes away in a straight line; with a "
-            f"{step.die} the gardener moves exactly {step.die} hexes in a straight line",
-            RULE_MOVE,
-            step,
-        )
-    blocked = _obstacle(state, path, _others(state))
-    if blocked is not None:
-        raise _illegal(*blocked, step)
-    under = state.at(step.to)
-    pool = _pool_without(state.pool, step.die)
-    gardeners = replaced(state.gardeners, player - 1, step.to)
+    route = _ROUTE_TO.get((start, step.die, step.to))
+    if route is None or route[0] & _blocked(state):
+        raise _move_refusal(state, step)
+    place = route[1]
+    cells = state.cells
+    under = cells[place]
+    pool = _pool_without(pool, step.die)
+    i = player - 1
+    gardeners = state.gardeners
+    gardeners = gardeners[:i] + (step.to,) + gardeners[i + 1 :]
     if under != EMPTY:
         if step.plant is not None:
             raise _illegal(
@@ -794,13 +876,9 @@ def _apply_move(state: State, step: Move) -> State:
                 RULE_MOVE,
                 step,
             )
-        return _next_turn(
-            state,
-            extra=False,
-            gardeners=gardeners,
-            pool=pool,
-            scores=_lose_point(state.scores, player),
-        )
+        return _next_turn(state, False, cells, gardeners, state.reserves,
+                          _lose_point(state.scores, player), state.planted, pool,
+                          _after_die(cells, gardeners, pool, False))
     if step.plant is None:
         raise _illegal(
             f"{hex_name(step.to)} is empty and nothing is planted; on an empty hex the "
@@ -810,30 +888,53 @@ def _apply_move(state: State, step: Move) -> State:
         raise _illegal(f"{step.plant!r} is not a flower colour of Gardens of Mars; the colours "
                       "are " + ", ".join(COLOURS), RULE_MOVE, step)
     colour = COLOURS.index(step.plant)
-    row = state.reserves[player - 1]
+    row = state.reserves[i]
     if row[colour] == 0:
         raise _illegal(f"you have no {step.plant} flower left", RULE_MOVE, step)
-    cells = replaced(state.cells, _INDEX[step.to], step.plant)
-    group = _group_size(cells, _INDEX[step.to])
+    cells = cells[:place] + (step.plant,) + cells[place + 1 :]
+    group = _group_size(cells, place)
+    options = state.options
     # Mars #5: the whole group scores; the rulebook reading leaves the new flower out.
-    points = group - 1 if state.options.plant_score == "connected_only" else group
+    points = group - 1 if options.plant_score == "connected_only" else group
     score, track_extra = _gain(state, player, points)
-    new_row = replaced(row, colour, row[colour] - 1)
-    if state.options.last_flower == "board":
+    row = row[:colour] + (row[colour] - 1,) + row[colour + 1 :]
+    if options.last_flower == "board":
         last_flower = cells.count(step.plant) == FLOWERS_PER_COLOUR
     else:
-        last_flower = new_row[colour] == 0
-    extra = track_extra or (last_flower and state.options.last_flower_extra_turn)
+        last_flower = row[colour] == 0
+    extra = track_extra or (last_flower and options.last_flower_extra_turn)
+    reserves, scores, planted = state.reserves, state.scores, state.planted
     return _next_turn(
         state,
-        extra=extra,
-        cells=cells,
-        gardeners=gardeners,
-        pool=pool,
-        reserves=replaced(state.reserves, player - 1, new_row),
-        scores=replaced(state.scores, player - 1, score),
-        planted=replaced(state.planted, player - 1, state.planted[player - 1] + 1),
+        extra,
+        cells,
+        gardeners,
+        reserves[:i] + (row,) + reserves[i + 1 :],
+        scores[:i] + (score,) + scores[i + 1 :],
+        planted[:i] + (planted[i] + 1,) + planted[i + 1 :],
+        pool,
+        _after_die(cells, gardeners, pool, not any(row)),
     )
+
+
+def _move_refusal(state: State, step: Move) -> IllegalMoveError:
+    """Why the gardener cannot go to ``step.to`` with the pool die ``step.die``: off the board,
+    not that many hexes away in a straight line, or something in the way."""
+    start = state.gardeners[state.to_move - 1]
+    assert start is not None  # the move phase has every gardener placed
+    if step.to not in GRID:
+        return _illegal(f"{hex_name(step.to)} is off the board", RULE_MOVE, step)
+    path = _PATH_TO.get((start, step.die, step.to))
+    if path is None:
+        return _illegal(
+            f"{hex_name(step.to)} is not {step.die} hexes away in a straight line; with a "
+            f"{step.die} the gardener moves exactly {step.die} hexes in a straight line",
+            RULE_MOVE,
+            step,
+        )
+    blocked = _obstacle(state, path, _others(state))
+    assert blocked is not None  # the path's bits met a gardener, a peak or the central space
+    return _illegal(*blocked, step)
 
 
 def _apply_discard(state: State, step: Discard) -> State:
@@ -845,12 +946,9 @@ def _apply_discard(state: State, step: Discard) -> State:
             RULE_DIE,
             step,
         )
-    return _next_turn(
-        state,
-        extra=False,
-        pool=_pool_without(state.pool, step.die),
-        scores=_lose_point(state.scores, state.to_move),
-    )
+    return _next_turn(state, False, state.cells, state.gardeners, state.reserves,
+                      _lose_point(state.scores, state.to_move), state.planted,
+                      _pool_without(state.pool, step.die))
 
 
 # --- notation ----------------------------------------------------------------------------
@@ -1072,8 +1170,8 @@ class MarsRules(GardenerRules[State, Step]):
         rng = random.Random(seed)
         reserves = deal_flowers(rng, COLOURS, FLOWERS_PER_COLOUR, players, FLOWERS_EACH[players])
         cells = [EMPTY] * len(GRID)
-        spots = [c for c in GRID.cells if c != CENTRE]
-        rng.shuffle(spots)
+        spots = [c for c in GRID.cells if c != CENTRE] if opts.peaks else []
+        rng.shuffle(spots)  # the seed's last draw: skipped without peaks, which changes nothing
         taken: set[Hex] = set()
         for spot in spots:
             if len(taken) == opts.peaks:
@@ -1110,12 +1208,14 @@ class MarsRules(GardenerRules[State, Step]):
         """Every legal step, lazily: placements; every sorted roll of :func:`dice_to_roll`
         dice (``Roll(())`` alone when 0); for each distinct pool value its moves (one per
         colour in the reserve onto an empty hex); the discards when no die can move."""
-        if state.phase is Phase.ROLL:
+        phase = state.phase
+        if phase is Phase.MOVE:
+            return iter(_moves(state))
+        if phase is Phase.ROLL:
             return iter(_ROLLS[dice_to_roll(state)])
-        return self._placements_and_moves(state)
-
-    def _placements_and_moves(self, state: State) -> Iterator[Step]:
-        return iter(_placements_and_moves(state))
+        if phase is Phase.PLACEMENT:
+            return iter(_placements(state))
+        return iter(())
 
     def apply(self, state: State, step: Step) -> State:
         """The state after ``step``: scores, reserves, pool, extra turns and the turn passing
@@ -1126,23 +1226,23 @@ class MarsRules(GardenerRules[State, Step]):
         """
         if state.phase is Phase.OVER:
             raise _illegal("the game is over", RULE_END, step)
-        if isinstance(step, Place):
-            return _apply_place(state, step)
+        if isinstance(step, Move):  # the most common first
+            return _apply_move(state, step)
         if isinstance(step, Roll):
             return _apply_roll(state, step)
-        if isinstance(step, Move):
-            return _apply_move(state, step)
+        if isinstance(step, Place):
+            return _apply_place(state, step)
         return _apply_discard(state, step)
 
     def _placements_on(self, state: State, cell: Cell) -> Iterator[Step]:
         if state.phase is Phase.PLACEMENT:
-            for step in self._placements_and_moves(state):
-                if isinstance(step, Place) and cell == GRID.names[step.cell]:
+            for step in _placements(state):
+                if cell == GRID.names[step.cell]:
                     yield step
 
     def _moves_onto(self, state: State, landing: Cell | None) -> Iterator[Step]:
         # rolls and discards touch nothing: not candidates of a touched hex
-        for step in self._placements_and_moves(state):
+        for step in _moves(state) if state.phase is Phase.MOVE else ():
             if isinstance(step, Move) and landing in (None, GRID.names[step.to]):
                 yield step
 
