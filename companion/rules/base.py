@@ -336,9 +336,10 @@ Frozen = TypeVar("Frozen")
 
 
 def evolved(obj: Frozen, **changes: object) -> Frozen:
-    """``dataclasses.replace(obj, **changes)`` for a frozen dataclass with slots, every field
-    in ``__init__`` and no ``__post_init__`` (a rules core's state): the fields set through
-    their slots, in a third of the time, for the states made on every step of a search."""
+    """``dataclasses.replace(obj, **changes)`` for a frozen dataclass with slots (a rules
+    core's state): the fields set through their slots, in a third of the time, for the states
+    made on every step of a search.  ``__post_init__`` is not run: a field it works out (one
+    not in ``__init__``) is copied unless ``changes`` gives it anew."""
     cls = type(obj)
     setters = _SLOT_SETTERS.get(cls)
     if setters is None:

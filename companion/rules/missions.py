@@ -249,6 +249,12 @@ def hexagon_stands(garden: Garden) -> bool:
     return any(next(_hexagons_with_corner(garden, spot, 0), None) for spot in garden.flowers)
 
 
+def hexagons_through(grid: HexGrid, spot: Hex) -> tuple[tuple[Hex, ...], ...]:
+    """The corners of every regular hexagon of ``grid`` (see :func:`hexagon_stands`) with a
+    corner on ``spot``, each hexagon once."""
+    return tuple(corners for i in range(6) for _, corners in _hexagons_at(grid, spot, i))
+
+
 def hexagon_through(garden: Garden, spot: Hex) -> bool:
     """Whether a one-colour hexagon (see :func:`hexagon_stands`) has a corner on ``spot``:
     the cheap check after a flower is planted there."""

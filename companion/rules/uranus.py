@@ -34,11 +34,12 @@ card; ``show:groups:red`` the player revealing shows groups:red at the end.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, compress, filterfalse
+from operator import itemgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
@@ -253,13 +254,41 @@ _MOVES: Mapping[Hex, tuple[Move, tuple[Move, ...]]] = {
 """``_MOVES[spot]``: the move onto a flower there, and the moves planting each colour of
 :data:`~companion.rules.missions.COLOURS`, built once (steps are values)."""
 
-_SCORES: Mapping[tuple[str, int], Score] = {
-    (mission, deck): Score(mission, deck)
+_SCORES: Mapping[str, tuple[Score, ...]] = {
+    mission: tuple(
+        Score(mission, deck) for deck in range(1, max(shape.decks for shape in BOARDS.values()) + 1)
+    )
     for mission in ALL_MISSIONS
-    for deck in range(1, max(shape.decks for shape in BOARDS.values()) + 1)
 }
-"""``_SCORES[mission, deck]``: the score of a card drawing its replacement unknown, built once
-(naming a card checks it)."""
+"""``_SCORES[mission][deck - 1]``: the score of a card drawing its replacement unknown from
+that deck, built once (naming a card checks it)."""
+
+@lru_cache(maxsize=64)  # one for each set of decks still holding cards
+def _scores_drawing(decks: tuple[bool, ...]) -> Mapping[str, tuple[Score, ...]]:
+    """Per mission, its :data:`_SCORES` from the decks that hold cards (``decks[i]``: deck
+    i + 1 does)."""
+    return {mission: tuple(compress(scores, decks)) for mission, scores in _SCORES.items()}
+
+
+_REVEALS: Mapping[str, Reveal] = {mission: Reveal(mission) for mission in ALL_MISSIONS}
+"""``_REVEALS[mission]``: the card shown at the end, built once."""
+
+_PLACES: Mapping[Hex, Place] = {cell: Place(cell) for cell in _MOVES}
+"""``_PLACES[spot]``: the gardener placed there, built once."""
+
+_RAY_MOVES: Mapping[str, Mapping[Hex, tuple[tuple[tuple[Hex, int, Move, tuple[Move, ...]], ...],
+                                           ...]]] = {
+    name: {
+        start: tuple(
+            tuple((cell, shape.index[cell], *_MOVES[cell]) for cell in ray)
+            for ray in shape.grid.rays[start]
+        )
+        for start in shape.grid.cells
+    }
+    for name, shape in BOARDS.items()
+}
+"""``_RAY_MOVES[board][start]``: per direction, the spots from ``start`` outwards, each as
+itself, its place in ``State.flowers`` and the moves there (:data:`_MOVES`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +304,9 @@ class State:
     ``discarded`` the cards scored so far; ``no_plant_run`` consecutive moves without
     planting; ``phase`` one of :data:`PHASES` (in ``reveal`` the player to move is the one
     showing their cards); once ended, ``ending`` is a key of :data:`ENDINGS` and
-    ``hexagon_winner`` the Hexagon holder who won (0 otherwise).
+    ``hexagon_winner`` the Hexagon holder who won (0 otherwise).  ``standing_hexagon``: six
+    flowers of one colour stand on the corners of a hexagon (:func:`hexagon_standing`),
+    worked out from the flowers, then kept up by each flower planted (flowers never leave).
     """
 
     options: Options
@@ -293,6 +324,12 @@ class State:
     phase: Phase = Phase.PLACEMENT
     ending: str = ""
     hexagon_winner: int = 0
+    standing_hexagon: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        grid = BOARDS[self.options.board].grid if self.options.board in BOARDS else None
+        object.__setattr__(self, "standing_hexagon", grid is not None and len(grid) == len(
+            self.flowers) and _hexagon_standing(self.options.board, self.flowers))
 
     @property
     def shape(self) -> BoardShape:
@@ -348,14 +385,33 @@ def hexagon_holder(state: State) -> int:
 def hexagon_standing(state: State) -> bool:
     """Whether six flowers of one colour stand on the corners of a regular hexagon now
     (docs/RULINGS.md Uranus #5): the matrix announces it, its holder wins by showing it."""
-    return _hexagon_standing(state.options.board, state.flowers)
+    return state.standing_hexagon
 
 
-@lru_cache(maxsize=256)  # asked on every listing of steps, and again by the step applied
 def _hexagon_standing(board: str, flowers: tuple[str, ...]) -> bool:
     grid = BOARDS[board].grid
     spots = {grid.cells[i]: colour for i, colour in enumerate(flowers) if colour}
     return missions.hexagon_stands(Garden(grid, spots, frozenset()))
+
+
+_HEXAGONS_THROUGH: Mapping[str, tuple[tuple[Callable[[Sequence[str]], tuple[str, ...]], ...],
+                                      ...]] = {
+    name: tuple(
+        tuple(itemgetter(*map(shape.index.__getitem__, corners))
+              for corners in missions.hexagons_through(shape.grid, spot))
+        for spot in shape.grid.cells
+    )
+    for name, shape in BOARDS.items()
+}
+"""``_HEXAGONS_THROUGH[board][place]``: for each regular hexagon with a corner on the spot at
+that place of ``State.flowers``, what gives the flowers on its six corners."""
+
+
+def _hexagon_through(board: str, flowers: tuple[str, ...], place: int) -> bool:
+    """Whether six flowers of the colour on ``place`` stand on the corners of a hexagon with
+    a corner there: the check after a flower is planted (docs/RULINGS.md Uranus #5)."""
+    six = (flowers[place],) * 6
+    return any(corners(flowers) == six for corners in _HEXAGONS_THROUGH[board][place])
 
 
 def seen(state: State) -> frozenset[str]:
@@ -514,11 +570,11 @@ def end(state: State, ending: str, hexagon_winner: int = 0) -> State:
     in hand is known, else the ``reveal`` phase, in which the first player with unknown cards
     shows them (the text, End of the game: "every player scores the mission cards still in
     their hand")."""
-    ended = evolved(state, ending=ending, hexagon_winner=hexagon_winner)
     showing = next((p for p, n in enumerate(state.unknown, 1) if n), 0)
     if showing:
-        return evolved(ended, phase=Phase.REVEAL, to_move=showing)
-    return evolved(ended, phase=Phase.OVER)
+        return evolved(state, ending=ending, hexagon_winner=hexagon_winner, phase=Phase.REVEAL,
+                       to_move=showing)
+    return evolved(state, ending=ending, hexagon_winner=hexagon_winner, phase=Phase.OVER)
 
 
 def table_setup(
@@ -742,17 +798,22 @@ class UranusRules(GardenerRules[State, Step]):
 
     def _moves(self, state: State) -> list[Move]:
         """Every move of the player to move, as :meth:`_moves_to` gives them for each of
-        :meth:`_destinations`, in one list."""
-        flowers, index = state.flowers, state.shape.index
+        :meth:`_destinations` (inline: a listing a step), in one list."""
+        here = state.gardeners[state.to_move - 1]
+        assert here is not None  # the turn phase begins once every gardener is placed
+        flowers, trees, gardeners = state.flowers, state.trees, state.gardeners
         reserve = state.reserves[state.to_move - 1]
-        colours = [c for c, n in enumerate(reserve) if n]
         moves: list[Move] = []
-        for cell in self._destinations(state):
-            onto_flower, planting = _MOVES[cell]
-            if flowers[index[cell]]:
-                moves.append(onto_flower)
-            else:
-                moves += [planting[c] for c in colours]
+        append, extend = moves.append, moves.extend
+        for ray in _RAY_MOVES[state.options.board][here]:
+            for cell, place, onto_flower, planting in ray:
+                if cell in trees:
+                    break
+                if cell not in gardeners:
+                    if flowers[place]:
+                        append(onto_flower)
+                    else:
+                        extend(compress(planting, reserve))  # the colours in reserve
         return moves
 
     def _moves_to(self, state: State, cell: Hex) -> Iterator[Move]:
@@ -767,18 +828,16 @@ class UranusRules(GardenerRules[State, Step]):
         with the cards seen worked out once)."""
         hand = state.hands[player - 1]
         if state.unknown[player - 1] > 0:
-            known = seen(state)
-            return [card for card in ALL_MISSIONS if card in hand or card not in known]
-        return [card for card in ALL_MISSIONS if card in hand]
+            elsewhere = seen(state).difference(hand)  # in another hand, or scored
+            return list(filterfalse(elsewhere.__contains__, ALL_MISSIONS))
+        return list(filter(frozenset(hand).__contains__, ALL_MISSIONS))
 
     def _scores(self, state: State, standing: bool) -> list[Score]:
-        decks = [deck for deck, left in enumerate(state.decks, 1) if left]
-        return [
-            _SCORES[mission, deck]
-            for mission in self._showable(state, state.to_move)
-            if not (standing and mission == HEXAGON)
-            for deck in decks
-        ]
+        showable = self._showable(state, state.to_move)
+        if standing and HEXAGON in showable:
+            showable.remove(HEXAGON)  # a standing hexagon wins: claimed, not scored
+        drawable = _scores_drawing(tuple(map(bool, state.decks)))
+        return list(chain.from_iterable(map(drawable.__getitem__, showable)))
 
     def legal_steps(self, state: State) -> Iterator[Step]:
         """Placement: every free, flowerless spot.  Turn: every :class:`Move` (each colour
@@ -793,15 +852,19 @@ class UranusRules(GardenerRules[State, Step]):
         A dealt game never leaves a player without a step: while it goes on the decks hold
         cards, so a gardener that cannot move can still score a card."""
         if state.phase == Phase.PLACEMENT:
-            return (Place(c) for c in state.shape.grid.cells if self._placeable(state, c))
+            trees, gardeners = state.trees, state.gardeners
+            spots = zip(state.shape.grid.cells, state.flowers, strict=True)
+            return iter([_PLACES[c] for c, flower in spots
+                         if not flower and c not in trees and c not in gardeners])
         if state.phase == Phase.TURN:  # chained, not yielded again one by one
             standing = HEXAGON not in state.discarded and hexagon_standing(state)
             players = range(1, state.players + 1) if standing else range(0)
             claims = (Claim(p) for p in players if may_hold(state, p, HEXAGON))
             return chain(self._moves(state), self._scores(state, standing), claims)
         if state.phase == Phase.REVEAL:
-            return (Reveal(card) for card in self._showable(state, state.to_move)
-                    if card not in state.hands[state.to_move - 1])
+            hand = state.hands[state.to_move - 1]
+            return iter([_REVEALS[card] for card in self._showable(state, state.to_move)
+                         if card not in hand])
         return iter(())
 
     def apply(self, state: State, step: Step) -> State:
@@ -817,41 +880,40 @@ class UranusRules(GardenerRules[State, Step]):
         :class:`Claim`), drawing from an empty deck or a card already seen, claiming without
         a hexagon, revealing a card already counted.
         """
-        text = self.format_step(state, step)
         if state.phase == Phase.OVER:
-            raise IllegalMoveError("the game is over", rule=RULE_END, step=text)
+            raise IllegalMoveError("the game is over", rule=RULE_END, step=format_step(step))
         if isinstance(step, Reveal) and state.phase == Phase.PLACEMENT:
-            return register_card(state, step, text)
+            return register_card(state, step)
         if isinstance(step, Reveal):
-            return self._reveal(state, step, text)
+            return self._reveal(state, step)
         if state.phase == Phase.REVEAL:
             raise IllegalMoveError(
                 "the game is over: each player shows the cards still in their hand",
                 rule=RULE_END,
-                step=text,
+                step=format_step(step),
             )
         if isinstance(step, Place):
-            return self._place(state, step, text)
+            return self._place(state, step)
         if state.phase != Phase.TURN:
-            raise IllegalMoveError(
-                "every gardener must be placed on the garden first", rule=RULE_SETUP, step=text
-            )
+            raise IllegalMoveError("every gardener must be placed on the garden first",
+                                   rule=RULE_SETUP, step=format_step(step))
         if isinstance(step, Move):
-            return self._move(state, step, text)
+            return self._move(state, step)
         if isinstance(step, Claim):
-            return self._claim(state, step, text)
-        return self._score(state, step, text)
+            return self._claim(state, step)
+        return self._score(state, step)
 
-    def _place(self, state: State, step: Place, text: str) -> State:
+    def _place(self, state: State, step: Place) -> State:
         def refuse(reason: str) -> IllegalMoveError:
-            return IllegalMoveError(reason, rule=RULE_SETUP, step=text)
+            return IllegalMoveError(reason, rule=RULE_SETUP, step=format_step(step))
 
         if state.phase != Phase.PLACEMENT:
             raise refuse("the gardeners are all placed; move or score a card")
         if step.cell not in state.shape.grid:
             raise refuse(f"{hex_name(step.cell)} is not a spot of the {state.shape.name} board")
         if not self._placeable(state, step.cell):
-            raise refuse(f"the gardener must be placed on an empty spot, {text[1:]} is not")
+            raise refuse(f"the gardener must be placed on an empty spot, {hex_name(step.cell)} "
+                         "is not")
         p = state.to_move
         gardeners = replaced(state.gardeners, p - 1, step.cell)
         following = [q for q in range(p + 1, state.players + 1) if gardeners[q - 1] is None]
@@ -859,9 +921,9 @@ class UranusRules(GardenerRules[State, Step]):
             return evolved(state, gardeners=gardeners, to_move=following[0])
         return settle(evolved(state, gardeners=gardeners, to_move=1, phase=Phase.TURN))
 
-    def _move(self, state: State, step: Move, text: str) -> State:
+    def _move(self, state: State, step: Move) -> State:
         def refuse(reason: str) -> IllegalMoveError:
-            return IllegalMoveError(reason, rule=RULE_TURN, step=text)
+            return IllegalMoveError(reason, rule=RULE_TURN, step=format_step(step))
 
         shape = state.shape
         p = state.to_move
@@ -894,20 +956,21 @@ class UranusRules(GardenerRules[State, Step]):
             flowers = replaced(flowers, index, step.plant)
             reserves = replaced(reserves, p - 1, replaced(reserve, colour, reserve[colour] - 1))
             run = 0
-        after = evolved(
+        through = run == 0 and _hexagon_through(shape.name, flowers, index)
+        holder = hexagon_holder(state) if through else 0
+        return self._next_turn(
             state,
+            holder,
             flowers=flowers,
             gardeners=replaced(state.gardeners, p - 1, step.to),
             reserves=reserves,
             no_plant_run=run,
+            standing_hexagon=state.standing_hexagon or through,
         )
-        holder = hexagon_holder(after)
-        won = run == 0 and holder != 0 and missions.hexagon_through(garden(after), step.to)
-        return self._next_turn(after, holder if won else 0)
 
-    def _score(self, state: State, step: Score, text: str) -> State:
+    def _score(self, state: State, step: Score) -> State:
         def refuse(reason: str) -> IllegalMoveError:
-            return IllegalMoveError(reason, rule=RULE_SCORE, step=text)
+            return IllegalMoveError(reason, rule=RULE_SCORE, step=format_step(step))
 
         p = state.to_move
         refusal = card_refusal(state, p, step.mission)
@@ -930,8 +993,10 @@ class UranusRules(GardenerRules[State, Step]):
         else:
             kept = tuple(sorted([*kept, step.drawn]))
         points = state.scores[p - 1] + mission_value(state, step.mission)
-        after = evolved(
+        won = step.drawn == HEXAGON and state.standing_hexagon
+        return self._next_turn(  # the last card drawn: settle ends it
             state,
+            p if won else 0,
             scores=replaced(state.scores, p - 1, points),
             hands=replaced(state.hands, p - 1, kept),
             unknown=replaced(state.unknown, p - 1, unknown),
@@ -939,12 +1004,10 @@ class UranusRules(GardenerRules[State, Step]):
             discarded=state.discarded | {step.mission},
             no_plant_run=0,
         )
-        won = step.drawn == HEXAGON and hexagon_standing(after)
-        return self._next_turn(after, p if won else 0)  # the last card drawn: settle ends it
 
-    def _claim(self, state: State, step: Claim, text: str) -> State:
+    def _claim(self, state: State, step: Claim) -> State:
         def refuse(reason: str) -> IllegalMoveError:
-            return IllegalMoveError(reason, rule=RULE_HEXAGON, step=text)
+            return IllegalMoveError(reason, rule=RULE_HEXAGON, step=format_step(step))
 
         if not 1 <= step.player <= state.players:
             raise refuse(f"there is no player {step.player}")
@@ -961,9 +1024,9 @@ class UranusRules(GardenerRules[State, Step]):
         )
         return end(shown, "hexagon", step.player)
 
-    def _reveal(self, state: State, step: Reveal, text: str) -> State:
+    def _reveal(self, state: State, step: Reveal) -> State:
         def refuse(reason: str) -> IllegalMoveError:
-            return IllegalMoveError(reason, rule=RULE_END, step=text)
+            return IllegalMoveError(reason, rule=RULE_END, step=format_step(step))
 
         if state.phase != Phase.REVEAL:
             raise refuse("cards in hand are shown once the game has ended")
@@ -973,24 +1036,22 @@ class UranusRules(GardenerRules[State, Step]):
         refusal = card_refusal(state, p, step.mission)
         if refusal is not None:
             raise refuse(refusal)
-        hand, unknown = _shown(state, p, step.mission)
-        after = evolved(
-            state,
-            hands=replaced(state.hands, p - 1, tuple(sorted([*hand, step.mission]))),
-            unknown=replaced(state.unknown, p - 1, unknown),
-        )
-        showing = next((q for q, n in enumerate(after.unknown, 1) if n), 0)
+        hand, left = _shown(state, p, step.mission)
+        hands = replaced(state.hands, p - 1, tuple(sorted([*hand, step.mission])))
+        unknown = replaced(state.unknown, p - 1, left)
+        showing = next((q for q, n in enumerate(unknown, 1) if n), 0)
         if showing:
-            return evolved(after, to_move=showing)
-        return evolved(after, phase=Phase.OVER)
+            return evolved(state, hands=hands, unknown=unknown, to_move=showing)
+        return evolved(state, hands=hands, unknown=unknown, phase=Phase.OVER)
 
-    def _next_turn(self, state: State, hexagon_winner: int) -> State:
-        """After a turn: the Hexagon win, then the next player to move and :func:`settle`
-        (the last card drawn, the no-planting run, their flowers; docs/RULINGS.md Uranus #6)."""
+    def _next_turn(self, state: State, hexagon_winner: int, **changes: object) -> State:
+        """After a turn, ``state`` with ``changes`` (its fields): the Hexagon win, then the
+        next player to move and :func:`settle` (the last card drawn, the no-planting run,
+        their flowers; docs/RULINGS.md Uranus #6)."""
         if hexagon_winner:
-            return end(state, "hexagon", hexagon_winner)
+            return end(evolved(state, **changes), "hexagon", hexagon_winner)
         # flowers only appear by planting or hexagon cards by drawing: both checked already
-        after = evolved(state, to_move=state.to_move % state.players + 1)
+        after = evolved(state, to_move=state.to_move % state.players + 1, **changes)
         return settle(after, check_hexagon=False)
 
     # -- recognition ---------------------------------------------------------------------
@@ -1060,16 +1121,7 @@ class UranusRules(GardenerRules[State, Step]):
     def format_step(self, state: State, step: Step) -> str:
         """``@0,0``, ``0,3=red``, ``0,3``, ``score:triangle:yellow/2:groups:red`` (drawn card
         known) or ``score:triangle:yellow/2`` (unknown), ``claim:2``, ``show:groups:red``."""
-        if isinstance(step, Place):
-            return "@" + hex_name(step.cell)
-        if isinstance(step, Move):
-            return hex_name(step.to) + (f"={step.plant}" if step.plant else "")
-        if isinstance(step, Claim):
-            return f"claim:{step.player}"
-        if isinstance(step, Reveal):
-            return f"show:{step.mission}"
-        drawn = "" if step.drawn is None else f":{step.drawn}"
-        return f"score:{step.mission}/{step.draw}{drawn}"
+        return format_step(step)
 
     def parse_step(self, state: State, text: str) -> Step:
         """Read :meth:`format_step` notation.  Raises :class:`InvalidStepError` for text that
@@ -1239,6 +1291,20 @@ def _reserve(text: str) -> tuple[int, ...]:
                                    f"the colours are {', '.join(COLOURS)}")
         counts[colour] = int(n)
     return tuple(counts.values())
+
+
+def format_step(step: Step) -> str:
+    """``step`` in the notation of :meth:`UranusRules.format_step` (which needs no state)."""
+    if isinstance(step, Place):
+        return "@" + hex_name(step.cell)
+    if isinstance(step, Move):
+        return hex_name(step.to) + (f"={step.plant}" if step.plant else "")
+    if isinstance(step, Claim):
+        return f"claim:{step.player}"
+    if isinstance(step, Reveal):
+        return f"show:{step.mission}"
+    drawn = "" if step.drawn is None else f":{step.drawn}"
+    return f"score:{step.mission}/{step.draw}{drawn}"
 
 
 def _card_path(mission: str) -> tuple[str, str]:

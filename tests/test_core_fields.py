@@ -1,0 +1,88 @@
+"""The fields a rules core keeps up step by step instead of working them out again from the
+board (the Mars peaks as bits, a standing Uranus hexagon) equal what the board gives, in
+every position of random full games of every variant and player count, and where a step
+changes them (a hexagon completed by the flower planted)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+
+from companion.rules import mars, missions, uranus
+
+MARS_OPTIONS = (
+    {},
+    {"peaks": 5, "center_blocks_path": True},
+    {"peaks": 12, "plant_score": "connected_only"},
+    {"last_flower": "own_reserve", "track_extra_turns": False},
+)
+URANUS_OPTIONS = tuple({"board": board} for board in uranus.BOARDS)
+
+
+def peak_bits(state: mars.State) -> int:
+    """The peaks of ``state`` as bits, worked out from its cells."""
+    return sum(1 << i for i, piece in enumerate(state.cells) if piece == mars.PEAK)
+
+
+@pytest.mark.parametrize("options", MARS_OPTIONS)
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+def test_the_mars_peaks_a_step_hands_on_are_those_on_the_board(
+        players: int, options: dict[str, object]) -> None:
+    rng = random.Random(players)
+    rules = mars.RULES
+    state = rules.new_game(players, rng.randrange(1 << 30), options)
+    assert state.peak_bits == peak_bits(state)
+    assert bin(state.peak_bits).count("1") == state.options.peaks
+    while rules.outcome(state) is None:
+        state = rules.apply(state, rng.choice(list(rules.legal_steps(state))))
+        assert state.peak_bits == peak_bits(state) == replace(state).peak_bits
+
+
+def test_a_mars_peak_blocks_the_path_through_it() -> None:
+    state = mars.position(2, {"1,0": "M1", "3,0": "peak", "-3,3": "M2"}, pool=[3, 1],
+                          reserves={1: {"red": 3}, 2: {"red": 3}})
+    assert state.peak_bits == peak_bits(state) != 0
+    assert mars.destinations(state, 3) == {(1, 3), (-2, 3), (-2, 0), (1, -3), (4, -3)}
+    with pytest.raises(mars.IllegalMoveError, match="the peak on 3,0 is in the way"):
+        mars.RULES.apply(state, mars.Move(3, (4, 0), "red"))
+
+
+def standing(state: uranus.State) -> bool:
+    """Whether a hexagon stands on the board of ``state``, worked out from its flowers."""
+    return missions.hexagon_stands(uranus.garden(state))
+
+
+@pytest.mark.parametrize("options", URANUS_OPTIONS)
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+def test_the_uranus_hexagon_a_step_hands_on_is_the_one_on_the_board(
+        players: int, options: dict[str, object]) -> None:
+    rng = random.Random(players)
+    rules = uranus.RULES
+    state = rules.new_game(players, rng.randrange(1 << 30), options)
+    while rules.outcome(state) is None:
+        steps = list(rules.legal_steps(state))
+        moves = [s for s in steps if isinstance(s, uranus.Move)]  # mostly moves: flowers
+        state = rules.apply(state, rng.choice(moves if moves and rng.random() < 0.9 else steps))
+        assert state.standing_hexagon == standing(state) == replace(state).standing_hexagon
+
+
+RING = ((1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1))
+
+
+@pytest.mark.parametrize("last", RING)
+def test_the_flower_that_completes_a_hexagon_makes_it_stand(last: tuple[int, int]) -> None:
+    cells = {uranus.hex_name(c): "purple" for c in RING if c != last}
+    start = uranus.hex_name((last[0] * 3, last[1] * 3))
+    state = uranus.CASES.position({"options": {}, "position": {
+        "players": 2, "to_move": 1, "board": "hexagonal",
+        "cells": {**cells, start: "M1", "-4,4": "M2"},
+        "reserves": {"1": {"purple": 2}, "2": {"red": 1}}, "scores": {"1": 0, "2": 0},
+        "hands": {"1": ["groups:red"], "2": ["groups:blue"]}, "decks": [5, 5, 5, 5],
+    }})
+    assert not state.standing_hexagon
+    after = uranus.RULES.apply(state, uranus.Move(last, "purple"))
+    assert after.standing_hexagon and standing(after) and after.phase == "turn"
+    won = uranus.RULES.apply(after, uranus.Score("groups:blue", 1, "hexagon"))
+    assert (won.phase, won.hexagon_winner) == ("over", 2)  # drawn while a hexagon stands
