@@ -291,6 +291,20 @@ _RAY_MOVES: Mapping[str, Mapping[Hex, tuple[tuple[tuple[Hex, int, Move, tuple[Mo
 itself, its place in ``State.flowers`` and the moves there (:data:`_MOVES`)."""
 
 
+@lru_cache(maxsize=1024)  # the trees stand all game: a few dozen starts a game
+def _reach(board: str, start: Hex, trees: frozenset[Hex]
+           ) -> tuple[tuple[Hex, int, Move, tuple[Move, ...]], ...]:
+    """The spots of :data:`_RAY_MOVES` a gardener on ``start`` passes, ray after ray, each up
+    to the first tree (the text, Your turn; docs/RULINGS.md Uranus #4)."""
+    reach: list[tuple[Hex, int, Move, tuple[Move, ...]]] = []
+    for ray in _RAY_MOVES[board][start]:
+        for spot in ray:
+            if spot[0] in trees:
+                break
+            reach.append(spot)
+    return tuple(reach)
+
+
 @dataclass(frozen=True, slots=True)
 class State:
     """A Gardens of Uranus position, frozen and hashable.
@@ -789,31 +803,25 @@ class UranusRules(GardenerRules[State, Step]):
         tree, skipping spots with a gardener (the text, Your turn; docs/RULINGS.md Uranus #4)."""
         here = state.gardeners[state.to_move - 1]
         assert here is not None  # the turn phase begins once every gardener is placed
-        for ray in state.shape.grid.rays[here]:
-            for cell in ray:
-                if cell in state.trees:
-                    break
-                if cell not in state.gardeners:
-                    yield cell
+        gardeners = state.gardeners
+        return (spot for spot, _, _, _ in _reach(state.options.board, here, state.trees)
+                if spot not in gardeners)
 
     def _moves(self, state: State) -> list[Move]:
         """Every move of the player to move, as :meth:`_moves_to` gives them for each of
         :meth:`_destinations` (inline: a listing a step), in one list."""
         here = state.gardeners[state.to_move - 1]
         assert here is not None  # the turn phase begins once every gardener is placed
-        flowers, trees, gardeners = state.flowers, state.trees, state.gardeners
+        flowers, gardeners = state.flowers, state.gardeners
         reserve = state.reserves[state.to_move - 1]
         moves: list[Move] = []
         append, extend = moves.append, moves.extend
-        for ray in _RAY_MOVES[state.options.board][here]:
-            for cell, place, onto_flower, planting in ray:
-                if cell in trees:
-                    break
-                if cell not in gardeners:
-                    if flowers[place]:
-                        append(onto_flower)
-                    else:
-                        extend(compress(planting, reserve))  # the colours in reserve
+        for cell, place, onto_flower, planting in _reach(state.options.board, here, state.trees):
+            if cell not in gardeners:
+                if flowers[place]:
+                    append(onto_flower)
+                else:
+                    extend(compress(planting, reserve))  # the colours in reserve
         return moves
 
     def _moves_to(self, state: State, cell: Hex) -> Iterator[Move]:
