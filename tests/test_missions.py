@@ -15,7 +15,7 @@ from companion.rules.missions import (
     ALL_MISSIONS,
     Garden,
     hexagon_stands,
-    hexagon_through,
+    hexagons_through,
     largest_triangle,
     longest_line,
     mission_value,
@@ -182,5 +182,6 @@ def test_hexagon_at_the_edge_and_through_each_corner() -> None:
     corners = ((4, -1), (2, 1), (0, 1), (0, -1), (2, -3), (4, -3))
     view = garden("blue", *corners)
     assert hexagon_stands(view)
-    assert all(hexagon_through(view, corner) for corner in corners)
-    assert not hexagon_through(view, (2, -1))
+    for corner in corners:  # the hexagons with a corner there include this one, once
+        assert [set(h) for h in hexagons_through(view.grid, corner)].count(set(corners)) == 1
+    assert all(corners not in hexagons_through(view.grid, c) for c in ((2, -1), (3, -1)))

@@ -591,9 +591,9 @@ _BIT: Mapping[Hex | None, int] = {None: 0} | {cell: 1 << i for cell, i in _INDEX
 one number, and whether a path is clear one ``&``.  ``None`` (a gardener not placed) has
 none."""
 
-Route: TypeAlias = tuple[int, int, Move, tuple[Move, ...]]
+_Route: TypeAlias = tuple[int, int, Move, tuple[Move, ...]]
 
-_ROUTES: Mapping[Hex, tuple[tuple[Route, ...], ...]] = {
+_ROUTES: Mapping[Hex, tuple[tuple[_Route, ...], ...]] = {
     start: tuple(
         tuple(
             (sum(map(_BIT.__getitem__, path)), _INDEX[path[-1]], *_MOVES[die, path[-1]])

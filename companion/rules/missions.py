@@ -255,12 +255,6 @@ def hexagons_through(grid: HexGrid, spot: Hex) -> tuple[tuple[Hex, ...], ...]:
     return tuple(corners for i in range(6) for _, corners in _hexagons_at(grid, spot, i))
 
 
-def hexagon_through(garden: Garden, spot: Hex) -> bool:
-    """Whether a one-colour hexagon (see :func:`hexagon_stands`) has a corner on ``spot``:
-    the cheap check after a flower is planted there."""
-    return any(next(_hexagons_with_corner(garden, spot, i), None) for i in range(6))
-
-
 def mission_value(garden: Garden, mission: str, triangle_points: str = "perimeter") -> int:
     """The points ``mission`` (a canonical name) scores on ``garden`` now, per the table in the
     module docstring (docs/RULINGS.md Uranus #5, option ``triangle_points`` of #7).
