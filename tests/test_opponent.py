@@ -212,3 +212,57 @@ def test_demo_and_sim_take_a_strength() -> None:
     assert parser.parse_args(["sim", "--players", "2", "--strength", "quick"]).strength == "quick"
     with pytest.raises(SystemExit):
         parser.parse_args(["demo", "--strength", "fierce"])
+
+
+def test_strong_mars_weighs_a_flower_planted_by_the_group_it_joins() -> None:
+    """The others' steps in the strong search are weighed without building each position:
+    the group a flower joins must be the group the rules core scores."""
+    from companion.opponent.mars import DICE_WEIGHT, PLANTED_WEIGHT, _weighed
+    from companion.rules.mars import GRID, Move
+
+    rules = load("mars").RULES
+    checked = 0
+    for state in positions("mars", 4, 5, 12):
+        if state.phase != "move":  # type: ignore[attr-defined]
+            continue
+        for step, gain in _weighed(state):  # type: ignore[arg-type]
+            if not isinstance(step, Move) or step.plant is None:
+                continue
+            after = rules.apply(state, step)
+            group, frontier = {step.to}, [step.to]
+            while frontier:
+                for n in GRID.neighbours[frontier.pop()]:
+                    if n not in group and after.at(n) == step.plant:
+                        group.add(n)
+                        frontier.append(n)
+            dice = sum(1 for n in GRID.neighbours[step.to] if after.at(n) in ("", "peak"))
+            assert gain == pytest.approx(len(group) + PLANTED_WEIGHT + DICE_WEIGHT * dice)
+            checked += 1
+    assert checked > 20
+
+
+def test_strong_mars_measures_the_seat_against_every_other_player() -> None:
+    """With three or more players the strong search weighs the seat against the others'
+    average (it means to finish ahead of each), steady against the best of them."""
+    from dataclasses import replace
+
+    from companion.opponent.mars import evaluate
+
+    state = next(s for s in positions("mars", 3, 2, 10) if s.phase == "move")  # type: ignore[attr-defined]
+    scored = replace(state, scores=(10, 12, 0))  # type: ignore[type-var]
+    assert evaluate(scored, 1, field=True) - evaluate(scored, 1) == pytest.approx(6)
+
+
+def test_strong_uranus_weighs_each_card_scored_once() -> None:
+    """Which deck replaces a card scored changes nothing the seat knows, so the strong
+    search weighs each card once (drawing from the first deck with cards)."""
+    from companion.opponent.uranus import _one_deck
+
+    state, _ = public_and_open(4)
+    steps = list(U.RULES.legal_steps(state))
+    scores = [s for s in _one_deck(steps) if isinstance(s, U.Score)]
+    first = next(d for d, left in enumerate(state.decks, 1) if left)
+    assert len({s.mission for s in steps if isinstance(s, U.Score)}) == len(scores) > 1
+    assert {s.draw for s in scores} == {first}
+    assert [s for s in _one_deck(steps) if not isinstance(s, U.Score)] == \
+        [s for s in steps if not isinstance(s, U.Score)]

@@ -19,9 +19,9 @@ Strengths (:class:`Strength`)
 ``strong``
     a search within a budget of nodes, see the game's module: Mars searches the next plies
     over the dice in the pool (which the players use in turn) and takes the expectation over
-    the next roll (expectimax); Gardens of Uranus answers each of its best steps with the
-    next player's steady reply, then its own next step; Enceladus looks at the replies of
-    the next player (two plies).
+    the next roll (expectimax), only the seat's own steps branching; Gardens of Uranus
+    answers each of its best steps with the next player's steady reply, then its own next
+    step; Enceladus looks at the replies of the next player (two plies).
 
 Budget
 ------
@@ -99,9 +99,9 @@ BUDGETS: Mapping[str, Mapping[Strength, int]] = MappingProxyType({
     "enceladus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
                                    Strength.STRONG: 750}),
     "mars": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
-                              Strength.STRONG: 2200}),
+                              Strength.STRONG: 1500}),
     "uranus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 1000,
-                                Strength.STRONG: 1400}),
+                                Strength.STRONG: 900}),
 })
 """Default nodes a step may spend, by game and strength (see Budget in the module docstring).
 ``steady`` looks at every step once and stops at its budget (the steps left unseen are

@@ -8,7 +8,12 @@ dice the gardener would roll at its next turn (hexes without a flower around it)
 (docs/RULINGS.md Mars #8), so the next plies are searched: the seat's own steps (each
 landing, the two colours that score most there), the others' steady steps, and a roll once
 the pool is empty as a chance node (the average over rolls sampled from the seat's own
-``rng``); the leaves are valued by :func:`evaluate`.
+``rng``); the leaves are valued by :func:`evaluate` against the others' average
+(``field``: the seat is measured against each other player alike).  Only the seat
+branches: another player's step is the one that gains them most by the group it joins and
+the dice it leaves (:func:`_weighed`, what ``steady`` mostly chooses), found without
+building a position for each of their steps, so that the nodes go to the seat's own
+next turns even with three others between them.
 """
 
 from __future__ import annotations
@@ -70,16 +75,25 @@ def interrupt(state: State, player: int, known: Collection[str] | None) -> None:
     return None
 
 
-def evaluate(state: State, player: int) -> float:
-    """``state`` for ``player``: points ahead of the best other player, plus
-    :data:`PLANTED_WEIGHT` a flower planted and :data:`DICE_WEIGHT` a die to roll next turn;
-    a finished game is +-1000 for a win or a loss."""
+def evaluate(state: State, player: int, *, field: bool = False) -> float:
+    """``state`` for ``player``: points ahead of the best other player (``field``: of the
+    others' average), plus :data:`PLANTED_WEIGHT` a flower planted and :data:`DICE_WEIGHT` a
+    die to roll next turn; a finished game is +-1000 for a win or a loss (``field``: 1000
+    times the share of the others finished behind less the share ahead, plus the points
+    ahead of their average)."""
     outcome = RULES.outcome(state)
+    if outcome is not None and field:
+        rank = {p: points for p, _, points in outcome.ranking}
+        others = [p for p in rank if p != player]
+        ahead = sum((rank[player] > rank[p]) - (rank[player] < rank[p]) for p in others)
+        return (1000.0 * ahead / len(others) + state.scores[player - 1]
+                - sum(state.scores[p - 1] for p in others) / len(others))
     if outcome is not None:
         if player in outcome.winners:
             return 1000.0 + state.scores[player - 1]
         return -1000.0 + state.scores[player - 1]
-    best_other = max(s for p, s in enumerate(state.scores, 1) if p != player)
+    others = [s for p, s in enumerate(state.scores, 1) if p != player]
+    best_other = sum(others) / len(others) if field else max(others)
     gardener = state.gardeners[player - 1]
     dice = 0
     if gardener is not None:
@@ -109,41 +123,82 @@ def steady(state: State, steps: list[Step], known: Collection[str] | None, spend
 def _moves(state: State) -> list[Step]:
     """The steps of the move phase worth searching: onto a flower, or planting one of the
     two colours that score most there (the others differ only in what is left in reserve)."""
-    steps = list(RULES.legal_steps(state))
-    by_place: dict[tuple[int, Hex], list[Move]] = {}
-    rest: list[Step] = []
-    for step in steps:
-        if isinstance(step, Move) and step.plant is not None:
-            by_place.setdefault((step.die, step.to), []).append(step)
+    return [step for step, _ in _weighed(state)]
+
+
+def _weighed(state: State, best: bool = False) -> list[tuple[Step, float]]:
+    """The steps of :func:`_moves`, each with what it gains its player by :func:`evaluate`,
+    about, without building the position: the group a flower planted joins (a point lost on
+    a flower or for a discard), and the dice the landing spot would roll.  ``best``: only
+    the first of those that gain most."""
+    pieces = dict(zip(GRID.cells, state.cells, strict=True))
+    gains: dict[Hex, dict[str, int]] = {}
+    rolls: dict[Hex, float] = {}
+    by_place: dict[tuple[int, Hex], list[tuple[Step, float]]] = {}
+    rest: list[tuple[Step, float]] = []
+    top: tuple[Step, float] | None = None
+    for step in RULES.legal_steps(state):
+        if not isinstance(step, Move):
+            weighed: tuple[Step, float] = (step, -1.0)
         else:
-            rest.append(step)
+            dice = rolls.get(step.to)
+            if dice is None:
+                dice = rolls[step.to] = DICE_WEIGHT * sum(
+                    1 for n in GRID.neighbours[step.to] if pieces[n] in ("", "peak"))
+            if step.plant is None:
+                weighed = (step, dice - 1.0)
+            else:
+                if step.to not in gains:
+                    gains[step.to] = _plant_gains(pieces, step.to)
+                gain = gains[step.to].get(step.plant, 0) + 1 + PLANTED_WEIGHT + dice
+                weighed = (step, gain)
+                if not best:
+                    by_place.setdefault((step.die, step.to), []).append(weighed)
+                    continue
+        if best:
+            if top is None or weighed[1] > top[1]:
+                top = weighed
+        else:
+            rest.append(weighed)
+    if best:
+        return [] if top is None else [top]
     for options in by_place.values():
-        options.sort(key=lambda m: -_group_gain(state, m))
+        options.sort(key=lambda m: -m[1])
         rest += options[:2]
     return rest
 
 
-def _group_gain(state: State, move: Move) -> int:
-    colour = move.plant
-    seen = {move.to}
-    frontier = [move.to]
-    while frontier:
-        cell = frontier.pop()
-        for n in GRID.neighbours[cell]:
-            if n not in seen and state.at(n) == colour:
-                seen.add(n)
-                frontier.append(n)
-    return len(seen)
+def _plant_gains(pieces: dict[Hex, str], spot: Hex) -> dict[str, int]:
+    """``{colour: flowers}`` of the groups next to the empty ``spot`` that a flower of that
+    colour planted there joins."""
+    joined: dict[str, int] = {}
+    seen = {spot}
+    for start in GRID.neighbours[spot]:
+        colour = pieces[start]
+        if start in seen or colour in ("", "peak"):
+            continue
+        seen.add(start)
+        frontier, size = [start], 0
+        while frontier:
+            cell = frontier.pop()
+            size += 1
+            for n in GRID.neighbours[cell]:
+                if n not in seen and pieces[n] == colour:
+                    seen.add(n)
+                    frontier.append(n)
+        joined[colour] = joined.get(colour, 0) + size
+    return joined
 
 
 def _value(state: State, me: int, spend: Spend, until: int, rng: random.Random,
            depth: int) -> float:
     """The value of ``state`` for ``me`` searched ``depth`` plies on within ``until`` nodes:
     ``me`` takes the best of the :data:`WIDTH` steps that look best one ply ahead, another
-    player their steady step, a roll the average over :data:`ROLL_SAMPLES` sampled rolls."""
+    player the step :func:`_weighed` puts first (one node), a roll the average over
+    :data:`ROLL_SAMPLES` sampled rolls."""
     if (RULES.outcome(state) is not None or depth == 0 or spend.nodes >= until
             or spend.exhausted):
-        return evaluate(state, me)
+        return evaluate(state, me, field=True)
     if state.phase is Phase.ROLL:  # a chance node
         count = dice_to_roll(state)
         values = []
@@ -152,8 +207,11 @@ def _value(state: State, me: int, spend: Spend, until: int, rng: random.Random,
                 break
             roll = Roll(tuple(rng.randint(1, 6) for _ in range(count)))
             values.append(_value(spend.apply(state, roll), me, spend, until, rng, depth))
-        return sum(values) / len(values) if values else evaluate(state, me)
+        return sum(values) / len(values) if values else evaluate(state, me, field=True)
     mover = state.to_move
+    if mover != me:  # the other player's steady step, weighed without building each
+        reply = _weighed(state, best=True)[0][0]
+        return _value(spend.apply(state, reply), me, spend, until, rng, depth - 1)
     children: list[tuple[float, State]] = []
     for step in _moves(state):
         if spend.nodes >= until and children:

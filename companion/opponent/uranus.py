@@ -163,11 +163,26 @@ def steady(state: State, steps: list[Step], known: Collection[str] | None, spend
     return _ranked(state, steps, _seat_hands(state, state.to_move, known), spend)[0][2]
 
 
+def _one_deck(steps: Iterable[Step]) -> list[Step]:
+    """``steps`` with each card scored once, drawing from the first deck listed: which deck
+    the replacement comes from changes nothing the seat can weigh (every card drawn is
+    unknown to it), so the other decks would only spend nodes."""
+    scored: set[str] = set()
+    kept: list[Step] = []
+    for step in steps:
+        if isinstance(step, Score):
+            if step.mission in scored:
+                continue
+            scored.add(step.mission)
+        kept.append(step)
+    return kept
+
+
 def _reply(state: State, hands: list[frozenset[str]], spend: Spend, until: int) -> Step | None:
     """The steady step of the player to move holding ``hands[to_move - 1]``, within
     ``until`` nodes spent."""
     mover = state.to_move
-    steps = list(own_steps(state, hands[mover - 1]))
+    steps = _one_deck(own_steps(state, hands[mover - 1]))
     if not steps:
         return None
     step: Step = _ranked(state, steps, hands, spend, until)[0][2]
@@ -180,7 +195,7 @@ def strong(state: State, steps: list[Step], known: Collection[str] | None, spend
     best steps one ply ahead, each given an equal share of the nodes left."""
     player = state.to_move
     seat = _seat_hands(state, player, known)
-    ranked = _ranked(state, steps, seat, spend)[:ROOTS]
+    ranked = _ranked(state, _one_deck(steps), seat, spend)[:ROOTS]
     if state.phase != "turn" or len(ranked) == 1 or ranked[0][0] >= WIN / 2:
         return ranked[0][2]
     best_value, best = float("-inf"), ranked[0][2]
