@@ -8,7 +8,7 @@ import random
 import pytest
 
 from companion.opponent import BUDGETS, Strength, decide
-from companion.opponent.enceladus import END_TEST_NODES
+from companion.opponent.enceladus import END_TESTS
 from companion.rules import enceladus as E
 from companion.sim.players import play
 
@@ -53,7 +53,7 @@ def test_the_costliest_positions_run_few_end_tests(text: str, strength: Strength
     made = decide(rules, state, strength, rng=random.Random(1))
     assert made.step in set(E.legal_steps(state))
     assert made.nodes <= budget
-    assert rules.count <= budget // END_TEST_NODES + 1
+    assert rules.count <= END_TESTS
 
 
 def test_a_player_without_a_move_first_weighs_bringing_a_flower_into_its_line() -> None:
@@ -63,6 +63,7 @@ def test_a_player_without_a_move_first_weighs_bringing_a_flower_into_its_line() 
     made = decide(E.RULES, state, Strength.STEADY, rng=random.Random(1), budget=1)
     assert isinstance(made.step, E.Action)
     assert (made.step.name, made.step.pay) == ("move_flower", "red")
+    assert isinstance(next(E.legal_steps(E.apply(state, made.step))), E.Move)
 
 
 def test_strong_beats_steady_on_a_seeded_sample() -> None:
