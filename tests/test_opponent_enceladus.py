@@ -12,9 +12,10 @@ from companion.opponent.enceladus import END_TESTS
 from companion.rules import enceladus as E
 from companion.sim.players import play
 
-# Positions of seeded strong-against-steady games whose decision cost most before an end-of-
-# game test counted as more than one node (up to a second here): the player to move has one
-# normal move left, which most special actions take away, or none.
+# Positions of seeded strong-against-steady games whose decision cost most: before an end-of-
+# game test counted as more than one node, up to a second here (the player to move has one
+# normal move left, which most special actions take away, or none); the last, since then,
+# the costliest (each of its end-of-game tests takes some tens of milliseconds).
 COSTLY = (
     "43^......./........../......^.../........../.^....^.../.......^../........../.........."
     "/........../.......... j3/a9 10.8.9.8.8.0/9.8.9.7.8.0 0.3.0.3.3 1-221----- 2:turn "
@@ -24,6 +25,9 @@ COSTLY = (
     "mode=competitive,martians_per_player=1,tube=true,colours=blue/red/yellow/green/purple",
     "........../.......^.2/.........1/........../...^....../.^.32...../^........4/.^.......4"
     "/.........4/.......... e4/f1 8.9.9.9.5.0/10.8.9.7.8.0 0.0.0.0.6 1-1-1----- 2:turn "
+    "mode=competitive,martians_per_player=1,tube=true,colours=blue/red/yellow/green/purple",
+    "..^4554.../...3..3.../...3541.../...^^134../.....1..../.....154../..^......./.....^43.."
+    "/........../.....1521. i2/g2 6.6.6.4.7.0/7.6.8.6.7.0 0.6.0.3.0 --2-1--1-- 1:turn "
     "mode=competitive,martians_per_player=1,tube=true,colours=blue/red/yellow/green/purple",
 )
 
