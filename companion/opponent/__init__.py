@@ -21,16 +21,18 @@ Strengths (:class:`Strength`)
     over the dice in the pool (which the players use in turn) and takes the expectation over
     the next roll (expectimax), only the seat's own steps branching; Gardens of Uranus
     answers each of its best steps with the next player's steady reply, then its own next
-    step; Enceladus looks at the replies of the next player (two plies).
+    step; Enceladus plays each of its best steps on to its next turn (its own best move,
+    then every other player's) and sees who is left without a normal move.
 
 Budget
 ------
-A *node* is one position the engine builds with ``rules.apply``.  ``budget`` is the most
-nodes a step may spend (at least one is spent whenever there is a choice to weigh); the
-default (:data:`BUDGETS`) is calibrated so that a step takes at most about 0.2 s on a
-desktop core, 2 s on a Raspberry Pi Zero 2 W (about ten times slower).  The count, not the
-clock, bounds the work, so a seed gives the same step on every machine; ``time_cap``
-(seconds, read from ``clock``) only stops a search early as a safety.
+A *node* is one position the engine builds with ``rules.apply`` (an Enceladus position
+whose end-of-game test ran counts as more, see :mod:`companion.opponent.enceladus`).
+``budget`` is the most nodes a step may spend (at least one is spent whenever there is a
+choice to weigh); the default (:data:`BUDGETS`) is calibrated so that a step takes at most
+about 0.2 s on a desktop core, 2 s on a Raspberry Pi Zero 2 W (about ten times slower).
+The count, not the clock, bounds the work, so a seed gives the same step on every machine;
+``time_cap`` (seconds, read from ``clock``) only stops a search early as a safety.
 
 Chance
 ------
@@ -97,7 +99,7 @@ special actions (Enceladus) and scoring a card instead of moving (Uranus) now an
 
 BUDGETS: Mapping[str, Mapping[Strength, int]] = MappingProxyType({
     "enceladus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
-                                   Strength.STRONG: 750}),
+                                   Strength.STRONG: 1200}),
     "mars": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
                               Strength.STRONG: 1500}),
     "uranus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 1000,
@@ -134,6 +136,11 @@ class Spend:
         self.nodes += 1
         after: S = self.rules.apply(state, step)
         return after
+
+    def charge(self, nodes: int) -> None:
+        """Count ``nodes`` more (never past the budget) for a position that cost as much
+        more than most: the game's engine says which."""
+        self.nodes = max(self.nodes, min(self.nodes + nodes, self.limit))
 
     def left(self) -> int:
         """Nodes still to spend (0 once the wall-clock cap has passed)."""
