@@ -2,11 +2,16 @@
 Enceladus what listing and applying one legal step costs.
 
 A playout starts from ``RULES.new_game`` and takes a random legal step (``legal_steps``, then
-``apply``) until ``outcome`` says the game is over.  Games cycle through 2 to 5 players and
-the variants of each game (Enceladus with and without the tube, cooperative, two Martians
-each; Mars with peaks and the other scoring and last-flower rules; Uranus on its three
-boards).  Only that part of the rules API is used, so the script measures any tree that has
-it: ``--tree PATH`` imports ``companion`` from PATH (default: the tree holding this file).
+``apply``) until ``outcome`` says the game is over.  The step is ``rng.choice`` of the listing
+itself when ``legal_steps`` gives a sequence (a random index, then the one step there), of
+``list(...)`` when it gives an iterator: uniform over the legal steps either way, and the
+same random numbers drawn, so a tree whose listing is an iterator is measured as before.
+
+Games cycle through 2 to 5 players and the variants of each game (Enceladus with and
+without the tube, cooperative, two Martians each; Mars with peaks and the other scoring and
+last-flower rules; Uranus on its three boards).  Only that part of the rules API is used, so
+the script measures any tree that has it: ``--tree PATH`` imports ``companion`` from PATH
+(default: the tree holding this file).
 
     python bench/cores.py [--tree PATH] [--game NAME] [--seconds S | --playouts N] [--steps]
 
@@ -24,6 +29,7 @@ import argparse
 import random
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +68,10 @@ def playout(rules: Any, players: int, options: dict[str, Any], rng: random.Rando
     for steps in range(MAX_STEPS):
         if rules.outcome(state) is not None:
             return steps
-        state = rules.apply(state, rng.choice(list(rules.legal_steps(state))))
+        steps = rules.legal_steps(state)
+        if not isinstance(steps, Sequence):
+            steps = list(steps)
+        state = rules.apply(state, rng.choice(steps))
     raise RuntimeError(f"{rules.name}: a playout took more than {MAX_STEPS} steps")
 
 

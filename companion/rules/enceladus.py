@@ -66,14 +66,24 @@ from __future__ import annotations
 
 import random
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache, lru_cache, partial
-from itertools import chain, combinations, combinations_with_replacement, cycle, product, repeat
+from itertools import (
+    accumulate,
+    chain,
+    combinations,
+    combinations_with_replacement,
+    cycle,
+    product,
+    repeat,
+)
+from math import isqrt
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, cast, overload
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
 from companion.rules import base
@@ -507,9 +517,15 @@ def _fenced_off(open_squares: Sequence[Square]) -> list[Square]:
 # ----------------------------------------------------------------------------- geometry
 
 
-def _occupancy(state: State) -> dict[int, int]:
-    """Cell -> player, for every Martian."""
-    return {cell: p for p, cells in enumerate(state.martians, 1) for cell in cells}
+def _occupancy(state: State) -> Mapping[int, int]:
+    """Cell -> player, for every Martian (a :class:`Mapping`, never changed: one is shared
+    by every state with these Martians)."""
+    return _occupancy_of(state.martians)
+
+
+@lru_cache(maxsize=256)  # asked by the listing, the step and the end test of every state
+def _occupancy_of(martians: tuple[tuple[int, ...], ...]) -> Mapping[int, int]:
+    return {cell: p for p, cells in enumerate(martians, 1) for cell in cells}
 
 
 def _movers(state: State) -> tuple[int, ...]:
@@ -543,16 +559,23 @@ def _has_move(state: State) -> bool:
 
 
 def _soliflowers(garden: Sequence[int]) -> list[Square]:
-    """Flowers with no flower orthogonally next to them (the text, step 3; #6)."""
-    out: list[Square] = []
-    for sq in SQUARES:
-        if garden[sq] >= 0:
-            for n in NEIGHBOURS[sq]:
-                if garden[n] >= 0:
-                    break
-            else:
-                out.append(sq)
-    return out
+    """Flowers with no flower orthogonally next to them (the text, step 3; #6), in square
+    order.  Worked out on the whole garden at once: one byte a square, 1 for a flower, in
+    one integer (square ``sq`` at byte ``sq``), shifted a square left, right, up and down
+    (the row ends masked off), so that no square is visited in Python."""
+    flowers = int.from_bytes(bytes(map(_IS_FLOWER.__getitem__, garden)), "little")
+    beside = (
+        ((flowers << 8) & _NOT_FIRST_COLUMN) | ((flowers >> 8) & _NOT_LAST_COLUMN)
+        | (flowers << 8 * SIZE) | (flowers >> 8 * SIZE)
+    )
+    alone = (flowers & ~beside).to_bytes(len(SQUARES), "little")
+    return [sq for sq, flag in enumerate(alone) if flag]
+
+
+_IS_FLOWER = (1,) * 5 + (0, 0)
+"""1 for a flower (values 0..4), 0 for ``PEAK_SQUARE`` and ``EMPTY_SQUARE`` (-2, -1)."""
+_NOT_FIRST_COLUMN = int.from_bytes(bytes(int(sq % SIZE != 0) for sq in SQUARES), "little")
+_NOT_LAST_COLUMN = int.from_bytes(bytes(int(sq % SIZE != SIZE - 1) for sq in SQUARES), "little")
 
 
 def _jump_landings(garden: Sequence[int], occ: Mapping[int, int], m: Square) -> Iterator[Square]:
@@ -577,10 +600,8 @@ def _swap_partners(
     garden: Sequence[int], occ: Mapping[int, int], m: Square, among: Iterable[Square] = SQUARES
 ) -> Iterator[Square]:
     if garden[m] >= 0:  # a Martian standing on a flower cannot swap (#8b)
-        return
-    for sq in among:
-        if garden[sq] != EMPTY_SQUARE and sq not in occ:
-            yield sq
+        return iter(())
+    return iter([sq for sq in among if garden[sq] != EMPTY_SQUARE and sq not in occ])
 
 
 _MARTIAN_TARGETS = {
@@ -633,7 +654,7 @@ def _uses(
         return iter(() if focus else [(None, ())])
 
     if not focus:
-        return zip(repeat(None), _combined(name, *_operands(state, occ, name)))
+        return zip(repeat(None), _combined(name, *_operands(state, name)))
 
     def flower(sq: Square) -> bool:
         return garden[sq] >= 0
@@ -661,21 +682,32 @@ def _uses(
     return zip(repeat(None), pairs)
 
 
-def _operands(
-    state: State, occ: Mapping[int, int], name: str
-) -> tuple[list[Square], list[Square]]:
+def _operands(state: State, name: str) -> tuple[list[Square], list[Square]]:
     """The squares Pick, the two swaps and the two moves of a piece may take as their first
     and their second square, in square order (no square qualifies as both): a flower, a
     flower not under a Martian (#8b), a peak, an empty square with no Martian (#7)."""
-    garden = state.garden
-    flowers = [sq for sq in SQUARES if garden[sq] >= 0]
+    flowers, free, peaks, empties = _kinds(state.garden, state.martians)
     if name in ("pick", "swap_flowers"):
         return flowers, flowers
-    peaks = [sq for sq in SQUARES if garden[sq] == PEAK_SQUARE]
     if name == "swap_peak_flower":
-        return peaks, [sq for sq in flowers if sq not in occ]
-    empties = [sq for sq in SQUARES if garden[sq] == EMPTY_SQUARE and sq not in occ]
+        return peaks, free
     return (flowers if name == "move_flower" else peaks), empties
+
+
+@lru_cache(maxsize=16)  # the five actions on squares of one listing ask in turn
+def _kinds(
+    garden: tuple[int, ...], martians: tuple[tuple[int, ...], ...]
+) -> tuple[list[Square], list[Square], list[Square], list[Square]]:
+    """The garden's flowers, flowers not under a Martian, peaks and empty squares with no
+    Martian, each in square order (the lists are shared: never changed)."""
+    occ = _occupancy_of(martians)
+    flowers = [sq for sq, value in enumerate(garden) if value >= 0]
+    return (
+        flowers,
+        [sq for sq in flowers if sq not in occ],
+        [sq for sq, value in enumerate(garden) if value == PEAK_SQUARE],
+        [sq for sq, value in enumerate(garden) if value == EMPTY_SQUARE and sq not in occ],
+    )
 
 
 def _combined(name: str, first: list[Item], second: list[Item]) -> Iterator[tuple[Item, ...]]:
@@ -692,15 +724,175 @@ def _combined(name: str, first: list[Item], second: list[Item]) -> Iterator[tupl
 # ----------------------------------------------------------------------------- steps
 
 
-def legal_steps(state: State) -> Iterator[Step]:
-    """Every legal step, lazily: placements, then moves, then special actions (every use,
-    payment colour and tube draw); nothing once the game is over."""
+def legal_steps(state: State) -> Listing:
+    """Every legal step, as a :class:`Listing` that makes a step only when it is read:
+    placements, then moves, then special actions (every use, payment colour and tube draw);
+    nothing once the game is over."""
     if state.phase is Phase.PLACEMENT:
-        return _place_steps(state)
-    if state.phase is Phase.TURN:  # chained, not yielded again one by one: thousands
+        return Listing([list(_place_steps(state))])
+    if state.phase is Phase.TURN:
         occ = _occupancy(state)
-        return chain(_move_steps(state, occ), _action_steps(state, occ, ACTIONS, frozenset()))
-    return iter(())
+        actions = _action_groups(state, occ, ACTIONS, frozenset(), None, False)
+        return Listing([_move_steps(state, occ), *actions])
+    return Listing([])
+
+
+class Listing(Sequence[Step]):
+    """The legal steps of one position (:func:`legal_steps`), a sequence that makes only the
+    steps read: a position may list thousands of special actions of which a random playout
+    takes one.
+
+    ``len()`` is counted from the parts (the moves; each action's uses times its payment
+    colours) without making a step; ``listing[i]`` makes the i-th step alone; iteration
+    makes every step in order, in C; ``step in listing`` works out where the step would
+    stand from its own fields and compares the one step there.  The order: the placements,
+    or the moves, then the special actions in ``ACTIONS`` order, each use with every payment
+    colour in turn.  Raises :class:`IndexError` for an index out of range.
+    """
+
+    __slots__ = ("_parts", "_starts", "_size")
+
+    def __init__(self, parts: Iterable[Sequence[Step]]) -> None:
+        self._parts = [part for part in parts if part]
+        self._starts = list(accumulate(map(len, self._parts), initial=0))
+        self._size = self._starts.pop()
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __bool__(self) -> bool:
+        return self._size > 0
+
+    @overload
+    def __getitem__(self, i: int) -> Step: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Step]: ...
+
+    def __getitem__(self, i: int | slice) -> Step | list[Step]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._size))]
+        if i < 0:
+            i += self._size
+        if not 0 <= i < self._size:
+            raise IndexError(f"step {i} of a listing of {self._size}")
+        k = bisect_right(self._starts, i) - 1
+        return self._parts[k][i - self._starts[k]]
+
+    def __iter__(self) -> Iterator[Step]:
+        return chain.from_iterable(self._parts)
+
+    def __contains__(self, step: object) -> bool:
+        return any(step in part for part in self._parts)
+
+    def __repr__(self) -> str:
+        return f"<{self._size} legal steps>"
+
+
+class _Paid(Sequence[Action]):
+    """Every payment of every use of one special action: use by use (``uses``, their cells
+    as square names; ``martians``, the acting Martian's cell of each, else ``None``), each
+    with every colour of ``pays``; a step is made when it is read."""
+
+    __slots__ = ("name", "uses", "martians", "pays")
+
+    def __init__(
+        self, name: str, uses: _Uses | list[tuple[str, ...]],
+        martians: list[str] | None, pays: list[str],
+    ) -> None:
+        self.name, self.uses, self.martians, self.pays = name, uses, martians, pays
+
+    def __len__(self) -> int:
+        return len(self.uses) * len(self.pays)
+
+    @overload
+    def __getitem__(self, i: int) -> Action: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Action]: ...
+
+    def __getitem__(self, i: int | slice) -> Action | list[Action]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        use, pay = divmod(range(len(self))[i], len(self.pays))
+        martian = None if self.martians is None else self.martians[use]
+        return _new_action((self.name, self.pays[pay], self.uses[use], (), martian))
+
+    def __iter__(self) -> Iterator[Action]:
+        martians = repeat(None) if self.martians is None else self.martians
+        return _made(self.name, iter(self.uses), martians, self.pays)
+
+    def __contains__(self, step: object) -> bool:
+        # an action, or a plain tuple of its fields (equal to it, as a tuple)
+        if not isinstance(step, tuple) or len(step) != len(Action._fields):
+            return False
+        name, pay, cells = step[:3]
+        if name != self.name or pay not in self.pays:
+            return False
+        if isinstance(self.uses, _Uses):
+            at = [self.uses.index(cells)]
+        else:  # a few dozen uses; with two Martians, two may share their cells
+            at = [u for u, used in enumerate(self.uses) if used == cells]
+        k = self.pays.index(pay)
+        return any(self[u * len(self.pays) + k] == step for u in at if u >= 0)
+
+
+class _Uses:
+    """The cells of every use of an action on squares (pick, the two swaps, the two moves
+    of a piece) as square names, from its :func:`_operands` (squares in square order), in
+    the order of :func:`_combined`, made when read: thousands of pairs of squares."""
+
+    __slots__ = ("name", "first", "second", "_size")
+
+    def __init__(self, name: str, first: list[Square], second: list[Square]) -> None:
+        self.name, self.first, self.second = name, first, second
+        n = len(first)
+        self._size = (
+            n if name == "pick" else n * (n - 1) // 2 if name == "swap_flowers"
+            else n * len(second)
+        )
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, use: int) -> tuple[str, ...]:
+        first = self.first
+        if self.name == "pick":
+            return _square_names((first[use],))
+        if self.name == "swap_flowers":  # the use-th pair a < b, as combinations() lists
+            n = len(first)
+            a = n - 2 - (isqrt(8 * (self._size - 1 - use) + 1) - 1) // 2
+            return _square_names((first[a], first[use - a * n + a * (a + 1) // 2 + a + 1]))
+        a, b = divmod(use, len(self.second))
+        return _square_names((first[a], self.second[b]))
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        names_of = SQUARE_NAMES.__getitem__
+        first = list(map(names_of, self.first))
+        second = first if self.second is self.first else list(map(names_of, self.second))
+        return _combined(self.name, first, second)
+
+    def index(self, cells: object) -> int:
+        """Where the use of ``cells`` (square names) stands, or -1 for none."""
+        if not isinstance(cells, tuple) or len(cells) != (1 if self.name == "pick" else 2):
+            return -1
+        second = self.first if self.name in ("pick", "swap_flowers") else self.second
+        at = [_place_in(side, _CELL.get(c, -1) if isinstance(c, str) else -1)
+              for side, c in zip((self.first, second), cells, strict=True)]
+        if -1 in at:
+            return -1
+        if self.name == "pick":
+            return at[0]
+        a, b = at
+        if self.name == "swap_flowers":
+            return a * len(self.first) - a * (a + 1) // 2 + b - a - 1 if a < b else -1
+        return a * len(self.second) + b
+
+
+def _place_in(squares: list[Square], sq: int) -> int:
+    """The index of ``sq`` in ``squares`` (in square order), or -1."""
+    i = bisect_left(squares, sq)
+    return i if i < len(squares) and squares[i] == sq else -1
 
 
 def _place_steps(state: State) -> Iterator[Place]:
@@ -779,10 +971,11 @@ def _action_groups(
     focus: frozenset[Square],
     within: frozenset[int] | None,
     distinct: bool,
-) -> Iterator[Iterable[Action]]:
-    """The steps of :func:`_action_steps`, one iterable an action: each use crossed with each
-    payment colour in C (``product``) and looked up among the steps made before, so that a
-    listed step costs no Python call of its own."""
+) -> Iterator[Sequence[Action]]:
+    """The steps of :func:`_action_steps`, one sequence an action (:class:`_Paid`, made
+    when read), the uses of an action on squares too (:class:`_Uses`) when nothing narrows
+    them; iterated, each use is crossed with each payment colour in C, so that a listed step
+    costs no Python call of its own."""
     pays = _affordable(state)
     if not pays:
         return
@@ -794,10 +987,7 @@ def _action_groups(
         if not _action_open(state, k) or (within is not None and _SLOTS_FROM + k not in within):
             continue
         if within is None and not distinct and not focus and name in _ON_SQUARES:
-            first, second = _operands(state, occ, name)
-            names_of = SQUARE_NAMES.__getitem__
-            cells = _combined(name, list(map(names_of, first)), list(map(names_of, second)))
-            yield _made(name, cells, repeat(None), pay_names)
+            yield _Paid(name, _Uses(name, *_operands(state, name)), None, pay_names)
             continue
         uses = (
             _uses(state, occ, name, focus)
@@ -807,12 +997,12 @@ def _action_groups(
         if k != _TUBE:
             used = list(uses)
             martians = (
-                map(LAYOUT.__getitem__, map(_first, used)) if two and name in MARTIAN_ACTIONS
-                else repeat(None)
+                list(map(LAYOUT.__getitem__, map(_first, used)))
+                if two and name in MARTIAN_ACTIONS else None
             )
-            yield _made(name, map(_square_names, map(_second, used)), martians, pay_names)
+            yield _Paid(name, list(map(_square_names, map(_second, used))), martians, pay_names)
             continue
-        yield _tube_steps(state, uses, pays[:1] if distinct else pays, distinct)
+        yield list(_tube_steps(state, uses, pays[:1] if distinct else pays, distinct))
 
 
 def _tube_steps(
@@ -823,11 +1013,20 @@ def _tube_steps(
         for pay in pays:
             tube = list(state.tube)
             tube[pay] += PAYMENT
-            for drawn in combinations_with_replacement(range(len(colours)), DRAW):
-                if all(drawn.count(c) <= tube[c] for c in set(drawn)):
-                    yield Action("tube", colours[pay], (), tuple([colours[c] for c in drawn]))
-                    if distinct:
-                        break
+            draws = _draws(colours, tuple(tube))
+            for drawn in draws[:1] if distinct else draws:
+                yield _new_action(("tube", colours[pay], (), drawn, None))
+
+
+@lru_cache(maxsize=256)
+def _draws(colours: tuple[str, ...], tube: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
+    """Every draw of three flowers ``tube`` (colour counts) can give, as colour names, in
+    colour order."""
+    return tuple(
+        tuple([colours[c] for c in drawn])
+        for drawn in combinations_with_replacement(range(len(colours)), DRAW)
+        if all(drawn.count(c) <= tube[c] for c in set(drawn))
+    )
 
 
 def _made(
