@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import random
 import re
+from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -77,6 +78,7 @@ from itertools import (
     chain,
     combinations,
     combinations_with_replacement,
+    compress,
     cycle,
     product,
     repeat,
@@ -563,17 +565,29 @@ def _soliflowers(garden: Sequence[int]) -> list[Square]:
     order.  Worked out on the whole garden at once: one byte a square, 1 for a flower, in
     one integer (square ``sq`` at byte ``sq``), shifted a square left, right, up and down
     (the row ends masked off), so that no square is visited in Python."""
-    flowers = int.from_bytes(bytes(map(_IS_FLOWER.__getitem__, garden)), "little")
+    as_bytes = array("b", garden).tobytes().translate(_FLOWER_BYTES)
+    flowers = int.from_bytes(as_bytes, "little")
     beside = (
         ((flowers << 8) & _NOT_FIRST_COLUMN) | ((flowers >> 8) & _NOT_LAST_COLUMN)
         | (flowers << 8 * SIZE) | (flowers >> 8 * SIZE)
     )
-    alone = (flowers & ~beside).to_bytes(len(SQUARES), "little")
-    return [sq for sq, flag in enumerate(alone) if flag]
+    alone = flowers & ~beside
+    if not alone:
+        return []
+    flags = alone.to_bytes(len(SQUARES), "little")
+    out: list[Square] = []
+    sq = flags.find(1)
+    while sq >= 0:
+        out.append(sq)
+        sq = flags.find(1, sq + 1)
+    return out
 
 
-_IS_FLOWER = (1,) * 5 + (0, 0)
-"""1 for a flower (values 0..4), 0 for ``PEAK_SQUARE`` and ``EMPTY_SQUARE`` (-2, -1)."""
+_FLOWER_BYTES = bytes(int(value < 5) for value in range(256))
+"""A square's value as a signed byte -> 1 for a flower (0..4), 0 for ``PEAK_SQUARE`` and
+``EMPTY_SQUARE`` (-2 and -1, the bytes 254 and 255)."""
+_PEAK_BYTES = bytes(int(value == (PEAK_SQUARE & 0xFF)) for value in range(256))
+_EMPTY_BYTES = bytes(int(value == (EMPTY_SQUARE & 0xFF)) for value in range(256))
 _NOT_FIRST_COLUMN = int.from_bytes(bytes(int(sq % SIZE != 0) for sq in SQUARES), "little")
 _NOT_LAST_COLUMN = int.from_bytes(bytes(int(sq % SIZE != SIZE - 1) for sq in SQUARES), "little")
 
@@ -700,13 +714,17 @@ def _kinds(
 ) -> tuple[list[Square], list[Square], list[Square], list[Square]]:
     """The garden's flowers, flowers not under a Martian, peaks and empty squares with no
     Martian, each in square order (the lists are shared: never changed)."""
-    occ = _occupancy_of(martians)
-    flowers = [sq for sq, value in enumerate(garden) if value >= 0]
+    values = array("b", garden).tobytes()  # picked out in C (compress), a flag a square
+    flowers = values.translate(_FLOWER_BYTES)
+    free, empty = bytearray(flowers), bytearray(values.translate(_EMPTY_BYTES))
+    for cell in _occupancy_of(martians):
+        if cell < _STARTS_FROM:
+            free[cell] = empty[cell] = 0
     return (
-        flowers,
-        [sq for sq in flowers if sq not in occ],
-        [sq for sq, value in enumerate(garden) if value == PEAK_SQUARE],
-        [sq for sq, value in enumerate(garden) if value == EMPTY_SQUARE and sq not in occ],
+        list(compress(SQUARES, flowers)),
+        list(compress(SQUARES, free)),
+        list(compress(SQUARES, values.translate(_PEAK_BYTES))),
+        list(compress(SQUARES, empty)),
     )
 
 
@@ -733,7 +751,7 @@ def legal_steps(state: State) -> Listing:
     if state.phase is Phase.TURN:
         occ = _occupancy(state)
         actions = _action_groups(state, occ, ACTIONS, frozenset(), None, False)
-        return Listing([_move_steps(state, occ), *actions])
+        return Listing([_move_steps(state), *actions])
     return Listing([])
 
 
@@ -876,9 +894,13 @@ class _Uses:
         """Where the use of ``cells`` (square names) stands, or -1 for none."""
         if not isinstance(cells, tuple) or len(cells) != (1 if self.name == "pick" else 2):
             return -1
-        second = self.first if self.name in ("pick", "swap_flowers") else self.second
+        sides = (
+            (self.first,) if self.name == "pick"
+            else (self.first, self.first) if self.name == "swap_flowers"
+            else (self.first, self.second)
+        )
         at = [_place_in(side, _CELL.get(c, -1) if isinstance(c, str) else -1)
-              for side, c in zip((self.first, second), cells, strict=True)]
+              for side, c in zip(sides, cells, strict=True)]
         if -1 in at:
             return -1
         if self.name == "pick":
@@ -902,28 +924,44 @@ def _place_steps(state: State) -> Iterator[Place]:
             yield Place(START_SQUARES[i])
 
 
-def _moves(state: State, occ: Mapping[int, int]) -> Iterator[tuple[int, Square, Square | None]]:
+def _moves(state: State) -> Iterator[tuple[int, Square, Square | None]]:
     """``(origin, landing, pick)`` of every normal move (the text, step 2; #5)."""
-    garden = state.garden
-    for origin in _movers(state):
-        for to in _destinations(garden, occ, origin):
-            # the moving Martian leaves origin, so a flower it stood on becomes pickable
-            picks = [n for n in NEIGHBOURS[to] if garden[n] >= 0 and (n == origin or n not in occ)]
-            if not picks:
-                yield origin, to, None
-            for pick in picks:
-                yield origin, to, pick
+    return ((o, to, pick) for (o, to), picks in _reach(state).items() for pick in picks or _NO_PICK)
+
+
+_NO_PICK = (None,)
+"""The pick of a move landing where no flower is next to it to pick."""
+
+
+def _reach(state: State) -> Mapping[tuple[int, Square], tuple[Square, ...]]:
+    """``(origin, landing)`` of every normal move -> the flowers next to the landing it may
+    pick, in the order of :func:`_moves`; empty when no Martian of the player can move."""
+    return _reach_from(state.garden, state.martians, _movers(state))
+
+
+@lru_cache(maxsize=64)  # the end test at a position, its listing and the step, ask in turn
+def _reach_from(
+    garden: tuple[int, ...], martians: tuple[tuple[int, ...], ...], movers: tuple[int, ...]
+) -> Mapping[tuple[int, Square], tuple[Square, ...]]:
+    occ = _occupancy_of(martians)
+    # the moving Martian leaves origin, so a flower it stood on becomes pickable
+    return {
+        (origin, to): tuple(
+            [n for n in NEIGHBOURS[to] if garden[n] >= 0 and (n == origin or n not in occ)])
+        for origin in movers
+        for to in _destinations(garden, occ, origin)
+    }
 
 
 def _move_step(state: State, origin: int, to: Square, pick: Square | None) -> Move:
     return _move_made(origin if state.options.martians_per_player == 2 else None, to, pick)
 
 
-def _move_steps(state: State, occ: Mapping[int, int]) -> list[Move]:
-    made = _move_made
+def _move_steps(state: State) -> list[Move]:
+    made, reach = _move_made, _reach(state).items()
     if state.options.martians_per_player == 2:
-        return [made(origin, to, pick) for origin, to, pick in _moves(state, occ)]
-    return [made(None, to, pick) for _, to, pick in _moves(state, occ)]
+        return [made(o, to, pick) for (o, to), picks in reach for pick in picks or _NO_PICK]
+    return [made(None, to, pick) for (_, to), picks in reach for pick in picks or _NO_PICK]
 
 
 @cache  # a few hundred moves with one Martian a player, some thousands with two
@@ -1002,31 +1040,29 @@ def _action_groups(
             )
             yield _Paid(name, list(map(_square_names, map(_second, used))), martians, pay_names)
             continue
-        yield list(_tube_steps(state, uses, pays[:1] if distinct else pays, distinct))
+        if next(uses, None) is not None:  # one use, or none where the focus rules it out
+            yield _tube_steps(state.options.colours, state.tube,
+                              tuple(pays[:1] if distinct else pays), distinct)
 
 
+@lru_cache(maxsize=256)  # the tube changes only when the action is used: once a game
 def _tube_steps(
-    state: State, uses: Iterable[object], pays: Sequence[int], distinct: bool
-) -> Iterator[Action]:
-    colours = state.options.colours
-    for _ in uses:
-        for pay in pays:
-            tube = list(state.tube)
-            tube[pay] += PAYMENT
-            draws = _draws(colours, tuple(tube))
-            for drawn in draws[:1] if distinct else draws:
-                yield _new_action(("tube", colours[pay], (), drawn, None))
-
-
-@lru_cache(maxsize=256)
-def _draws(colours: tuple[str, ...], tube: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
-    """Every draw of three flowers ``tube`` (colour counts) can give, as colour names, in
-    colour order."""
-    return tuple(
-        tuple([colours[c] for c in drawn])
-        for drawn in combinations_with_replacement(range(len(colours)), DRAW)
-        if all(drawn.count(c) <= tube[c] for c in set(drawn))
-    )
+    colours: tuple[str, ...], tube: tuple[int, ...], pays: tuple[int, ...], distinct: bool
+) -> tuple[Action, ...]:
+    """Every tube action with the tube holding ``tube`` (colour counts): each payment colour
+    of ``pays``, then every draw of three the tube could give after it, in colour order (the
+    first draw alone when ``distinct``)."""
+    steps: list[Action] = []
+    for pay in pays:
+        after = list(tube)
+        after[pay] += PAYMENT
+        draws = [
+            drawn for drawn in combinations_with_replacement(range(len(colours)), DRAW)
+            if all(drawn.count(c) <= after[c] for c in set(drawn))
+        ]
+        steps += [Action("tube", colours[pay], (), tuple([colours[c] for c in drawn]))
+                  for drawn in (draws[:1] if distinct else draws)]
+    return tuple(steps)
 
 
 def _made(
@@ -1127,12 +1163,15 @@ class _Draft:
 
     def result(self, *, to_move: int, phase: Phase, discs: tuple[int | None, ...]) -> State:
         state, p = self.state, self.state.to_move - 1
-        return State(
-            options=state.options,
+        martians = tuple(sorted(self.martians))
+        tube = tuple(self.tube)
+        return base.evolved(  # what the step leaves as it was is shared, not copied
+            state,
             garden=tuple(self.garden),
-            martians=replaced(state.martians, p, tuple(sorted(self.martians))),
+            martians=(state.martians if martians == state.martians[p]
+                      else replaced(state.martians, p, martians)),
             reserves=replaced(state.reserves, p, tuple(self.reserve)),
-            tube=tuple(self.tube),
+            tube=state.tube if tube == state.tube else tube,
             discs=discs,
             to_move=to_move,
             phase=phase,
@@ -1192,7 +1231,7 @@ def _drafted(state: State, step: Step) -> _Draft:
 def _settle(state: State) -> State:
     """At a player's move point: over when none of their Martians can move and no sequence of
     special actions they can pay for would give one a move (the text, Game end; #8, #8a)."""
-    if state.phase is not Phase.TURN or _has_move(state) or _move_makeable(state):
+    if state.phase is not Phase.TURN or _reach(state) or _move_makeable(state):
         return state
     return replace(state, phase=Phase.OVER)
 
@@ -2026,12 +2065,12 @@ def _move(state: State, step: Move) -> _Draft:
     to = parse_square(step.to)
     pick = None if step.pick is None else parse_square(step.pick)
     occ = _occupancy(state)
-    garden = state.garden
     if step.martian is not None:
         origins: tuple[int, ...] = (_own_martian(state, step.martian, step),)
     else:
         origins = _movers(state)
-    fits = [o for o in origins if to in set(_destinations(garden, occ, o))]
+    reach = _reach(state)  # as the listing made it: the step is not worked out again
+    fits = [o for o in origins if (o, to) in reach]
     if len(fits) > 1:
         reason = (
             f"both your Martians can reach {step.to}: say which one moves, e.g. "
@@ -2046,9 +2085,7 @@ def _move(state: State, step: Move) -> _Draft:
     draft = _Draft(state)
     draft.relocate(origin, to)
     draft.take(to)
-    picks = [
-        n for n in NEIGHBOURS[to] if draft.garden[n] >= 0 and (n == origin or n not in occ)
-    ]
+    picks = reach[origin, to]
     if picks and pick not in picks:
         names = " or ".join(SQUARE_NAMES[n] for n in picks)
         reason = f"after landing on {step.to} you pick up one flower next to it: {names}"
@@ -2353,7 +2390,7 @@ def candidates(
     occ = _occupancy(state)
     if not slots and len(starts) <= 1:
         lonely = frozenset(_soliflowers(state.garden))
-        for origin, to, pick in _moves(state, occ):
+        for origin, to, pick in _moves(state):
             if (
                 starts <= {origin}
                 and all(_moved_on(state.garden, sq, to, pick) for sq in garden - lonely - {origin})
