@@ -1193,13 +1193,15 @@ def changes(state: State, step: Step) -> dict[str, base.Piece]:
     :func:`board` before and after, computed from the few cells the step touches, on the
     step's draft (no state after it is built).  Raises like :func:`apply`."""
     draft = _drafted(state, step)
-    occ_before = _occupancy(state)
-    occ_after = dict(occ_before)
+    occ_before = occ_after = _occupancy(state)
     player = state.to_move
-    for cell in state.martians[player - 1]:
-        del occ_after[cell]
-    for cell in draft.martians:
-        occ_after[cell] = player
+    if draft.martians != list(state.martians[player - 1]):  # a Martian moves or is placed
+        moved = dict(occ_before)
+        for cell in state.martians[player - 1]:
+            del moved[cell]
+        for cell in draft.martians:
+            moved[cell] = player
+        occ_after = moved
     garden, discs, colours = state.garden, state.discs, state.options.colours
     out = {}
     for cell in draft.touched:
