@@ -374,6 +374,9 @@ class Action(NamedTuple):
 
 Step = Place | Move | Action
 
+_PLACES = tuple(Place(cell) for cell in START_SQUARES)
+"""The placements (frozen), made once."""
+
 # ----------------------------------------------------------------------------- setup
 
 
@@ -519,6 +522,23 @@ def _fenced_off(open_squares: Sequence[Square]) -> list[Square]:
 # ----------------------------------------------------------------------------- geometry
 
 
+def _for_the_last_state(work: Callable[[State], Item]) -> Callable[[State], Item]:
+    """``work`` memoised for the last state it was asked about, known by identity: the end
+    test after a step, the listing of the position it leaves and the next step ask about the
+    same state in turn, and a garden of 100 squares would be hashed each time."""
+    last: list[tuple[State, Item]] = []
+
+    def memo(state: State) -> Item:
+        held = last[0] if last else None
+        if held is not None and held[0] is state:
+            return held[1]
+        value = work(state)
+        last[:] = [(state, value)]  # one item, replaced at once
+        return value
+
+    return memo
+
+
 def _occupancy(state: State) -> Mapping[int, int]:
     """Cell -> player, for every Martian (a :class:`Mapping`, never changed: one is shared
     by every state with these Martians)."""
@@ -654,10 +674,13 @@ def _uses(
     garden = state.garden
     if name in MARTIAN_ACTIONS:
         targets = _MARTIAN_TARGETS[name]
+        # a Martian outside the garden cannot use them (the text)
+        inside = [m for m in _movers(state) if m < _STARTS_FROM]
+        if not focus:
+            return iter([(m, (t,)) for m in inside for t in targets(garden, occ, m)])
         return iter([
             (m, (t,))
-            for m in _movers(state)
-            if m < _STARTS_FROM  # a Martian outside the garden cannot use them (the text)
+            for m in inside
             for t in (
                 targets(garden, occ, m) if name != "swap_martian" or not focus - {m}
                 else _swap_partners(garden, occ, m, focus - {m})
@@ -700,7 +723,7 @@ def _operands(state: State, name: str) -> tuple[list[Square], list[Square]]:
     """The squares Pick, the two swaps and the two moves of a piece may take as their first
     and their second square, in square order (no square qualifies as both): a flower, a
     flower not under a Martian (#8b), a peak, an empty square with no Martian (#7)."""
-    flowers, free, peaks, empties = _kinds(state.garden, state.martians)
+    flowers, free, peaks, empties = _kinds(state)
     if name in ("pick", "swap_flowers"):
         return flowers, flowers
     if name == "swap_peak_flower":
@@ -708,16 +731,14 @@ def _operands(state: State, name: str) -> tuple[list[Square], list[Square]]:
     return (flowers if name == "move_flower" else peaks), empties
 
 
-@lru_cache(maxsize=16)  # the five actions on squares of one listing ask in turn
-def _kinds(
-    garden: tuple[int, ...], martians: tuple[tuple[int, ...], ...]
-) -> tuple[list[Square], list[Square], list[Square], list[Square]]:
+@_for_the_last_state  # the five actions on squares of one listing ask in turn
+def _kinds(state: State) -> tuple[list[Square], list[Square], list[Square], list[Square]]:
     """The garden's flowers, flowers not under a Martian, peaks and empty squares with no
     Martian, each in square order (the lists are shared: never changed)."""
-    values = array("b", garden).tobytes()  # picked out in C (compress), a flag a square
+    values = array("b", state.garden).tobytes()  # picked out in C (compress), a flag a square
     flowers = values.translate(_FLOWER_BYTES)
     free, empty = bytearray(flowers), bytearray(values.translate(_EMPTY_BYTES))
-    for cell in _occupancy_of(martians):
+    for cell in _occupancy(state):
         if cell < _STARTS_FROM:
             free[cell] = empty[cell] = 0
     return (
@@ -747,7 +768,7 @@ def legal_steps(state: State) -> Listing:
     placements, then moves, then special actions (every use, payment colour and tube draw);
     nothing once the game is over."""
     if state.phase is Phase.PLACEMENT:
-        return Listing([list(_place_steps(state))])
+        return Listing([_place_steps(state)])
     if state.phase is Phase.TURN:
         occ = _occupancy(state)
         actions = _action_groups(state, occ, ACTIONS, frozenset(), None, False)
@@ -917,11 +938,11 @@ def _place_in(squares: list[Square], sq: int) -> int:
     return i if i < len(squares) and squares[i] == sq else -1
 
 
-def _place_steps(state: State) -> Iterator[Place]:
-    occ = _occupancy(state)
-    for i, ray in enumerate(ENTRY_RAYS):
-        if _STARTS_FROM + i not in occ and state.garden[ray[0]] != PEAK_SQUARE:
-            yield Place(START_SQUARES[i])
+def _place_steps(state: State) -> list[Place]:
+    occ, garden = _occupancy(state), state.garden
+    starts = range(_STARTS_FROM, _SLOTS_FROM)
+    return [place for cell, ray, place in zip(starts, ENTRY_RAYS, _PLACES, strict=True)
+            if cell not in occ and garden[ray[0]] != PEAK_SQUARE]
 
 
 def _moves(state: State) -> Iterator[tuple[int, Square, Square | None]]:
@@ -933,6 +954,7 @@ _NO_PICK = (None,)
 """The pick of a move landing where no flower is next to it to pick."""
 
 
+@_for_the_last_state
 def _reach(state: State) -> Mapping[tuple[int, Square], tuple[Square, ...]]:
     """``(origin, landing)`` of every normal move -> the flowers next to the landing it may
     pick, in the order of :func:`_moves`; empty when no Martian of the player can move."""
@@ -1040,29 +1062,62 @@ def _action_groups(
             )
             yield _Paid(name, list(map(_square_names, map(_second, used))), martians, pay_names)
             continue
-        if next(uses, None) is not None:  # one use, or none where the focus rules it out
-            yield _tube_steps(state.options.colours, state.tube,
-                              tuple(pays[:1] if distinct else pays), distinct)
+        if next(uses, None) is None:  # one use, or none where the focus rules it out
+            continue
+        for pay in pays[:1] if distinct else pays:
+            after = list(state.tube)
+            after[pay] += PAYMENT
+            draws = _draws(colours, tuple(after))
+            yield _Drawn(colours[pay], draws[:1] if distinct else draws)
 
 
-@lru_cache(maxsize=256)  # the tube changes only when the action is used: once a game
-def _tube_steps(
-    colours: tuple[str, ...], tube: tuple[int, ...], pays: tuple[int, ...], distinct: bool
-) -> tuple[Action, ...]:
-    """Every tube action with the tube holding ``tube`` (colour counts): each payment colour
-    of ``pays``, then every draw of three the tube could give after it, in colour order (the
-    first draw alone when ``distinct``)."""
-    steps: list[Action] = []
-    for pay in pays:
-        after = list(tube)
-        after[pay] += PAYMENT
-        draws = [
-            drawn for drawn in combinations_with_replacement(range(len(colours)), DRAW)
-            if all(drawn.count(c) <= after[c] for c in set(drawn))
-        ]
-        steps += [Action("tube", colours[pay], (), tuple([colours[c] for c in drawn]))
-                  for drawn in (draws[:1] if distinct else draws)]
-    return tuple(steps)
+class _Drawn(Sequence[Action]):
+    """The tube actions paid with ``pay``: one for each of ``draws``, made when read."""
+
+    __slots__ = ("pay", "draws")
+
+    def __init__(self, pay: str, draws: tuple[tuple[str, ...], ...]) -> None:
+        self.pay, self.draws = pay, draws
+
+    def __len__(self) -> int:
+        return len(self.draws)
+
+    @overload
+    def __getitem__(self, i: int) -> Action: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Action]: ...
+
+    def __getitem__(self, i: int | slice) -> Action | list[Action]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return _new_action(("tube", self.pay, (), self.draws[i], None))
+
+    def __iter__(self) -> Iterator[Action]:
+        return map(_new_action, zip(repeat("tube"), repeat(self.pay), repeat(()), self.draws,
+                                    repeat(None)))
+
+    def __contains__(self, step: object) -> bool:
+        return (isinstance(step, tuple) and len(step) == len(Action._fields)
+                and step[:3] == ("tube", self.pay, ()) and step[4] is None
+                and step[3] in self.draws)
+
+
+@lru_cache(maxsize=256)  # the tube changes only when an action is paid
+def _draws(colours: tuple[str, ...], tube: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
+    """Every draw of three flowers ``tube`` (colour counts) can give, as colour names, in
+    colour order."""
+    return tuple(
+        tuple([colours[c] for c in drawn]) for drawn, need in _DRAWS
+        if all(tube[c] >= n for c, n in need)
+    )
+
+
+_DRAWS = tuple(
+    (drawn, tuple(Counter(drawn).items()))
+    for drawn in combinations_with_replacement(range(len(DEFAULT_COLOURS)), DRAW)
+)
+"""Every draw of three colour indices, in colour order, with how many of each it takes."""
 
 
 def _made(
