@@ -811,10 +811,7 @@ class Listing(Sequence[Step]):
     def __getitem__(self, i: int | slice) -> Step | list[Step]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(self._size))]
-        if i < 0:
-            i += self._size
-        if not 0 <= i < self._size:
-            raise IndexError(f"step {i} of a listing of {self._size}")
+        i = range(self._size)[i]  # IndexError out of range, as a list's
         k = bisect_right(self._starts, i) - 1
         return self._parts[k][i - self._starts[k]]
 
