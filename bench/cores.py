@@ -2,18 +2,25 @@
 Enceladus what listing and applying one legal step costs.
 
 A playout starts from ``RULES.new_game`` and takes a random legal step (``legal_steps``, then
-``apply``) until ``outcome`` says the game is over.  Games cycle through 2 to 5 players and
-the variants of each game (Enceladus with and without the tube, cooperative, two Martians
-each; Mars with peaks and the other scoring and last-flower rules; Uranus on its three
-boards).  Only that part of the rules API is used, so the script measures any tree that has
-it: ``--tree PATH`` imports ``companion`` from PATH (default: the tree holding this file).
+``apply``) until ``outcome`` says the game is over.  The step is ``rng.choice`` of the listing
+itself when ``legal_steps`` gives a sequence (a random index, then the one step there), of
+``list(...)`` when it gives an iterator: uniform over the legal steps either way, and the
+same random numbers drawn, so a tree whose listing is an iterator is measured as before.
+
+Games cycle through 2 to 5 players and the variants of each game (Enceladus with and
+without the tube, cooperative, two Martians each; Mars with peaks and the other scoring and
+last-flower rules; Uranus on its three boards).  Only that part of the rules API is used, so
+the script measures any tree that has it: ``--tree PATH`` imports ``companion`` from PATH
+(default: the tree holding this file).
 
     python bench/cores.py [--tree PATH] [--game NAME] [--seconds S | --playouts N] [--steps]
 
 prints one line per game, ``<game> <playouts/s> playouts/s (<n> playouts, <steps> steps)``;
 ``--steps`` adds a line per game, for positions met in random playouts (in Enceladus those
-listing over 100 steps), the cost of listing every legal step (per step listed), of applying
-one and of saying what one changes on the board (``changes``, per step), in microseconds.  Every
+listing over 100 steps), the cost of listing every legal step (per step listed), of choosing
+one at random as a playout does (per position: the listing, its length and one step), of
+applying one and of saying what one changes on the board (``changes``, per step), in
+microseconds.  Every
 figure is in seconds of this process's CPU time, which other work on a shared machine
 disturbs far less than the clock on the wall.
 """
@@ -24,6 +31,7 @@ import argparse
 import random
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +70,10 @@ def playout(rules: Any, players: int, options: dict[str, Any], rng: random.Rando
     for steps in range(MAX_STEPS):
         if rules.outcome(state) is not None:
             return steps
-        state = rules.apply(state, rng.choice(list(rules.legal_steps(state))))
+        steps = rules.legal_steps(state)
+        if not isinstance(steps, Sequence):
+            steps = list(steps)
+        state = rules.apply(state, rng.choice(steps))
     raise RuntimeError(f"{rules.name}: a playout took more than {MAX_STEPS} steps")
 
 
@@ -88,10 +99,10 @@ def playouts(
 
 def step_costs(
     rules: Any, positions: int = 40, seed: int = 2
-) -> tuple[float, float, float, int]:
+) -> tuple[float, float, float, float, int]:
     """For ``positions`` positions from random playouts (in Enceladus, of over 100 legal
-    steps): microseconds per step listed, per step applied, per step's ``changes``, and the
-    mean number listed."""
+    steps): microseconds per step listed, per random choice of a step (a position), per
+    step applied, per step's ``changes``, and the mean number listed."""
     rng = random.Random(seed)
     least = 100 if rules.name == "enceladus" else 0
     states: list[Any] = []
@@ -104,11 +115,16 @@ def step_costs(
                 states.append(state)
             state = rules.apply(state, rng.choice(steps))
     listed = applied = 0
-    list_time = apply_time = changes_time = 0.0
+    list_time = choice_time = apply_time = changes_time = 0.0
     for state in states:
         start = time.process_time()
         steps = list(rules.legal_steps(state))
         list_time += time.process_time() - start
+        start = time.process_time()
+        for _ in range(10):
+            some = rules.legal_steps(state)
+            rng.choice(some if isinstance(some, Sequence) else list(some))
+        choice_time += (time.process_time() - start) / 10
         listed += len(steps)
         sample = rng.sample(steps, min(50, len(steps)))
         start = time.process_time()
@@ -120,8 +136,8 @@ def step_costs(
             rules.changes(state, step)
         changes_time += time.process_time() - start
         applied += len(sample)
-    return (1e6 * list_time / listed, 1e6 * apply_time / applied,
-            1e6 * changes_time / applied, listed // len(states))
+    return (1e6 * list_time / listed, 1e6 * choice_time / len(states),
+            1e6 * apply_time / applied, 1e6 * changes_time / applied, listed // len(states))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,9 +158,10 @@ def main(argv: list[str] | None = None) -> int:
         done, steps, taken = playouts(rules, args.seconds, args.playouts)
         print(f"{game} {done / taken:.2f} playouts/s ({done} playouts, {steps} steps)")
     for game in games if args.steps else ():
-        per_list, per_apply, per_change, size = step_costs(cores.load(game).RULES)
-        print(f"{game} list {per_list:.2f} us/step, apply {per_apply:.1f} us/step, changes "
-              f"{per_change:.1f} us/step ({size} steps a position)")
+        per_list, per_choice, per_apply, per_change, size = step_costs(cores.load(game).RULES)
+        print(f"{game} list {per_list:.2f} us/step, choose one {per_choice:.0f} us, apply "
+              f"{per_apply:.1f} us/step, changes {per_change:.1f} us/step ({size} steps a "
+              "position)")
     return 0
 
 

@@ -278,7 +278,7 @@ def test_typed_steps_are_refereed_and_a_wrong_one_is_shown(tmp_path: Path,
         board.type("restore")
         assert daemon.wait(lambda: not daemon.wrong() and daemon.sees(RULES.board(state)))
         # the game goes on from where it stood
-        move = RULES.format_step(state, next(RULES.legal_steps(state)))
+        move = RULES.format_step(state, next(iter(RULES.legal_steps(state))))
         assert board.says(move, "should commit")[-1].startswith(f"The companion should commit "
                                                                 f"{move};")
         assert daemon.wait(lambda: daemon.commits == ["@L4", "@L7", move])
@@ -313,7 +313,7 @@ def test_dice_an_illegal_move_and_a_question_on_a_presence_board(tmp_path: Path,
     state = RULES.new_game(2, SEED, {})
     with Daemon(tmp_path, board.port, game="mars", sensing="presence") as daemon:
         for placed in (1, 2):  # both gardeners placed; the matrix confirms each
-            place = RULES.format_step(state, next(RULES.legal_steps(state)))
+            place = RULES.format_step(state, next(iter(RULES.legal_steps(state))))
             board.says(place, "should commit")
             state = RULES.apply(state, RULES.parse_step(state, place))
             assert daemon.wait(lambda: len(daemon.commits) == placed)  # noqa: B023
@@ -419,7 +419,7 @@ def test_a_forbidden_uranus_move_is_carried_out_and_one_off_the_board_is_a_sente
                         "garden first), and the simulator cannot carry it out: P1 has no "
                         "gardener on the board to move; make it cell by cell with lift and put."]
         for placed in (1, 2):
-            place = RULES.format_step(state, next(RULES.legal_steps(state)))
+            place = RULES.format_step(state, next(iter(RULES.legal_steps(state))))
             board.says(place, "should commit")
             state = RULES.apply(state, RULES.parse_step(state, place))
             assert daemon.wait(lambda: len(daemon.commits) == placed)  # noqa: B023

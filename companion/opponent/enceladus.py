@@ -102,7 +102,7 @@ def decision(state: State, step: Step) -> Hashable:
 
 def own_steps(state: State, known: Collection[str] | None) -> Iterator[Step]:
     """Every legal step: Enceladus hides nothing."""
-    return RULES.legal_steps(state)
+    return iter(RULES.legal_steps(state))
 
 
 def interrupt(state: State, player: int, known: Collection[str] | None) -> None:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import random
 import time
 import zlib
-from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol, TypeGuard, cast
 
@@ -506,7 +506,7 @@ class SeatedRules:
                 if decision(self.core, state, s) == chosen]
         return found
 
-    def legal_steps(self, state: Seated) -> Iterator[Hashable]:
+    def legal_steps(self, state: Seated) -> Iterable[Hashable]:
         only = self._only(state)
         if only is None:
             if self.seats.waiting(self.core, state):

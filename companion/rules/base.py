@@ -1,6 +1,7 @@
 """What every rules core offers: pieces, cells, outcomes and the :class:`GameRules` seam.
 
-A rules core is pure: frozen, hashable states; ``legal_steps(state)`` is a lazy generator;
+A rules core is pure: frozen, hashable states; ``legal_steps(state)`` is lazy (a generator,
+or a sequence that makes a step only when it is read);
 ``apply(state, step)`` returns a new state or raises :class:`IllegalMoveError`; chance
 (dice, tube draws, card draws) arrives as parameters of steps, never drawn inside.
 
@@ -175,8 +176,10 @@ class GameRules(Protocol[State, Step]):
         """The player (from 1) whose step comes next."""
         ...
 
-    def legal_steps(self, state: State) -> Iterator[Step]:
-        """Every legal step, lazily; empty once the game is over."""
+    def legal_steps(self, state: State) -> Iterable[Step]:
+        """Every legal step, lazily; empty once the game is over.  A generator, or a
+        :class:`~collections.abc.Sequence` whose ``len``, ``[i]`` and ``in`` make no step
+        but the one read (Gardens of Enceladus, thousands of steps a position)."""
         ...
 
     def apply(self, state: State, step: Step) -> State:

@@ -66,14 +66,26 @@ from __future__ import annotations
 
 import random
 import re
+from array import array
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache, lru_cache, partial
-from itertools import chain, combinations, combinations_with_replacement, cycle, product, repeat
+from itertools import (
+    accumulate,
+    chain,
+    combinations,
+    combinations_with_replacement,
+    compress,
+    cycle,
+    product,
+    repeat,
+)
+from math import isqrt
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, cast, overload
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
 from companion.rules import base
@@ -362,6 +374,9 @@ class Action(NamedTuple):
 
 Step = Place | Move | Action
 
+_PLACES = tuple(Place(cell) for cell in START_SQUARES)
+"""The placements (frozen), made once."""
+
 # ----------------------------------------------------------------------------- setup
 
 
@@ -507,9 +522,32 @@ def _fenced_off(open_squares: Sequence[Square]) -> list[Square]:
 # ----------------------------------------------------------------------------- geometry
 
 
-def _occupancy(state: State) -> dict[int, int]:
-    """Cell -> player, for every Martian."""
-    return {cell: p for p, cells in enumerate(state.martians, 1) for cell in cells}
+def _for_the_last_state(work: Callable[[State], Item]) -> Callable[[State], Item]:
+    """``work`` memoised for the last state it was asked about, known by identity: the end
+    test after a step, the listing of the position it leaves and the next step ask about the
+    same state in turn, and a garden of 100 squares would be hashed each time."""
+    last: list[tuple[State, Item]] = []
+
+    def memo(state: State) -> Item:
+        held = last[0] if last else None
+        if held is not None and held[0] is state:
+            return held[1]
+        value = work(state)
+        last[:] = [(state, value)]  # one item, replaced at once
+        return value
+
+    return memo
+
+
+def _occupancy(state: State) -> Mapping[int, int]:
+    """Cell -> player, for every Martian (a :class:`Mapping`, never changed: one is shared
+    by every state with these Martians)."""
+    return _occupancy_of(state.martians)
+
+
+@lru_cache(maxsize=256)  # asked by the listing, the step and the end test of every state
+def _occupancy_of(martians: tuple[tuple[int, ...], ...]) -> Mapping[int, int]:
+    return {cell: p for p, cells in enumerate(martians, 1) for cell in cells}
 
 
 def _movers(state: State) -> tuple[int, ...]:
@@ -543,16 +581,35 @@ def _has_move(state: State) -> bool:
 
 
 def _soliflowers(garden: Sequence[int]) -> list[Square]:
-    """Flowers with no flower orthogonally next to them (the text, step 3; #6)."""
+    """Flowers with no flower orthogonally next to them (the text, step 3; #6), in square
+    order.  Worked out on the whole garden at once: one byte a square, 1 for a flower, in
+    one integer (square ``sq`` at byte ``sq``), shifted a square left, right, up and down
+    (the row ends masked off), so that no square is visited in Python."""
+    as_bytes = array("b", garden).tobytes().translate(_FLOWER_BYTES)
+    flowers = int.from_bytes(as_bytes, "little")
+    beside = (
+        ((flowers << 8) & _NOT_FIRST_COLUMN) | ((flowers >> 8) & _NOT_LAST_COLUMN)
+        | (flowers << 8 * SIZE) | (flowers >> 8 * SIZE)
+    )
+    alone = flowers & ~beside
+    if not alone:
+        return []
+    flags = alone.to_bytes(len(SQUARES), "little")
     out: list[Square] = []
-    for sq in SQUARES:
-        if garden[sq] >= 0:
-            for n in NEIGHBOURS[sq]:
-                if garden[n] >= 0:
-                    break
-            else:
-                out.append(sq)
+    sq = flags.find(1)
+    while sq >= 0:
+        out.append(sq)
+        sq = flags.find(1, sq + 1)
     return out
+
+
+_FLOWER_BYTES = bytes(int(value < 5) for value in range(256))
+"""A square's value as a signed byte -> 1 for a flower (0..4), 0 for ``PEAK_SQUARE`` and
+``EMPTY_SQUARE`` (-2 and -1, the bytes 254 and 255)."""
+_PEAK_BYTES = bytes(int(value == (PEAK_SQUARE & 0xFF)) for value in range(256))
+_EMPTY_BYTES = bytes(int(value == (EMPTY_SQUARE & 0xFF)) for value in range(256))
+_NOT_FIRST_COLUMN = int.from_bytes(bytes(int(sq % SIZE != 0) for sq in SQUARES), "little")
+_NOT_LAST_COLUMN = int.from_bytes(bytes(int(sq % SIZE != SIZE - 1) for sq in SQUARES), "little")
 
 
 def _jump_landings(garden: Sequence[int], occ: Mapping[int, int], m: Square) -> Iterator[Square]:
@@ -577,10 +634,8 @@ def _swap_partners(
     garden: Sequence[int], occ: Mapping[int, int], m: Square, among: Iterable[Square] = SQUARES
 ) -> Iterator[Square]:
     if garden[m] >= 0:  # a Martian standing on a flower cannot swap (#8b)
-        return
-    for sq in among:
-        if garden[sq] != EMPTY_SQUARE and sq not in occ:
-            yield sq
+        return iter(())
+    return iter([sq for sq in among if garden[sq] != EMPTY_SQUARE and sq not in occ])
 
 
 _MARTIAN_TARGETS = {
@@ -619,10 +674,13 @@ def _uses(
     garden = state.garden
     if name in MARTIAN_ACTIONS:
         targets = _MARTIAN_TARGETS[name]
+        # a Martian outside the garden cannot use them (the text)
+        inside = [m for m in _movers(state) if m < _STARTS_FROM]
+        if not focus:
+            return iter([(m, (t,)) for m in inside for t in targets(garden, occ, m)])
         return iter([
             (m, (t,))
-            for m in _movers(state)
-            if m < _STARTS_FROM  # a Martian outside the garden cannot use them (the text)
+            for m in inside
             for t in (
                 targets(garden, occ, m) if name != "swap_martian" or not focus - {m}
                 else _swap_partners(garden, occ, m, focus - {m})
@@ -633,7 +691,7 @@ def _uses(
         return iter(() if focus else [(None, ())])
 
     if not focus:
-        return zip(repeat(None), _combined(name, *_operands(state, occ, name)))
+        return zip(repeat(None), _combined(name, *_operands(state, name)))
 
     def flower(sq: Square) -> bool:
         return garden[sq] >= 0
@@ -661,21 +719,34 @@ def _uses(
     return zip(repeat(None), pairs)
 
 
-def _operands(
-    state: State, occ: Mapping[int, int], name: str
-) -> tuple[list[Square], list[Square]]:
+def _operands(state: State, name: str) -> tuple[list[Square], list[Square]]:
     """The squares Pick, the two swaps and the two moves of a piece may take as their first
     and their second square, in square order (no square qualifies as both): a flower, a
     flower not under a Martian (#8b), a peak, an empty square with no Martian (#7)."""
-    garden = state.garden
-    flowers = [sq for sq in SQUARES if garden[sq] >= 0]
+    flowers, free, peaks, empties = _kinds(state)
     if name in ("pick", "swap_flowers"):
         return flowers, flowers
-    peaks = [sq for sq in SQUARES if garden[sq] == PEAK_SQUARE]
     if name == "swap_peak_flower":
-        return peaks, [sq for sq in flowers if sq not in occ]
-    empties = [sq for sq in SQUARES if garden[sq] == EMPTY_SQUARE and sq not in occ]
+        return peaks, free
     return (flowers if name == "move_flower" else peaks), empties
+
+
+@_for_the_last_state  # the five actions on squares of one listing ask in turn
+def _kinds(state: State) -> tuple[list[Square], list[Square], list[Square], list[Square]]:
+    """The garden's flowers, flowers not under a Martian, peaks and empty squares with no
+    Martian, each in square order (the lists are shared: never changed)."""
+    values = array("b", state.garden).tobytes()  # picked out in C (compress), a flag a square
+    flowers = values.translate(_FLOWER_BYTES)
+    free, empty = bytearray(flowers), bytearray(values.translate(_EMPTY_BYTES))
+    for cell in _occupancy(state):
+        if cell < _STARTS_FROM:
+            free[cell] = empty[cell] = 0
+    return (
+        list(compress(SQUARES, flowers)),
+        list(compress(SQUARES, free)),
+        list(compress(SQUARES, values.translate(_PEAK_BYTES))),
+        list(compress(SQUARES, empty)),
+    )
 
 
 def _combined(name: str, first: list[Item], second: list[Item]) -> Iterator[tuple[Item, ...]]:
@@ -692,46 +763,224 @@ def _combined(name: str, first: list[Item], second: list[Item]) -> Iterator[tupl
 # ----------------------------------------------------------------------------- steps
 
 
-def legal_steps(state: State) -> Iterator[Step]:
-    """Every legal step, lazily: placements, then moves, then special actions (every use,
-    payment colour and tube draw); nothing once the game is over."""
+def legal_steps(state: State) -> Listing:
+    """Every legal step, as a :class:`Listing` that makes a step only when it is read:
+    placements, then moves, then special actions (every use, payment colour and tube draw);
+    nothing once the game is over."""
     if state.phase is Phase.PLACEMENT:
-        return _place_steps(state)
-    if state.phase is Phase.TURN:  # chained, not yielded again one by one: thousands
+        return Listing([_place_steps(state)])
+    if state.phase is Phase.TURN:
         occ = _occupancy(state)
-        return chain(_move_steps(state, occ), _action_steps(state, occ, ACTIONS, frozenset()))
-    return iter(())
+        actions = _action_groups(state, occ, ACTIONS, frozenset(), None, False)
+        return Listing([_move_steps(state), *actions])
+    return Listing([])
 
 
-def _place_steps(state: State) -> Iterator[Place]:
-    occ = _occupancy(state)
-    for i, ray in enumerate(ENTRY_RAYS):
-        if _STARTS_FROM + i not in occ and state.garden[ray[0]] != PEAK_SQUARE:
-            yield Place(START_SQUARES[i])
+class Listing(Sequence[Step]):
+    """The legal steps of one position (:func:`legal_steps`), a sequence that makes only the
+    steps read: a position may list thousands of special actions of which a random playout
+    takes one.
+
+    ``len()`` is counted from the parts (the moves; each action's uses times its payment
+    colours) without making a step; ``listing[i]`` makes the i-th step alone; iteration
+    makes every step in order, in C; ``step in listing`` works out where the step would
+    stand from its own fields and compares the one step there.  The order: the placements,
+    or the moves, then the special actions in ``ACTIONS`` order, each use with every payment
+    colour in turn.  Raises :class:`IndexError` for an index out of range.
+    """
+
+    __slots__ = ("_parts", "_starts", "_size")
+
+    def __init__(self, parts: Iterable[Sequence[Step]]) -> None:
+        self._parts = [part for part in parts if part]
+        self._starts = list(accumulate(map(len, self._parts), initial=0))
+        self._size = self._starts.pop()
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __bool__(self) -> bool:
+        return self._size > 0
+
+    @overload
+    def __getitem__(self, i: int) -> Step: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Step]: ...
+
+    def __getitem__(self, i: int | slice) -> Step | list[Step]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._size))]
+        i = range(self._size)[i]  # IndexError out of range, as a list's
+        k = bisect_right(self._starts, i) - 1
+        return self._parts[k][i - self._starts[k]]
+
+    def __iter__(self) -> Iterator[Step]:
+        return chain.from_iterable(self._parts)
+
+    def __contains__(self, step: object) -> bool:
+        return any(step in part for part in self._parts)
+
+    def __repr__(self) -> str:
+        return f"<{self._size} legal steps>"
 
 
-def _moves(state: State, occ: Mapping[int, int]) -> Iterator[tuple[int, Square, Square | None]]:
+class _Paid(Sequence[Action]):
+    """Every payment of every use of one special action: use by use (``uses``, their cells
+    as square names; ``martians``, the acting Martian's cell of each, else ``None``), each
+    with every colour of ``pays``; a step is made when it is read."""
+
+    __slots__ = ("name", "uses", "martians", "pays")
+
+    def __init__(
+        self, name: str, uses: _Uses | list[tuple[str, ...]],
+        martians: list[str] | None, pays: list[str],
+    ) -> None:
+        self.name, self.uses, self.martians, self.pays = name, uses, martians, pays
+
+    def __len__(self) -> int:
+        return len(self.uses) * len(self.pays)
+
+    @overload
+    def __getitem__(self, i: int) -> Action: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Action]: ...
+
+    def __getitem__(self, i: int | slice) -> Action | list[Action]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        use, pay = divmod(range(len(self))[i], len(self.pays))
+        martian = None if self.martians is None else self.martians[use]
+        return _new_action((self.name, self.pays[pay], self.uses[use], (), martian))
+
+    def __iter__(self) -> Iterator[Action]:
+        martians = repeat(None) if self.martians is None else self.martians
+        return _made(self.name, iter(self.uses), martians, self.pays)
+
+    def __contains__(self, step: object) -> bool:
+        # an action, or a plain tuple of its fields (equal to it, as a tuple)
+        if not isinstance(step, tuple) or len(step) != len(Action._fields):
+            return False
+        name, pay, cells = step[:3]
+        if name != self.name or pay not in self.pays:
+            return False
+        if isinstance(self.uses, _Uses):
+            at = [self.uses.index(cells)]
+        else:  # a few dozen uses; with two Martians, two may share their cells
+            at = [u for u, used in enumerate(self.uses) if used == cells]
+        k = self.pays.index(pay)
+        return any(self[u * len(self.pays) + k] == step for u in at if u >= 0)
+
+
+class _Uses:
+    """The cells of every use of an action on squares (pick, the two swaps, the two moves
+    of a piece) as square names, from its :func:`_operands` (squares in square order), in
+    the order of :func:`_combined`, made when read: thousands of pairs of squares."""
+
+    __slots__ = ("name", "first", "second", "_size")
+
+    def __init__(self, name: str, first: list[Square], second: list[Square]) -> None:
+        self.name, self.first, self.second = name, first, second
+        n = len(first)
+        self._size = (
+            n if name == "pick" else n * (n - 1) // 2 if name == "swap_flowers"
+            else n * len(second)
+        )
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, use: int) -> tuple[str, ...]:
+        first = self.first
+        if self.name == "pick":
+            return _square_names((first[use],))
+        if self.name == "swap_flowers":  # the use-th pair a < b, as combinations() lists
+            n = len(first)
+            a = n - 2 - (isqrt(8 * (self._size - 1 - use) + 1) - 1) // 2
+            return _square_names((first[a], first[use - a * n + a * (a + 1) // 2 + a + 1]))
+        a, b = divmod(use, len(self.second))
+        return _square_names((first[a], self.second[b]))
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        names_of = SQUARE_NAMES.__getitem__
+        first = list(map(names_of, self.first))
+        second = first if self.second is self.first else list(map(names_of, self.second))
+        return _combined(self.name, first, second)
+
+    def index(self, cells: object) -> int:
+        """Where the use of ``cells`` (square names) stands, or -1 for none."""
+        if not isinstance(cells, tuple) or len(cells) != (1 if self.name == "pick" else 2):
+            return -1
+        sides = (
+            (self.first,) if self.name == "pick"
+            else (self.first, self.first) if self.name == "swap_flowers"
+            else (self.first, self.second)
+        )
+        at = [_place_in(side, _CELL.get(c, -1) if isinstance(c, str) else -1)
+              for side, c in zip(sides, cells, strict=True)]
+        if -1 in at:
+            return -1
+        if self.name == "pick":
+            return at[0]
+        a, b = at
+        if self.name == "swap_flowers":
+            return a * len(self.first) - a * (a + 1) // 2 + b - a - 1 if a < b else -1
+        return a * len(self.second) + b
+
+
+def _place_in(squares: list[Square], sq: int) -> int:
+    """The index of ``sq`` in ``squares`` (in square order), or -1."""
+    i = bisect_left(squares, sq)
+    return i if i < len(squares) and squares[i] == sq else -1
+
+
+def _place_steps(state: State) -> list[Place]:
+    occ, garden = _occupancy(state), state.garden
+    starts = range(_STARTS_FROM, _SLOTS_FROM)
+    return [place for cell, ray, place in zip(starts, ENTRY_RAYS, _PLACES, strict=True)
+            if cell not in occ and garden[ray[0]] != PEAK_SQUARE]
+
+
+def _moves(state: State) -> Iterator[tuple[int, Square, Square | None]]:
     """``(origin, landing, pick)`` of every normal move (the text, step 2; #5)."""
-    garden = state.garden
-    for origin in _movers(state):
-        for to in _destinations(garden, occ, origin):
-            # the moving Martian leaves origin, so a flower it stood on becomes pickable
-            picks = [n for n in NEIGHBOURS[to] if garden[n] >= 0 and (n == origin or n not in occ)]
-            if not picks:
-                yield origin, to, None
-            for pick in picks:
-                yield origin, to, pick
+    return ((o, to, pick) for (o, to), picks in _reach(state).items() for pick in picks or _NO_PICK)
+
+
+_NO_PICK = (None,)
+"""The pick of a move landing where no flower is next to it to pick."""
+
+
+@_for_the_last_state
+def _reach(state: State) -> Mapping[tuple[int, Square], tuple[Square, ...]]:
+    """``(origin, landing)`` of every normal move -> the flowers next to the landing it may
+    pick, in the order of :func:`_moves`; empty when no Martian of the player can move."""
+    return _reach_from(state.garden, state.martians, _movers(state))
+
+
+@lru_cache(maxsize=64)  # the end test at a position, its listing and the step, ask in turn
+def _reach_from(
+    garden: tuple[int, ...], martians: tuple[tuple[int, ...], ...], movers: tuple[int, ...]
+) -> Mapping[tuple[int, Square], tuple[Square, ...]]:
+    occ = _occupancy_of(martians)
+    # the moving Martian leaves origin, so a flower it stood on becomes pickable
+    return {
+        (origin, to): tuple(
+            [n for n in NEIGHBOURS[to] if garden[n] >= 0 and (n == origin or n not in occ)])
+        for origin in movers
+        for to in _destinations(garden, occ, origin)
+    }
 
 
 def _move_step(state: State, origin: int, to: Square, pick: Square | None) -> Move:
     return _move_made(origin if state.options.martians_per_player == 2 else None, to, pick)
 
 
-def _move_steps(state: State, occ: Mapping[int, int]) -> list[Move]:
-    made = _move_made
+def _move_steps(state: State) -> list[Move]:
+    made, reach = _move_made, _reach(state).items()
     if state.options.martians_per_player == 2:
-        return [made(origin, to, pick) for origin, to, pick in _moves(state, occ)]
-    return [made(None, to, pick) for _, to, pick in _moves(state, occ)]
+        return [made(o, to, pick) for (o, to), picks in reach for pick in picks or _NO_PICK]
+    return [made(None, to, pick) for (_, to), picks in reach for pick in picks or _NO_PICK]
 
 
 @cache  # a few hundred moves with one Martian a player, some thousands with two
@@ -779,10 +1028,11 @@ def _action_groups(
     focus: frozenset[Square],
     within: frozenset[int] | None,
     distinct: bool,
-) -> Iterator[Iterable[Action]]:
-    """The steps of :func:`_action_steps`, one iterable an action: each use crossed with each
-    payment colour in C (``product``) and looked up among the steps made before, so that a
-    listed step costs no Python call of its own."""
+) -> Iterator[Sequence[Action]]:
+    """The steps of :func:`_action_steps`, one sequence an action (:class:`_Paid`, made
+    when read), the uses of an action on squares too (:class:`_Uses`) when nothing narrows
+    them; iterated, each use is crossed with each payment colour in C, so that a listed step
+    costs no Python call of its own."""
     pays = _affordable(state)
     if not pays:
         return
@@ -794,10 +1044,7 @@ def _action_groups(
         if not _action_open(state, k) or (within is not None and _SLOTS_FROM + k not in within):
             continue
         if within is None and not distinct and not focus and name in _ON_SQUARES:
-            first, second = _operands(state, occ, name)
-            names_of = SQUARE_NAMES.__getitem__
-            cells = _combined(name, list(map(names_of, first)), list(map(names_of, second)))
-            yield _made(name, cells, repeat(None), pay_names)
+            yield _Paid(name, _Uses(name, *_operands(state, name)), None, pay_names)
             continue
         uses = (
             _uses(state, occ, name, focus)
@@ -807,27 +1054,67 @@ def _action_groups(
         if k != _TUBE:
             used = list(uses)
             martians = (
-                map(LAYOUT.__getitem__, map(_first, used)) if two and name in MARTIAN_ACTIONS
-                else repeat(None)
+                list(map(LAYOUT.__getitem__, map(_first, used)))
+                if two and name in MARTIAN_ACTIONS else None
             )
-            yield _made(name, map(_square_names, map(_second, used)), martians, pay_names)
+            yield _Paid(name, list(map(_square_names, map(_second, used))), martians, pay_names)
             continue
-        yield _tube_steps(state, uses, pays[:1] if distinct else pays, distinct)
+        if next(uses, None) is None:  # one use, or none where the focus rules it out
+            continue
+        for pay in pays[:1] if distinct else pays:
+            after = list(state.tube)
+            after[pay] += PAYMENT
+            draws = _draws(colours, tuple(after))
+            yield _Drawn(colours[pay], draws[:1] if distinct else draws)
 
 
-def _tube_steps(
-    state: State, uses: Iterable[object], pays: Sequence[int], distinct: bool
-) -> Iterator[Action]:
-    colours = state.options.colours
-    for _ in uses:
-        for pay in pays:
-            tube = list(state.tube)
-            tube[pay] += PAYMENT
-            for drawn in combinations_with_replacement(range(len(colours)), DRAW):
-                if all(drawn.count(c) <= tube[c] for c in set(drawn)):
-                    yield Action("tube", colours[pay], (), tuple([colours[c] for c in drawn]))
-                    if distinct:
-                        break
+class _Drawn(Sequence[Action]):
+    """The tube actions paid with ``pay``: one for each of ``draws``, made when read."""
+
+    __slots__ = ("pay", "draws")
+
+    def __init__(self, pay: str, draws: tuple[tuple[str, ...], ...]) -> None:
+        self.pay, self.draws = pay, draws
+
+    def __len__(self) -> int:
+        return len(self.draws)
+
+    @overload
+    def __getitem__(self, i: int) -> Action: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Action]: ...
+
+    def __getitem__(self, i: int | slice) -> Action | list[Action]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return _new_action(("tube", self.pay, (), self.draws[i], None))
+
+    def __iter__(self) -> Iterator[Action]:
+        return map(_new_action, zip(repeat("tube"), repeat(self.pay), repeat(()), self.draws,
+                                    repeat(None)))
+
+    def __contains__(self, step: object) -> bool:
+        return (isinstance(step, tuple) and len(step) == len(Action._fields)
+                and step[:3] == ("tube", self.pay, ()) and step[4] is None
+                and step[3] in self.draws)
+
+
+@lru_cache(maxsize=256)  # the tube changes only when an action is paid
+def _draws(colours: tuple[str, ...], tube: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
+    """Every draw of three flowers ``tube`` (colour counts) can give, as colour names, in
+    colour order."""
+    return tuple(
+        tuple([colours[c] for c in drawn]) for drawn, need in _DRAWS
+        if all(tube[c] >= n for c, n in need)
+    )
+
+
+_DRAWS = tuple(
+    (drawn, tuple(Counter(drawn).items()))
+    for drawn in combinations_with_replacement(range(len(DEFAULT_COLOURS)), DRAW)
+)
+"""Every draw of three colour indices, in colour order, with how many of each it takes."""
 
 
 def _made(
@@ -928,12 +1215,15 @@ class _Draft:
 
     def result(self, *, to_move: int, phase: Phase, discs: tuple[int | None, ...]) -> State:
         state, p = self.state, self.state.to_move - 1
-        return State(
-            options=state.options,
+        martians = tuple(sorted(self.martians))
+        tube = tuple(self.tube)
+        return base.evolved(  # what the step leaves as it was is shared, not copied
+            state,
             garden=tuple(self.garden),
-            martians=replaced(state.martians, p, tuple(sorted(self.martians))),
+            martians=(state.martians if martians == state.martians[p]
+                      else replaced(state.martians, p, martians)),
             reserves=replaced(state.reserves, p, tuple(self.reserve)),
-            tube=tuple(self.tube),
+            tube=state.tube if tube == state.tube else tube,
             discs=discs,
             to_move=to_move,
             phase=phase,
@@ -955,13 +1245,15 @@ def changes(state: State, step: Step) -> dict[str, base.Piece]:
     :func:`board` before and after, computed from the few cells the step touches, on the
     step's draft (no state after it is built).  Raises like :func:`apply`."""
     draft = _drafted(state, step)
-    occ_before = _occupancy(state)
-    occ_after = dict(occ_before)
+    occ_before = occ_after = _occupancy(state)
     player = state.to_move
-    for cell in state.martians[player - 1]:
-        del occ_after[cell]
-    for cell in draft.martians:
-        occ_after[cell] = player
+    if draft.martians != list(state.martians[player - 1]):  # a Martian moves or is placed
+        moved = dict(occ_before)
+        for cell in state.martians[player - 1]:
+            del moved[cell]
+        for cell in draft.martians:
+            moved[cell] = player
+        occ_after = moved
     garden, discs, colours = state.garden, state.discs, state.options.colours
     out = {}
     for cell in draft.touched:
@@ -1827,12 +2119,12 @@ def _move(state: State, step: Move) -> _Draft:
     to = parse_square(step.to)
     pick = None if step.pick is None else parse_square(step.pick)
     occ = _occupancy(state)
-    garden = state.garden
     if step.martian is not None:
         origins: tuple[int, ...] = (_own_martian(state, step.martian, step),)
     else:
         origins = _movers(state)
-    fits = [o for o in origins if to in set(_destinations(garden, occ, o))]
+    reach = _reach(state)  # as the listing made it: the step is not worked out again
+    fits = [o for o in origins if (o, to) in reach]
     if len(fits) > 1:
         reason = (
             f"both your Martians can reach {step.to}: say which one moves, e.g. "
@@ -1847,9 +2139,7 @@ def _move(state: State, step: Move) -> _Draft:
     draft = _Draft(state)
     draft.relocate(origin, to)
     draft.take(to)
-    picks = [
-        n for n in NEIGHBOURS[to] if draft.garden[n] >= 0 and (n == origin or n not in occ)
-    ]
+    picks = reach[origin, to]
     if picks and pick not in picks:
         names = " or ".join(SQUARE_NAMES[n] for n in picks)
         reason = f"after landing on {step.to} you pick up one flower next to it: {names}"
@@ -2154,7 +2444,7 @@ def candidates(
     occ = _occupancy(state)
     if not slots and len(starts) <= 1:
         lonely = frozenset(_soliflowers(state.garden))
-        for origin, to, pick in _moves(state, occ):
+        for origin, to, pick in _moves(state):
             if (
                 starts <= {origin}
                 and all(_moved_on(state.garden, sq, to, pick) for sq in garden - lonely - {origin})

@@ -1,0 +1,120 @@
+"""Gardens of Enceladus: the listing of legal steps is a sequence that makes a step only when
+it is read; its length, its items by index, its iteration and ``in`` agree with each other
+on random positions of every variant."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from itertools import combinations
+from typing import Any
+
+import pytest
+
+from companion.rules import enceladus as enc
+from companion.rules.enceladus import Action, Move, Phase
+
+VARIANTS: tuple[tuple[int, dict[str, Any]], ...] = (
+    (2, {}),
+    (3, {"tube": False}),
+    (4, {"mode": "cooperative"}),
+    (5, {}),
+    (2, {"martians_per_player": 2}),
+)
+
+
+def _positions(players: int, options: dict[str, Any], seed: int) -> list[enc.State]:
+    """Every position of a seeded random game, placements to its end: special actions are
+    taken as often as moves, so that flowers pile up in the reserves and many are paid."""
+    rng = random.Random(seed)
+    state = enc.new_game(players, seed, options)
+    seen = [state]
+    while enc.outcome(state) is None:
+        steps = list(enc.legal_steps(state))
+        moves = [s for s in steps if not isinstance(s, Action)]
+        state = enc.apply(state, rng.choice(moves if moves and rng.random() < 0.5 else steps))
+        seen.append(state)
+    return seen
+
+
+def _near_misses(rng: random.Random, state: enc.State, step: enc.Step) -> list[object]:
+    """Steps one field away from a listed ``step``: another payment colour, the cells
+    reversed or one cell moved, another Martian, a draw more; most are not listed."""
+    colours = state.options.colours
+    squares = enc.LAYOUT[:100]
+    if isinstance(step, Move):
+        return [Move(rng.choice(squares), step.pick, step.martian),
+                Move(step.to, rng.choice(squares), step.martian), Move(step.to, None, "L1")]
+    if not isinstance(step, Action):
+        return [enc.Place(rng.choice(enc.START_SQUARES))]
+    out: list[object] = [step._replace(pay=c) for c in colours]
+    out.append(step._replace(cells=step.cells[::-1]))
+    out.append(step._replace(name=rng.choice(enc.ACTIONS)))
+    out.append(step._replace(martian="a1" if step.martian is None else None))
+    out.append(step._replace(cells=list(step.cells)))
+    out.append(tuple(step))  # a plain tuple of the same fields: equal, as a tuple
+    if step.cells:
+        cells = list(step.cells)
+        cells[rng.randrange(len(cells))] = rng.choice(squares)
+        out.append(step._replace(cells=tuple(cells)))
+        out.append(step._replace(cells=step.cells + ("a1",)))
+        out.append(step._replace(cells=step.cells[:-1]))
+        out.append(step._replace(cells=("L3",) * len(cells)))
+    if step.drawn:
+        out.append(step._replace(drawn=step.drawn[::-1]))
+        out.append(step._replace(drawn=(*step.drawn, colours[0])))
+    return out
+
+
+def _among(step: object, listed: set[enc.Step]) -> bool:
+    """Whether ``step`` equals a listed step, as ``in`` on a list of them says."""
+    try:
+        return step in listed
+    except TypeError:  # unhashable: a list where a step has a tuple, so equal to none
+        return False
+
+
+@pytest.mark.parametrize(("players", "options"), VARIANTS)
+def test_length_index_iteration_and_membership_agree(
+    players: int, options: dict[str, Any]
+) -> None:
+    rng = random.Random(players)
+    checked = 0
+    for seed in range(3):
+        for state in _positions(players, options, seed)[::2]:
+            listing = enc.legal_steps(state)
+            assert isinstance(listing, Sequence)
+            steps = list(listing)
+            assert len(listing) == len(steps)
+            assert bool(listing) == bool(steps) == (state.phase is not Phase.OVER)
+            assert [listing[i] for i in range(len(listing))] == steps
+            assert len(set(steps)) == len(steps)  # no step twice
+            if not steps:
+                continue
+            assert listing[-1] == steps[-1] and listing[-len(steps)] == steps[0]
+            assert listing[1:4] == steps[1:4]
+            for out in (len(steps), -len(steps) - 1):
+                with pytest.raises(IndexError):
+                    listing[out]
+            listed = set(steps)
+            for step in rng.sample(steps, min(40, len(steps))):
+                assert step in listing
+                for other in _near_misses(rng, state, step):
+                    assert (other in listing) == _among(other, listed), other
+            checked += 1
+    assert checked > 50
+
+
+def test_every_pair_of_flowers_is_one_swap_at_its_own_index() -> None:
+    """Swap flowers lists each pair of flowers once, the first before the second, as the
+    pairs of :func:`itertools.combinations`; its index is worked out, not searched."""
+    state = next(s for s in _positions(2, {}, 7)
+                 if s.phase is Phase.TURN and enc.hand(s.reserves[s.to_move - 1])[-1] >= 3
+                 and s.discs[enc.ACTIONS.index("swap_flowers")] is None)
+    listing = enc.legal_steps(state)
+    swaps = [s for s in listing if isinstance(s, Action) and s.name == "swap_flowers"]
+    flowers = [enc.LAYOUT[sq] for sq in range(100) if state.garden[sq] >= 0]
+    pays = sorted({s.pay for s in swaps}, key=state.options.colours.index)
+    assert [s.cells for s in swaps[::len(pays)]] == list(combinations(flowers, 2))
+    start = list(listing).index(swaps[0])
+    assert listing[start:start + len(swaps)] == swaps
