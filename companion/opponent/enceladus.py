@@ -209,7 +209,8 @@ class _Search:
         """Whether the player to move in ``state`` (in their turn) has a normal move."""
         moves = self._moves.get(state)
         if moves is None:
-            moves = self._moves[state] = isinstance(next(RULES.legal_steps(state), None), Move)
+            first = next(iter(RULES.legal_steps(state)), None)  # the moves are listed first
+            moves = self._moves[state] = isinstance(first, Move)
         return moves
 
     def apply(self, state: State, step: Step) -> State:
