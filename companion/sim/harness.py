@@ -326,10 +326,12 @@ class VirtualTable:
         self.settling = None
         expected = len(self.report.performed)
         deadline = self.now + 10.0
-        while (len(self.report.committed) < expected
-               or (len(self.report.committed) == expected and self.referee.state != self.truth)
-               ) and self.now < deadline:
-            if not self._answer(path, text):
+        while self.now < deadline:
+            done = len(self.report.committed)
+            if done > expected or (done == expected and self.referee.state == self.truth):
+                break
+            # A menu once the step is shown is the next step's (the dice to enter), not ours.
+            if done == expected or not self._answer(path, text):
                 self._advance(self.now + 0.1)
         committed = len(self.report.committed)
         if committed < expected:
