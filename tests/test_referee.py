@@ -235,6 +235,21 @@ def test_a_step_open_to_a_correction_put_back_by_hand_is_taken_back() -> None:
     assert table.referee.steps_committed == 0 and table.screens()[-1].message == "P1: your turn"
 
 
+def test_a_restart_inside_a_correction_window_takes_the_corrected_step_from_the_board() -> None:
+    # Killed after f4/f5 was journaled, while the Martian slid on to f5: the board shows f5/f4.
+    before = enceladus(LINE).referee.state
+    slipped = ENCELADUS.RULES.parse_step(before, "f4/f5")
+    meant = ENCELADUS.RULES.apply(before, ENCELADUS.RULES.parse_step(before, "f5/f4"))
+    referee = Referee(ENCELADUS.RULES, ENCELADUS.RULES.apply(before, slipped), "enceladus",
+                      SETTINGS, history=[(before, slipped)], resumed=True)
+    table = Table(referee)
+    board = ENCELADUS.RULES.board(meant)
+    table.message(protocol.Dump(seq=0, pieces=tuple(board[c] for c in referee.layout)))
+    corrected = [e for e in table.effects if isinstance(e, Committed)]
+    assert [(e.number, e.step, e.corrects) for e in corrected] == [(1, "f5/f4", "f4/f5")]
+    assert referee.state == meant and not referee.syncing
+
+
 def test_lifting_the_martian_shows_its_legal_destinations() -> None:
     table = enceladus(PICK)
     table.put("f2", "")
