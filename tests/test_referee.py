@@ -208,6 +208,20 @@ def test_a_martian_slid_over_a_cell_it_could_stop_on_is_corrected_where_it_stops
         == ["step 1 corrected by hand: f5/f4, not f4/f5"]
 
 
+def test_a_martian_slid_on_over_empty_squares_is_still_corrected_where_it_lands() -> None:
+    table = enceladus({"h6": "M1", "h5": "red", "h1": "blue", "h2": "yellow", "L10": "M2",
+                       "c10": "green", "d10": "green"})
+    for cell, piece in (("h5", ""), ("h6", ""), ("h5", "M1")):
+        table.put(cell, piece)
+    assert table.commits() == ["h5"] and table.referee.correcting is not None
+    # on over h4 and h3, which no step stops on (the board explained by no step meanwhile)
+    for cell, piece in (("h5", ""), ("h4", "M1"), ("h4", ""), ("h3", "M1"), ("h3", ""),
+                        ("h1", ""), ("h1", "M1"), ("h2", "")):
+        table.put(cell, piece)
+    assert table.commits() == ["h1/h2"]
+    assert not any(isinstance(e, Buzz) for e in table.effects)
+
+
 def test_a_correction_ends_with_the_next_players_first_handling() -> None:
     table = enceladus(LINE)
     for cell, piece in (("f5", ""), ("f2", ""), ("f4", ""), ("f4", "M1")):

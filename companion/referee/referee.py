@@ -719,8 +719,9 @@ class Referee:
         is as it was before the step for the settle time: the step is taken back (sooner, it
         is the piece in the hand between a wrong cell and its own).  The board is on its way to
         another step of that player (the Martian lifted off to slide on): nothing is flagged
-        meanwhile.  ``None``, the window closed, when the board shows anything else (the
-        next player's handling): it is weighed as usual."""
+        meanwhile.  ``None`` when the board shows anything else, weighed as usual: the window
+        closes when it shows the next player's handling, and stays open through a board no
+        step explains (a Martian slid over empty cells on its way)."""
         c = self.correcting
         assert c is not None
         was = board_diff(c.sensed_expected, self.observed, self.tray)
@@ -745,10 +746,12 @@ class Referee:
                     Note(NoteLevel.INFO, f"step {c.number} ({c.text}) taken back by hand: "
                                          "the board shows another step"),
                     *effects]
-        if self.index.completing(diff, self.touched, distinct=True) \
-                or not c.index.explained(was):
+        if self.index.completing(diff, self.touched, distinct=True) or (
+                not c.index.explained(was) and self.index.explained(diff)):
             self.correcting = None
             return None
+        if not c.index.explained(was):
+            return None  # neither explains it (a Martian passing over empty cells): as usual
         self.grace_set = False
         return [SetTimer(TimerName.GRACE, None), SetTimer(TimerName.SETTLE, None)]
 
