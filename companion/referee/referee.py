@@ -18,7 +18,7 @@ unless the board may still become another step:
   gardener on along the line it came, sliding or hopping over cells; on a presence board, a
   flower planted on an empty hex while its gardener may still be in the hand) is committed
   at once all the same, and stays open to a correction by hand: until anything else happens
-  (the next player's first handling, a button, dice rolled, a card shown), a board that
+  (the next player's first handling, a button, a roll or a card committed), a board that
   moves on from it to another step of the same player from the position before it (the
   Martian slid on, the disc moved to the slot it was meant for) takes it back and commits
   that step in its place (:class:`Correctable`), and a board put back as it was before it
@@ -379,7 +379,6 @@ class Referee:
             return effects + [
                 Note(NoteLevel.WARNING, f"the board reports error {message.code}: {message.text}")
             ]
-        self.correcting = None  # dice rolled or a card shown follow the step committed
         if self.seats is not None:
             handled = self.seats.handle(self, BoardMessage(now, message))
             if handled is not None:
