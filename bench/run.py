@@ -14,7 +14,7 @@
    boards through the real stacks: the simulated board writes to a pseudo-terminal, the
    daemon (pyserial's reader thread, the queue, the referee, the display thread on a luma
    dummy device) commits and draws.  For every step, from the players' last input (the last
-   piece put down or lifted, or the last button pressed to answer a question) to the commit
+   piece put down or lifted, the dice or a card shown, or the last button pressed) to the commit
    and to the frame drawn on the device: the debounce and, for a step whose last piece may
    be on its way, the settle time are in it.
 3. **Start-up against the games kept.**  The daemon's start (``new_or_resumed_game``: find
@@ -225,7 +225,9 @@ def per_update(games: int) -> list[dict[str, Any]]:
 
 
 class StampedBoard(VirtualBoard):
-    """A virtual board that notes when each field update's line was written."""
+    """A virtual board that notes when each field update's line was written, and each
+    message of its other inputs (the dice in the Mars dice tray, a Uranus card held to the
+    reader)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -234,6 +236,11 @@ class StampedBoard(VirtualBoard):
     def put(self, cell: str, piece: str) -> None:
         super().put(cell, piece)
         self.inputs.append(time.perf_counter())
+
+    def send(self, message: Any) -> None:
+        super().send(message)
+        if isinstance(message, protocol.Dice | protocol.Card):  # not a heartbeat or a dump
+            self.inputs.append(time.perf_counter())
 
 
 def end_to_end(game: str, sensing: str, seed: int, speed: float) -> dict[str, list[float]]:

@@ -320,7 +320,8 @@ class BoardConfig:
     ``"tray"``, ``"buttons"`` or ``"virtual"``; ``cards`` (Uranus) ``"reader"`` or
     ``"buttons"``; ``debounce_ms``: how long a cell must hold a reading, at least
     :data:`MIN_DEBOUNCE_MS`; ``settle_ms``: how long a piece set down where it may only be on
-    its way must stand before its step is committed; ``grace_ms``: how long a board that
+    its way must stand before a step that ends the game is committed (any other such step is
+    committed at once and corrected if the piece moves on); ``grace_ms``: how long a board that
     matches no legal step is left before it is shown as wrong (how a turn flows:
     :mod:`companion.referee.referee`); ``heartbeat_timeout_s``: silence after which the board
     counts as lost; ``ready_timeout_s``: how long the start waits for the board before

@@ -7,7 +7,9 @@ One file per game, JSON Lines, in the journal directory (systemd's ``StateDirect
   "started": "2026-11-29T16:40:00+00:00", "seq": 1, "crc": "5d0f3a21"}``;
 - one line per committed step: ``{"n": 3, "player": 1, "step": "f5/f6", ...}`` (the step in
   its game's notation, chance outcomes included);
-- ``{"undo": 3, ...}`` when step 3 is taken back;
+- ``{"undo": 3, ...}`` when step 3 is taken back (a step corrected by hand, its piece moved
+  on before anything else happened, is step 3 taken back and the corrected step 3 made,
+  both lines in one write: a kill between them cannot leave the step taken back alone);
 - ``{"hint": 2, "n": 5, ...}`` when player 2 asked for a hint before step 5
   (:mod:`companion.referee.seats`); hints are counted, never replayed;
 - ``{"dealt": 2, "card": "U07", ...}`` when the Gardens of Uranus card U07 was read face down
@@ -342,27 +344,31 @@ class Journal:
     @property
     def behind(self) -> int:
         """Lines accepted but not yet durable (their writes failed); 0 when the file is whole."""
-        return len(self._backlog)
+        return sum(chunk.count(b"\n") for chunk in self._backlog)
 
-    def append(self, entry: Mapping[str, object]) -> None:
-        """Write one line and make it durable, after any line still queued from a failed write.
+    def append(self, *entries: Mapping[str, object]) -> None:
+        """Write ``entries``, one line each, and make them durable in one write, after any
+        line still queued from a failed write.
 
         Then the folder's pointer is brought up to date: it names a new journal once its
         header is durable, and is emptied once a line ending the game (``over``) is; a
         pointer that cannot be written is logged and tried again after the next line.
 
-        Raises :class:`JournalError` when a write fails; that line and the ones after it stay
-        queued, in order.
+        Raises :class:`JournalError` when a write fails; those lines and the ones after them
+        stay queued, in order.
         """
-        if self.version >= CHECKED:
-            self._seq += 1
-            numbered: Entry = {**entry, "seq": self._seq}
-            self._crc = _crc(numbered, self._crc)
-            numbered["crc"] = f"{self._crc:08x}"
-            entry = numbered
-        self._backlog.append(_canonical(entry) + b"\n")
+        lines = b""
+        for entry in entries:
+            if self.version >= CHECKED:
+                self._seq += 1
+                numbered: Entry = {**entry, "seq": self._seq}
+                self._crc = _crc(numbered, self._crc)
+                numbered["crc"] = f"{self._crc:08x}"
+                entry = numbered
+            lines += _canonical(entry) + b"\n"
+        self._backlog.append(lines)
         self.flush()
-        if "over" in entry:
+        if any("over" in entry for entry in entries):
             self._pointer = ""
         if self._pointer is not None:
             try:
@@ -403,6 +409,11 @@ class Journal:
 
     def undo(self, number: int) -> None:
         self.append({"undo": number})
+
+    def correct(self, number: int, player: int, step: str) -> None:
+        """Step ``number`` taken back and ``step`` made in its place by ``player``, both lines
+        durable together or neither."""
+        self.append({"undo": number}, Step(n=number, player=player, step=step))
 
     def hint(self, number: int, player: int) -> None:
         """Player ``player`` asked for a hint before step ``number``."""

@@ -92,6 +92,29 @@ def test_the_game_in_progress_is_the_one_the_folders_pointer_names(tmp_path: Pat
     assert (tmp_path / journal.POINTER).read_text() == f"{stray.name}\n"
 
 
+def test_a_step_corrected_by_hand_is_one_write_of_its_undo_and_the_step_in_its_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    setup = MARS.new_game(2, 3, {})
+    record = journal.Journal.create(tmp_path, _header(setup))
+    first, other = list(MARS.legal_steps(setup))[:2]
+    record.step(1, 1, MARS.format_step(setup, first))
+    writes: list[bytes] = []
+    real_write = journal.os.write
+
+    def counted(fd: int, data: bytes) -> int:
+        writes.append(data)
+        return real_write(fd, data)
+
+    monkeypatch.setattr(journal.os, "write", counted)
+    record.correct(1, 1, MARS.format_step(setup, other))
+    record.close()
+    assert len(writes) == 1 and writes[0].count(b"\n") == 2  # a kill leaves both or neither
+    back = journal.read(record.path)
+    assert [line.entry.get("undo") for line in back.lines[1:]] == [None, 1, None]
+    assert [(b, s) for b, s, _ in back.replay(MARS)] == [(setup, other)]
+
+
 def test_a_full_device_is_a_journal_error_not_a_crash() -> None:
     record = journal.Journal(Path("/dev/full"))  # every write fails with ENOSPC, as on a full card
     with pytest.raises(JournalError, match="could not be written: No space left"):

@@ -52,6 +52,7 @@ def check(reports: list[GameReport]) -> dict[str, int]:
     assert sum(len(r.committed) for r in reports) == steps
     totals = {"games": len(reports), "steps": steps,
               "questions": sum(r.questions for r in reports),
+              "corrections": sum(r.corrections for r in reports),
               "reached in": sum(r.reached_in for r in reports)}
     print(f"\n{totals}, {totals['questions'] / len(reports):.1f} questions a game")
     return totals

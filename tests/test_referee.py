@@ -13,7 +13,7 @@ import pytest
 
 from companion.board import protocol
 from companion.events import BoardMessage, Button
-from companion.referee.effects import Buzz, Committed, GameOver, Show, Undone
+from companion.referee.effects import Buzz, Committed, GameOver, Note, Show, Undone
 from companion.referee.recognition import sensed_board
 from companion.referee.referee import Referee, RefereeSettings
 from companion.referee.timers import Timeline
@@ -67,6 +67,21 @@ class Table:
         self.time.deliver(Button(self.now + 0.08, name, False))
 
     def commits(self) -> list[str]:
+        """The steps in force: one corrected by hand replaced, one taken back left out."""
+        steps: list[str] = []
+        for effect in self.effects:
+            if isinstance(effect, Committed):
+                if effect.corrects is not None:
+                    assert steps[-1] == effect.corrects
+                    steps.pop()
+                steps.append(effect.step)
+            elif isinstance(effect, Undone):
+                assert steps[-1] == effect.step
+                steps.pop()
+        return steps
+
+    def shown(self) -> list[str]:
+        """Every step the matrix showed committed, corrected ones too, in order."""
         return [e.step for e in self.effects if isinstance(e, Committed)]
 
     def screens(self) -> list[Any]:
@@ -164,24 +179,89 @@ def test_a_step_completed_by_putting_a_piece_down_is_committed_at_once() -> None
     assert table.commits() == ["f5/g5"]
 
 
-def test_a_martian_set_down_where_it_may_be_sliding_on_waits_for_the_settle_time() -> None:
+def test_a_martian_set_down_where_it_may_be_sliding_on_is_committed_at_once() -> None:
     table = enceladus(LINE)
     # f5 taken first, then the Martian down on f4: f4/f5, or on its way to f5 (f5/f4)
     for cell, piece in (("f5", ""), ("f2", ""), ("f4", ""), ("f4", "M1")):
-        table.put(cell, piece)
-    assert table.commits() == []  # the Martian may still be slid on
-    table.wait(SETTINGS.settle_s)
-    assert table.commits() == ["f4/f5"]
+        table.put(cell, piece, hold=SETTINGS.debounce_s)
+    assert table.commits() == ["f4/f5"]  # the debounce is all it waits
+    table.wait(60)
+    assert table.shown() == ["f4/f5"]
 
 
-def test_a_martian_slid_over_a_cell_it_could_stop_on_is_committed_where_it_stops() -> None:
+def test_a_martian_slid_over_a_cell_it_could_stop_on_is_corrected_where_it_stops() -> None:
     table = enceladus(LINE)
     for cell, piece in (("f5", ""), ("f2", ""), ("f4", ""), ("f4", "M1")):
         table.put(cell, piece)
-    table.put("f4", "", after=0.3)  # slid on, over f4 ...
-    assert table.commits() == []
+    assert table.commits() == ["f4/f5"]
+    table.put("f4", "", after=0.35)  # slid on, over f4, at a person's pace ...
+    table.wait(SETTINGS.grace_s + 0.2)  # (held in the air past the grace: no alarm)
+    assert table.commits() == ["f4/f5"]
     table.put("f5", "M1", after=0.1)  # ... to f5, taking f4: nothing lies beyond
-    assert table.commits() == ["f5/f4"]
+    assert table.shown() == ["f4/f5", "f5/f4"] and table.commits() == ["f5/f4"]
+    corrected = [e for e in table.effects if isinstance(e, Committed)][-1]
+    assert corrected.number == 1 and corrected.corrects == "f4/f5"
+    assert not any(isinstance(e, (Buzz, Undone)) for e in table.effects)
+    assert not any(s.urgent for s in table.screens())
+    assert table.referee.steps_committed == 1
+    assert [n.text for n in table.effects if isinstance(n, Note) and "corrected" in n.text] \
+        == ["step 1 corrected by hand: f5/f4, not f4/f5"]
+
+
+def test_a_martian_slid_on_over_empty_squares_is_still_corrected_where_it_lands() -> None:
+    table = enceladus({"h6": "M1", "h5": "red", "h1": "blue", "h2": "yellow", "L10": "M2",
+                       "c10": "green", "d10": "green"})
+    for cell, piece in (("h5", ""), ("h6", ""), ("h5", "M1")):
+        table.put(cell, piece)
+    assert table.commits() == ["h5"] and table.referee.correcting is not None
+    # on over h4 and h3, which no step stops on (the board explained by no step meanwhile)
+    for cell, piece in (("h5", ""), ("h4", "M1"), ("h4", ""), ("h3", "M1"), ("h3", ""),
+                        ("h1", ""), ("h1", "M1"), ("h2", "")):
+        table.put(cell, piece)
+    assert table.commits() == ["h1/h2"]
+    assert not any(isinstance(e, Buzz) for e in table.effects)
+
+
+def test_a_correction_ends_with_the_next_players_first_handling() -> None:
+    table = enceladus(LINE)
+    for cell, piece in (("f5", ""), ("f2", ""), ("f4", ""), ("f4", "M1")):
+        table.put(cell, piece)
+    table.put("L10", "")  # player 2 lifts their Martian: player 1's step stands
+    table.put("L10", "M2")
+    assert table.referee.correcting is None
+    table.put("f4", "")  # player 1's Martian moved now is a board to put right
+    table.put("f5", "M1")
+    assert table.commits() == ["f4/f5"]
+    table.wait(SETTINGS.grace_s)
+    assert Buzz("illegal") in table.effects
+
+
+def test_a_step_open_to_a_correction_put_back_by_hand_is_taken_back() -> None:
+    table = enceladus(LINE)
+    for cell, piece in (("f5", ""), ("f2", ""), ("f4", ""), ("f4", "M1")):
+        table.put(cell, piece)
+    for cell, piece in (("f4", ""), ("f4", "blue"), ("f5", "red"), ("f2", "M1")):
+        table.put(cell, piece)
+    assert table.commits() == ["f4/f5"]  # the piece may be on its way to another cell
+    table.wait(SETTINGS.settle_s)
+    assert [(e.number, e.step) for e in table.effects if isinstance(e, Undone)] == [
+        (1, "f4/f5")]
+    assert table.referee.steps_committed == 0 and table.screens()[-1].message == "P1: your turn"
+
+
+def test_a_restart_inside_a_correction_window_takes_the_corrected_step_from_the_board() -> None:
+    # Killed after f4/f5 was journaled, while the Martian slid on to f5: the board shows f5/f4.
+    before = enceladus(LINE).referee.state
+    slipped = ENCELADUS.RULES.parse_step(before, "f4/f5")
+    meant = ENCELADUS.RULES.apply(before, ENCELADUS.RULES.parse_step(before, "f5/f4"))
+    referee = Referee(ENCELADUS.RULES, ENCELADUS.RULES.apply(before, slipped), "enceladus",
+                      SETTINGS, history=[(before, slipped)], resumed=True)
+    table = Table(referee)
+    board = ENCELADUS.RULES.board(meant)
+    table.message(protocol.Dump(seq=0, pieces=tuple(board[c] for c in referee.layout)))
+    corrected = [e for e in table.effects if isinstance(e, Committed)]
+    assert [(e.number, e.step, e.corrects) for e in corrected] == [(1, "f5/f4", "f4/f5")]
+    assert referee.state == meant and not referee.syncing
 
 
 def test_lifting_the_martian_shows_its_legal_destinations() -> None:
@@ -253,14 +333,14 @@ def test_undo_takes_the_last_step_back_and_shows_what_to_restore() -> None:
     assert set(restore.highlights) == {"f2", "f5", "f6"}
     # the board still shows the step just undone: it is not committed again
     table.wait(5)
-    assert table.commits() == ["f5/f6"]
+    assert table.shown() == ["f5/f6"]
     for cell, piece in (("f5", "red"), ("f6", "yellow"), ("f2", "M1")):
         table.put(cell, piece)
     assert not table.referee.syncing and table.referee.history == []
     for cell, piece in (("f2", ""), ("f5", ""), ("f5", "M1"), ("f6", "")):
         table.put(cell, piece)
     table.press("ok")
-    assert table.commits() == ["f5/f6", "f5/f6"]
+    assert table.shown() == ["f5/f6", "f5/f6"] and table.commits() == ["f5/f6"]
 
 
 PAY = {
@@ -353,9 +433,9 @@ def test_scenario_a_piece_slid_over_legal_stops_is_committed_only_at_its_final_c
     table.put("0,-2", "M1+green", after=0.1)
     table.put("0,-2", "green", after=0.3)
     table.put("0,-3", "M1+green", after=0.2)
-    assert table.commits() == []
     table.wait(SETTINGS.settle_s + 0.01)
-    assert table.commits() == ["0,-3"]
+    assert table.commits() == ["0,-3"] and table.referee.steps_committed == 1
+    assert not any(isinstance(e, Buzz) for e in table.effects)
 
 
 def test_a_board_of_the_wrong_game_is_named() -> None:
@@ -531,27 +611,28 @@ def setup_table() -> Table:
     return table
 
 
-def test_a_martian_set_on_the_wrong_start_square_first_is_committed_where_it_stays() -> None:
+def test_a_martian_set_on_the_wrong_start_square_first_is_corrected_where_it_stays() -> None:
     table = setup_table()
     table.put("L3", "M1")  # the square next to the one meant
-    assert table.commits() == []
-    table.put("L3", "", after=0.15)
+    assert table.commits() == ["@L3"]
+    table.put("L3", "", after=0.2)
     table.put("L4", "M1", after=0.05)
-    assert table.commits() == []
+    assert table.commits() == ["@L4"] and table.shown() == ["@L3", "@L4"]
     table.wait(SETTINGS.settle_s)
-    assert table.commits() == ["@L4"]
+    assert table.commits() == ["@L4"] and table.referee.steps_committed == 1
 
 
-def test_a_disc_set_on_the_slot_next_to_its_own_first_is_committed_where_it_stays() -> None:
+def test_a_disc_set_on_the_slot_next_to_its_own_first_is_corrected_where_it_stays() -> None:
     # Pick (A4) and Swap Martian (A5) side by side: the disc meant for A4 set on A5 for a moment
     table = enceladus(PAY, reserves={"1": {"blue": 3}, "2": {}})
     table.put("f5", "")  # the flower to pick, taken first
     table.put("A5", "D1")
-    table.put("A5", "", after=0.15)
-    table.put("A4", "D1", after=0.05)
-    assert table.commits() == []
+    table.put("A5", "", after=0.2)
+    table.put("A4", "D1", after=0.05, hold=SETTINGS.debounce_s)
+    assert table.commits() == ["pick:blue:f5"]  # at once: A3 and A5 would be corrected
     table.wait(SETTINGS.settle_s)
-    assert table.commits() == ["pick:blue:f5"]
+    assert table.shown() == ["pick:blue:f5"] and not any(
+        isinstance(e, Buzz) for e in table.effects)
 
 
 # ---- a pause is not a commit: steps the board shows whole that a longer step extends --------
@@ -724,12 +805,12 @@ def mars_planting_on_a_presence_board() -> Table:
     return presence_table(MARS.RULES, state, "mars")
 
 
-def test_on_a_presence_board_a_flower_planted_waits_the_settle_time_for_its_gardener() -> None:
+def test_on_a_presence_board_a_flower_planted_is_committed_at_once() -> None:
     table = mars_planting_on_a_presence_board()
     table.put("3,-1", "occupied")  # the flower; the gardener lifted off red unseen
-    assert table.commits() == []
-    table.wait(0.4)
     assert table.commits() == ["3>3,-1=blue"]
+    table.wait(5)
+    assert table.shown() == ["3>3,-1=blue"]
 
 
 def test_on_a_presence_board_a_flower_set_down_and_taken_back_at_once_is_no_step() -> None:

@@ -237,14 +237,14 @@ def settling(referee: Referee, changes: dict[str, str], t: float) -> list[Any]:
     return effects + referee.handle(Timer(t + 0.05, "debounce"))
 
 
-def test_a_card_shown_by_the_next_player_while_the_last_move_settles_counts_after_it() -> None:
+def test_a_card_shown_by_the_next_player_just_after_the_last_move_counts_for_them() -> None:
     referee = table(position(SEATED, decks=[0, 0, 3, 0]))
-    settling(referee, {"-3,3": "", "-2,3": "M1+blue"}, 0.5)  # P1's gardener just set down
+    effects = settling(referee, {"-3,3": "", "-2,3": "M1+blue"}, 0.5)  # P1's gardener set down
+    assert committed(effects) == ["-2,3=blue"] and referee.correcting is not None
     effects = show(referee, CARD["groups:red"], 0.6)
-    assert Buzz("illegal") not in effects and referee.steps_committed == 0
-    effects = referee.handle(Timer(1.0, "settle"))
-    assert committed(effects) == ["-2,3=blue", "score:groups:red/3"]
+    assert Buzz("illegal") not in effects and committed(effects) == ["score:groups:red/3"]
     assert referee.history[-1][0].to_move == 2  # the card counted for player 2
+    assert referee.correcting is None  # the card follows the step: it stands
 
 
 def test_the_next_players_move_in_the_same_burst_commits_both_moves() -> None:

@@ -64,6 +64,7 @@ def assert_clean(reports: list[GameReport]) -> None:
     questions = sum(r.questions for r in reports)
     print(f"\n{len(reports)} games, {questions} questions "
           f"({questions / len(reports):.1f} a game), "
+          f"{sum(r.corrections for r in reports)} corrections, "
           f"{sum(r.reached_in for r in reports)} steps reached in early")
 
 

@@ -11,8 +11,15 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
+import pytest
+
+from companion.board import protocol
+from companion.events import AnyEvent, BoardMessage, Button
+from companion.referee.effects import Committed, Effects
+from companion.referee.mars import MarsTable
 from companion.referee.recognition import on_the_way
 from companion.referee.referee import RefereeSettings
+from companion.referee.uranus import CardTable, load_catalogue
 from companion.rules import load
 from companion.rules.base import EMPTY
 from companion.sim.harness import VirtualTable
@@ -147,3 +154,68 @@ def test_the_next_player_reaches_in_only_on_an_identity_board() -> None:
     presence = VirtualTable(ENCELADUS, state, "enceladus", seed=4, noise=eager,
                             settings=RefereeSettings(presence=True, tray=False)).play()
     assert presence.reached_in == 0 and presence.over
+
+
+# ---- a step committed while its piece is on its way, corrected where it lands -------------
+
+SLIDING = Noise(glitch=0.0, hesitate=0.0, slide=1.0, pace=(0.35, 0.35), misplace=1.0,
+                misplace_s=(0.2, 0.2))
+"""Every Martian and gardener slid over the cells on its way at 0.35 s a cell, every piece set
+on a wrong cell next to its own for 0.2 s first: a board that completes a step it is only
+passing through, again and again."""
+
+
+class TimedTable(VirtualTable):
+    """A virtual table that notes, for every commit, the seconds since the last input (a
+    cell read, a button pressed, dice or a card shown)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.last_input = 0.0
+        self.delays: list[float] = []
+
+    def deliver(self, event: AnyEvent) -> Effects:
+        if (isinstance(event, Button) and event.pressed) or (
+                isinstance(event, BoardMessage)
+                and not isinstance(event.message, protocol.Heartbeat)):
+            self.last_input = event.t
+        return super().deliver(event)
+
+    def _run_effects(self, effects: Effects) -> None:
+        self.delays += [self.now - self.last_input for e in effects if isinstance(e, Committed)]
+        super()._run_effects(effects)
+
+
+def _sliding_table(game: str, presence: bool, seed: int) -> TimedTable:
+    rules = load(game).RULES
+    settings = RefereeSettings(presence=presence, tray=False)
+    if game == "uranus":
+        state = rules.new_game(2, seed, {"board": "hexagonal"})
+        table = TimedTable(rules, state, "uranus-hexagonal", seed=seed, noise=SLIDING,
+                           settings=settings, extensions=[CardTable(load_catalogue())])
+    elif game == "mars":
+        state = rules.new_game(2, seed, {})
+        table = TimedTable(rules, state, "mars", seed=seed, noise=SLIDING, settings=settings,
+                           extensions=[MarsTable("tray", rng=random.Random(seed))])
+    else:
+        state = rules.new_game(2, seed, {})
+        table = TimedTable(rules, state, "enceladus", seed=seed, noise=SLIDING,
+                           settings=settings)
+    return table
+
+
+@pytest.mark.parametrize("presence", [False, True], ids=["identity", "presence"])
+@pytest.mark.parametrize("game", ["enceladus", "mars", "uranus"])
+def test_pieces_slid_over_legal_cells_or_set_on_wrong_ones_are_shown_at_once_and_corrected(
+        game: str, presence: bool) -> None:
+    reports, delays = [], []
+    for seed in (1, 2, 3):
+        table = _sliding_table(game, presence, seed)
+        reports.append(table.play(max_steps=30))
+        delays += table.delays
+    faults = [(r.false_alarms, r.missed, r.false_commits) for r in reports]
+    assert faults == [(0, 0, 0)] * len(reports), "(false alarms, missed, false commits)"
+    assert sum(r.corrections for r in reports) > 0
+    # Every commit, corrected ones too, is shown within the debounce of the last input: no
+    # step waits the settle time (none of these short games reaches its end).
+    assert max(delays) <= RefereeSettings().debounce_s + 1e-6

@@ -1,5 +1,6 @@
-"""Virtual players at a real-time table (the pty, the daemon, mock pins): a step the
-companion confirms as another one is taken back as a person would, and the game goes on."""
+"""Virtual players at a real-time table (the pty, the daemon, mock pins): a piece left a
+second on a cell beside its own, where it makes another legal step, is shown committed there
+and corrected when it moves on, and the game goes on as the players made it."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from companion.sim.perform import Noise
 from companion.sim.table import seat
 
 # Every piece first set on a free cell beside its own and left there for a second: longer
-# than the settle time, so where that cell is a legal step, the companion commits it.
+# than the settle time, so where that cell is a legal step, the companion commits it at once
+# and corrects it when the piece moves on.
 SLIPS = replace(Noise.none(), misplace=1.0, misplace_s=(1.0, 1.0))
 
 
-def test_a_step_misread_is_undone_the_pieces_put_back_and_the_turn_played_again(
+def test_a_piece_left_beside_its_own_is_shown_there_then_corrected_where_it_goes(
     tmp_path: Path,
 ) -> None:
     config = demo_config("enceladus", 2, 3, "", tmp_path)
@@ -37,8 +39,9 @@ def test_a_step_misread_is_undone_the_pieces_put_back_and_the_turn_played_again(
         players.start()
         service.run()
     assert players.error is None
-    assert players.misread >= 1  # a Martian left on the start square next to its own
-    assert players.steps >= 3
-    # every step misread was taken back: the game the companion keeps is the players' own
+    # a Martian left on the start square next to its own, then moved on: corrected
+    assert any(c.corrects is not None for c in commits)
+    assert players.misread == 0 and players.steps >= 3
+    # the game the companion keeps is the players' own
     kept = service.referee.history
     assert len(kept) == players.steps

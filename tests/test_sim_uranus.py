@@ -58,6 +58,7 @@ def check(reports: list[GameReport]) -> dict[str, int]:
         "games": len(reports),
         "steps": sum(len(r.performed) for r in reports),
         "questions": sum(r.questions for r in reports),
+        "corrections": sum(r.corrections for r in reports),
         "reached in": sum(r.reached_in for r in reports),
         "scores": sum(s.startswith("score:") for r in reports for s in r.committed),
         "shown at the end": sum(s.startswith("show:") for r in reports for s in r.committed),

@@ -78,6 +78,10 @@ class GameJournal(Protocol):
     def undo(self, number: int) -> None:
         """Step ``number`` was taken back."""
 
+    def correct(self, number: int, player: int, step: str) -> None:
+        """Step ``number`` was taken back and ``step`` made in its place by ``player`` (a
+        step corrected by hand), the two lines durable together."""
+
     def hint(self, number: int, player: int) -> None:
         """Player ``player`` asked for a hint before step ``number``."""
 

@@ -318,6 +318,12 @@ class Service:
         match effect:
             case SetTimer():
                 self.timers.arm(effect)
+            case Committed() if effect.corrects is not None:
+                log.info("step %d, player %d: %s, in place of %s", effect.number,
+                         effect.player, effect.step, effect.corrects)
+                self._journal(lambda j: j.correct(effect.number, effect.player, effect.step))
+                for listener in self.commit_listeners:
+                    listener(effect)
             case Committed():
                 log.info("step %d, player %d: %s", effect.number, effect.player, effect.step)
                 self._journal(lambda j: j.step(effect.number, effect.player, effect.step))

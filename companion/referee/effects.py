@@ -22,13 +22,20 @@ from companion.rules.base import Outcome
 class Committed:
     """A step was committed: ``number`` counts steps from 1; ``step`` is its notation;
     ``position`` the new state's notation; ``state`` the state itself (the rules core's own
-    type, opaque here: only the rules core that made it reads it)."""
+    type, opaque here: only the rules core that made it reads it).
+
+    ``corrects``: the notation of the step committed before under the same ``number`` that
+    this one takes the place of (``None`` for a new step): its player moved the piece on by
+    hand (a Martian slid on, a disc moved off a wrong slot) before anything else happened,
+    and the board shows this step instead.  The journal records it as that step taken back
+    and this one made."""
 
     number: int
     player: int
     step: str
     position: str
     state: object
+    corrects: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

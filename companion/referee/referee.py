@@ -17,7 +17,12 @@ unless the board may still become another step:
   cell next to it, as when it was set on the wrong cell first, or carries that Martian or
   gardener on along the line it came, sliding or hopping over cells; on a presence board, a
   flower planted on an empty hex while its gardener may still be in the hand) is committed
-  once it has stayed there for the settle time.
+  at once all the same, and stays open to a correction by hand: until anything else happens
+  (the next player's first handling, a button, a roll or a card committed), a board that
+  moves on from it to another step of the same player from the position before it (the
+  Martian slid on, the disc moved to the slot it was meant for) takes it back and commits
+  that step in its place (:class:`Correctable`), and a board put back as it was before it
+  takes it back.  Only a step that ends the game waits the settle time instead.
 
 A board that no legal step explains is shown cell by cell, with the buzzer, after the grace
 period; nothing is committed until it is put right.  Undo takes the last step back and shows
@@ -109,10 +114,11 @@ class RefereeSettings:
     """Timing and fitted parts.  Times in seconds.
 
     ``debounce_s``: a cell change counts once it has lasted this long (sensor glitches are
-    shorter).  ``settle_s``: a completed step whose last change put a piece down where it may
-    only be on its way (another legal step puts it next to there, or carries it on along its
-    line) is committed after the board stayed unchanged this long; every other completed
-    step is committed at once.
+    shorter).  ``settle_s``: a completed step that ends the game, whose last change put a
+    piece down where it may only be on its way (another legal step puts it next to there, or
+    carries it on along its line), is committed after the board stayed unchanged this long;
+    every other completed step is committed at once (one whose piece may be on its way open
+    to a correction by hand, :class:`Correctable`).
     ``grace_s``: a board no legal step explains is flagged after this long.
     ``tray``: a show-tray is fitted (else payments and draws are asked with Select/OK).
     ``heartbeat_timeout_s``: silence after which the board counts as disconnected.
@@ -139,6 +145,22 @@ class RefereeSettings:
 
 
 DEFAULT_SETTINGS = RefereeSettings()
+
+
+@dataclass
+class Correctable:
+    """The last step committed while its piece may still have been on its way, open to a
+    correction by hand: ``before`` the state before it, ``number`` and ``text`` the step's
+    number and notation, ``index`` the legal steps of ``before`` (of the same player),
+    ``sensed_expected`` the board ``before`` shows to the sensors, ``touched`` the cells
+    handled since ``before`` (noted on, for a presence board's order of handling)."""
+
+    before: Seated
+    number: int
+    text: str
+    index: StepIndex
+    sensed_expected: dict[Cell, Piece]
+    touched: Handling
 
 
 @dataclass
@@ -237,6 +259,10 @@ class Referee:
         self.grace_set = False
         self.unknown_cells: set[str] = set()
         self._new_state(self.state)
+        # A restart within a correction's window: the board may show the step corrected.
+        self.correcting: Correctable | None = (
+            self._correctable(*self.history[-1], len(self.history))
+            if self.resumed and self.history else None)
 
     # ------------------------------------------------------------------ state
     def _new_state(self, state: Seated) -> None:
@@ -270,6 +296,8 @@ class Referee:
 
     def handle(self, event: AnyEvent) -> Effects:
         """Take one event; return the effects to carry out, in order."""
+        if isinstance(event, Button) and event.pressed:
+            self.correcting = None  # a button answers the board as it stands
         match event:
             case BoardMessage():
                 return self._message(event.t, event.message)
@@ -405,6 +433,8 @@ class Referee:
             before = self.observed[cell]
             self.observed[cell] = after
             self.touched.note(cell, after)
+            if self.correcting is not None:
+                self.correcting.touched.note(cell, after)
             self.last_change_t = now
             # Taken away (emptied, a gardener lifted off its flower or the flower from under
             # it) or put down: only a piece put down may still be slid on.
@@ -498,6 +528,7 @@ class Referee:
         text = self.rules.format_step(before, step)
         number = len(self.history) + 1
         self._new_state(before)
+        self.correcting = None
         self.syncing = True
         self.resumed = False  # the board may still show the step taken back
         return [
@@ -560,6 +591,10 @@ class Referee:
             not self.index.unseen(s) for s in self.index.explaining(diff)
         ):
             self.syncing = False  # a step made while the companion was down (and seen so)
+        if self.correcting is not None and diff:
+            corrected = self._correction(diff, now)
+            if corrected is not None:
+                return corrected
         question = self.question
         if question is not None and diff == board_diff(self.sensed_expected, question.seen,
                                                        self.tray):
@@ -589,12 +624,14 @@ class Referee:
                 made = self._reach(completing)
                 if self._extended(diff, made):
                     self.awaiting = True  # never committed by a pause: OK says it is done
-                elif (
-                    now - self.last_change_t >= self.settings.settle_s - 1e-9
-                    or not self._in_transit(diff, made)
-                ):
+                elif not self._in_transit(diff, made):
                     return effects + self._resolve(self._completed(diff), now)
-                else:
+                elif not self._ends_game(made):
+                    # Shown at once; the board may still move on to the step meant.
+                    return effects + self._resolve(self._completed(diff), now, correctable=True)
+                elif now - self.last_change_t >= self.settings.settle_s - 1e-9:
+                    return effects + self._resolve(self._completed(diff), now)
+                else:  # an end cannot be taken back by hand: the piece must stay first
                     settle_at = self.last_change_t + self.settings.settle_s
                     effects.append(SetTimer(TimerName.SETTLE, settle_at))
             return effects + [Show(self._screen(now, diff=diff, guide=True))]
@@ -657,6 +694,72 @@ class Referee:
         return any(
             self.index.extension(diff, self.touched, step) is not None for step in cells.values()
         )
+
+    def _ends_game(self, steps: Sequence[Hashable]) -> bool:
+        """Whether one of ``steps`` ends the game (the end is shown and journaled at once, so
+        such a step is not committed while its piece may still be on its way)."""
+        return any(self.rules.outcome(self.rules.apply(self.state, s)) is not None
+                   for s in steps)
+
+    def _correctable(self, before: Seated, step: Hashable, number: int) -> Correctable:
+        """The window of step ``number``, ``step`` made from ``before``, as after a restart."""
+        expected = self.rules.board(before)
+        return Correctable(before, number, self.rules.format_step(before, step),
+                           StepIndex(self.rules, before, expected, self.settings.presence),
+                           sensed_board(expected) if self.settings.presence else expected,
+                           Handling())
+
+    def _correction(self, diff: dict[Cell, Piece], now: float) -> Effects | None:
+        """The board moved on from the step open to a correction (:attr:`correcting`);
+        ``diff`` is against its result.
+
+        The board shows another step of the same player from the position before it: that
+        step replaces it (committed as any step is, so it may stay open in turn).  The board
+        is as it was before the step for the settle time: the step is taken back (sooner, it
+        is the piece in the hand between a wrong cell and its own).  The board is on its way to
+        another step of that player (the Martian lifted off to slide on): nothing is flagged
+        meanwhile.  ``None`` when the board shows anything else, weighed as usual: the window
+        closes when it shows the next player's handling, and stays open through a board no
+        step explains (a Martian slid over empty cells on its way)."""
+        c = self.correcting
+        assert c is not None
+        was = board_diff(c.sensed_expected, self.observed, self.tray)
+        if not was and now - self.last_change_t < self.settings.settle_s - 1e-9:
+            return [SetTimer(TimerName.GRACE, None),
+                    SetTimer(TimerName.SETTLE, self.last_change_t + self.settings.settle_s)]
+        if not was:
+            self._revert(c)
+            return [Undone(c.number, c.text),
+                    Note(NoteLevel.INFO, f"step {c.number} ({c.text}) taken back by hand"),
+                    *self._evaluate(now)]
+        if c.index.completing(was, c.touched, distinct=True):
+            self._revert(c)
+            effects = self._evaluate(now)
+            for n, effect in enumerate(effects):
+                if isinstance(effect, Committed) and effect.number == c.number:
+                    effects[n] = replace(effect, corrects=c.text)
+                    note = f"step {c.number} corrected by hand: {effect.step}, not {c.text}"
+                    return [Note(NoteLevel.INFO, note), *effects]
+            # A step still to be confirmed with OK, or asked about: not committed yet.
+            return [Undone(c.number, c.text),
+                    Note(NoteLevel.INFO, f"step {c.number} ({c.text}) taken back by hand: "
+                                         "the board shows another step"),
+                    *effects]
+        if self.index.completing(diff, self.touched, distinct=True) or (
+                not c.index.explained(was) and self.index.explained(diff)):
+            self.correcting = None
+            return None
+        if not c.index.explained(was):
+            return None  # neither explains it (a Martian passing over empty cells): as usual
+        self.grace_set = False
+        return [SetTimer(TimerName.GRACE, None), SetTimer(TimerName.SETTLE, None)]
+
+    def _revert(self, c: Correctable) -> None:
+        """Take back the step of ``c`` inside the referee (the caller says so)."""
+        self.correcting = None
+        self.history.pop()
+        self._new_state(c.before)
+        self.index, self.touched = c.index, c.touched
 
     def _in_transit(self, diff: dict[Cell, Piece], steps: Sequence[Hashable]) -> bool:
         """Whether the piece the last change put down may only be on its way: another legal
@@ -766,9 +869,12 @@ class Referee:
         path = self.rules.choice_path(self.state, step)
         return path[level] if level < len(path) else self.rules.format_step(self.state, step)
 
-    def _resolve(self, steps: Sequence[Hashable], now: float) -> Effects:
+    def _resolve(self, steps: Sequence[Hashable], now: float, *,
+                 correctable: bool = False) -> Effects:
         """Commit the step among ``steps`` (all leaving the observed board), asking the players
-        when they lead to different states and neither the tray nor the sensors can tell.
+        when they lead to different states and neither the tray nor the sensors can tell;
+        ``correctable``: a step committed without a question stays open to a correction by
+        hand (:class:`Correctable`).
 
         The tray narrows the steps first (:meth:`_narrow`); only then do steps that lead to the
         same state count as one (paying blue and drawing three blue leaves what paying purple
@@ -778,6 +884,8 @@ class Referee:
         if narrowed is None:
             self.question = None
             return [Show(self._notice("Show on the tray the flowers you paid or drew", now))]
+        if correctable and self._one_state(narrowed):
+            return self._commit(narrowed[0], now, correctable=True)
         return self._decide(narrowed, now, level=0, origin=list(steps))
 
     def _narrow(self, steps: Sequence[Hashable]) -> list[Hashable] | None:
@@ -875,13 +983,19 @@ class Referee:
         """A screen with ``text`` as its message, for an extension to show."""
         return Show(self._notice(text, now, urgent=urgent))
 
-    def _commit(self, step: Hashable, now: float) -> Effects:
+    def _commit(self, step: Hashable, now: float, *, correctable: bool = False) -> Effects:
         before = self.state
         player = self.to_move
         text = self.rules.format_step(before, step)
         after = self.rules.apply(before, step)
         self.history.append((before, step))
+        index, touched = self.index, self.touched
         self._new_state(after)
+        self.correcting = None
+        if correctable:
+            self.correcting = Correctable(before, len(self.history), text, index,
+                                          sensed_board(index.expected) if self.settings.presence
+                                          else dict(index.expected), touched)
         effects: Effects = [
             SetTimer(TimerName.SETTLE, None),
             SetTimer(TimerName.GRACE, None),

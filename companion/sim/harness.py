@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 
 from companion.board import protocol
 from companion.events import AnyEvent, BoardMessage, Button
-from companion.referee.effects import Buzz, Committed, Effects, Show
+from companion.referee.effects import Buzz, Committed, Effects, Show, Undone
 from companion.referee.recognition import sensed
 from companion.referee.referee import DEFAULT_SETTINGS, Extension, Referee, RefereeSettings
 from companion.referee.screen import Screen
@@ -56,12 +56,16 @@ from companion.sim.players import (
 
 @dataclass
 class GameReport:
-    """What one virtual game showed.  ``performed``/``committed``: step notations in order;
-    ``false_commits``: commits of a step nobody made; ``missed``: steps made but never
-    committed; ``false_alarms``: times the matrix turned urgent (a board shown as wrong, a
-    step refused, the board said to be lost) or the buzzer sounded a refusal, though the
-    players only ever make legal steps; ``reached_in``: steps the next player began while
-    the last one settled; ``questions``: Select/OK questions the players answered."""
+    """What one virtual game showed.  ``performed``/``committed``: step notations in order
+    (``committed``: the steps in force, a step corrected replaced); ``false_commits``: steps
+    nobody made left committed; ``missed``: steps made but never committed;
+    ``false_alarms``: times the matrix turned urgent (a board shown as wrong, a step
+    refused, the board said to be lost) or the buzzer sounded a refusal, though the players
+    only ever make legal steps; ``corrections``: steps committed while their piece was still
+    on its way and then taken back by the referee as the board moved on (a Martian slid
+    on, a piece moved off a wrong cell), a matter of course, not an alarm;
+    ``reached_in``: steps the next player began while the last one settled; ``questions``:
+    Select/OK questions the players answered."""
 
     seed: int
     performed: list[str] = field(default_factory=list)
@@ -69,6 +73,7 @@ class GameReport:
     false_commits: int = 0
     missed: int = 0
     false_alarms: int = 0
+    corrections: int = 0
     reached_in: int = 0
     questions: int = 0
     over: bool = False
@@ -149,7 +154,13 @@ class VirtualTable:
         """What the players see of ``effects`` (the timers are the timeline's)."""
         for effect in effects:
             if isinstance(effect, Committed):
+                if effect.corrects is not None:
+                    self.report.committed.pop()
+                    self.report.corrections += 1
                 self.report.committed.append(effect.step)
+            elif isinstance(effect, Undone):  # the players never press Undo here
+                self.report.committed.pop()
+                self.report.corrections += 1
             elif isinstance(effect, Buzz) and effect.pattern == "illegal":
                 self._alarm()
             elif isinstance(effect, Show):
@@ -309,12 +320,18 @@ class VirtualTable:
 
     def _confirm(self, path: tuple[str, ...], text: str) -> bool:
         """Wait (answering questions about the step with ``path`` and notation ``text``) until
-        every step performed is committed; count what was missed or committed wrongly."""
+        every step performed is committed and the matrix shows the game as the players made
+        it (a step committed while its last piece was on its way is corrected once it lands);
+        count what was missed or committed wrongly."""
         self.settling = None
         expected = len(self.report.performed)
         deadline = self.now + 10.0
-        while len(self.report.committed) < expected and self.now < deadline:
-            if not self._answer(path, text):
+        while self.now < deadline:
+            done = len(self.report.committed)
+            if done > expected or (done == expected and self.referee.state == self.truth):
+                break
+            # A menu once the step is shown is the next step's (the dice to enter), not ours.
+            if done == expected or not self._answer(path, text):
                 self._advance(self.now + 0.1)
         committed = len(self.report.committed)
         if committed < expected:

@@ -45,7 +45,7 @@ from companion.board import protocol
 from companion.errors import InvalidStepError
 from companion.events import AnyEvent, BoardMessage, Button
 from companion.files import read_text
-from companion.referee.effects import Committed, Effects, Show
+from companion.referee.effects import Committed, Effects, Show, Undone
 from companion.referee.referee import Referee, RefereeSettings
 from companion.referee.timers import Timeline
 from companion.rules import BOARDS, GAMES, load
@@ -322,7 +322,8 @@ def _unambiguous_step(rules: SomeRules, state: Seated, rng: random.Random) -> Ha
 
 @dataclass
 class ScenarioRun:
-    """What the referee did with a scenario: ``committed`` step notations, in order;
+    """What the referee did with a scenario: ``committed`` the notations of the steps in
+    force, in order (one taken back, with Undo or corrected by hand, left out);
     ``menus``: the questions it showed (their options); ``referee``: its end state."""
 
     committed: list[str]
@@ -382,7 +383,11 @@ def drive(referee: Referee, events: Iterable[AnyEvent], until: float) -> Scenari
     def record(effects: Effects) -> None:
         for effect in effects:
             if isinstance(effect, Committed):
+                if effect.corrects is not None:
+                    run.committed.pop()
                 run.committed.append(effect.step)
+            elif isinstance(effect, Undone):
+                run.committed.pop()
             elif isinstance(effect, Show) and effect.screen.menu:
                 run.menus.append(effect.screen.menu)
 

@@ -55,6 +55,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("companion.sim")
 
 _STEADY = Noise.none()
+
+CORRECTED_S = 2.0
+"""Seconds the players give a step shown other than theirs to be corrected (its last piece
+landed a moment after it was committed) before they take it back: the debounce and the
+daemon's handling of the last update, with room for a loaded machine."""
 """The hands of a player who has just seen their step misread: no slips this time."""
 
 
@@ -105,7 +110,7 @@ class TablePlayers:
         self.on_stuck = on_stuck
         self.tray = sorted(rules.tray_cells(state), key=lambda c: (len(c), c))
         self._screen: Screen | None = None
-        self._committed: list[object] = []
+        self._committed: list[tuple[int, object]] = []  # (number, state) of each commit
         self._changed = threading.Condition()
         self._stop = threading.Event()
         self.steps = 0
@@ -122,22 +127,38 @@ class TablePlayers:
             self._changed.notify_all()
 
     def on_commit(self, committed: Committed) -> None:
-        """Listener for the daemon's commits (the matrix confirming a step)."""
+        """Listener for the daemon's commits (the matrix confirming a step, or correcting
+        the one it showed last)."""
         with self._changed:
-            self._committed.append(committed.state)
+            # A step of the same number again: the one before it was corrected or taken back.
+            while self._committed and self._committed[-1][0] >= committed.number:
+                self._committed.pop()
+            self._committed.append((committed.number, committed.state))
             self._changed.notify_all()
 
-    def _wait_for(self, path: tuple[str, ...], notation: str) -> tuple[object] | None:
+    def _wait_for(self, path: tuple[str, ...], notation: str,
+                  after: object) -> tuple[object] | None:
         """The state the companion commits next, as a 1-tuple; ``None`` on a stop or after
-        ``step_timeout``.  Questions on the way are answered with ``path``/``notation``."""
+        ``step_timeout``.  Questions on the way are answered with ``path``/``notation``.
+        A commit other than ``after`` (the state the players made) is taken only once it
+        stood :data:`CORRECTED_S` uncorrected: a step committed while its last piece was on
+        its way is corrected when the piece lands."""
         deadline = time.monotonic() + self.step_timeout
         answered: Screen | None = None
+        wrong_until: float | None = None
         with self._changed:
             while True:
                 # A commit seen before a stop still counts: the daemon may stop at the end
                 # of the game before this thread wakes for its last commit.
                 if self._committed:
-                    return (self._committed.pop(0),)
+                    if self._committed[0][1] == after or self._stop.is_set():
+                        return (self._committed.pop(0)[1],)
+                    if wrong_until is None:
+                        wrong_until = time.monotonic() + CORRECTED_S
+                    if time.monotonic() >= wrong_until:
+                        return (self._committed.pop(0)[1],)
+                    self._changed.wait(wrong_until - time.monotonic())
+                    continue
                 if self._stop.is_set():
                     return None
                 screen = self._screen
@@ -267,7 +288,7 @@ class TablePlayers:
                     ops.append(Press(0.4, "ok"))  # a step the board cannot see: say so
                 put_back = {cell: self.board.board[cell] for cell in changes}
                 self._perform(ops)
-                committed = self._wait_for(path, notation)
+                committed = self._wait_for(path, notation, after)
                 if committed is not None and committed[0] != after and not self._stop.is_set():
                     self._take_back(put_back)
                     steady = True
