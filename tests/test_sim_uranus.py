@@ -113,6 +113,13 @@ def test_ten_noisy_games_on_a_presence_board() -> None:
     check([game(seed, presence=True) for seed in range(1, 11)])
 
 
+def test_a_flower_set_on_a_wrong_hex_just_after_a_step_is_not_the_next_players_step() -> None:
+    # Games 27 and 162: the last step committed while its gardener was still in the hand,
+    # the player sets a flower on a wrong hex, then takes it away; on a presence board that
+    # one hex looked like the next player's whole step.
+    check([game(seed, presence=True) for seed in (27, 162)])
+
+
 def test_ten_games_on_a_presence_board_of_players_who_stop_to_think() -> None:
     check([game(seed, noise=THINKING, presence=True) for seed in range(1, 11)])
 

@@ -591,6 +591,10 @@ class Referee:
             not self.index.unseen(s) for s in self.index.explaining(diff)
         ):
             self.syncing = False  # a step made while the companion was down (and seen so)
+        # A step of the next player that the same update completes while the last step is
+        # still open to a correction may be that player's piece set down on its way, or the
+        # last player's hand still at work: it waits the settle time, as before corrections.
+        window = self.correcting is not None
         if self.correcting is not None and diff:
             corrected = self._correction(diff, now)
             if corrected is not None:
@@ -626,7 +630,7 @@ class Referee:
                     self.awaiting = True  # never committed by a pause: OK says it is done
                 elif not self._in_transit(diff, made):
                     return effects + self._resolve(self._completed(diff), now)
-                elif not self._ends_game(made):
+                elif not window and not self._ends_game(made):
                     # Shown at once; the board may still move on to the step meant.
                     return effects + self._resolve(self._completed(diff), now, correctable=True)
                 elif now - self.last_change_t >= self.settings.settle_s - 1e-9:
