@@ -22,7 +22,9 @@ unless the board may still become another step:
   moves on from it to another step of the same player from the position before it (the
   Martian slid on, the disc moved to the slot it was meant for) takes it back and commits
   that step in its place (:class:`Correctable`), and a board put back as it was before it
-  takes it back.  Only a step that ends the game waits the settle time instead.
+  takes it back.  Only a step that ends the game waits the settle time instead, and so does
+  one of the next player that the update closing that window completes at once (a single
+  piece set down, which may still be the last player's hand at work).
 
 A board that no legal step explains is shown cell by cell, with the buzzer, after the grace
 period; nothing is committed until it is put right.  Undo takes the last step back and shows
