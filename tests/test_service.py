@@ -10,6 +10,7 @@ in a temporary folder, read as systemd reads it.
 from __future__ import annotations
 
 import errno
+import gc
 import json
 import logging
 import queue
@@ -159,6 +160,20 @@ def test_a_committed_step_is_in_the_journal_before_the_matrix_shows_it(tmp_path:
     service.run()
     assert (1, 1) in seen
     assert all(in_file >= committed for committed, in_file in seen)
+
+
+def test_what_start_up_made_is_out_of_the_collectors_sight_while_the_loop_runs() -> None:
+    # A full collection mid-game walks only what the game made, not every module: the
+    # objects made before the loop are frozen while it runs, and given back when it ends.
+    clock = VirtualClock()
+    (before, step), = _first_steps(1)
+    service, _ = _service(clock, [(0.0, _dump(before)), *_step_events(before, step, 1.0),
+                                  (5.0, Stop(0))])
+    frozen: list[int] = []
+    service.screen_listeners.append(lambda _: frozen.append(gc.get_freeze_count()))
+    service.run()
+    assert len(frozen) > 1 and all(count > 1000 for count in frozen[1:])  # [0]: at start
+    assert gc.get_freeze_count() == 0
 
 
 def test_a_resumed_game_is_out_of_sync_until_the_board_matches(tmp_path: Path) -> None:
