@@ -11,9 +11,11 @@
    the daemon's loop blocks on that and on handing the screen to the display, which draws
    in a thread of its own; so the CPU time of drawing the last screen the update led to on a
    16x16 RGB matrix is a column of its own.  Thread CPU time, not the wall clock, which other
-   work on a shared machine inflates.  Median, 99th percentile and maximum, the worst update
-   named with its game, step and cell.  ``--before TREE`` takes the same figures of the
-   companion in another source tree in the same run.
+   work on a shared machine inflates; each game played with what came before it frozen
+   out of the collector's sight, as the daemon's loop freezes what start-up made.  Median,
+   99th percentile and maximum, the worst update named with its game, step and cell.
+   ``--before TREE`` takes the same figures of the companion in another source tree in the
+   same run.
 2. **Last input -> commit shown, end to end.**  Games of each game on identity and presence
    boards through the real stacks: the simulated board writes to a pseudo-terminal, the
    daemon (pyserial's reader thread, the queue, the referee, the display thread on a luma
@@ -45,6 +47,7 @@ RESULTS.md holds the last figures with the machine they were taken on.  A Raspbe
 from __future__ import annotations
 
 import argparse
+import gc
 import http.client
 import json
 import os
@@ -213,7 +216,12 @@ def per_update(games: int) -> list[dict[str, Any]]:
                 for seed in range(1, games + 1):
                     table = _table(game, seed, sensing, noise)
                     table.game, table.samples = game, samples
-                    table.play()
+                    gc.collect()  # as the daemon's loop does (Service.run): the games
+                    gc.freeze()   # before are out of the collector's sight, as start-up is
+                    try:
+                        table.play()
+                    finally:
+                        gc.unfreeze()
                     table.close_update()
                 worst = max(samples, key=lambda s: s.handle / s.wire)
                 rows.append({
