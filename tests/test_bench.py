@@ -3,8 +3,10 @@ timers it sets off, and the start-up figure begins a game in a folder of finishe
 
 from __future__ import annotations
 
+import threading
 from types import ModuleType
 
+import pytest
 from conftest import load_bench
 
 from companion.board import protocol
@@ -53,3 +55,24 @@ def test_the_display_figures_time_every_frame_on_both_matrices() -> None:
     assert 0 < found["share"] < 1 and found["screens"] > 0
     assert sorted(found["frame_us"]) == ["16x16 RGB", "32x8 1"]
     assert all(0 < median <= p99 <= most for median, p99, most in found["frame_us"].values())
+
+
+def test_an_update_costs_the_cpu_time_of_the_thread_handling_it_not_the_wall_clock(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Time the referee's thread did not run (another process had the core) is not its cost.
+    bench = _bench()
+    monkeypatch.setattr(bench, "GAMES", ("mars",))
+    monkeypatch.setattr(bench, "SENSING", ("presence",))
+    monkeypatch.setattr(bench, "NOISES", {"people": bench.PEOPLE})
+    deliver = bench.VirtualTable.deliver
+    waits = threading.Event()
+
+    def descheduled(self: object, event: object) -> list[object]:
+        if isinstance(event, BoardMessage) and isinstance(event.message, protocol.FieldUpdate):
+            waits.wait(0.005)  # never set: 5 ms of wall clock without CPU
+        return deliver(self, event)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bench.VirtualTable, "deliver", descheduled)
+    row, = bench.per_update(1)
+    assert row["updates"] > 100 and row["handle_ms"][0] < 5  # the median, in ms
+    assert row["worst"].startswith("mars step ")
