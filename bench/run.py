@@ -50,6 +50,7 @@ import argparse
 import gc
 import http.client
 import json
+import math
 import os
 import platform
 import random
@@ -69,6 +70,7 @@ from typing import Any
 from companion import journal
 from companion.board import protocol
 from companion.config import BoardConfig, Config, GameConfig, JournalConfig
+from companion.daemon.collector import IdleCollector
 from companion.daemon.service import new_or_resumed_game
 from companion.display import make_device, render, render_frame
 from companion.display.text import Ticker
@@ -80,7 +82,7 @@ from companion.referee.uranus import CardTable, load_catalogue
 from companion.rules import load
 from companion.rules.uranus import BOARDS
 from companion.sim.board import VirtualBoard
-from companion.sim.harness import VirtualTable
+from companion.sim.harness import GameReport, VirtualTable
 from companion.sim.perform import PEOPLE, THINKING, Noise
 
 BAUD = 115200
@@ -134,11 +136,34 @@ class Update:
 
 class TimedTable(VirtualTable):
     """A virtual table that times the referee (thread CPU time) on every field update and on
-    the timers that follow it until the next update, and draws the last screen each led to."""
+    the timers that follow it until the next update, and draws the last screen each led to.
+    Played inside ``collector`` (:meth:`play_collected`), it collects garbage as the daemon's
+    loop does: when no event or timer is due, each collection's CPU time kept in
+    ``collections`` (seconds), not in the update's."""
 
     game = ""
     samples: list[Update]
     current: Update | None = None
+    collector: IdleCollector | None = None
+    collections: list[float]
+
+    def play_collected(self) -> GameReport:
+        """Play the game (:meth:`play`) with automatic collection off, collecting when idle."""
+        self.collections = []
+        with IdleCollector(lambda: self.now) as self.collector:
+            try:
+                return self.play()
+            finally:
+                self.collector = None
+
+    def _run_effects(self, effects: Any) -> None:
+        super()._run_effects(effects)
+        due = self.time.timers.values()
+        if self.collector is not None and not self.time.waiting() and min(
+                due, default=math.inf) > self.now:
+            started = time.thread_time_ns()
+            self.collector.idle()
+            self.collections.append((time.thread_time_ns() - started) / 1e9)
 
     def deliver(self, event: Any) -> list[Any]:
         started = time.thread_time_ns()
@@ -213,16 +238,14 @@ def per_update(games: int) -> list[dict[str, Any]]:
         for sensing in SENSING:
             for hands, noise in NOISES.items():
                 samples: list[Update] = []
+                collections: list[float] = []
                 for seed in range(1, games + 1):
                     table = _table(game, seed, sensing, noise)
                     table.game, table.samples = game, samples
-                    gc.collect()  # as the daemon's loop does (Service.run): the games
-                    gc.freeze()   # before are out of the collector's sight, as start-up is
-                    try:
-                        table.play()
-                    finally:
-                        gc.unfreeze()
+                    gc.collect()  # the games before are garbage, then frozen as start-up is
+                    table.play_collected()
                     table.close_update()
+                    collections += table.collections
                 worst = max(samples, key=lambda s: s.handle / s.wire)
                 rows.append({
                     "game": game, "sensing": sensing, "hands": hands,
@@ -232,6 +255,7 @@ def per_update(games: int) -> list[dict[str, Any]]:
                     "frame_ms": [v * 1000 for v in spread([s.rgb for s in samples])],
                     "worst": worst.named(),
                     "worst_ms": worst.handle * 1000,
+                    "collect_ms": [v * 1000 for v in spread(collections or [0.0])],
                 })
     return rows
 
@@ -251,16 +275,21 @@ def updates_side_by_side(games: int, before: str | None) -> None:
     print("referee: CPU time of the update and its timers (ms, and over the update's time on "
           "the wire at 115200 baud); frame: CPU time of the 16x16 RGB frame it led to, drawn "
           "in the display's own thread (ms)")
+    print("idle gc: CPU time of the collections made between events, as the daemon's loop "
+          "makes them (ms; - when the tree collects on the update's path)")
     print("| tree | game | sensing | hands | updates | ms median | ms p99 | ms max "
-          "| / wire median | / wire p99 | / wire max | frame ms median | frame ms max | worst |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| / wire median | / wire p99 | / wire max | frame ms median | frame ms max "
+          "| idle gc ms median | idle gc ms max | worst |")
+    print("| --- " * 16 + "|")
     for label, rows in runs:
         for row in rows:
             ms, wire, frame = row["handle_ms"], row["wire"], row["frame_ms"]
+            collect = row.get("collect_ms")
+            idle = f"{collect[0]:.2f} | {collect[2]:.2f}" if collect else "- | -"
             print(f"| {label} | {row['game']} | {row['sensing']} | {row['hands']} "
                   f"| {row['updates']} | {ms[0]:.2f} | {ms[1]:.2f} | {ms[2]:.2f} "
                   f"| {wire[0]:.2f} | {wire[1]:.2f} | {wire[2]:.2f} "
-                  f"| {frame[0]:.2f} | {frame[2]:.2f} "
+                  f"| {frame[0]:.2f} | {frame[2]:.2f} | {idle} "
                   f"| {row['worst']}, {row['worst_ms']:.2f} ms |")
 
 

@@ -3,6 +3,7 @@ timers it sets off, and the start-up figure begins a game in a folder of finishe
 
 from __future__ import annotations
 
+import gc
 import threading
 from types import ModuleType
 
@@ -42,6 +43,41 @@ def test_every_field_update_is_timed_with_the_timers_it_sets_off() -> None:
     # The settle and debounce timers reach the referee through deliver, and are timed there.
     assert {"debounce", "settle"} <= set(timers) and report.over
     assert all(s.handle > 0 and s.wire > 0.001 for s in table.samples)
+
+
+def test_the_games_collect_garbage_between_events_as_the_daemons_loop_does() -> None:
+    # A collection is the daemon loop's idle work, not a field update's cost: none falls
+    # inside the referee's handling of an event, and each is timed on its own.
+    bench = _bench()
+    table = bench._table("mars", 1, "presence", bench.PEOPLE)
+    table.game, table.samples = "mars", []
+    handling, runs, enabled = [False], [], []
+    deliver = bench.VirtualTable.deliver
+
+    def watched(self: object, event: object) -> list[object]:
+        handling[0] = True
+        enabled.append(gc.isenabled())
+        try:
+            return deliver(self, event)  # type: ignore[arg-type]
+        finally:
+            handling[0] = False
+
+    def on_collect(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            runs.append((handling[0], table.time.waiting()))
+
+    was = gc.isenabled()
+    bench.VirtualTable.deliver = watched
+    gc.callbacks.append(on_collect)
+    try:
+        report = table.play_collected()
+    finally:
+        gc.callbacks.remove(on_collect)
+        bench.VirtualTable.deliver = deliver
+    assert report.over and not any(enabled)
+    assert len(runs) == len(table.collections) > 100
+    assert not any(inside or waiting for inside, waiting in runs)
+    assert gc.isenabled() == was
 
 
 def test_start_up_begins_a_game_in_a_folder_of_finished_ones() -> None:
