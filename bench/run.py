@@ -4,12 +4,18 @@
    virtual time, on identity and on presence boards, played by people
    (:data:`companion.sim.perform.PEOPLE`) and by the worst hands (:data:`HANDS`: every
    hesitation, slide, misplacement and step put back the scripts allow), the referee's
-   default settings (debounce 20 ms, settle 400 ms).  For *every* field update: the time the
-   referee takes to handle it and the timers it sets off until the next update (the debounce
-   that accepts it, the settle time that commits a step), plus drawing the last screen that
-   produced, for a 16x16 RGB matrix and for a 32x8 MAX7219 chain; as a ratio to the update's
-   own time on the wire at 115200 baud (8N1: 10 bits a byte).  Median, 99th percentile and
-   maximum, the worst update named with its step.
+   default settings (debounce 20 ms, settle 400 ms).  For *every* field update: the CPU time
+   of the thread handling it in the referee, with the timers it sets off until the next
+   update (the debounce that accepts it, the settle time that commits a step), as milliseconds
+   and as a ratio to the update's own time on the wire at 115200 baud (8N1: 10 bits a byte):
+   the daemon's loop blocks on that and on handing the screen to the display, which draws
+   in a thread of its own; so the CPU time of drawing the last screen the update led to on a
+   16x16 RGB matrix is a column of its own.  Thread CPU time, not the wall clock, which other
+   work on a shared machine inflates; each game played with what came before it frozen
+   out of the collector's sight, as the daemon's loop freezes what start-up made.  Median,
+   99th percentile and maximum, the worst update named with its game, step and cell.
+   ``--before TREE`` takes the same figures of the companion in another source tree in the
+   same run.
 2. **Last input -> commit shown, end to end.**  Games of each game on identity and presence
    boards through the real stacks: the simulated board writes to a pseudo-terminal, the
    daemon (pyserial's reader thread, the queue, the referee, the display thread on a luma
@@ -31,7 +37,7 @@
    frame as the display thread does; the CPU of ``companion run`` while the setup message
    scrolls (before it comes to rest).  ``--before TREE`` takes the same figures of the
    companion in another source tree (a git worktree of an earlier commit) in the same run,
-   in turn with this one's, side by side.
+   in turn with this one's, side by side (for part 1 too).
 
 ``make bench`` (or ``python bench/run.py``; ``--only`` picks parts) prints Markdown tables;
 RESULTS.md holds the last figures with the machine they were taken on.  A Raspberry Pi Zero
@@ -41,8 +47,10 @@ RESULTS.md holds the last figures with the machine they were taken on.  A Raspbe
 from __future__ import annotations
 
 import argparse
+import gc
 import http.client
 import json
+import math
 import os
 import platform
 import random
@@ -62,6 +70,7 @@ from typing import Any
 from companion import journal
 from companion.board import protocol
 from companion.config import BoardConfig, Config, GameConfig, JournalConfig
+from companion.daemon.collector import IdleCollector
 from companion.daemon.service import new_or_resumed_game
 from companion.display import make_device, render, render_frame
 from companion.display.text import Ticker
@@ -73,7 +82,7 @@ from companion.referee.uranus import CardTable, load_catalogue
 from companion.rules import load
 from companion.rules.uranus import BOARDS
 from companion.sim.board import VirtualBoard
-from companion.sim.harness import VirtualTable
+from companion.sim.harness import GameReport, VirtualTable
 from companion.sim.perform import PEOPLE, THINKING, Noise
 
 BAUD = 115200
@@ -103,8 +112,10 @@ def spread(values: list[float]) -> tuple[float, float, float]:
 
 @dataclass
 class Update:
-    """One field update and the work it caused: ``handle`` seconds in the referee (the update
-    and the timers it set off), ``screen`` the last screen it led to (``None``: none)."""
+    """One field update and the work it caused: ``handle`` seconds of CPU in the referee (the
+    update and the timers it set off), ``screen`` the last screen it led to (``None``: none),
+    ``rgb`` and ``mono`` seconds of CPU drawing it on a 16x16 RGB matrix and on a 32x8
+    MAX7219 chain."""
 
     game: str
     step: str
@@ -124,17 +135,40 @@ class Update:
 
 
 class TimedTable(VirtualTable):
-    """A virtual table that times the referee on every field update and on the timers that
-    follow it until the next update, and draws the last screen each led to."""
+    """A virtual table that times the referee (thread CPU time) on every field update and on
+    the timers that follow it until the next update, and draws the last screen each led to.
+    Played inside ``collector`` (:meth:`play_collected`), it collects garbage as the daemon's
+    loop does: when no event or timer is due, each collection's CPU time kept in
+    ``collections`` (seconds), not in the update's."""
 
     game = ""
     samples: list[Update]
     current: Update | None = None
+    collector: IdleCollector | None = None
+    collections: list[float]
+
+    def play_collected(self) -> GameReport:
+        """Play the game (:meth:`play`) with automatic collection off, collecting when idle."""
+        self.collections = []
+        with IdleCollector(lambda: self.now) as self.collector:
+            try:
+                return self.play()
+            finally:
+                self.collector = None
+
+    def _run_effects(self, effects: Any) -> None:
+        super()._run_effects(effects)
+        due = self.time.timers.values()
+        if self.collector is not None and not self.time.waiting() and min(
+                due, default=math.inf) > self.now:
+            started = time.thread_time_ns()
+            self.collector.idle()
+            self.collections.append((time.thread_time_ns() - started) / 1e9)
 
     def deliver(self, event: Any) -> list[Any]:
-        started = time.perf_counter()
+        started = time.thread_time_ns()
         effects = super().deliver(event)
-        took = time.perf_counter() - started
+        took = (time.thread_time_ns() - started) / 1e9
         screens = [e.screen for e in effects if isinstance(e, Show)]
         message = event.message if isinstance(event, BoardMessage) else None
         if isinstance(message, protocol.FieldUpdate):
@@ -154,12 +188,12 @@ class TimedTable(VirtualTable):
         if update is None:
             return
         if update.screen is not None:
-            started = time.perf_counter()
+            started = time.thread_time_ns()
             render(update.screen, width=16, height=16, mode="RGB")
-            update.rgb = time.perf_counter() - started
-            started = time.perf_counter()
+            update.rgb = (time.thread_time_ns() - started) / 1e9
+            started = time.thread_time_ns()
             render(update.screen, width=32, height=8, mode="1")
-            update.mono = time.perf_counter() - started
+            update.mono = (time.thread_time_ns() - started) / 1e9
         self.samples.append(update)
 
 
@@ -196,29 +230,67 @@ def _table(game: str, seed: int, sensing: str, noise: Noise) -> TimedTable:
 
 def per_update(games: int) -> list[dict[str, Any]]:
     """For each game, sensing mode and way of handling pieces, ``games`` games: the referee's
-    time per field update and its timers (ms), and with the 16x16 RGB frame drawn as a ratio
-    to the update's wire time; median, p99, max, the worst update named."""
+    CPU time per field update and its timers (ms, and over the update's wire time) and the
+    CPU time of the 16x16 RGB frame it led to (ms); median, p99, max, the worst update
+    named."""
     rows = []
     for game in GAMES:
         for sensing in SENSING:
             for hands, noise in NOISES.items():
                 samples: list[Update] = []
+                collections: list[float] = []
                 for seed in range(1, games + 1):
                     table = _table(game, seed, sensing, noise)
                     table.game, table.samples = game, samples
-                    table.play()
+                    gc.collect()  # the games before are garbage, then frozen as start-up is
+                    table.play_collected()
                     table.close_update()
-                worst = max(samples, key=lambda s: (s.handle + s.rgb) / s.wire)
+                    collections += table.collections
+                worst = max(samples, key=lambda s: s.handle / s.wire)
                 rows.append({
                     "game": game, "sensing": sensing, "hands": hands,
                     "updates": len(samples),
                     "handle_ms": [v * 1000 for v in spread([s.handle for s in samples])],
-                    "rgb": spread([(s.handle + s.rgb) / s.wire for s in samples]),
-                    "mono_max": max((s.handle + s.mono) / s.wire for s in samples),
+                    "wire": spread([s.handle / s.wire for s in samples]),
+                    "frame_ms": [v * 1000 for v in spread([s.rgb for s in samples])],
                     "worst": worst.named(),
-                    "worst_ms": (worst.handle + worst.rgb) * 1000,
+                    "worst_ms": worst.handle * 1000,
+                    "collect_ms": [v * 1000 for v in spread(collections or [0.0])],
                 })
     return rows
+
+
+def updates_side_by_side(games: int, before: str | None) -> None:
+    """Part 1's table, for the companion in the tree ``before`` (when given) and this one, in
+    one run, as Markdown."""
+    runs: list[tuple[str, list[dict[str, Any]]]] = []
+    if before:
+        out = subprocess.run([sys.executable, __file__, "--per-update", str(games)],
+                             env=dict(os.environ, PYTHONPATH=before), check=True,
+                             capture_output=True, text=True).stdout
+        runs.append((f"before ({before})", json.loads(out)))
+    runs.append(("after" if before else "", per_update(games)))
+    print(f"\n## Processing per field update, in process (default settings, {games} "
+          "games of each)")
+    print("referee: CPU time of the update and its timers (ms, and over the update's time on "
+          "the wire at 115200 baud); frame: CPU time of the 16x16 RGB frame it led to, drawn "
+          "in the display's own thread (ms)")
+    print("idle gc: CPU time of the collections made between events, as the daemon's loop "
+          "makes them (ms; - when the tree collects on the update's path)")
+    print("| tree | game | sensing | hands | updates | ms median | ms p99 | ms max "
+          "| / wire median | / wire p99 | / wire max | frame ms median | frame ms max "
+          "| idle gc ms median | idle gc ms max | worst |")
+    print("| --- " * 16 + "|")
+    for label, rows in runs:
+        for row in rows:
+            ms, wire, frame = row["handle_ms"], row["wire"], row["frame_ms"]
+            collect = row.get("collect_ms")
+            idle = f"{collect[0]:.2f} | {collect[2]:.2f}" if collect else "- | -"
+            print(f"| {label} | {row['game']} | {row['sensing']} | {row['hands']} "
+                  f"| {row['updates']} | {ms[0]:.2f} | {ms[1]:.2f} | {ms[2]:.2f} "
+                  f"| {wire[0]:.2f} | {wire[1]:.2f} | {wire[2]:.2f} "
+                  f"| {frame[0]:.2f} | {frame[2]:.2f} | {idle} "
+                  f"| {row['worst']}, {row['worst_ms']:.2f} ms |")
 
 
 # ---- 2. last input -> commit shown, end to end -----------------------------------------------
@@ -569,10 +641,15 @@ def main() -> None:
                         help="finished games kept, for the start-up figures")
     parser.add_argument("--only", choices=PARTS, action="append", help="run only these parts")
     parser.add_argument("--before", metavar="TREE",
-                        help="the display figures of the companion in this source tree too "
-                        "(e.g. a git worktree of an earlier commit), side by side")
+                        help="the figures per update and of the display of the companion in "
+                        "this source tree too (e.g. a git worktree of an earlier commit), side "
+                        "by side")
     parser.add_argument("--display-costs", type=int, metavar="GAMES", help=argparse.SUPPRESS)
+    parser.add_argument("--per-update", type=int, metavar="GAMES", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.per_update:  # the figures per update as JSON, for --before
+        print(json.dumps(per_update(args.per_update)))
+        return
     if args.display_costs:  # the in-process display figures as JSON, for --before
         print(json.dumps(display_costs(args.display_costs)))
         return
@@ -581,20 +658,7 @@ def main() -> None:
     print(f"machine: {platform.machine()}, {python}, {os.cpu_count()} cores")
 
     if "updates" in parts:
-        rows = per_update(args.games)
-        print(f"\n## Processing per field update, in process (default settings, {args.games} "
-              "games of each)")
-        print("referee: the update and its timers (ms); / wire: with the 16x16 RGB frame "
-              "drawn, over the update's time on the wire at 115200 baud")
-        print("| game | sensing | hands | updates | ms median | ms p99 | ms max "
-              "| / wire median | / wire p99 | / wire max | 32x8 / wire max | worst |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-        for row in rows:
-            ms, rgb = row["handle_ms"], row["rgb"]
-            print(f"| {row['game']} | {row['sensing']} | {row['hands']} | {row['updates']} "
-                  f"| {ms[0]:.2f} | {ms[1]:.2f} | {ms[2]:.2f} "
-                  f"| {rgb[0]:.2f} | {rgb[1]:.2f} | {rgb[2]:.2f} | {row['mono_max']:.2f} "
-                  f"| {row['worst']}, {row['worst_ms']:.1f} ms |")
+        updates_side_by_side(args.games, args.before)
 
     if "pty" in parts and args.pty_games:
         print("\n## Last input -> commit shown, end to end (pty, pyserial thread, queue, "

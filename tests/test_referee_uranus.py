@@ -30,6 +30,7 @@ from companion.referee.uranus import (
     final_breakdown,
     load_catalogue,
 )
+from companion.rules.hexes import hex_name
 from companion.rules.missions import ALL_MISSIONS
 from companion.rules.uranus import BOARDS, CASES, RULES, Move, Place, State, validate
 
@@ -183,6 +184,22 @@ def test_the_prompt_highlights_the_legal_destinations() -> None:
     assert screen.message == "P1: move or show a card"
     assert screen.highlights["1,0"] == "dest" and "3,0" not in screen.highlights
     assert "0,-3" not in screen.highlights  # another gardener's spot
+
+
+def test_the_destinations_are_listed_without_building_the_scoring_steps(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every card the player may hold, on every deck, is a scoring step: the destinations
+    # shown on each screen need the moves only.
+    state = position({"0,0": "M1", "2,0": "tree", "0,-3": "M2"})
+    expected = {s.to for s in RULES.legal_steps(state) if isinstance(s, Move)}
+
+    def scores(*_: Any) -> Any:
+        raise AssertionError("the scoring steps were built to show the destinations")
+
+    monkeypatch.setattr(type(RULES), "_scores", scores)
+    screen = table(state).screen(1.0)
+    dests = {cell for cell, kind in screen.highlights.items() if kind == "dest"}
+    assert dests == {hex_name(cell) for cell in expected} and len(dests) > 3
 
 
 # -- refusals (an unknown card id, a card shown twice) -------------------------------------

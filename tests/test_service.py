@@ -10,10 +10,12 @@ in a temporary folder, read as systemd reads it.
 from __future__ import annotations
 
 import errno
+import gc
 import json
 import logging
 import queue
 import socket
+import weakref
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import replace
@@ -25,6 +27,7 @@ import pytest
 from companion import journal as journal_mod
 from companion.board import protocol
 from companion.config import Config, DisplayConfig, GameConfig, JournalConfig, load_config
+from companion.daemon.collector import IdleCollector
 from companion.daemon.notify import Notifier
 from companion.daemon.service import (
     JOURNAL_ALARM,
@@ -61,6 +64,9 @@ class ScriptedQueue(queue.Queue[Event]):
         if event is None:
             raise queue.Empty
         return event
+
+    def empty(self) -> bool:
+        return not self.clock.waiting()
 
 
 class Systemd:
@@ -159,6 +165,111 @@ def test_a_committed_step_is_in_the_journal_before_the_matrix_shows_it(tmp_path:
     service.run()
     assert (1, 1) in seen
     assert all(in_file >= committed for committed, in_file in seen)
+
+
+def test_what_start_up_made_is_out_of_the_collectors_sight_while_the_loop_runs() -> None:
+    # A full collection mid-game walks only what the game made, not every module: the
+    # objects made before the loop are frozen while it runs, and given back when it ends.
+    clock = VirtualClock()
+    (before, step), = _first_steps(1)
+    service, _ = _service(clock, [(0.0, _dump(before)), *_step_events(before, step, 1.0),
+                                  (5.0, Stop(0))])
+    frozen: list[int] = []
+    service.screen_listeners.append(lambda _: frozen.append(gc.get_freeze_count()))
+    service.run()
+    assert len(frozen) > 1 and all(count > 1000 for count in frozen[1:])  # [0]: at start
+    assert gc.get_freeze_count() == 0
+
+
+class _Node:
+    itself: _Node
+
+
+def _heartbeat(at: float) -> tuple[float, Event]:
+    return at, BoardMessage(0, protocol.Heartbeat(seq=0, uptime_ms=int(at * 1000)))
+
+
+def test_the_loop_collects_garbage_only_when_no_event_waits() -> None:
+    # A collection in the middle of a field update costs more than the update's time on the
+    # wire: automatic collection is off while the loop runs, and the loop collects between
+    # events, never while one waits (here the board's messages come three at once), and all
+    # the generations once in a while.
+    clock = VirtualClock()
+    (before, first), (after, second) = _first_steps(2)
+    burst = [_heartbeat(1.0), _heartbeat(1.0), *_step_events(before, first, 1.0)]
+    service, events = _service(clock, [(0.0, _dump(before)), *burst,
+                                       *_step_events(after, second, 2.0), _heartbeat(40.0),
+                                       (41.0, Stop(0))])
+    handling = [False]
+    handle = service.referee.handle
+
+    def timed(event: Any) -> Any:
+        handling[0] = True
+        try:
+            return handle(event)
+        finally:
+            handling[0] = False
+
+    runs: list[tuple[int, bool, bool]] = []  # (generation, while handling, while one waits)
+
+    def on_collect(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            runs.append((info["generation"], handling[0], not events.empty()))
+
+    enabled: list[bool] = []
+    service.referee.handle = timed  # type: ignore[method-assign]
+    service.screen_listeners.append(lambda _: enabled.append(gc.isenabled()))
+    was = gc.isenabled()
+    gc.callbacks.append(on_collect)
+    try:
+        service.run()
+    finally:
+        gc.callbacks.remove(on_collect)
+    assert service.referee.steps_committed == 2
+    assert len(enabled) > 1 and not any(enabled[1:])  # [0]: at start, before the loop
+    assert len(runs) > 3 and not any(handling or waiting for _, handling, waiting in runs)
+    assert {generation for generation, _, _ in runs} >= {0, 2}
+    assert gc.isenabled() == was and gc.get_freeze_count() == 0
+
+
+def test_a_long_games_garbage_is_collected_while_the_loop_runs() -> None:
+    # With automatic collection off, the loop's own collections keep memory bounded: the
+    # cycles made along a game (here one at each screen shown) are freed before it ends.
+    clock = VirtualClock()
+    played = _first_steps(4)
+    script = [(0.0, _dump(played[0][0]))]
+    for i, (state, step) in enumerate(played):
+        script += _step_events(state, step, 1.0 + i)
+    service, _ = _service(clock, [*script, (9.0, Stop(0))])
+    made, freed = [0], [0]
+
+    def cycle(_: Any) -> None:
+        node = _Node()
+        node.itself = node
+        made[0] += 1
+        weakref.finalize(node, lambda: freed.__setitem__(0, freed[0] + 1))
+
+    service.screen_listeners.append(cycle)
+    service.run()
+    assert made[0] > 8 and freed[0] >= made[0] - 1
+
+
+def test_a_full_collection_frees_what_outlived_the_young_ones() -> None:
+    clock = VirtualClock()
+    freed = []
+    with IdleCollector(clock, full_every_s=10.0) as collector:
+        held = _Node()
+        held.itself = held  # a cycle, still held at the young collection
+        weakref.finalize(held, lambda: freed.append(True))
+        collector.idle()
+        del held
+        clock.now = 5.0
+        collector.idle()
+        collector.idle()
+        young = bool(freed)
+        clock.now = 10.0
+        collector.idle()
+    assert not young and freed
 
 
 def test_a_resumed_game_is_out_of_sync_until_the_board_matches(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ from companion import journal as journal_mod
 from companion.board import protocol
 from companion.bursts import BurstLog
 from companion.config import RELOADABLE, Config, DisplayConfig
+from companion.daemon.collector import IdleCollector
 from companion.daemon.controls import StatusLight
 from companion.daemon.games import (
     StartingGame,
@@ -236,30 +237,47 @@ class Service:
         self.health.start(self.clock())
         self._execute(self.referee.start(self.clock()))
         self._report_status()
-        try:
-            while self.running:
-                event = self._next_event()
-                self._housekeeping()
-                if isinstance(event, Stop):
-                    log.info("stopping: %s", event.reason or "asked to")
-                    break
-                if event is not None:
-                    self._handle(event)
-                self._report_status()
-        finally:
-            self.running = False
-            self.health.stopping()
+        # Automatic collection is off while the loop runs and what start-up made is out of the
+        # collector's sight: the loop collects when no event waits (IdleCollector), not in the
+        # middle of a field update, and a full collection walks only what the game made.
+        with IdleCollector(self.clock) as collector:
+            try:
+                while self.running:
+                    event = self._next_event()
+                    self._housekeeping()
+                    if isinstance(event, Stop):
+                        log.info("stopping: %s", event.reason or "asked to")
+                        break
+                    if event is not None:
+                        self._handle(event)
+                    self._report_status()
+                    if self._idle():
+                        collector.idle()
+            finally:
+                self.running = False
+                self.health.stopping()
         return self.outcome
 
     def _next_event(self) -> AnyEvent | None:
         """The next event, or ``None`` when a timer, the readiness wait, the watchdog or a
         part to open again is due first.  Blocks without polling."""
-        due = [*self.timers.values(), *self.health.deadlines(), *self.retries.deadlines()]
+        due = self._deadlines()
         timeout = max(0.0, min(due) - self.clock()) if due else None
         try:
             return self.events.get(timeout=timeout)
         except queue.Empty:
             return None
+
+    def _deadlines(self) -> list[float]:
+        """When the referee's timers, the readiness wait, the watchdog and the parts to open
+        again are due (seconds on the loop's clock)."""
+        return [*self.timers.values(), *self.health.deadlines(), *self.retries.deadlines()]
+
+    def _idle(self) -> bool:
+        """Whether no event waits and no timer, readiness wait, watchdog or part to open
+        again is due now."""
+        due = self._deadlines()
+        return self.events.empty() and not (due and min(due) <= self.clock())
 
     def _housekeeping(self) -> None:
         """What is due whatever the event: the watchdog, the readiness wait, the timers, a

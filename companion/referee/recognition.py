@@ -310,19 +310,24 @@ class StepIndex:
         found = self._completing.get(key)
         if found is None:
             steps = list(self.candidates(cells, within, distinct=distinct))
+            done = None  # whether the diff completes them, when all have the same changes
             if not distinct:
                 reps = list(self.candidates(cells, within, distinct=True))
                 if len(reps) == 1:  # then every step has its changes (GameRules.candidates)
                     for step in steps:
                         self._pieces.setdefault(step, self.piece_changes(reps[0]))
-            found = []
-            if shown:
-                found = [
-                    s for s in self.rules.tray_filter(self.state, steps, dict(shown))
-                    if self.completes(s, diff, handled)
-                ]
+                    # Each payment and draw of a tube action: weighed once, not one by one.
+                    done = self.completes(reps[0], diff, handled)
+
+            def complete(chosen: Iterable[Hashable]) -> list[Hashable]:
+                if done is not None:
+                    return list(chosen) if done else []
+                return [s for s in chosen if self.completes(s, diff, handled)]
+
+            found = complete(self.rules.tray_filter(self.state, steps, dict(shown))) \
+                if shown else []
             if not found:
-                found = [s for s in steps if self.completes(s, diff, handled)]
+                found = complete(steps)
             self._completing[key] = found
         return found
 

@@ -776,8 +776,10 @@ class Referee:
         a gardener hopped over hexes as its die is counted, a piece set on a wrong cell first
         and moved on all look so until the piece stays.  On a presence board a gardener
         planting on an empty hex shows its whole step once the flower is down, the gardener
-        still in the hand, so that flower waits too.  Each such cell is asked about on its
-        own, so only the steps that change it are read."""
+        still in the hand, so that flower waits too.  The steps read are those that explain
+        the board as it was, weighed already while the piece was in the hand (its
+        destinations shown then), or, when nothing else had changed, those that change one of
+        those cells."""
         if self.last_put is None:
             return False
         cell, before = self.last_put
@@ -800,11 +802,19 @@ class Referee:
             ways = beyond(origin, cell) if origin is not None else []
             if origin is None or self.settings.presence:
                 ways = neighbours(cell) + ways
-            for there in dict.fromkeys(c for c in ways if c in self.layout_set):
-                for other in self.index.candidates(frozenset(was) | {there}, distinct=True):
+            cells = [c for c in dict.fromkeys(ways) if c in self.layout_set]
+            if was:
+                # The steps explaining the board as it was are those weighed while the piece
+                # was in the hand (its destinations shown then): read once, not per cell.
+                for other in self.index.explaining(was):
+                    changed = self.index.piece_changes(other)
+                    if any(_head(changed[c]) == head for c in cells if c in changed):
+                        return True
+                continue
+            for there in cells:  # nothing else changed: only the steps changing that cell
+                for other in self.index.candidates(frozenset({there}), distinct=True):
                     puts = self.index.piece_changes(other).get(there)
-                    if puts is not None and _head(puts) == head \
-                            and self.index.explains(other, was):
+                    if puts is not None and _head(puts) == head:
                         return True
         return False
 

@@ -84,6 +84,11 @@ class VirtualClock:
             return None
         return self._pop()
 
+    def waiting(self) -> bool:
+        """Whether an event is posted for now or earlier: one a queue would hold already."""
+        at = self._next_at()
+        return at is not None and at <= self.now
+
     def _next_at(self) -> float | None:
         return self._posted[0][0] if self._posted else None
 

@@ -309,9 +309,12 @@ class CardTable:
         stands, worked out once per state (screens are built on every field update)."""
         cached, destinations, hexagon = self._facts
         if cached is not state:
-            destinations = frozenset(
-                hex_name(s.to) for s in RULES.legal_steps(state) if isinstance(s, Move)
-            )
+            # The moves of the gardener to move alone (the steps that change its own hex),
+            # not every legal step: the scoring steps were built for nothing, a millisecond
+            # on the update that commits a step.
+            here = state.gardeners[state.to_move - 1]
+            moves = RULES.candidates(state, frozenset({hex_name(here)})) if here is not None else ()
+            destinations = frozenset(hex_name(s.to) for s in moves if isinstance(s, Move))
             hexagon = _hexagon_open(state)
             self._facts = (state, destinations, hexagon)
         return destinations, hexagon

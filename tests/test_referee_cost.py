@@ -1,0 +1,150 @@
+"""What the referee keeps to make a field update cheap gives the answers it gave without it.
+
+Whole virtual games of the three games, on identity and presence boards, by players who slide
+pieces over cells and set them on wrong cells first: at every evaluation the referee's answer
+is checked against the one worked out from scratch, on a fresh index of the state.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+
+import pytest
+
+from companion.referee.mars import MarsTable
+from companion.referee.recognition import StepIndex, beyond, neighbours
+from companion.referee.referee import Referee, RefereeSettings, _head, _origin
+from companion.referee.uranus import CardTable, load_catalogue
+from companion.rules import load
+from companion.rules.base import EMPTY, Cell, Piece
+from companion.rules.uranus import BOARDS
+from companion.sim.harness import VirtualTable
+from companion.sim.perform import THINKING
+
+HANDS = replace(THINKING, hesitate=1.0, slide=1.0, misplace=0.5, take_back=0.5)
+
+
+def _table(game: str, seed: int, presence: bool, *, tray: bool = True) -> VirtualTable:
+    rules = load(game).RULES
+    settings = RefereeSettings(presence=presence, tray=tray and not presence)
+    if game == "uranus":
+        board = sorted(BOARDS)[seed % 3]
+        return VirtualTable(rules, rules.new_game(2, seed, {"board": board}), f"uranus-{board}",
+                            seed=seed, noise=HANDS, settings=settings,
+                            extensions=[CardTable(load_catalogue(), cards="reader")])
+    extensions = [MarsTable("tray", rng=random.Random(seed))] if game == "mars" else []
+    return VirtualTable(rules, rules.new_game(2, seed, {}), game, seed=seed, noise=HANDS,
+                        settings=settings, extensions=extensions)
+
+
+def _in_transit_from_scratch(referee: Referee, diff: dict[Cell, Piece],
+                             steps: Sequence[Hashable]) -> bool:
+    """:meth:`Referee._in_transit` as its rule says, each cell next to or beyond the piece put
+    down asked about on its own, on an index that keeps nothing from earlier updates."""
+    if referee.last_put is None:
+        return False
+    index = StepIndex(referee.rules, referee.state, referee.expected, referee.settings.presence)
+    cell, before = referee.last_put
+    was = dict(diff)
+    if before == referee.sensed_expected.get(cell, EMPTY):
+        was.pop(cell, None)
+    else:
+        was[cell] = before
+    for step in steps:
+        changes = index.piece_changes(step)
+        if cell not in changes:
+            continue
+        head = _head(changes[cell])
+        if referee.settings.presence and head != changes[cell] and before == EMPTY:
+            return True
+        origin = _origin(referee.expected, changes, cell)
+        ways = beyond(origin, cell) if origin is not None else []
+        if origin is None or referee.settings.presence:
+            ways = neighbours(cell) + ways
+        for there in dict.fromkeys(c for c in ways if c in referee.layout_set):
+            for other in index.candidates(frozenset(was) | {there}, distinct=True):
+                puts = index.piece_changes(other).get(there)
+                if puts is not None and _head(puts) == head and index.explains(other, was):
+                    return True
+    return False
+
+
+def _completing_from_scratch(index: StepIndex, diff: Mapping[Cell, Piece],
+                             handled: Collection[Cell], distinct: bool,
+                             tray: Mapping[str, int] | None) -> list[Hashable]:
+    """:meth:`StepIndex.completing` as its rule says: every candidate's changes asked of the
+    rules core, on an index that keeps nothing from earlier updates."""
+    if not diff:
+        return []
+    fresh = StepIndex(index.rules, index.state, index.expected, index.presence)
+    cells = frozenset(diff)
+    within = cells | frozenset(handled) if index.presence else cells
+    steps = list(fresh.candidates(cells, within, distinct=distinct))
+    found = []
+    if tray:
+        found = [s for s in index.rules.tray_filter(index.state, steps, dict(tray))
+                 if fresh.completes(s, diff, handled)]
+    return found or [s for s in steps if fresh.completes(s, diff, handled)]
+
+
+@contextmanager
+def _completing_checked() -> Iterator[list[int]]:
+    """The number of steps of every answer of ``StepIndex.completing`` while the block runs,
+    each checked."""
+    sizes: list[int] = []
+    kept = StepIndex.completing
+
+    def checked(self: StepIndex, diff: Mapping[Cell, Piece],
+                handled: Collection[Cell] = frozenset(), *, distinct: bool = False,
+                tray: Mapping[str, int] | None = None) -> list[Hashable]:
+        found = kept(self, diff, handled, distinct=distinct, tray=tray)
+        assert found == _completing_from_scratch(self, diff, handled, distinct, tray), diff
+        sizes.append(len(found))
+        return found
+
+    StepIndex.completing = checked  # type: ignore[method-assign]
+    try:
+        yield sizes
+    finally:
+        StepIndex.completing = kept  # type: ignore[method-assign]
+
+
+@contextmanager
+def _checked() -> Iterator[list[bool]]:
+    """Every answer of ``Referee._in_transit`` while the block runs, each checked."""
+    answers: list[bool] = []
+    kept = Referee._in_transit
+
+    def checked(self: Referee, diff: dict[Cell, Piece], steps: Sequence[Hashable]) -> bool:
+        found = kept(self, diff, steps)
+        assert found == _in_transit_from_scratch(self, diff, steps), (diff, steps)
+        if self.last_put is not None:
+            answers.append(found)
+        return found
+
+    Referee._in_transit = checked  # type: ignore[method-assign]
+    try:
+        yield answers
+    finally:
+        Referee._in_transit = kept  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("presence", [False, True], ids=["identity", "presence"])
+@pytest.mark.parametrize("game", ["enceladus", "mars", "uranus"])
+def test_a_piece_on_its_way_is_told_from_the_steps_weighed_while_it_was_in_the_hand(
+        game: str, presence: bool) -> None:
+    with _checked() as answers:
+        report = _table(game, 2, presence).play()
+    assert report.over and not report.false_commits and not report.missed
+    assert True in answers  # pieces put down on their way were weighed
+
+
+@pytest.mark.parametrize("presence", [False, True], ids=["identity", "presence"])
+def test_the_payments_and_draws_of_one_set_of_changes_complete_together(presence: bool) -> None:
+    with _completing_checked() as sizes:
+        report = _table("enceladus", 3, presence, tray=False).play()
+    assert report.over and not report.false_commits and not report.missed
+    assert max(sizes) > 1  # steps of one set of changes (no tray to tell them) weighed together
