@@ -22,9 +22,9 @@ unless the board may still become another step:
   moves on from it to another step of the same player from the position before it (the
   Martian slid on, the disc moved to the slot it was meant for) takes it back and commits
   that step in its place (:class:`Correctable`), and a board put back as it was before it
-  takes it back.  Only a step that ends the game waits the settle time instead, and so does
-  one of the next player that the update closing that window completes at once (a single
-  piece set down, which may still be the last player's hand at work).
+  takes it back.  Only a step that ends the game waits the settle time instead, and, on a
+  presence board, one of the next player that the update closing that window completes at
+  once (a single piece set down, which may still be the last player's hand at work).
 
 A board that no legal step explains is shown cell by cell, with the buzzer, after the grace
 period; nothing is committed until it is put right.  Undo takes the last step back and shows
@@ -593,10 +593,10 @@ class Referee:
             not self.index.unseen(s) for s in self.index.explaining(diff)
         ):
             self.syncing = False  # a step made while the companion was down (and seen so)
-        # A step of the next player that the same update completes while the last step is
-        # still open to a correction may be that player's piece set down on its way, or the
-        # last player's hand still at work: it waits the settle time, as before corrections.
-        window = self.correcting is not None
+        # On a presence board, a step of the next player that the same update completes while
+        # the last step is still open to a correction may as well be the last player's hand
+        # still at work (a piece set on a wrong cell and taken away): it waits the settle time.
+        window = self.settings.presence and self.correcting is not None
         if self.correcting is not None and diff:
             corrected = self._correction(diff, now)
             if corrected is not None:
