@@ -836,7 +836,8 @@ def test_the_companions_uranus_cards_are_not_on_the_page_before_it_scores_them(
         view.close()
     assert report.over and len(report.committed) == len(report.performed)
     assert table.follower.errors == []
-    assert table.follower.cards_checked == len(report.committed)
+    # Checked at every step, and again at a step taken back by hand and made anew.
+    assert table.follower.cards_checked >= len(report.committed)
     scored = [step for before, step in table.referee.history
               if rules.to_move(before) == 2 and getattr(step, "mission", None)]
     assert scored  # the companion scored or showed its cards in the game
