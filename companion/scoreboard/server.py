@@ -16,29 +16,17 @@ name is kept by the scoreboard (:meth:`Scoreboard.set_name`), nothing is sent to
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import logging
-import socket
-import threading
 from importlib import resources
 
-import tornado.netutil
 import tornado.web
 
 from companion.errors import CompanionError, UsageError
 from companion.scoreboard.model import Scoreboard, TableView
 from companion.web.handlers import EventStream, Handler, NotFound, Page
 from companion.web.page import board_svg
-from companion.web.server import (
-    IDLE_TIMEOUT_S,
-    MAX_BODY_BYTES,
-    MAX_HEADER_BYTES,
-    BoundedServer,
-    PinGuard,
-    parse_listen,
-)
+from companion.web.server import PageServer, PinGuard
 
 log = logging.getLogger("companion.scoreboard")
 
@@ -118,7 +106,7 @@ class _Name(_Base):
         self.finish({"named": name})
 
 
-class ScoreboardPage:
+class ScoreboardPage(PageServer):
     """The page of ``board`` served on ``listen`` (``"host:port"``, port 0: a free one;
     :attr:`address` says where) from a daemon thread; ``pin``: the organiser's PIN (drawn
     when ``""``, :attr:`guard`).  :meth:`changed` says the board changed.  Raises
@@ -129,45 +117,15 @@ class ScoreboardPage:
         if not (colon and digits.isdigit() and int(digits) <= 65535):
             raise UsageError(f"--listen {listen!r} is not HOST:PORT with a port from 0 to "
                              "65535, such as 0.0.0.0:8090 ('' for no page)")
-        try:
-            host, port = parse_listen(listen)
-            self._sockets = tornado.netutil.bind_sockets(port, host or None,
-                                                         family=socket.AF_UNSPEC)
-        except (OSError, ValueError) as error:
-            reason = getattr(error, "strerror", None) or str(error)
-            raise UsageError(f"--listen {listen!r} cannot be listened on: {reason}") from None
-        bound = self._sockets[0].getsockname()
-        shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-        if shown in ("0.0.0.0", "[::]"):
-            shown = socket.gethostname()
-        self.address = f"http://{shown}:{bound[1]}/"
-        """The page's address, such as ``http://127.0.0.1:8090/``."""
+        super().__init__(listen, lambda reason: UsageError(
+            f"--listen {listen!r} cannot be listened on: {reason}"), "scoreboard-web")
         self.board = board
         self.guard = PinGuard(pin)
         self.html = resources.files("companion.scoreboard").joinpath(
             "static", "scoreboard.html").read_text("utf-8")
-        self.streams: set[EventStream] = set()
         self._drawn: dict[str, tuple[tuple[str, int], str]] = {}  # table -> (key, svg)
         self._rendered: tuple[int, dict[str, str], str] = (-1, {}, "")
-        self._wake_pending = False
-        self._loop = asyncio.new_event_loop()
-        self._started = threading.Event()
-        self._thread = threading.Thread(target=self._serve, name="scoreboard-web", daemon=True)
-        self._thread.start()
-        self._started.wait(5.0)
-
-    def changed(self) -> None:
-        """The board changed: wake the open pages (never blocks; any thread)."""
-        if self.streams and not self._wake_pending:
-            self._wake_pending = True
-            with contextlib.suppress(RuntimeError):  # the loop is closing
-                self._loop.call_soon_threadsafe(self._wake)
-
-    def close(self) -> None:
-        """Stop serving and close every connection; waits for the thread up to 5 s."""
-        if self._loop.is_running():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(5.0)
+        self.serve()
 
     def current(self) -> tuple[dict[str, str], str]:
         """Every table's JSON by name and the standings' JSON, made at most once per change
@@ -191,29 +149,9 @@ class ScoreboardPage:
             self._rendered = (version, tables, json.dumps(standings, separators=(",", ":")))
         return self._rendered[1], self._rendered[2]
 
-    def _wake(self) -> None:
-        self._wake_pending = False
-        for stream in self.streams:
-            stream.wake.set()
-
-    def _serve(self) -> None:
-        logging.getLogger("tornado").setLevel(logging.WARNING)
-        asyncio.set_event_loop(self._loop)
+    def application(self) -> tornado.web.Application:
         args = {"page": self}
-        app = tornado.web.Application(
+        return tornado.web.Application(
             [(r"/", _Page, args), (r"/events", _Events, args), (r"/name", _Name, args)],
             default_handler_class=_NotFound, default_handler_args=args,
             log_function=lambda handler: None, compress_response=False)
-        server = BoundedServer(app, max_header_size=MAX_HEADER_BYTES, max_body_size=MAX_BODY_BYTES,
-                         max_buffer_size=MAX_HEADER_BYTES + MAX_BODY_BYTES,
-                         idle_connection_timeout=IDLE_TIMEOUT_S, body_timeout=IDLE_TIMEOUT_S)
-        server.add_sockets(self._sockets)
-        self._started.set()
-        try:
-            self._loop.run_forever()
-        finally:
-            server.stop()
-            for stream in list(self.streams):
-                stream.on_connection_close()
-            self._loop.run_until_complete(server.close_all_connections())
-            self._loop.close()

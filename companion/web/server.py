@@ -42,6 +42,7 @@ from a request ever reaches the file system.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import errno
@@ -97,6 +98,89 @@ def parse_listen(listen: str) -> tuple[str, int]:
     """``"host:port"`` (``"[::1]:8080"`` for IPv6) -> ``(host, port)``."""
     host, _, port = listen.rpartition(":")
     return host.strip("[]"), int(port)
+
+
+class PageServer(abc.ABC):
+    """What the table's page and an event's scoreboard share: a Tornado application
+    (:meth:`application`) served on ``listen`` (``"host:port"``, ``"[::1]:8080"`` for IPv6;
+    port 0 takes a free one, :attr:`address` says which) from a daemon thread named
+    ``thread``, the pages' open event streams (:attr:`streams`), woken by :meth:`changed`,
+    and :meth:`close`.  The sockets are bound here, before any thread starts: when
+    ``listen`` cannot be listened on this raises ``refused(reason)``, ``reason`` in words
+    (``"Address already in use"``).  A subclass sets what its handlers read, then calls
+    :meth:`serve`."""
+
+    def __init__(self, listen: str, refused: Callable[[str], CompanionError],
+                 thread: str) -> None:
+        host, port = parse_listen(listen)
+        try:
+            self._sockets = tornado.netutil.bind_sockets(port, host or None,
+                                                         family=socket.AF_UNSPEC)
+        except (OSError, ValueError) as error:
+            reason = getattr(error, "strerror", None) or str(error)
+            if getattr(error, "errno", None) == errno.EAFNOSUPPORT:  # systemd's sandbox
+                reason += " (companion.service needs RestrictAddressFamilies=AF_UNIX AF_INET " \
+                          "AF_INET6 for the page)"
+            raise refused(reason) from None
+        bound = self._sockets[0].getsockname()
+        shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+        if shown in ("0.0.0.0", "[::]"):
+            shown = socket.gethostname()
+        self.address = f"http://{shown}:{bound[1]}/"
+        """The page's address, such as ``http://127.0.0.1:8080/``."""
+        self.streams: set[EventStream] = set()
+        self._wake_pending = False
+        self._loop = asyncio.new_event_loop()
+        self._started = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name=thread, daemon=True)
+
+    @abc.abstractmethod
+    def application(self) -> tornado.web.Application:
+        """The routes served (called once, in the server's thread)."""
+
+    def serve(self) -> None:
+        """Start the server's thread; returns once it serves (or after 5 s)."""
+        self._thread.start()
+        self._started.wait(5.0)
+
+    def changed(self) -> None:
+        """What the pages show changed: wake the open ones (never blocks; any thread)."""
+        if self.streams and not self._wake_pending:
+            self._wake_pending = True
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                self._loop.call_soon_threadsafe(self._woken)
+
+    def close(self) -> None:
+        """Stop serving and close every connection; waits for the thread up to 5 s."""
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5.0)
+
+    def _woken(self) -> None:
+        self._wake_pending = False
+        for stream in self.streams:
+            stream.wake.set()
+
+    def _serve(self) -> None:
+        # Tornado says at info level every malformed request it refuses: a flood of them
+        # must not flood the daemon's log.
+        logging.getLogger("tornado").setLevel(logging.WARNING)
+        asyncio.set_event_loop(self._loop)
+        server = BoundedServer(self.application(), max_header_size=MAX_HEADER_BYTES,
+                               max_body_size=MAX_BODY_BYTES,
+                               max_buffer_size=MAX_HEADER_BYTES + MAX_BODY_BYTES,
+                               idle_connection_timeout=IDLE_TIMEOUT_S,
+                               body_timeout=IDLE_TIMEOUT_S)
+        server.add_sockets(self._sockets)
+        self._started.set()
+        try:
+            self._loop.run_forever()
+        finally:
+            server.stop()
+            for stream in list(self.streams):
+                stream.on_connection_close()
+            self._loop.run_until_complete(server.close_all_connections())
+            self._loop.close()
 
 
 class _Base(Handler):
@@ -257,7 +341,7 @@ class PinGuard:
         return ""
 
 
-class WebView:
+class WebView(PageServer):
     """The live page of one table, served on ``listen`` (``"host:port"``; port 0 takes a
     free one, :attr:`address` says which) from a daemon thread.
 
@@ -274,23 +358,8 @@ class WebView:
                  events: queue.Queue[AnyEvent] | None = None,
                  clock: Callable[[], float] = time.monotonic, pin: str = "",
                  journals: Path | None = None, choices: Choices | None = None) -> None:
-        host, port = parse_listen(listen)
-        try:
-            self._sockets = tornado.netutil.bind_sockets(port, host or None,
-                                                         family=socket.AF_UNSPEC)
-        except (OSError, ValueError) as error:
-            reason = getattr(error, "strerror", None) or str(error)
-            if getattr(error, "errno", None) == errno.EAFNOSUPPORT:  # systemd's sandbox
-                reason += " (companion.service needs RestrictAddressFamilies=AF_UNIX AF_INET " \
-                          "AF_INET6 for the page)"
-            raise ConfigError(f"[web] listen {listen!r} cannot be listened on: "
-                              f"{reason}") from None
-        bound = self._sockets[0].getsockname()
-        shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-        if shown in ("0.0.0.0", "[::]"):
-            shown = socket.gethostname()
-        self.address = f"http://{shown}:{bound[1]}/"
-        """The page's address, such as ``http://127.0.0.1:8080/``."""
+        super().__init__(listen, lambda reason: ConfigError(
+            f"[web] listen {listen!r} cannot be listened on: {reason}"), "companion-web")
         self.page = page_html(title)
         self._guard = PinGuard(pin, clock)
         self.pin = self._guard.pin
@@ -300,7 +369,6 @@ class WebView:
         self._journals = journals
         self.choices = choices if events is not None else None
         self._played: Played | None = None
-        self.streams: set[EventStream] = set()
         self._steps: list[tuple[int, str]] = []  # (player, notation) of each step committed
         self._scores: list[tuple[tuple[int, str], ...]] = []  # after each step, the setup first
         # (seq, screen, link, steps committed, their (player, notation), the scores after each)
@@ -308,12 +376,7 @@ class WebView:
                             tuple[tuple[tuple[int, str], ...], ...]] = (
             0, None, "waiting", 0, (), ())
         self._rendered: tuple[int, str] = (0, "")
-        self._wake_pending = False
-        self._loop = asyncio.new_event_loop()
-        self._started = threading.Event()
-        self._thread = threading.Thread(target=self._serve, name="companion-web", daemon=True)
-        self._thread.start()
-        self._started.wait(5.0)
+        self.serve()
 
     # ------------------------------------------------------------------ the referee's side
     def publish(self, screen: Screen, link: str = "waiting", steps: int = 0,
@@ -329,10 +392,7 @@ class WebView:
         self._scores[steps:] = [tuple(screen.scores)]
         seq = self._latest[0] + 1
         self._latest = (seq, screen, link, steps, tuple(self._steps), tuple(self._scores))
-        if self.streams and not self._wake_pending:
-            self._wake_pending = True
-            with contextlib.suppress(RuntimeError):  # the loop is closing
-                self._loop.call_soon_threadsafe(self._changed)
+        self.changed()
 
     def commit(self, committed: Committed) -> None:
         """Record a step committed (a :class:`~companion.referee.effects.Committed`) for the
@@ -395,12 +455,6 @@ class WebView:
         log.info("a new game of %d players was asked from the page", players)
         return 200, ""
 
-    def close(self) -> None:
-        """Stop serving and close every connection; waits for the thread up to 5 s."""
-        if self._loop.is_running():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(5.0)
-
     # ------------------------------------------------------------------ the server's loop
     def current(self) -> tuple[int, str]:
         """The latest state's ``(seq, JSON)``, drawn at most once per state (loop thread)."""
@@ -446,17 +500,8 @@ class WebView:
         return {**record(screens(layout_of(found, rules), rules, moments),
                          [m.step for m in moments]), "name": name}
 
-    def _changed(self) -> None:
-        self._wake_pending = False
-        for stream in self.streams:
-            stream.wake.set()
-
-    def _serve(self) -> None:
-        # Tornado says at info level every malformed request it refuses: a flood of them
-        # must not flood the daemon's log.
-        logging.getLogger("tornado").setLevel(logging.WARNING)
-        asyncio.set_event_loop(self._loop)
-        app = tornado.web.Application(
+    def application(self) -> tornado.web.Application:
+        return tornado.web.Application(
             [(r"/", _Page, {"view": self}), (r"/events", _Events, {"view": self}),
              (r"/press", _Press, {"view": self}), (r"/record", _GameSoFar, {"view": self}),
              (r"/journals", _Journals, {"view": self}),
@@ -465,19 +510,6 @@ class WebView:
             default_handler_class=_NotFound, default_handler_args={"view": self},
             log_function=_log_request, compress_response=False,
         )
-        server = BoundedServer(app, max_header_size=MAX_HEADER_BYTES, max_body_size=MAX_BODY_BYTES,
-                         max_buffer_size=MAX_HEADER_BYTES + MAX_BODY_BYTES,
-                         idle_connection_timeout=IDLE_TIMEOUT_S, body_timeout=IDLE_TIMEOUT_S)
-        server.add_sockets(self._sockets)
-        self._started.set()
-        try:
-            self._loop.run_forever()
-        finally:
-            server.stop()
-            for stream in list(self.streams):
-                stream.on_connection_close()
-            self._loop.run_until_complete(server.close_all_connections())
-            self._loop.close()
 
 
 def _log_request(handler: tornado.web.RequestHandler) -> None:
