@@ -230,17 +230,8 @@ class TablePlayers:
     def _wait_for_turn(self) -> bool:
         """Wait, as a person does, until the matrix prompts a player ("P1: ..."): the daemon
         has the board and sees it set up.  ``False`` on a stop or after ``step_timeout``."""
-        deadline = time.monotonic() + self.step_timeout
-        with self._changed:
-            while not self._stop.is_set():
-                screen = self._screen
-                if screen is not None and re.match(r"P\d", screen.message):
-                    return True
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._changed.wait(left)
-        return False
+        return self._wait_until(lambda: self._screen is not None
+                                and re.match(r"P\d", self._screen.message) is not None)
 
     def _play(self) -> None:
         try:
