@@ -125,6 +125,7 @@ class MarsTable:
         self._entry = _Entry()
         self._tray: tuple[int, ...] = ()
         self._held: int | None = None  # steps committed when an unweighed reading came
+        self._dests: tuple[State | None, frozenset[str]] = (None, frozenset())
 
     # ------------------------------------------------------------------ events
     def handle(self, referee: Referee, event: Button | BoardMessage) -> Effects | None:
@@ -156,7 +157,7 @@ class MarsTable:
                 return [referee.notice(f"P{state.to_move}: roll {_dice(count)} into the tray",
                                        now)]
             return None
-        discards = _discards(state)
+        discards = self._discards(state)
         if discards and name in ("select", "ok"):
             self._entry = entry
             if name == "select":
@@ -292,9 +293,25 @@ class MarsTable:
         if not _ready(referee):
             return screen
         prompt, menu, index = self._prompt(state)
-        dests = {hex_name(c): "dest" for c in destinations(state)}
+        dests = dict.fromkeys(self._destinations(state), "dest")
         return replace(screen, message=_prompt_text(referee, prompt), menu=menu,
                        menu_index=index, highlights=dests)
+
+    def _destinations(self, state: State) -> frozenset[str]:
+        """The hexes the player to move may land on (:func:`~companion.rules.mars.destinations`),
+        worked out once per state: the prompt and its highlights are built on every screen."""
+        known, dests = self._dests
+        if known is not state:
+            dests = frozenset(hex_name(c) for c in destinations(state))
+            self._dests = (state, dests)
+        return dests
+
+    def _discards(self, state: State) -> list[int]:
+        """The pool values one may discard: all of them when no die gives a legal move
+        (Mars #4), none otherwise."""
+        if state.phase is not Phase.MOVE or self._destinations(state):
+            return []
+        return sorted(set(state.pool))
 
     def _prompt(self, state: State) -> tuple[str, tuple[str, ...], int]:
         """The prompt for the player to move, the menu (may be empty) and its choice."""
@@ -314,7 +331,7 @@ class MarsTable:
                 button = "Roll" if self.roll_button else "OK"
                 return f"P{player}: press {button} to roll {_dice(count)}", (), 0
             return f"P{player}: roll {_dice(count)}", (), 0
-        discards = _discards(state)
+        discards = self._discards(state)
         if discards:
             menu = tuple(f"discard {v}" for v in discards)
             return f"P{player}: no move, discard a die (-1 point)", menu, entry.index
@@ -331,14 +348,6 @@ def _ready(referee: Referee) -> bool:
     stand on the matrix and OK/Select belong to it."""
     return (referee.have_board and referee.question is None and referee.outcome is None
             and not board_diff(referee.sensed_expected, referee.observed, referee.tray))
-
-
-def _discards(state: State) -> list[int]:
-    """The pool values one may discard: all of them when no die gives a legal move (Mars #4),
-    none otherwise."""
-    if state.phase is not Phase.MOVE or destinations(state):
-        return []
-    return sorted(set(state.pool))
 
 
 def _prompt_text(referee: Referee, prompt: str) -> str:

@@ -29,7 +29,9 @@ from companion.rules.base import (
     OCCUPIED,
     Board,
     Cell,
+    Outcome,
     Piece,
+    Seated,
     SomeRules,
     parse_piece,
     top_and_under,
@@ -151,6 +153,13 @@ class Lazy(Generic[T]):
         """The first item, or ``None`` when there is none."""
         return next(iter(self), None)
 
+    def all(self) -> list[T]:
+        """Every item, drawn to the end at once (a new list)."""
+        if self._source is not None:
+            self._drawn.extend(self._source)
+            self._source = None
+        return list(self._drawn)
+
 
 @dataclass
 class StepIndex:
@@ -180,6 +189,26 @@ class StepIndex:
     _explaining: dict[frozenset[tuple[Cell, Piece]], Lazy[Hashable]] = field(
         default_factory=dict)
     _completing: dict[tuple[Hashable, ...], list[Hashable]] = field(default_factory=dict)
+    _after: dict[Hashable, Seated] = field(default_factory=dict)
+    _ending: dict[Hashable, Outcome | None] = field(default_factory=dict)
+    _guided: dict[frozenset[tuple[Cell, Piece]], dict[Cell, str]] = field(default_factory=dict)
+
+    def after(self, step: Hashable) -> Seated:
+        """The state ``step`` leads to (``rules.apply``), applied once and kept: the end
+        test, the question whether steps lead to one state and the commit all read it.
+        Raises what ``rules.apply`` raises for an illegal step (nothing kept then)."""
+        found = self._after.get(step)
+        if found is None:
+            found = self._after[step] = self.rules.apply(self.state, step)
+        return found
+
+    def ending(self, step: Hashable) -> Outcome | None:
+        """How the game ends after ``step`` (``rules.outcome`` of :meth:`after`), ``None``
+        while it goes on; worked out once and kept."""
+        if step in self._ending:
+            return self._ending[step]
+        found = self._ending[step] = self.rules.outcome(self.after(step))
+        return found
 
     def piece_changes(self, step: Hashable) -> dict[Cell, Piece]:
         found = self._pieces.get(step)
@@ -192,10 +221,13 @@ class StepIndex:
             return self.piece_changes(step)
         found = self._changes.get(step)
         if found is None:
+            expected = self.expected
+            # sensed() inline (an empty piece reads empty, any other occupied): asked of
+            # every candidate of a field update.
             found = self._changes[step] = {
-                cell: sensed(piece)
+                cell: OCCUPIED if piece else EMPTY
                 for cell, piece in self.piece_changes(step).items()
-                if sensed(piece) != sensed(self.expected.get(cell, EMPTY))
+                if bool(piece) != bool(expected.get(cell, EMPTY))
             }
         return found
 
@@ -237,11 +269,13 @@ class StepIndex:
         it)."""
         changes = self.changes_of(step)
         pieces = self.piece_changes(step) if self.presence else changes
-        return all(
-            (cell in changes and on_the_way(piece, changes[cell]))
-            or (piece == EMPTY and cell in pieces)
-            for cell, piece in diff.items()
-        )
+        for cell, piece in diff.items():  # a loop, not all(): asked of every candidate
+            target = changes.get(cell)
+            if target is not None and on_the_way(piece, target):
+                continue
+            if piece != EMPTY or cell not in pieces:
+                return False
+        return True
 
     def completes(
         self, step: Hashable, diff: Mapping[Cell, Piece], handled: Collection[Cell]
@@ -309,10 +343,10 @@ class StepIndex:
         key = (frozenset(diff.items()), within, distinct, shown, order)
         found = self._completing.get(key)
         if found is None:
-            steps = list(self.candidates(cells, within, distinct=distinct))
+            steps = self.candidates(cells, within, distinct=distinct).all()
             done = None  # whether the diff completes them, when all have the same changes
             if not distinct:
-                reps = list(self.candidates(cells, within, distinct=True))
+                reps = self.candidates(cells, within, distinct=True).all()
                 if len(reps) == 1:  # then every step has its changes (GameRules.candidates)
                     for step in steps:
                         self._pieces.setdefault(step, self.piece_changes(reps[0]))
@@ -322,7 +356,10 @@ class StepIndex:
             def complete(chosen: Iterable[Hashable]) -> list[Hashable]:
                 if done is not None:
                     return list(chosen) if done else []
-                return [s for s in chosen if self.completes(s, diff, handled)]
+                # Most candidates change more or fewer cells than the diff: told at a glance.
+                changes_of, size = self.changes_of, len(diff)
+                return [s for s in chosen
+                        if len(changes_of(s)) == size and self.completes(s, diff, handled)]
 
             found = complete(self.rules.tray_filter(self.state, steps, dict(shown))) \
                 if shown else []
@@ -350,6 +387,33 @@ class StepIndex:
             ):
                 return other
         return None
+
+
+    def destinations(self, diff: Mapping[Cell, Piece], lifted: set[Piece]) -> dict[Cell, str]:
+        """Where the ``lifted`` Martians/gardeners of ``diff`` may go, ``{cell: "dest"}``: the
+        cells where a step the board may still become puts one; while nothing has been put
+        down, only the steps that need no other piece put down first (:func:`guidance`).
+        Worked out once per diff and kept (do not change the mapping returned): a piece
+        lifted, put back and lifted again shows the same cells."""
+        key = frozenset(diff.items())
+        found = self._guided.get(key)
+        if found is not None:
+            return found
+        steps: Iterable[Hashable] = self.explaining(diff)
+        if all(on_the_way(piece, self.expected.get(cell, EMPTY)) for cell, piece in diff.items()):
+            standing = {c for c, p in self.expected.items() if diff.get(c, p)}
+            within = frozenset(diff) | frozenset(standing)
+            steps = (
+                s for s in self.candidates(frozenset(diff), within, distinct=True)
+                if self.explains(s, diff)
+            )
+        found = self._guided[key] = {}
+        for step in steps:
+            for cell, piece in self.piece_changes(step).items():
+                if cell not in found and diff.get(cell) != piece and \
+                        piece.partition("+")[0] in lifted:  # the top of a stack
+                    found[cell] = "dest"
+        return found
 
 
 @lru_cache(maxsize=1024)
@@ -472,20 +536,9 @@ def guidance(
     """
     lifted = lifted_pieces(expected, diff)
     if lifted:
-        steps: Iterable[Hashable] = index.explaining(diff)
-        if all(on_the_way(piece, expected.get(cell, EMPTY)) for cell, piece in diff.items()):
-            standing = {c for c, p in expected.items() if diff.get(c, p)}
-            within = frozenset(diff) | frozenset(standing)
-            steps = (
-                s for s in index.candidates(frozenset(diff), within, distinct=True)
-                if index.explains(s, diff)
-            )
-        dests: dict[Cell, str] = {}
-        for step in steps:
-            for cell, piece in index.piece_changes(step).items():
-                if top_and_under(piece)[0] in lifted and diff.get(cell) != piece:
-                    dests[cell] = "dest"
-        return dests
+        # The same pieces in the hand give the same destinations while the position stands
+        # (lifted, put back and lifted again; other cells handled meanwhile and undone).
+        return dict(index.destinations(diff, lifted))
     todo: dict[Cell, Piece] | None = None
     for read, step in enumerate(index.candidates(frozenset(diff), distinct=True)):
         if read == GUIDED:
@@ -502,3 +555,4 @@ def guidance(
         if not todo:
             break
     return {cell: ("pick" if piece == EMPTY else "place") for cell, piece in (todo or {}).items()}
+

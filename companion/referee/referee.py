@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Protocol, assert_never
 
 from companion.board import protocol
@@ -207,6 +208,15 @@ class Extension(Protocol):
     def decorate(self, referee: Referee, screen: Screen) -> Screen: ...
 
 
+class Unknown(Enum):
+    """A value not worked out yet."""
+
+    UNKNOWN = 0
+
+
+UNKNOWN = Unknown.UNKNOWN
+
+
 @dataclass
 class Referee:
     """Referee of one game.
@@ -267,9 +277,10 @@ class Referee:
             if self.resumed and self.history else None)
 
     # ------------------------------------------------------------------ state
-    def _new_state(self, state: Seated) -> None:
+    def _new_state(self, state: Seated, outcome: Outcome | None | Unknown = UNKNOWN) -> None:
         # Everything derived from the state is computed once per committed step, never per
-        # field update: the end test alone may try thousands of steps.
+        # field update: the end test alone may try thousands of steps.  ``outcome``: the
+        # state's end test when the step that led to it was weighed already.
         self.state = state
         if isinstance(self.rules, SeatedRules):
             self.rules.seats.announce(self.rules.core, state)  # before any step is weighed
@@ -280,7 +291,7 @@ class Referee:
         self.index = StepIndex(self.rules, state, self.expected, self.settings.presence)
         self.touched = Handling()
         self._bursts: dict[frozenset[tuple[Cell, Piece]], list[Hashable]] = {}
-        self.outcome = self.rules.outcome(state)
+        self.outcome = self.rules.outcome(state) if isinstance(outcome, Unknown) else outcome
         self.scores = tuple(self.rules.status(state))
         self.to_move = 0 if self.outcome is not None else self.rules.to_move(state)
         self.question = None
@@ -643,7 +654,7 @@ class Referee:
             return effects + [Show(self._screen(now, diff=diff, guide=True))]
         chance = self._held_step(self.state)
         if chance is not None:
-            after = self.rules.apply(self.state, chance)
+            after = self.index.after(chance)
             if StepIndex(self.rules, after, self.expected, self.settings.presence).explained(diff):
                 return self._commit(chance, now)
         firsts = self._first_of_two(diff)
@@ -704,8 +715,7 @@ class Referee:
     def _ends_game(self, steps: Sequence[Hashable]) -> bool:
         """Whether one of ``steps`` ends the game (the end is shown and journaled at once, so
         such a step is not committed while its piece may still be on its way)."""
-        return any(self.rules.outcome(self.rules.apply(self.state, s)) is not None
-                   for s in steps)
+        return any(self.index.ending(s) is not None for s in steps)
 
     def _correctable(self, before: Seated, step: Hashable, number: int) -> Correctable:
         """The window of step ``number``, ``step`` made from ``before``, as after a restart."""
@@ -846,9 +856,9 @@ class Referee:
         for step in self.index.candidates(own, within):
             if not self.index.changes_of(step).keys() <= diff.keys():
                 continue
-            after = self.rules.apply(self.state, step)
-            if self.rules.outcome(after) is not None:
+            if self.index.ending(step) is not None:
                 continue
+            after = self.index.after(step)
             expected = {**self.expected, **self.index.piece_changes(step)}
             sensed_after = sensed_board(expected) if presence else expected
             rest = board_diff(sensed_after, self.observed, self.tray)
@@ -935,7 +945,7 @@ class Referee:
         differ)."""
         first = None
         for step in steps:
-            after = self.rules.apply(self.state, step)
+            after = self.index.after(step)
             if first is None:
                 first = after
             elif after != first:
@@ -973,7 +983,7 @@ class Referee:
         Raises :class:`companion.errors.IllegalMoveError` when it is not legal now; nothing
         changes then.
         """
-        self.rules.apply(self.state, step)  # raises before anything changes
+        self.index.after(step)  # raises before anything changes
         return self._commit(step, now)
 
     def weigh(self, now: float) -> Effects:
@@ -1003,10 +1013,10 @@ class Referee:
         before = self.state
         player = self.to_move
         text = self.rules.format_step(before, step)
-        after = self.rules.apply(before, step)
-        self.history.append((before, step))
         index, touched = self.index, self.touched
-        self._new_state(after)
+        after = index.after(step)  # the end test and the questions applied it already
+        self.history.append((before, step))
+        self._new_state(after, index.ending(step))
         self.correcting = None
         if correctable:
             self.correcting = Correctable(before, len(self.history), text, index,

@@ -1,0 +1,155 @@
+"""The work a field update or a commit of a gardener game asks of the referee, counted (never
+timed): what one update needs is worked out once, not again for the screen or the commit.
+
+Gardens of Mars positions from the rules core (``companion.rules.mars.position``); the steps
+the board shows are performed by the virtual-time harness without noise.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Callable, Hashable, Iterator
+from typing import Any
+
+import pytest
+
+from companion.board import protocol
+from companion.events import BoardMessage
+from companion.referee import mars as mars_table
+from companion.referee.effects import Committed
+from companion.referee.mars import MarsTable
+from companion.referee.recognition import Lazy, StepIndex, guidance
+from companion.rules.hexes import hex_name
+from companion.rules.mars import RULES, Move, Roll, State, destinations, position
+from companion.sim.harness import VirtualTable
+from companion.sim.perform import Noise
+
+# Gardener 1 on 1,-1 (no flower under it) with flowers on three of its six neighbours.
+CELLS = {"1,-1": "M1", "-2,3": "M2", "2,-1": "red", "1,0": "blue", "1,-2": "green"}
+RESERVES = {1: {"red": 3, "blue": 2}, 2: {"red": 2}}
+
+
+def _state(**kwargs: Any) -> State:
+    return position(2, CELLS, reserves=RESERVES, **kwargs)
+
+
+def _table(state: State, steps: list[Hashable]) -> VirtualTable:
+    script = iter(steps)
+    virtual = VirtualTable(RULES, state, "mars", seed=1, noise=Noise.none(),
+                           choose=lambda rules, s, r: next(script))
+    virtual.referee.extensions.append(MarsTable("tray", rng=random.Random(0)))
+    virtual.start()
+    return virtual
+
+
+def _calls_from_the_referee(monkeypatch: pytest.MonkeyPatch, name: str) -> list[tuple[Any, ...]]:
+    """The arguments of every call of the Mars rules core's method ``name`` made by the
+    referee's own modules (not by the harness playing the table)."""
+    calls: list[tuple[Any, ...]] = []
+    kept: Callable[..., Any] = getattr(type(RULES), name)
+
+    def counted(self: Any, *args: Any) -> Any:
+        if sys._getframe(1).f_globals["__name__"].startswith("companion.referee"):
+            calls.append(args)
+        return kept(self, *args)
+
+    monkeypatch.setattr(type(RULES), name, counted)
+    return calls
+
+
+def test_a_step_seen_on_the_board_is_applied_and_end_tested_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # 1,-1 to 1,2 with a 3, planting blue: weighed for the end of the game (the gardener may
+    # still be on its way), for one state among the candidates, then committed.
+    move = Move(3, (1, 2), "blue")
+    t = _table(_state(pool=[3, 5]), [move])
+    applied = _calls_from_the_referee(monkeypatch, "apply")
+    tested = _calls_from_the_referee(monkeypatch, "outcome")
+    assert t.play_step()
+    after = t.referee.state
+    assert [step for _, step in applied if step == move] == [move]
+    assert [s for (s,) in tested if s is after] == [after]
+
+
+def test_a_roll_committed_by_the_dice_tray_is_applied_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    t = _table(_state(), [])
+    applied = _calls_from_the_referee(monkeypatch, "apply")
+    effects = t.referee.handle(BoardMessage(t.now, protocol.Dice(seq=0, values=(5, 3, 5))))
+    assert [e.step for e in effects if isinstance(e, Committed)] == ["roll:3,5,5"]
+    assert [step for _, step in applied if isinstance(step, Roll)] == [Roll((3, 5, 5))]
+
+
+def test_the_move_prompt_works_out_the_destinations_once_per_position(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    state = _state(pool=[3, 5])
+    calls: list[State] = []
+
+    def counted(s: State, die: int | None = None) -> frozenset[Any]:
+        calls.append(s)
+        return destinations(s, die)
+
+    monkeypatch.setattr(mars_table, "destinations", counted)
+    t = _table(state, [])
+    first, second = t.referee.screen(t.now), t.referee.screen(t.now)
+    assert first == second and first.message == "P1: move 3 or 5"
+    assert dict(first.highlights) == {hex_name(c): "dest" for c in destinations(state)}
+    assert calls == [state]  # the prompt's discards and the highlights read one answer
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[Hashable]:
+    """The steps each call of ``StepIndex.<name>`` is asked about while the test runs."""
+    steps: list[Hashable] = []
+    kept: Callable[..., Any] = getattr(StepIndex, name)
+
+    def counted(self: StepIndex, step: Hashable, *args: Any) -> Any:
+        steps.append(step)
+        return kept(self, step, *args)
+
+    monkeypatch.setattr(StepIndex, name, counted)
+    return steps
+
+
+def test_a_gardener_lifted_again_shows_its_destinations_without_weighing_its_moves_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    state = _state(pool=[3, 5])
+    expected = RULES.board(state)
+    index = StepIndex(RULES, state, expected)
+    lifted = {"1,-1": ""}
+    weighed = _counting(monkeypatch, "explains")
+    first = guidance(index, expected, lifted)
+    assert first == {hex_name(c): "dest" for c in destinations(state)}
+    assert len(weighed) > len(first)  # every move (a colour each) weighed once
+    weighed.clear()
+    first["1,-1"] = "pick"  # the caller's copy: what the index keeps is not changed
+    assert guidance(index, expected, lifted) == {hex_name(c): "dest" for c in destinations(state)}
+    assert weighed == []
+
+
+def test_a_lifted_gardener_is_no_complete_step_without_each_move_weighed_in_full(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every move changes two hexes, the diff one: the number of cells tells them all apart.
+    state = _state(pool=[3, 5])
+    index = StepIndex(RULES, state, RULES.board(state))
+    weighed = _counting(monkeypatch, "completes")
+    assert index.completing({"1,-1": ""}, distinct=True) == []
+    assert weighed == []
+    assert index.completing({"1,-1": "", "1,2": "M1+blue"}, distinct=True) == [
+        Move(3, (1, 2), "blue")]
+    assert weighed  # the moves of the diff's size are weighed in full
+
+
+def test_lazy_all_draws_the_rest_once_and_keeps_it() -> None:
+    drawn: list[int] = []
+
+    def source() -> Iterator[int]:
+        for n in range(4):
+            drawn.append(n)
+            yield n
+
+    lazy = Lazy(source())
+    assert lazy.first() == 0
+    assert lazy.all() == [0, 1, 2, 3]
+    assert lazy.all() == [0, 1, 2, 3] and list(lazy) == [0, 1, 2, 3]
+    assert drawn == [0, 1, 2, 3]  # each item drawn from the source once
