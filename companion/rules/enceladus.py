@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import random
 import re
-from array import array
+from abc import abstractmethod
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -85,6 +85,7 @@ from itertools import (
 )
 from math import isqrt
 from operator import itemgetter
+from struct import Struct
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, cast, overload
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
@@ -585,7 +586,7 @@ def _soliflowers(garden: Sequence[int]) -> list[Square]:
     order.  Worked out on the whole garden at once: one byte a square, 1 for a flower, in
     one integer (square ``sq`` at byte ``sq``), shifted a square left, right, up and down
     (the row ends masked off), so that no square is visited in Python."""
-    as_bytes = array("b", garden).tobytes().translate(_FLOWER_BYTES)
+    as_bytes = _garden_bytes(*garden).translate(_FLOWER_BYTES)
     flowers = int.from_bytes(as_bytes, "little")
     beside = (
         ((flowers << 8) & _NOT_FIRST_COLUMN) | ((flowers >> 8) & _NOT_LAST_COLUMN)
@@ -603,6 +604,9 @@ def _soliflowers(garden: Sequence[int]) -> list[Square]:
     return out
 
 
+_garden_bytes: Callable[..., bytes] = Struct(f"{len(SQUARES)}b").pack
+"""A garden's 100 values as signed bytes, one a square (``_garden_bytes(*garden)``: a
+quarter of the time ``array("b", garden)`` takes from a tuple)."""
 _FLOWER_BYTES = bytes(int(value < 5) for value in range(256))
 """A square's value as a signed byte -> 1 for a flower (0..4), 0 for ``PEAK_SQUARE`` and
 ``EMPTY_SQUARE`` (-2 and -1, the bytes 254 and 255)."""
@@ -735,7 +739,7 @@ def _operands(state: State, name: str) -> tuple[list[Square], list[Square]]:
 def _kinds(state: State) -> tuple[list[Square], list[Square], list[Square], list[Square]]:
     """The garden's flowers, flowers not under a Martian, peaks and empty squares with no
     Martian, each in square order (the lists are shared: never changed)."""
-    values = array("b", state.garden).tobytes()  # picked out in C (compress), a flag a square
+    values = _garden_bytes(*state.garden)  # picked out in C (compress), a flag a square
     flowers = values.translate(_FLOWER_BYTES)
     free, empty = bytearray(flowers), bytearray(values.translate(_EMPTY_BYTES))
     for cell in _occupancy(state):
@@ -776,7 +780,30 @@ def legal_steps(state: State) -> Listing:
     return Listing([])
 
 
-class Listing(Sequence[Step]):
+class _Made(Sequence[Item]):
+    """A sequence whose items are made when read, by :meth:`_at` from an index in range:
+    a slice or a negative index reads as a list's would, and an index out of range raises
+    :class:`IndexError`."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def _at(self, i: int) -> Item:
+        """The item at ``i``, ``0 <= i < len(self)``."""
+
+    @overload
+    def __getitem__(self, i: int) -> Item: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Item]: ...
+
+    def __getitem__(self, i: int | slice) -> Item | list[Item]:
+        if isinstance(i, slice):
+            return [self._at(j) for j in range(*i.indices(len(self)))]
+        return self._at(range(len(self))[i])
+
+
+class Listing(_Made[Step]):
     """The legal steps of one position (:func:`legal_steps`), a sequence that makes only the
     steps read: a position may list thousands of special actions of which a random playout
     takes one.
@@ -792,8 +819,9 @@ class Listing(Sequence[Step]):
     __slots__ = ("_parts", "_starts", "_size")
 
     def __init__(self, parts: Iterable[Sequence[Step]]) -> None:
-        self._parts = [part for part in parts if part]
-        self._starts = list(accumulate(map(len, self._parts), initial=0))
+        sized = [(part, n) for part in parts if (n := len(part))]  # each part's len once
+        self._parts = [part for part, _ in sized]
+        self._starts = list(accumulate((n for _, n in sized), initial=0))
         self._size = self._starts.pop()
 
     def __len__(self) -> int:
@@ -802,16 +830,7 @@ class Listing(Sequence[Step]):
     def __bool__(self) -> bool:
         return self._size > 0
 
-    @overload
-    def __getitem__(self, i: int) -> Step: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Step]: ...
-
-    def __getitem__(self, i: int | slice) -> Step | list[Step]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(self._size))]
-        i = range(self._size)[i]  # IndexError out of range, as a list's
+    def _at(self, i: int) -> Step:
         k = bisect_right(self._starts, i) - 1
         return self._parts[k][i - self._starts[k]]
 
@@ -825,7 +844,7 @@ class Listing(Sequence[Step]):
         return f"<{self._size} legal steps>"
 
 
-class _Paid(Sequence[Action]):
+class _Paid(_Made[Action]):
     """Every payment of every use of one special action: use by use (``uses``, their cells
     as square names; ``martians``, the acting Martian's cell of each, else ``None``), each
     with every colour of ``pays``; a step is made when it is read."""
@@ -841,16 +860,8 @@ class _Paid(Sequence[Action]):
     def __len__(self) -> int:
         return len(self.uses) * len(self.pays)
 
-    @overload
-    def __getitem__(self, i: int) -> Action: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Action]: ...
-
-    def __getitem__(self, i: int | slice) -> Action | list[Action]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        use, pay = divmod(range(len(self))[i], len(self.pays))
+    def _at(self, i: int) -> Action:
+        use, pay = divmod(i, len(self.pays))
         martian = None if self.martians is None else self.martians[use]
         return _new_action((self.name, self.pays[pay], self.uses[use], (), martian))
 
@@ -963,24 +974,57 @@ def _reach_from(
     garden: tuple[int, ...], martians: tuple[tuple[int, ...], ...], movers: tuple[int, ...]
 ) -> Mapping[tuple[int, Square], tuple[Square, ...]]:
     occ = _occupancy_of(martians)
-    # the moving Martian leaves origin, so a flower it stood on becomes pickable
-    return {
-        (origin, to): tuple(
-            [n for n in NEIGHBOURS[to] if garden[n] >= 0 and (n == origin or n not in occ)])
-        for origin in movers
-        for to in _destinations(garden, occ, origin)
-    }
+    reach = {}
+    for origin in movers:  # _destinations inlined: the listing of every position asks
+        for ray in _rays(origin):
+            for to in ray:
+                value = garden[to]
+                if value == PEAK_SQUARE:
+                    break
+                if value >= 0 and to not in occ:
+                    # the moving Martian leaves origin, so a flower it stood on is pickable
+                    reach[origin, to] = tuple([
+                        n for n in NEIGHBOURS[to]
+                        if garden[n] >= 0 and (n == origin or n not in occ)])
+    return reach
 
 
 def _move_step(state: State, origin: int, to: Square, pick: Square | None) -> Move:
     return _move_made(origin if state.options.martians_per_player == 2 else None, to, pick)
 
 
-def _move_steps(state: State) -> list[Move]:
-    made, reach = _move_made, _reach(state).items()
-    if state.options.martians_per_player == 2:
-        return [made(o, to, pick) for (o, to), picks in reach for pick in picks or _NO_PICK]
-    return [made(None, to, pick) for (_, to), picks in reach for pick in picks or _NO_PICK]
+def _move_steps(state: State) -> _Moves:
+    return _Moves(_reach(state), state.options.martians_per_player == 2)
+
+
+class _Moves(_Made[Move]):
+    """The normal moves of one position, from its ``reach`` (:func:`_reach`) in its order:
+    each landing with each flower it may pick (the acting Martian named when ``named``); a
+    move is made when read (:func:`_move_made`: made once, then shared), most of them never
+    are: a random playout reads one of the position's steps."""
+
+    __slots__ = ("reach", "named", "_size")
+
+    def __init__(self, reach: Mapping[tuple[int, Square], tuple[Square, ...]], named: bool) -> None:
+        self.reach, self.named = reach, named
+        self._size = sum([len(picks) or 1 for picks in reach.values()])
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _at(self, i: int) -> Move:
+        # i is in range: the loop stops at its landing, read after it
+        for landing, picks in self.reach.items():  # noqa: B007
+            if i < (len(picks) or 1):
+                break
+            i -= len(picks) or 1
+        origin, to = landing
+        return _move_made(origin if self.named else None, to, picks[i] if picks else None)
+
+    def __iter__(self) -> Iterator[Move]:
+        made, named = _move_made, self.named
+        return iter([made(o if named else None, to, pick)
+                     for (o, to), picks in self.reach.items() for pick in picks or _NO_PICK])
 
 
 @cache  # a few hundred moves with one Martian a player, some thousands with two
@@ -1068,7 +1112,7 @@ def _action_groups(
             yield _Drawn(colours[pay], draws[:1] if distinct else draws)
 
 
-class _Drawn(Sequence[Action]):
+class _Drawn(_Made[Action]):
     """The tube actions paid with ``pay``: one for each of ``draws``, made when read."""
 
     __slots__ = ("pay", "draws")
@@ -1079,15 +1123,7 @@ class _Drawn(Sequence[Action]):
     def __len__(self) -> int:
         return len(self.draws)
 
-    @overload
-    def __getitem__(self, i: int) -> Action: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Action]: ...
-
-    def __getitem__(self, i: int | slice) -> Action | list[Action]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def _at(self, i: int) -> Action:
         return _new_action(("tube", self.pay, (), self.draws[i], None))
 
     def __iter__(self) -> Iterator[Action]:
@@ -1285,7 +1321,8 @@ def _drafted(state: State, step: Step) -> _Draft:
 def _settle(state: State) -> State:
     """At a player's move point: over when none of their Martians can move and no sequence of
     special actions they can pay for would give one a move (the text, Game end; #8, #8a)."""
-    if state.phase is not Phase.TURN or _has_move(state) or _move_makeable(state):
+    # every move (_reach), not a first one: the listing of this same state asks next
+    if state.phase is not Phase.TURN or _reach(state) or _move_makeable(state):
         return state
     return replace(state, phase=Phase.OVER)
 
