@@ -80,6 +80,7 @@ from itertools import (
     combinations_with_replacement,
     compress,
     cycle,
+    filterfalse,
     product,
     repeat,
 )
@@ -611,6 +612,7 @@ _FLOWER_BYTES = bytes(int(value < 5) for value in range(256))
 """A square's value as a signed byte -> 1 for a flower (0..4), 0 for ``PEAK_SQUARE`` and
 ``EMPTY_SQUARE`` (-2 and -1, the bytes 254 and 255)."""
 _PEAK_BYTES = bytes(int(value == (PEAK_SQUARE & 0xFF)) for value in range(256))
+_PIECE_BYTES = bytes(int(value != (EMPTY_SQUARE & 0xFF)) for value in range(256))
 _EMPTY_BYTES = bytes(int(value == (EMPTY_SQUARE & 0xFF)) for value in range(256))
 _NOT_FIRST_COLUMN = int.from_bytes(bytes(int(sq % SIZE != 0) for sq in SQUARES), "little")
 _NOT_LAST_COLUMN = int.from_bytes(bytes(int(sq % SIZE != SIZE - 1) for sq in SQUARES), "little")
@@ -639,7 +641,11 @@ def _swap_partners(
 ) -> Iterator[Square]:
     if garden[m] >= 0:  # a Martian standing on a flower cannot swap (#8b)
         return iter(())
-    return iter([sq for sq in among if garden[sq] != EMPTY_SQUARE and sq not in occ])
+    pieces = (
+        compress(SQUARES, _garden_bytes(*garden).translate(_PIECE_BYTES)) if among is SQUARES
+        else (sq for sq in among if garden[sq] != EMPTY_SQUARE)
+    )  # the whole garden picked out in C, as the listing asks
+    return iter(list(filterfalse(occ.__contains__, pieces)))
 
 
 _MARTIAN_TARGETS = {
@@ -849,16 +855,17 @@ class _Paid(_Made[Action]):
     as square names; ``martians``, the acting Martian's cell of each, else ``None``), each
     with every colour of ``pays``; a step is made when it is read."""
 
-    __slots__ = ("name", "uses", "martians", "pays")
+    __slots__ = ("name", "uses", "martians", "pays", "_size")
 
     def __init__(
-        self, name: str, uses: _Uses | list[tuple[str, ...]],
+        self, name: str, uses: _Uses | _Cells,
         martians: list[str] | None, pays: list[str],
     ) -> None:
         self.name, self.uses, self.martians, self.pays = name, uses, martians, pays
+        self._size = len(uses) * len(pays)
 
     def __len__(self) -> int:
-        return len(self.uses) * len(self.pays)
+        return self._size
 
     def _at(self, i: int) -> Action:
         use, pay = divmod(i, len(self.pays))
@@ -1039,6 +1046,8 @@ def _move_made(origin: int | None, to: Square, pick: Square | None) -> Move:
 
 def _affordable(state: State) -> list[int]:
     reserve = state.reserves[state.to_move - 1]
+    if max(reserve) < PAYMENT:  # most positions: nothing to pay with, seen in C
+        return []
     return [c for c in range(len(state.options.colours)) if reserve[c] >= PAYMENT]
 
 
@@ -1084,7 +1093,7 @@ def _action_groups(
     pay_names = [colours[pay] for pay in (pays[:1] if distinct else pays)]
     two = state.options.martians_per_player == 2
     for name in names:
-        k = ACTIONS.index(name)
+        k = _ACTION_INDEX[name]
         if not _action_open(state, k) or (within is not None and _SLOTS_FROM + k not in within):
             continue
         if within is None and not distinct and not focus and name in _ON_SQUARES:
@@ -1101,7 +1110,7 @@ def _action_groups(
                 list(map(LAYOUT.__getitem__, map(_first, used)))
                 if two and name in MARTIAN_ACTIONS else None
             )
-            yield _Paid(name, list(map(_square_names, map(_second, used))), martians, pay_names)
+            yield _Paid(name, _Cells(used), martians, pay_names)
             continue
         if next(uses, None) is None:  # one use, or none where the focus rules it out
             continue
@@ -1110,6 +1119,26 @@ def _action_groups(
             after[pay] += PAYMENT
             draws = _draws(colours, tuple(after))
             yield _Drawn(colours[pay], draws[:1] if distinct else draws)
+
+
+class _Cells(_Made[tuple[str, ...]]):
+    """The cells of the uses of an action, as square names, from ``used`` (its uses as
+    :func:`_uses` gives them, ``(acting Martian's cell or None, squares)``), named when read:
+    a swap of the Martian lists nearly every square of the garden."""
+
+    __slots__ = ("used",)
+
+    def __init__(self, used: list[tuple[int | None, tuple[Square, ...]]]) -> None:
+        self.used = used
+
+    def __len__(self) -> int:
+        return len(self.used)
+
+    def _at(self, i: int) -> tuple[str, ...]:
+        return _square_names(self.used[i][1])
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        return map(_square_names, map(_second, self.used))
 
 
 class _Drawn(_Made[Action]):
@@ -1167,6 +1196,7 @@ def _made(
     return map(_new_action, zip(repeat(name), cycle(pays), cells, repeat(()), martians))
 
 
+_ACTION_INDEX = {name: k for k, name in enumerate(ACTIONS)}
 _ON_SQUARES = frozenset({"pick", "swap_peak_flower", "swap_flowers", "move_flower", "move_peak"})
 _first, _second = itemgetter(0), itemgetter(1)
 _new_action: Callable[[tuple[str, str, tuple[str, ...], tuple[str, ...], str | None]], Action]
@@ -2155,7 +2185,6 @@ def _own_martian(state: State, name: str, step: Step) -> int:
 def _move(state: State, step: Move) -> _Draft:
     to = parse_square(step.to)
     pick = None if step.pick is None else parse_square(step.pick)
-    occ = _occupancy(state)
     if step.martian is not None:
         origins: tuple[int, ...] = (_own_martian(state, step.martian, step),)
     else:
@@ -2171,7 +2200,7 @@ def _move(state: State, step: Move) -> _Draft:
     if not fits:
         if len(origins) > 1:
             raise _illegal(f"neither of your Martians can reach {step.to}", RULE_MOVE, step)
-        raise _illegal(_unreachable(state, occ, origins[0], to), RULE_MOVE, step)
+        raise _illegal(_unreachable(state, _occupancy(state), origins[0], to), RULE_MOVE, step)
     origin = fits[0]
     draft = _Draft(state)
     draft.relocate(origin, to)
