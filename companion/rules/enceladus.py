@@ -1351,8 +1351,7 @@ def _drafted(state: State, step: Step) -> _Draft:
 def _settle(state: State) -> State:
     """At a player's move point: over when none of their Martians can move and no sequence of
     special actions they can pay for would give one a move (the text, Game end; #8, #8a)."""
-    # every move (_reach), not a first one: the listing of this same state asks next
-    if state.phase is not Phase.TURN or _reach(state) or _move_makeable(state):
+    if state.phase is not Phase.TURN or _has_move(state) or _move_makeable(state):
         return state
     return replace(state, phase=Phase.OVER)
 
