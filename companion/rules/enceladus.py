@@ -981,19 +981,13 @@ def _reach_from(
     garden: tuple[int, ...], martians: tuple[tuple[int, ...], ...], movers: tuple[int, ...]
 ) -> Mapping[tuple[int, Square], tuple[Square, ...]]:
     occ = _occupancy_of(martians)
-    reach = {}
-    for origin in movers:  # _destinations inlined: the listing of every position asks
-        for ray in _rays(origin):
-            for to in ray:
-                value = garden[to]
-                if value == PEAK_SQUARE:
-                    break
-                if value >= 0 and to not in occ:
-                    # the moving Martian leaves origin, so a flower it stood on is pickable
-                    reach[origin, to] = tuple([
-                        n for n in NEIGHBOURS[to]
-                        if garden[n] >= 0 and (n == origin or n not in occ)])
-    return reach
+    # the moving Martian leaves origin, so a flower it stood on becomes pickable
+    return {
+        (origin, to): tuple(
+            [n for n in NEIGHBOURS[to] if garden[n] >= 0 and (n == origin or n not in occ)])
+        for origin in movers
+        for to in _destinations(garden, occ, origin)
+    }
 
 
 def _move_step(state: State, origin: int, to: Square, pick: Square | None) -> Move:
