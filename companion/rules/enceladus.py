@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import random
 import re
-from array import array
+from abc import abstractmethod
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -80,11 +80,13 @@ from itertools import (
     combinations_with_replacement,
     compress,
     cycle,
+    filterfalse,
     product,
     repeat,
 )
 from math import isqrt
 from operator import itemgetter
+from struct import Struct
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, cast, overload
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
@@ -585,7 +587,7 @@ def _soliflowers(garden: Sequence[int]) -> list[Square]:
     order.  Worked out on the whole garden at once: one byte a square, 1 for a flower, in
     one integer (square ``sq`` at byte ``sq``), shifted a square left, right, up and down
     (the row ends masked off), so that no square is visited in Python."""
-    as_bytes = array("b", garden).tobytes().translate(_FLOWER_BYTES)
+    as_bytes = _garden_bytes(*garden).translate(_FLOWER_BYTES)
     flowers = int.from_bytes(as_bytes, "little")
     beside = (
         ((flowers << 8) & _NOT_FIRST_COLUMN) | ((flowers >> 8) & _NOT_LAST_COLUMN)
@@ -603,10 +605,14 @@ def _soliflowers(garden: Sequence[int]) -> list[Square]:
     return out
 
 
+_garden_bytes: Callable[..., bytes] = Struct(f"{len(SQUARES)}b").pack
+"""A garden's 100 values as signed bytes, one a square (``_garden_bytes(*garden)``: a
+quarter of the time ``array("b", garden)`` takes from a tuple)."""
 _FLOWER_BYTES = bytes(int(value < 5) for value in range(256))
 """A square's value as a signed byte -> 1 for a flower (0..4), 0 for ``PEAK_SQUARE`` and
 ``EMPTY_SQUARE`` (-2 and -1, the bytes 254 and 255)."""
 _PEAK_BYTES = bytes(int(value == (PEAK_SQUARE & 0xFF)) for value in range(256))
+_PIECE_BYTES = bytes(int(value != (EMPTY_SQUARE & 0xFF)) for value in range(256))
 _EMPTY_BYTES = bytes(int(value == (EMPTY_SQUARE & 0xFF)) for value in range(256))
 _NOT_FIRST_COLUMN = int.from_bytes(bytes(int(sq % SIZE != 0) for sq in SQUARES), "little")
 _NOT_LAST_COLUMN = int.from_bytes(bytes(int(sq % SIZE != SIZE - 1) for sq in SQUARES), "little")
@@ -635,7 +641,11 @@ def _swap_partners(
 ) -> Iterator[Square]:
     if garden[m] >= 0:  # a Martian standing on a flower cannot swap (#8b)
         return iter(())
-    return iter([sq for sq in among if garden[sq] != EMPTY_SQUARE and sq not in occ])
+    pieces = (
+        compress(SQUARES, _garden_bytes(*garden).translate(_PIECE_BYTES)) if among is SQUARES
+        else (sq for sq in among if garden[sq] != EMPTY_SQUARE)
+    )  # the whole garden picked out in C, as the listing asks
+    return iter(list(filterfalse(occ.__contains__, pieces)))
 
 
 _MARTIAN_TARGETS = {
@@ -735,7 +745,7 @@ def _operands(state: State, name: str) -> tuple[list[Square], list[Square]]:
 def _kinds(state: State) -> tuple[list[Square], list[Square], list[Square], list[Square]]:
     """The garden's flowers, flowers not under a Martian, peaks and empty squares with no
     Martian, each in square order (the lists are shared: never changed)."""
-    values = array("b", state.garden).tobytes()  # picked out in C (compress), a flag a square
+    values = _garden_bytes(*state.garden)  # picked out in C (compress), a flag a square
     flowers = values.translate(_FLOWER_BYTES)
     free, empty = bytearray(flowers), bytearray(values.translate(_EMPTY_BYTES))
     for cell in _occupancy(state):
@@ -776,7 +786,30 @@ def legal_steps(state: State) -> Listing:
     return Listing([])
 
 
-class Listing(Sequence[Step]):
+class _Made(Sequence[Item]):
+    """A sequence whose items are made when read, by :meth:`_at` from an index in range:
+    a slice or a negative index reads as a list's would, and an index out of range raises
+    :class:`IndexError`."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def _at(self, i: int) -> Item:
+        """The item at ``i``, ``0 <= i < len(self)``."""
+
+    @overload
+    def __getitem__(self, i: int) -> Item: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Item]: ...
+
+    def __getitem__(self, i: int | slice) -> Item | list[Item]:
+        if isinstance(i, slice):
+            return [self._at(j) for j in range(*i.indices(len(self)))]
+        return self._at(range(len(self))[i])
+
+
+class Listing(_Made[Step]):
     """The legal steps of one position (:func:`legal_steps`), a sequence that makes only the
     steps read: a position may list thousands of special actions of which a random playout
     takes one.
@@ -792,8 +825,9 @@ class Listing(Sequence[Step]):
     __slots__ = ("_parts", "_starts", "_size")
 
     def __init__(self, parts: Iterable[Sequence[Step]]) -> None:
-        self._parts = [part for part in parts if part]
-        self._starts = list(accumulate(map(len, self._parts), initial=0))
+        sized = [(part, n) for part in parts if (n := len(part))]  # each part's len once
+        self._parts = [part for part, _ in sized]
+        self._starts = list(accumulate((n for _, n in sized), initial=0))
         self._size = self._starts.pop()
 
     def __len__(self) -> int:
@@ -802,16 +836,7 @@ class Listing(Sequence[Step]):
     def __bool__(self) -> bool:
         return self._size > 0
 
-    @overload
-    def __getitem__(self, i: int) -> Step: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Step]: ...
-
-    def __getitem__(self, i: int | slice) -> Step | list[Step]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(self._size))]
-        i = range(self._size)[i]  # IndexError out of range, as a list's
+    def _at(self, i: int) -> Step:
         k = bisect_right(self._starts, i) - 1
         return self._parts[k][i - self._starts[k]]
 
@@ -825,32 +850,25 @@ class Listing(Sequence[Step]):
         return f"<{self._size} legal steps>"
 
 
-class _Paid(Sequence[Action]):
+class _Paid(_Made[Action]):
     """Every payment of every use of one special action: use by use (``uses``, their cells
     as square names; ``martians``, the acting Martian's cell of each, else ``None``), each
     with every colour of ``pays``; a step is made when it is read."""
 
-    __slots__ = ("name", "uses", "martians", "pays")
+    __slots__ = ("name", "uses", "martians", "pays", "_size")
 
     def __init__(
-        self, name: str, uses: _Uses | list[tuple[str, ...]],
+        self, name: str, uses: _Uses | _Cells,
         martians: list[str] | None, pays: list[str],
     ) -> None:
         self.name, self.uses, self.martians, self.pays = name, uses, martians, pays
+        self._size = len(uses) * len(pays)
 
     def __len__(self) -> int:
-        return len(self.uses) * len(self.pays)
+        return self._size
 
-    @overload
-    def __getitem__(self, i: int) -> Action: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Action]: ...
-
-    def __getitem__(self, i: int | slice) -> Action | list[Action]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        use, pay = divmod(range(len(self))[i], len(self.pays))
+    def _at(self, i: int) -> Action:
+        use, pay = divmod(i, len(self.pays))
         martian = None if self.martians is None else self.martians[use]
         return _new_action((self.name, self.pays[pay], self.uses[use], (), martian))
 
@@ -976,11 +994,38 @@ def _move_step(state: State, origin: int, to: Square, pick: Square | None) -> Mo
     return _move_made(origin if state.options.martians_per_player == 2 else None, to, pick)
 
 
-def _move_steps(state: State) -> list[Move]:
-    made, reach = _move_made, _reach(state).items()
-    if state.options.martians_per_player == 2:
-        return [made(o, to, pick) for (o, to), picks in reach for pick in picks or _NO_PICK]
-    return [made(None, to, pick) for (_, to), picks in reach for pick in picks or _NO_PICK]
+def _move_steps(state: State) -> _Moves:
+    return _Moves(_reach(state), state.options.martians_per_player == 2)
+
+
+class _Moves(_Made[Move]):
+    """The normal moves of one position, from its ``reach`` (:func:`_reach`) in its order:
+    each landing with each flower it may pick (the acting Martian named when ``named``); a
+    move is made when read (:func:`_move_made`: made once, then shared), most of them never
+    are: a random playout reads one of the position's steps."""
+
+    __slots__ = ("reach", "named", "_size")
+
+    def __init__(self, reach: Mapping[tuple[int, Square], tuple[Square, ...]], named: bool) -> None:
+        self.reach, self.named = reach, named
+        self._size = sum([len(picks) or 1 for picks in reach.values()])
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _at(self, i: int) -> Move:
+        # i is in range: the loop stops at its landing, read after it
+        for landing, picks in self.reach.items():  # noqa: B007
+            if i < (len(picks) or 1):
+                break
+            i -= len(picks) or 1
+        origin, to = landing
+        return _move_made(origin if self.named else None, to, picks[i] if picks else None)
+
+    def __iter__(self) -> Iterator[Move]:
+        made, named = _move_made, self.named
+        return iter([made(o if named else None, to, pick)
+                     for (o, to), picks in self.reach.items() for pick in picks or _NO_PICK])
 
 
 @cache  # a few hundred moves with one Martian a player, some thousands with two
@@ -995,6 +1040,8 @@ def _move_made(origin: int | None, to: Square, pick: Square | None) -> Move:
 
 def _affordable(state: State) -> list[int]:
     reserve = state.reserves[state.to_move - 1]
+    if max(reserve) < PAYMENT:  # most positions: nothing to pay with, seen in C
+        return []
     return [c for c in range(len(state.options.colours)) if reserve[c] >= PAYMENT]
 
 
@@ -1040,7 +1087,7 @@ def _action_groups(
     pay_names = [colours[pay] for pay in (pays[:1] if distinct else pays)]
     two = state.options.martians_per_player == 2
     for name in names:
-        k = ACTIONS.index(name)
+        k = _ACTION_INDEX[name]
         if not _action_open(state, k) or (within is not None and _SLOTS_FROM + k not in within):
             continue
         if within is None and not distinct and not focus and name in _ON_SQUARES:
@@ -1057,7 +1104,7 @@ def _action_groups(
                 list(map(LAYOUT.__getitem__, map(_first, used)))
                 if two and name in MARTIAN_ACTIONS else None
             )
-            yield _Paid(name, list(map(_square_names, map(_second, used))), martians, pay_names)
+            yield _Paid(name, _Cells(used), martians, pay_names)
             continue
         if next(uses, None) is None:  # one use, or none where the focus rules it out
             continue
@@ -1068,7 +1115,27 @@ def _action_groups(
             yield _Drawn(colours[pay], draws[:1] if distinct else draws)
 
 
-class _Drawn(Sequence[Action]):
+class _Cells(_Made[tuple[str, ...]]):
+    """The cells of the uses of an action, as square names, from ``used`` (its uses as
+    :func:`_uses` gives them, ``(acting Martian's cell or None, squares)``), named when read:
+    a swap of the Martian lists nearly every square of the garden."""
+
+    __slots__ = ("used",)
+
+    def __init__(self, used: list[tuple[int | None, tuple[Square, ...]]]) -> None:
+        self.used = used
+
+    def __len__(self) -> int:
+        return len(self.used)
+
+    def _at(self, i: int) -> tuple[str, ...]:
+        return _square_names(self.used[i][1])
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        return map(_square_names, map(_second, self.used))
+
+
+class _Drawn(_Made[Action]):
     """The tube actions paid with ``pay``: one for each of ``draws``, made when read."""
 
     __slots__ = ("pay", "draws")
@@ -1079,15 +1146,7 @@ class _Drawn(Sequence[Action]):
     def __len__(self) -> int:
         return len(self.draws)
 
-    @overload
-    def __getitem__(self, i: int) -> Action: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Action]: ...
-
-    def __getitem__(self, i: int | slice) -> Action | list[Action]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def _at(self, i: int) -> Action:
         return _new_action(("tube", self.pay, (), self.draws[i], None))
 
     def __iter__(self) -> Iterator[Action]:
@@ -1131,6 +1190,7 @@ def _made(
     return map(_new_action, zip(repeat(name), cycle(pays), cells, repeat(()), martians))
 
 
+_ACTION_INDEX = {name: k for k, name in enumerate(ACTIONS)}
 _ON_SQUARES = frozenset({"pick", "swap_peak_flower", "swap_flowers", "move_flower", "move_peak"})
 _first, _second = itemgetter(0), itemgetter(1)
 _new_action: Callable[[tuple[str, str, tuple[str, ...], tuple[str, ...], str | None]], Action]
@@ -2118,7 +2178,6 @@ def _own_martian(state: State, name: str, step: Step) -> int:
 def _move(state: State, step: Move) -> _Draft:
     to = parse_square(step.to)
     pick = None if step.pick is None else parse_square(step.pick)
-    occ = _occupancy(state)
     if step.martian is not None:
         origins: tuple[int, ...] = (_own_martian(state, step.martian, step),)
     else:
@@ -2134,7 +2193,7 @@ def _move(state: State, step: Move) -> _Draft:
     if not fits:
         if len(origins) > 1:
             raise _illegal(f"neither of your Martians can reach {step.to}", RULE_MOVE, step)
-        raise _illegal(_unreachable(state, occ, origins[0], to), RULE_MOVE, step)
+        raise _illegal(_unreachable(state, _occupancy(state), origins[0], to), RULE_MOVE, step)
     origin = fits[0]
     draft = _Draft(state)
     draft.relocate(origin, to)
