@@ -17,7 +17,10 @@ reach empty spots to plant.  It needs no guess at the others' hidden cards: the 
 them, as the seat does, as any card nobody has shown.  (A determinised search that played the
 others' replies with hands sampled from the cards nobody has shown measured no better than
 the seat's own follow-up alone; the reply with its own cards valued at the mean, then the
-follow-up, measured better than either.)
+follow-up, measured better than either.)  Holding the Hexagon card, the strong seat also
+values the hexagon it can still complete (:func:`hexagon_progress`, :data:`HEXAGON_WEIGHT`):
+it plants its corners in one colour and wins at once by showing the card, where the steady
+seat values the card at nothing and scores it to draw another.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ from dataclasses import replace
 
 from companion.opponent import Spend
 from companion.rules import missions
-from companion.rules.missions import ALL_MISSIONS, HEXAGON
+from companion.rules.missions import ALL_MISSIONS, COLOURS, HEXAGON
 from companion.rules.uranus import (
+    BOARDS,
     RULES,
     Claim,
     Reveal,
@@ -50,6 +54,44 @@ FOLLOW = ("next", "me")
 
 WIN = 1000.0
 """What a won (or, negated, a lost) game is worth to :func:`evaluate`, beyond its points."""
+
+
+HEXAGON_WEIGHT = 4.0
+"""What the strong seat holding the Hexagon card adds to :func:`evaluate` for a hexagon it
+can still complete with k of its corners in one colour: ``HEXAGON_WEIGHT * k * k`` (all six:
+:data:`WIN`), so that it plants towards the hexagon instead of scoring the card for nothing."""
+
+_HEXAGONS: dict[str, tuple[tuple[int, ...], ...]] = {
+    name: tuple(sorted({tuple(sorted(shape.index[c] for c in corners))
+                        for spot in shape.grid.cells
+                        for corners in missions.hexagons_through(shape.grid, spot)}))
+    for name, shape in BOARDS.items()
+}
+"""``_HEXAGONS[board]``: the places in ``State.flowers`` of the corners of every regular
+hexagon of the board."""
+
+
+def hexagon_progress(state: State, player: int) -> int:
+    """The most corners (0-6) of a regular hexagon that hold flowers of one colour, among the
+    hexagons ``player`` can still complete: no tree on a corner, and enough flowers of that
+    colour in their reserve for the empty corners."""
+    flowers = state.flowers
+    reserve = state.reserves[player - 1]
+    trees = {state.shape.index[tree] for tree in state.trees}
+    best = 0
+    for corners in _HEXAGONS[state.options.board]:
+        colours = {flowers[i] for i in corners} - {""}
+        if len(colours) > 1:
+            continue
+        filled = sum(1 for i in corners if flowers[i])
+        if filled == 6:
+            return 6
+        if filled <= best or trees.intersection(corners):
+            continue
+        left = reserve[COLOURS.index(next(iter(colours)))] if colours else max(reserve)
+        if left >= 6 - filled:
+            best = filled
+    return best
 
 
 def chance_next(state: State) -> bool:
@@ -102,11 +144,13 @@ def unseen_mean(state: State, hand: Iterable[str]) -> float:
     return sum(missions.mission_value(view, c, points) for c in pool) / len(pool)
 
 
-def evaluate(state: State, player: int, hands: Sequence[Collection[str]], mean: float) -> float:
+def evaluate(state: State, player: int, hands: Sequence[Collection[str]], mean: float,
+             hexagon: bool = False) -> float:
     """``state`` for ``player``: their estimated final score less the best other player's
     (see the module docstring).  ``hands[p - 1]``: the cards player p is taken to hold
     (the others': the cards they have shown, or a sampled hand); ``mean``: what any other
-    card in a hand is worth.  A finished game adds +-:data:`WIN`."""
+    card in a hand is worth.  A finished game adds +-:data:`WIN`; ``hexagon`` (the strong
+    seat) adds the Hexagon card's worth when ``player`` holds it (:data:`HEXAGON_WEIGHT`)."""
     outcome = RULES.outcome(state)
     view = garden(state)
     points = state.options.triangle_points
@@ -124,6 +168,9 @@ def evaluate(state: State, player: int, hands: Sequence[Collection[str]], mean: 
     lead = mine - max(e for p, e in enumerate(estimates, 1) if p != player)
     if outcome is not None:
         lead += WIN if player in outcome.winners else -WIN
+    elif hexagon and HEXAGON in hands[player - 1] and HEXAGON not in state.discarded:
+        corners = hexagon_progress(state, player)
+        lead += WIN if corners == 6 else HEXAGON_WEIGHT * corners * corners
     return lead
 
 
@@ -134,7 +181,8 @@ def _seat_hands(state: State, player: int, known: Collection[str] | None) -> lis
 
 
 def _ranked(state: State, steps: list[Step], hands: Sequence[Collection[str]],
-            spend: Spend, until: int | None = None) -> list[tuple[float, int, Step]]:
+            spend: Spend, until: int | None = None,
+            hexagon: bool = False) -> list[tuple[float, int, Step]]:
     """``(value, index, step)`` for each step while the budget lasts, best first."""
     player = state.to_move
     mean = unseen_mean(state, hands[player - 1])
@@ -143,8 +191,8 @@ def _ranked(state: State, steps: list[Step], hands: Sequence[Collection[str]],
         if ranked and (spend.exhausted or (until is not None and spend.nodes >= until)):
             break
         after = spend.apply(state, step)
-        ranked.append((evaluate(after, player, _after_hands(hands, player, step), mean), i,
-                       step))
+        ranked.append((evaluate(after, player, _after_hands(hands, player, step), mean,
+                                hexagon), i, step))
     ranked.sort(key=lambda t: (-t[0], t[1]))
     return ranked
 
@@ -178,14 +226,15 @@ def _one_deck(steps: Iterable[Step]) -> list[Step]:
     return kept
 
 
-def _reply(state: State, hands: list[frozenset[str]], spend: Spend, until: int) -> Step | None:
+def _reply(state: State, hands: list[frozenset[str]], spend: Spend, until: int,
+           hexagon: bool = False) -> Step | None:
     """The steady step of the player to move holding ``hands[to_move - 1]``, within
-    ``until`` nodes spent."""
+    ``until`` nodes spent (``hexagon``: weighing the Hexagon card as the strong seat does)."""
     mover = state.to_move
     steps = _one_deck(own_steps(state, hands[mover - 1]))
     if not steps:
         return None
-    step: Step = _ranked(state, steps, hands, spend, until)[0][2]
+    step: Step = _ranked(state, steps, hands, spend, until, hexagon)[0][2]
     return step
 
 
@@ -195,7 +244,7 @@ def strong(state: State, steps: list[Step], known: Collection[str] | None, spend
     best steps one ply ahead, each given an equal share of the nodes left."""
     player = state.to_move
     seat = _seat_hands(state, player, known)
-    ranked = _ranked(state, _one_deck(steps), seat, spend)[:ROOTS]
+    ranked = _ranked(state, _one_deck(steps), seat, spend, hexagon=True)[:ROOTS]
     if state.phase != "turn" or len(ranked) == 1 or ranked[0][0] >= WIN / 2:
         return ranked[0][2]
     best_value, best = float("-inf"), ranked[0][2]
@@ -211,12 +260,12 @@ def strong(state: State, steps: list[Step], known: Collection[str] | None, spend
                 if who == "me":  # the others' gardeners where they stand
                     line = replace(line, to_move=player)
                 mover = line.to_move
-                follow = _reply(line, hands, spend, until - 1)
+                follow = _reply(line, hands, spend, until - 1, hexagon=mover == player)
                 if follow is not None:
                     line = spend.apply(line, follow)
                     hands = [frozenset(h) for h in _after_hands(hands, mover, follow)]
         mine = _seat_hands(line, player, hands[player - 1])
-        value = evaluate(line, player, mine, unseen_mean(line, mine[player - 1]))
+        value = evaluate(line, player, mine, unseen_mean(line, mine[player - 1]), hexagon=True)
         if value > best_value:
             best_value, best = value, step
     return best
