@@ -273,23 +273,35 @@ def test_strong_uranus_counts_the_hexagon_corners_it_can_still_fill() -> None:
     still complete with the flowers of that colour in its reserve."""
     from dataclasses import replace
 
-    from companion.opponent.uranus import _HEXAGONS, hexagon_progress
+    from companion.opponent.uranus import hexagon_progress, live_hexagons
+    from companion.rules.missions import hexagons_through
 
     state = U.RULES.new_game(2, 4, {})
-    trees = {state.shape.index[t] for t in state.trees}
-    corners = next(c for c in _HEXAGONS["hexagonal"] if not trees.intersection(c))
+    grid = state.shape.grid
+    corners = next([state.shape.index[c] for c in hexagon] for spot in grid.cells
+                   for hexagon in hexagons_through(grid, spot) if not state.trees & set(hexagon))
+    tree = next([state.shape.index[c] for c in hexagon] for spot in state.trees
+                for hexagon in hexagons_through(grid, spot))
+    assert len(live_hexagons(state)) < len(live_hexagons(replace(state, trees=frozenset())))
     red = U.COLOURS.index("red")
     flowers = list(state.flowers)
     for i in corners[:4]:
         flowers[i] = "red"
-    four = replace(state, flowers=tuple(flowers))
-    reserve = list(four.reserves[0])
+    reserve = list(state.reserves[0])
     reserve[red] = 2
-    assert hexagon_progress(replace(four, reserves=(tuple(reserve), four.reserves[1])), 1) == 4
+    four = replace(state, flowers=tuple(flowers), reserves=(tuple(reserve), state.reserves[1]))
+    assert hexagon_progress(four, 1) == 4
     reserve[red] = 1  # one flower short
     assert hexagon_progress(replace(four, reserves=(tuple(reserve), four.reserves[1])), 1) < 4
     flowers[corners[4]] = "blue"  # another colour on a corner: that hexagon is lost
     assert hexagon_progress(replace(four, flowers=tuple(flowers)), 1) < 4
+    flowers = list(state.flowers)
+    trees = {state.shape.index[t] for t in state.trees}
+    for i in set(tree) - trees:  # five corners in red, a tree on the sixth
+        flowers[i] = "red"
+    five = replace(four, flowers=tuple(flowers))
+    assert hexagon_progress(replace(five, trees=frozenset()), 1) == 5
+    assert hexagon_progress(five, 1) < 5
 
 
 def test_strong_uranus_plants_the_hexagon_of_the_card_it_holds() -> None:

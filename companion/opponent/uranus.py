@@ -26,8 +26,9 @@ seat values the card at nothing and scores it to draw another.
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from operator import itemgetter
 
 from companion.opponent import Spend
 from companion.rules import missions
@@ -61,37 +62,59 @@ HEXAGON_WEIGHT = 4.0
 can still complete with k of its corners in one colour: ``HEXAGON_WEIGHT * k * k`` (all six:
 :data:`WIN`), so that it plants towards the hexagon instead of scoring the card for nothing."""
 
-_HEXAGONS: dict[str, tuple[tuple[int, ...], ...]] = {
-    name: tuple(sorted({tuple(sorted(shape.index[c] for c in corners))
-                        for spot in shape.grid.cells
-                        for corners in missions.hexagons_through(shape.grid, spot)}))
+Hexagons = tuple[Callable[[Sequence[str]], tuple[str, ...]], ...]
+"""Regular hexagons of a board, each as what gives the flowers on its six corners from
+``State.flowers``."""
+
+_HEXAGONS: dict[str, Hexagons] = {
+    name: tuple(itemgetter(*corners) for corners in sorted(
+        {tuple(sorted(shape.index[c] for c in corners))
+         for spot in shape.grid.cells
+         for corners in missions.hexagons_through(shape.grid, spot)}))
     for name, shape in BOARDS.items()
 }
-"""``_HEXAGONS[board]``: the places in ``State.flowers`` of the corners of every regular
-hexagon of the board."""
+"""``_HEXAGONS[board]``: every regular hexagon of the board."""
 
 
-def hexagon_progress(state: State, player: int) -> int:
-    """The most corners (0-6) of a regular hexagon that hold flowers of one colour, among the
-    hexagons ``player`` can still complete: no tree on a corner, and enough flowers of that
-    colour in their reserve for the empty corners."""
-    flowers = state.flowers
-    reserve = state.reserves[player - 1]
+def live_hexagons(state: State) -> Hexagons:
+    """The hexagons of ``state`` that may still be completed: no tree on a corner and flowers
+    of one colour at most (flowers never leave, so a hexagon lost stays lost)."""
     trees = {state.shape.index[tree] for tree in state.trees}
-    best = 0
+    flowers = list(state.flowers)
+    for i in trees:
+        flowers[i] = "tree"
+    live = []
     for corners in _HEXAGONS[state.options.board]:
-        colours = {flowers[i] for i in corners} - {""}
-        if len(colours) > 1:
+        kinds = set(corners(flowers)) - {""}
+        if len(kinds) <= 1 and "tree" not in kinds:
+            live.append(corners)
+    return tuple(live)
+
+
+def hexagon_progress(state: State, player: int, hexagons: Hexagons | None = None) -> int:
+    """The most corners (0-6) of a regular hexagon that hold flowers of one colour, among the
+    ``hexagons`` (default :func:`live_hexagons`) ``player`` can still complete: enough
+    flowers of that colour in their reserve for the empty corners."""
+    reserve = state.reserves[player - 1]
+    most = max(reserve)
+    best = 0
+    for corners in live_hexagons(state) if hexagons is None else hexagons:
+        colours = corners(state.flowers)
+        filled = 6 - colours.count("")
+        if filled <= best:
             continue
-        filled = sum(1 for i in corners if flowers[i])
+        kinds = set(colours) - {""}
+        if len(kinds) > 1:
+            continue
         if filled == 6:
             return 6
-        if filled <= best or trees.intersection(corners):
-            continue
-        left = reserve[COLOURS.index(next(iter(colours)))] if colours else max(reserve)
-        if left >= 6 - filled:
+        if (reserve[COLOUR_INDEX[kinds.pop()]] if kinds else most) >= 6 - filled:
             best = filled
     return best
+
+
+COLOUR_INDEX = {colour: i for i, colour in enumerate(COLOURS)}
+"""Where a colour's count stands in a reserve."""
 
 
 def chance_next(state: State) -> bool:
@@ -145,12 +168,13 @@ def unseen_mean(state: State, hand: Iterable[str]) -> float:
 
 
 def evaluate(state: State, player: int, hands: Sequence[Collection[str]], mean: float,
-             hexagon: bool = False) -> float:
+             hexagons: Hexagons | None = None) -> float:
     """``state`` for ``player``: their estimated final score less the best other player's
     (see the module docstring).  ``hands[p - 1]``: the cards player p is taken to hold
     (the others': the cards they have shown, or a sampled hand); ``mean``: what any other
-    card in a hand is worth.  A finished game adds +-:data:`WIN`; ``hexagon`` (the strong
-    seat) adds the Hexagon card's worth when ``player`` holds it (:data:`HEXAGON_WEIGHT`)."""
+    card in a hand is worth.  A finished game adds +-:data:`WIN`; ``hexagons`` (the strong
+    seat: the hexagons still live, :func:`live_hexagons`) adds the Hexagon card's worth when
+    ``player`` holds it (:data:`HEXAGON_WEIGHT`)."""
     outcome = RULES.outcome(state)
     view = garden(state)
     points = state.options.triangle_points
@@ -168,8 +192,9 @@ def evaluate(state: State, player: int, hands: Sequence[Collection[str]], mean: 
     lead = mine - max(e for p, e in enumerate(estimates, 1) if p != player)
     if outcome is not None:
         lead += WIN if player in outcome.winners else -WIN
-    elif hexagon and HEXAGON in hands[player - 1] and HEXAGON not in state.discarded:
-        corners = hexagon_progress(state, player)
+    elif hexagons is not None and HEXAGON in hands[player - 1] \
+            and HEXAGON not in state.discarded:
+        corners = hexagon_progress(state, player, hexagons)
         lead += WIN if corners == 6 else HEXAGON_WEIGHT * corners * corners
     return lead
 
@@ -182,7 +207,7 @@ def _seat_hands(state: State, player: int, known: Collection[str] | None) -> lis
 
 def _ranked(state: State, steps: list[Step], hands: Sequence[Collection[str]],
             spend: Spend, until: int | None = None,
-            hexagon: bool = False) -> list[tuple[float, int, Step]]:
+            hexagons: Hexagons | None = None) -> list[tuple[float, int, Step]]:
     """``(value, index, step)`` for each step while the budget lasts, best first."""
     player = state.to_move
     mean = unseen_mean(state, hands[player - 1])
@@ -192,7 +217,7 @@ def _ranked(state: State, steps: list[Step], hands: Sequence[Collection[str]],
             break
         after = spend.apply(state, step)
         ranked.append((evaluate(after, player, _after_hands(hands, player, step), mean,
-                                hexagon), i, step))
+                                hexagons), i, step))
     ranked.sort(key=lambda t: (-t[0], t[1]))
     return ranked
 
@@ -227,14 +252,14 @@ def _one_deck(steps: Iterable[Step]) -> list[Step]:
 
 
 def _reply(state: State, hands: list[frozenset[str]], spend: Spend, until: int,
-           hexagon: bool = False) -> Step | None:
+           hexagons: Hexagons | None = None) -> Step | None:
     """The steady step of the player to move holding ``hands[to_move - 1]``, within
-    ``until`` nodes spent (``hexagon``: weighing the Hexagon card as the strong seat does)."""
+    ``until`` nodes spent (``hexagons``: weighing the Hexagon card as the strong seat does)."""
     mover = state.to_move
     steps = _one_deck(own_steps(state, hands[mover - 1]))
     if not steps:
         return None
-    step: Step = _ranked(state, steps, hands, spend, until, hexagon)[0][2]
+    step: Step = _ranked(state, steps, hands, spend, until, hexagons)[0][2]
     return step
 
 
@@ -244,7 +269,8 @@ def strong(state: State, steps: list[Step], known: Collection[str] | None, spend
     best steps one ply ahead, each given an equal share of the nodes left."""
     player = state.to_move
     seat = _seat_hands(state, player, known)
-    ranked = _ranked(state, _one_deck(steps), seat, spend, hexagon=True)[:ROOTS]
+    live = live_hexagons(state) if HEXAGON in seat[player - 1] else None
+    ranked = _ranked(state, _one_deck(steps), seat, spend, hexagons=live)[:ROOTS]
     if state.phase != "turn" or len(ranked) == 1 or ranked[0][0] >= WIN / 2:
         return ranked[0][2]
     best_value, best = float("-inf"), ranked[0][2]
@@ -260,12 +286,13 @@ def strong(state: State, steps: list[Step], known: Collection[str] | None, spend
                 if who == "me":  # the others' gardeners where they stand
                     line = replace(line, to_move=player)
                 mover = line.to_move
-                follow = _reply(line, hands, spend, until - 1, hexagon=mover == player)
+                follow = _reply(line, hands, spend, until - 1,
+                                live if mover == player else None)
                 if follow is not None:
                     line = spend.apply(line, follow)
                     hands = [frozenset(h) for h in _after_hands(hands, mover, follow)]
         mine = _seat_hands(line, player, hands[player - 1])
-        value = evaluate(line, player, mine, unseen_mean(line, mine[player - 1]), hexagon=True)
+        value = evaluate(line, player, mine, unseen_mean(line, mine[player - 1]), live)
         if value > best_value:
             best_value, best = value, step
     return best
