@@ -266,3 +266,48 @@ def test_strong_uranus_weighs_each_card_scored_once() -> None:
     assert {s.draw for s in scores} == {first}
     assert [s for s in _one_deck(steps) if not isinstance(s, U.Score)] == \
         [s for s in steps if not isinstance(s, U.Score)]
+
+
+def test_strong_uranus_counts_the_hexagon_corners_it_can_still_fill() -> None:
+    """The Hexagon card's progress: the most corners of one colour of a hexagon the seat can
+    still complete with the flowers of that colour in its reserve."""
+    from dataclasses import replace
+
+    from companion.opponent.uranus import hexagon_progress, live_hexagons
+    from companion.rules.missions import hexagons_through
+
+    state = U.RULES.new_game(2, 4, {})
+    grid = state.shape.grid
+    corners = next([state.shape.index[c] for c in hexagon] for spot in grid.cells
+                   for hexagon in hexagons_through(grid, spot) if not state.trees & set(hexagon))
+    tree = next([state.shape.index[c] for c in hexagon] for spot in state.trees
+                for hexagon in hexagons_through(grid, spot))
+    assert len(live_hexagons(state)) < len(live_hexagons(replace(state, trees=frozenset())))
+    red = U.COLOURS.index("red")
+    flowers = list(state.flowers)
+    for i in corners[:4]:
+        flowers[i] = "red"
+    reserve = list(state.reserves[0])
+    reserve[red] = 2
+    four = replace(state, flowers=tuple(flowers), reserves=(tuple(reserve), state.reserves[1]))
+    assert hexagon_progress(four, 1) == 4
+    reserve[red] = 1  # one flower short
+    assert hexagon_progress(replace(four, reserves=(tuple(reserve), four.reserves[1])), 1) < 4
+    flowers[corners[4]] = "blue"  # another colour on a corner: that hexagon is lost
+    assert hexagon_progress(replace(four, flowers=tuple(flowers)), 1) < 4
+    flowers = list(state.flowers)
+    trees = {state.shape.index[t] for t in state.trees}
+    for i in set(tree) - trees:  # five corners in red, a tree on the sixth
+        flowers[i] = "red"
+    five = replace(four, flowers=tuple(flowers))
+    assert hexagon_progress(replace(five, trees=frozenset()), 1) == 5
+    assert hexagon_progress(five, 1) < 5
+
+
+def test_strong_uranus_plants_the_hexagon_of_the_card_it_holds() -> None:
+    """Dealt the Hexagon card, the strong seat plants the corners of a hexagon in one
+    colour and wins at once by showing the card (the steady seat scores it for nothing)."""
+    deal = U.deal_missions(2, "hexagonal", 4)
+    assert "hexagon" in deal.hands[0]
+    final = play(U.RULES, [Strength.STRONG, Strength.STEADY], seed=4)
+    assert (final.ending, final.hexagon_winner) == ("hexagon", 1)

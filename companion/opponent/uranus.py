@@ -17,19 +17,24 @@ reach empty spots to plant.  It needs no guess at the others' hidden cards: the 
 them, as the seat does, as any card nobody has shown.  (A determinised search that played the
 others' replies with hands sampled from the cards nobody has shown measured no better than
 the seat's own follow-up alone; the reply with its own cards valued at the mean, then the
-follow-up, measured better than either.)
+follow-up, measured better than either.)  Holding the Hexagon card, the strong seat also
+values the hexagon it can still complete (:func:`hexagon_progress`, :data:`HEXAGON_WEIGHT`):
+it plants its corners in one colour and wins at once by showing the card, where the steady
+seat values the card at nothing and scores it to draw another.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from operator import itemgetter
 
 from companion.opponent import Spend
 from companion.rules import missions
-from companion.rules.missions import ALL_MISSIONS, HEXAGON
+from companion.rules.missions import ALL_MISSIONS, COLOURS, HEXAGON
 from companion.rules.uranus import (
+    BOARDS,
     RULES,
     Claim,
     Reveal,
@@ -50,6 +55,66 @@ FOLLOW = ("next", "me")
 
 WIN = 1000.0
 """What a won (or, negated, a lost) game is worth to :func:`evaluate`, beyond its points."""
+
+
+HEXAGON_WEIGHT = 4.0
+"""What the strong seat holding the Hexagon card adds to :func:`evaluate` for a hexagon it
+can still complete with k of its corners in one colour: ``HEXAGON_WEIGHT * k * k`` (all six:
+:data:`WIN`), so that it plants towards the hexagon instead of scoring the card for nothing."""
+
+Hexagons = tuple[Callable[[Sequence[str]], tuple[str, ...]], ...]
+"""Regular hexagons of a board, each as what gives the flowers on its six corners from
+``State.flowers``."""
+
+_HEXAGONS: dict[str, Hexagons] = {
+    name: tuple(itemgetter(*corners) for corners in sorted(
+        {tuple(sorted(shape.index[c] for c in corners))
+         for spot in shape.grid.cells
+         for corners in missions.hexagons_through(shape.grid, spot)}))
+    for name, shape in BOARDS.items()
+}
+"""``_HEXAGONS[board]``: every regular hexagon of the board."""
+
+
+def live_hexagons(state: State) -> Hexagons:
+    """The hexagons of ``state`` that may still be completed: no tree on a corner and flowers
+    of one colour at most (flowers never leave, so a hexagon lost stays lost)."""
+    trees = {state.shape.index[tree] for tree in state.trees}
+    flowers = list(state.flowers)
+    for i in trees:
+        flowers[i] = "tree"
+    live = []
+    for corners in _HEXAGONS[state.options.board]:
+        kinds = set(corners(flowers)) - {""}
+        if len(kinds) <= 1 and "tree" not in kinds:
+            live.append(corners)
+    return tuple(live)
+
+
+def hexagon_progress(state: State, player: int, hexagons: Hexagons | None = None) -> int:
+    """The most corners (0-6) of a regular hexagon that hold flowers of one colour, among the
+    ``hexagons`` (default :func:`live_hexagons`) ``player`` can still complete: enough
+    flowers of that colour in their reserve for the empty corners."""
+    reserve = state.reserves[player - 1]
+    most = max(reserve)
+    best = 0
+    for corners in live_hexagons(state) if hexagons is None else hexagons:
+        colours = corners(state.flowers)
+        filled = 6 - colours.count("")
+        if filled <= best:
+            continue
+        kinds = set(colours) - {""}
+        if len(kinds) > 1:
+            continue
+        if filled == 6:
+            return 6
+        if (reserve[COLOUR_INDEX[kinds.pop()]] if kinds else most) >= 6 - filled:
+            best = filled
+    return best
+
+
+COLOUR_INDEX = {colour: i for i, colour in enumerate(COLOURS)}
+"""Where a colour's count stands in a reserve."""
 
 
 def chance_next(state: State) -> bool:
@@ -102,11 +167,14 @@ def unseen_mean(state: State, hand: Iterable[str]) -> float:
     return sum(missions.mission_value(view, c, points) for c in pool) / len(pool)
 
 
-def evaluate(state: State, player: int, hands: Sequence[Collection[str]], mean: float) -> float:
+def evaluate(state: State, player: int, hands: Sequence[Collection[str]], mean: float,
+             hexagons: Hexagons | None = None) -> float:
     """``state`` for ``player``: their estimated final score less the best other player's
     (see the module docstring).  ``hands[p - 1]``: the cards player p is taken to hold
     (the others': the cards they have shown, or a sampled hand); ``mean``: what any other
-    card in a hand is worth.  A finished game adds +-:data:`WIN`."""
+    card in a hand is worth.  A finished game adds +-:data:`WIN`; ``hexagons`` (the strong
+    seat: the hexagons still live, :func:`live_hexagons`) adds the Hexagon card's worth when
+    ``player`` holds it (:data:`HEXAGON_WEIGHT`)."""
     outcome = RULES.outcome(state)
     view = garden(state)
     points = state.options.triangle_points
@@ -124,6 +192,10 @@ def evaluate(state: State, player: int, hands: Sequence[Collection[str]], mean: 
     lead = mine - max(e for p, e in enumerate(estimates, 1) if p != player)
     if outcome is not None:
         lead += WIN if player in outcome.winners else -WIN
+    elif hexagons is not None and HEXAGON in hands[player - 1] \
+            and HEXAGON not in state.discarded:
+        corners = hexagon_progress(state, player, hexagons)
+        lead += WIN if corners == 6 else HEXAGON_WEIGHT * corners * corners
     return lead
 
 
@@ -134,7 +206,8 @@ def _seat_hands(state: State, player: int, known: Collection[str] | None) -> lis
 
 
 def _ranked(state: State, steps: list[Step], hands: Sequence[Collection[str]],
-            spend: Spend, until: int | None = None) -> list[tuple[float, int, Step]]:
+            spend: Spend, until: int | None = None,
+            hexagons: Hexagons | None = None) -> list[tuple[float, int, Step]]:
     """``(value, index, step)`` for each step while the budget lasts, best first."""
     player = state.to_move
     mean = unseen_mean(state, hands[player - 1])
@@ -143,8 +216,8 @@ def _ranked(state: State, steps: list[Step], hands: Sequence[Collection[str]],
         if ranked and (spend.exhausted or (until is not None and spend.nodes >= until)):
             break
         after = spend.apply(state, step)
-        ranked.append((evaluate(after, player, _after_hands(hands, player, step), mean), i,
-                       step))
+        ranked.append((evaluate(after, player, _after_hands(hands, player, step), mean,
+                                hexagons), i, step))
     ranked.sort(key=lambda t: (-t[0], t[1]))
     return ranked
 
@@ -178,14 +251,15 @@ def _one_deck(steps: Iterable[Step]) -> list[Step]:
     return kept
 
 
-def _reply(state: State, hands: list[frozenset[str]], spend: Spend, until: int) -> Step | None:
+def _reply(state: State, hands: list[frozenset[str]], spend: Spend, until: int,
+           hexagons: Hexagons | None = None) -> Step | None:
     """The steady step of the player to move holding ``hands[to_move - 1]``, within
-    ``until`` nodes spent."""
+    ``until`` nodes spent (``hexagons``: weighing the Hexagon card as the strong seat does)."""
     mover = state.to_move
     steps = _one_deck(own_steps(state, hands[mover - 1]))
     if not steps:
         return None
-    step: Step = _ranked(state, steps, hands, spend, until)[0][2]
+    step: Step = _ranked(state, steps, hands, spend, until, hexagons)[0][2]
     return step
 
 
@@ -195,7 +269,8 @@ def strong(state: State, steps: list[Step], known: Collection[str] | None, spend
     best steps one ply ahead, each given an equal share of the nodes left."""
     player = state.to_move
     seat = _seat_hands(state, player, known)
-    ranked = _ranked(state, _one_deck(steps), seat, spend)[:ROOTS]
+    live = live_hexagons(state) if HEXAGON in seat[player - 1] else None
+    ranked = _ranked(state, _one_deck(steps), seat, spend, hexagons=live)[:ROOTS]
     if state.phase != "turn" or len(ranked) == 1 or ranked[0][0] >= WIN / 2:
         return ranked[0][2]
     best_value, best = float("-inf"), ranked[0][2]
@@ -211,12 +286,13 @@ def strong(state: State, steps: list[Step], known: Collection[str] | None, spend
                 if who == "me":  # the others' gardeners where they stand
                     line = replace(line, to_move=player)
                 mover = line.to_move
-                follow = _reply(line, hands, spend, until - 1)
+                follow = _reply(line, hands, spend, until - 1,
+                                live if mover == player else None)
                 if follow is not None:
                     line = spend.apply(line, follow)
                     hands = [frozenset(h) for h in _after_hands(hands, mover, follow)]
         mine = _seat_hands(line, player, hands[player - 1])
-        value = evaluate(line, player, mine, unseen_mean(line, mine[player - 1]))
+        value = evaluate(line, player, mine, unseen_mean(line, mine[player - 1]), live)
         if value > best_value:
             best_value, best = value, step
     return best
