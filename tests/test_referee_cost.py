@@ -14,12 +14,13 @@ from dataclasses import replace
 
 import pytest
 
+from companion.referee import referee as referee_module
 from companion.referee.mars import MarsTable
-from companion.referee.recognition import StepIndex, beyond, neighbours
+from companion.referee.recognition import StepIndex, beyond, lifted_pieces, neighbours
 from companion.referee.referee import Referee, RefereeSettings, _head, _origin
 from companion.referee.uranus import CardTable, load_catalogue
 from companion.rules import load
-from companion.rules.base import EMPTY, Cell, Piece
+from companion.rules.base import EMPTY, Board, Cell, Move, Piece, Seated
 from companion.rules.uranus import BOARDS
 from companion.sim.harness import VirtualTable
 from companion.sim.perform import THINKING
@@ -148,3 +149,59 @@ def test_the_payments_and_draws_of_one_set_of_changes_complete_together(presence
         report = _table("enceladus", 3, presence, tray=False).play()
     assert report.over and not report.false_commits and not report.missed
     assert max(sizes) > 1  # steps of one set of changes (no tray to tell them) weighed together
+
+
+class _Counted:
+    """A rules core whose ``changes`` are counted; with ``listed`` False it lists no piece's
+    moves itself (``moves_from``), so that its candidates' changes are asked instead."""
+
+    def __init__(self, core: object, *, listed: bool) -> None:
+        self.core, self.listed, self.asked = core, listed, 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.core, name)
+
+    def changes(self, state: Seated, step: Hashable) -> dict[Cell, Piece]:
+        self.asked += 1
+        return self.core.changes(state, step)  # type: ignore[attr-defined, no-any-return]
+
+    def moves_from(self, state: Seated, cell: Cell) -> list[Move] | None:
+        if not self.listed:
+            return None
+        return self.core.moves_from(state, cell)  # type: ignore[attr-defined, no-any-return]
+
+
+@contextmanager
+def _lifts_checked() -> Iterator[list[dict[Cell, str]]]:
+    """The destinations shown for every piece lifted alone while the block runs, each checked
+    against the candidates' changes on a fresh index, and shown with no step's changes asked
+    of the rules core."""
+    shown: list[dict[Cell, str]] = []
+    kept = referee_module.guidance
+
+    def checked(index: StepIndex, expected: Board, diff: Mapping[Cell, Piece],
+                handled: Collection[Cell] = frozenset()) -> dict[Cell, str]:
+        found = kept(index, expected, diff, handled)
+        if len(diff) == 1 and lifted_pieces(expected, diff):
+            listed, worked = (_Counted(index.rules, listed=flag) for flag in (True, False))
+            fresh = [kept(StepIndex(rules, index.state, index.expected, index.presence),  # type: ignore[arg-type]
+                          expected, diff, handled) for rules in (listed, worked)]
+            assert fresh == [found, found], diff
+            assert listed.asked == 0, diff
+            shown.append(found)
+        return found
+
+    referee_module.guidance = checked  # type: ignore[assignment]
+    try:
+        yield shown
+    finally:
+        referee_module.guidance = kept
+
+
+@pytest.mark.parametrize("presence", [False, True], ids=["identity", "presence"])
+def test_a_lifted_martians_destinations_come_from_its_moves_not_from_each_moves_changes(
+        presence: bool) -> None:
+    with _lifts_checked() as shown:
+        report = _table("enceladus", 4, presence).play()
+    assert report.over and not report.false_commits and not report.missed
+    assert any(shown)  # Martians lifted alone, their destinations shown

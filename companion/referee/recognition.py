@@ -464,11 +464,13 @@ def guidance(
     A lifted Martian/gardener: where it may go (``"dest"``), the landings of the steps the
     board may still become; while nothing has been put down, only those that need no other
     piece put down first (its moves, not the special actions whose disc is still in the
-    hand).  Otherwise, the cells that every explaining step not yet complete still needs:
-    ``"pick"`` where a piece must go away (or, on a presence board, be lifted to be changed
-    unseen: it is not among ``handled`` yet), ``"place"`` where one must be put; read until
-    nothing is common to them, and none when more than :data:`GUIDED` candidates are to be
-    read (a flower put on an empty square, which dozens of flowers could have been moved to).
+    hand), listed by the rules core without working each out when one piece is lifted and
+    the core can (``GameRules.moves_from``).  Otherwise, the cells that every explaining
+    step not yet complete still needs: ``"pick"`` where a piece must go away (or, on a
+    presence board, be lifted to be changed unseen: it is not among ``handled`` yet),
+    ``"place"`` where one must be put; read until nothing is common to them, and none when
+    more than :data:`GUIDED` candidates are to be read (a flower put on an empty square,
+    which dozens of flowers could have been moved to).
     """
     lifted = lifted_pieces(expected, diff)
     if lifted:
@@ -476,6 +478,13 @@ def guidance(
         if all(on_the_way(piece, expected.get(cell, EMPTY)) for cell, piece in diff.items()):
             standing = {c for c, p in expected.items() if diff.get(c, p)}
             within = frozenset(diff) | frozenset(standing)
+            if len(diff) == 1:  # one piece lifted: its moves, when the core lists them
+                ((origin, seen),) = diff.items()
+                moves = index.rules.moves_from(index.state, origin)
+                if moves is not None:
+                    return {to: "dest" for to, took, left in moves
+                            if to in within and (took is None or took in within)
+                            and on_the_way(seen, left)}
             steps = (
                 s for s in index.candidates(frozenset(diff), within, distinct=True)
                 if index.explains(s, diff)
