@@ -17,7 +17,7 @@ flowers still to swap).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
@@ -153,7 +153,7 @@ class Lazy(Generic[T]):
         return next(iter(self), None)
 
 
-def _in_turn(sources: list[Iterable[T]]) -> Iterator[T]:
+def _in_turn(sources: Sequence[Iterable[T]]) -> Iterator[T]:
     """The items of ``sources`` one from each in turn (each drawn only as it is read)."""
     iterators = [iter(source) for source in sources]
     while iterators:
@@ -247,7 +247,8 @@ class StepIndex:
         the candidates that also change one of the first :data:`PROBES` garden cells where a
         flower stands (one per set of changes, one from each cell in turn): a few of the
         steps the slot may begin, drawn without the rules core listing all of them
-        (thousands for Swap flowers, every pair of flowers of two colours); none otherwise.
+        (thousands for Swap flowers, every pair of flowers of two colours); none otherwise,
+        nor when the first flower's are none.
         Each has the changes of one of the candidates of ``touched`` alone, so a question
         that needs one step, or steps enough to tell that nothing is common to them, reads
         these first."""
@@ -257,7 +258,10 @@ class StepIndex:
             standing = (c for c, p in self.expected.items()
                         if parse_piece(p).kind == "flower" and _point(c) is not None)
             self._probes = [c for _, c in zip(range(PROBES), standing, strict=False)]
-        return _in_turn([self.candidates(touched | {cell}, distinct=True) for cell in self._probes])
+        sources = [self.candidates(touched | {cell}, distinct=True) for cell in self._probes]
+        if not sources or sources[0].first() is None:
+            return iter(())  # the slot's steps change no flower: the probes would tell nothing
+        return _in_turn(sources)
 
     def probing(self, touched: frozenset[Cell]) -> Iterator[Hashable]:
         """The candidates for ``touched``, one per set of changes, those :meth:`probed`
