@@ -14,12 +14,14 @@ from dataclasses import replace
 
 import pytest
 
+from companion.referee import referee as referee_module
 from companion.referee.mars import MarsTable
-from companion.referee.recognition import StepIndex, beyond, neighbours
+from companion.referee.recognition import StepIndex, beyond, guidance, lifted_pieces, neighbours
 from companion.referee.referee import Referee, RefereeSettings, _head, _origin
 from companion.referee.uranus import CardTable, load_catalogue
 from companion.rules import load
-from companion.rules.base import EMPTY, Cell, Piece
+from companion.rules.base import EMPTY, Board, Cell, Move, Piece, Seated
+from companion.rules.enceladus import Action
 from companion.rules.uranus import BOARDS
 from companion.sim.harness import VirtualTable
 from companion.sim.perform import THINKING
@@ -148,3 +150,124 @@ def test_the_payments_and_draws_of_one_set_of_changes_complete_together(presence
         report = _table("enceladus", 3, presence, tray=False).play()
     assert report.over and not report.false_commits and not report.missed
     assert max(sizes) > 1  # steps of one set of changes (no tray to tell them) weighed together
+
+
+class _Counted:
+    """A rules core whose ``changes`` are counted; with ``listed`` False it lists no piece's
+    moves itself (``moves_from``), so that its candidates' changes are asked instead."""
+
+    def __init__(self, core: object, *, listed: bool) -> None:
+        self.core, self.listed, self.asked = core, listed, 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.core, name)
+
+    def changes(self, state: Seated, step: Hashable) -> dict[Cell, Piece]:
+        self.asked += 1
+        return self.core.changes(state, step)  # type: ignore[attr-defined, no-any-return]
+
+    def moves_from(self, state: Seated, cell: Cell) -> list[Move] | None:
+        if not self.listed:
+            return None
+        return self.core.moves_from(state, cell)  # type: ignore[attr-defined, no-any-return]
+
+
+@contextmanager
+def _lifts_checked() -> Iterator[list[dict[Cell, str]]]:
+    """The destinations shown for every piece lifted alone while the block runs, each checked
+    against the candidates' changes on a fresh index, and shown with no step's changes asked
+    of the rules core."""
+    shown: list[dict[Cell, str]] = []
+    kept = referee_module.guidance
+
+    def checked(index: StepIndex, expected: Board, diff: Mapping[Cell, Piece],
+                handled: Collection[Cell] = frozenset()) -> dict[Cell, str]:
+        found = kept(index, expected, diff, handled)
+        if len(diff) == 1 and lifted_pieces(expected, diff):
+            listed, worked = (_Counted(index.rules, listed=flag) for flag in (True, False))
+            fresh = [kept(StepIndex(rules, index.state, index.expected, index.presence),  # type: ignore[arg-type]
+                          expected, diff, handled) for rules in (listed, worked)]
+            assert fresh == [found, found], diff
+            assert listed.asked == 0, diff
+            shown.append(found)
+        return found
+
+    referee_module.guidance = checked  # type: ignore[assignment]
+    try:
+        yield shown
+    finally:
+        referee_module.guidance = kept
+
+
+@pytest.mark.parametrize("presence", [False, True], ids=["identity", "presence"])
+def test_a_lifted_martians_destinations_come_from_its_moves_not_from_each_moves_changes(
+        presence: bool) -> None:
+    with _lifts_checked() as shown:
+        report = _table("enceladus", 4, presence).play()
+    assert report.over and not report.false_commits and not report.missed
+    assert any(shown)  # Martians lifted alone, their destinations shown
+
+
+class _Unprobed(StepIndex):
+    """A step index that asks the rules core for every candidate of a slot at once."""
+
+    def probed(self, touched: frozenset[Cell]) -> Iterator[Hashable]:
+        return iter(())
+
+
+class _Drawn:
+    """A rules core that notes the ``touched`` cells of every candidates call read from with
+    no ``within`` cells to narrow it."""
+
+    def __init__(self, core: object) -> None:
+        self.core, self.read = core, set[frozenset[Cell]]()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.core, name)
+
+    def candidates(self, state: Seated, touched: frozenset[Cell],
+                   within: frozenset[Cell] | None = None, distinct: bool = False
+                   ) -> Iterator[Hashable]:
+        if within is None:
+            self.read.add(touched)
+        yield from self.core.candidates(state, touched, within, distinct)  # type: ignore[attr-defined]
+
+
+def _turns(seed: int, count: int) -> Iterator[Seated]:
+    """The positions of a random two-player Enceladus game where the player to move can pay
+    for a special action, ``count`` of them at most."""
+    rules = load("enceladus").RULES
+    rng = random.Random(seed)
+    state = rules.new_game(2, seed, {})
+    while count and rules.outcome(state) is None:
+        steps = list(rules.legal_steps(state))
+        if any(isinstance(s, Action) for s in steps):
+            count -= 1
+            yield state
+        state = rules.apply(state, rng.choice(steps))
+
+
+@pytest.mark.parametrize("presence", [False, True], ids=["identity", "presence"])
+def test_a_disc_on_swap_flowers_is_weighed_without_every_pair_of_flowers(presence: bool) -> None:
+    rules = load("enceladus").RULES
+    weighed = 0
+    for state in (state for seed in (5, 6, 7, 8) for state in _turns(seed, 12)):
+        expected = rules.board(state)
+        disc = "occupied" if presence else f"D{rules.to_move(state)}"
+        for slot in ("A7", "A8"):  # Swap flowers, Move a flower: thousands of uses each
+            if expected[slot]:
+                continue
+            diff = {slot: disc}
+            answers, drawn = [], _Drawn(rules)
+            for kind, core in ((StepIndex, drawn), (_Unprobed, rules)):
+                index = kind(core, state, expected, presence)
+                done = index.completing(diff, frozenset(), distinct=True)
+                answers.append((
+                    index.explained(diff), done,
+                    [index.extension(diff, frozenset(), s) is not None for s in done],
+                    guidance(index, expected, diff)))
+            assert answers[0] == answers[1], (slot, answers)
+            assert answers[0][0]  # a disc on the slot is a step begun
+            assert frozenset({slot}) not in drawn.read, slot  # the pairs were never listed
+            weighed += 1
+    assert weighed > 10

@@ -17,9 +17,10 @@ flowers still to swap).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import chain
 from typing import Generic, TypeVar
 
 from companion.errors import InvalidStepError
@@ -161,6 +162,17 @@ class Lazy(Generic[T]):
         return list(self._drawn)
 
 
+def _in_turn(sources: Sequence[Iterable[T]]) -> Iterator[T]:
+    """The items of ``sources`` one from each in turn (each drawn only as it is read)."""
+    iterators = [iter(source) for source in sources]
+    while iterators:
+        for it in list(iterators):
+            try:
+                yield next(it)
+            except StopIteration:
+                iterators.remove(it)
+
+
 @dataclass
 class StepIndex:
     """The legal steps of one state and their changes, computed lazily and kept for the
@@ -209,6 +221,7 @@ class StepIndex:
             return self._ending[step]
         found = self._ending[step] = self.rules.outcome(self.after(step))
         return found
+    _probes: list[Cell] | None = None
 
     def piece_changes(self, step: Hashable) -> dict[Cell, Piece]:
         found = self._pieces.get(step)
@@ -260,6 +273,32 @@ class StepIndex:
             found = self._candidates[key] = Lazy(
                 self.rules.candidates(self.state, touched, within, distinct))
         return found
+
+    def probed(self, touched: frozenset[Cell]) -> Iterator[Hashable]:
+        """When every cell of ``touched`` is off the garden (a disc put on an action slot),
+        the candidates that also change one of the first :data:`PROBES` garden cells where a
+        flower stands (one per set of changes, one from each cell in turn): a few of the
+        steps the slot may begin, drawn without the rules core listing all of them
+        (thousands for Swap flowers, every pair of flowers of two colours); none otherwise,
+        nor when the first flower's are none.
+        Each has the changes of one of the candidates of ``touched`` alone, so a question
+        that needs one step, or steps enough to tell that nothing is common to them, reads
+        these first."""
+        if not touched or any(_point(cell) is not None for cell in touched):
+            return iter(())
+        if self._probes is None:
+            standing = (c for c, p in self.expected.items()
+                        if parse_piece(p).kind == "flower" and _point(c) is not None)
+            self._probes = [c for _, c in zip(range(PROBES), standing, strict=False)]
+        sources = [self.candidates(touched | {cell}, distinct=True) for cell in self._probes]
+        if not sources or sources[0].first() is None:
+            return iter(())  # the slot's steps change no flower: the probes would tell nothing
+        return _in_turn(sources)
+
+    def probing(self, touched: frozenset[Cell]) -> Iterator[Hashable]:
+        """The candidates for ``touched``, one per set of changes, those :meth:`probed`
+        first (a step may come twice): for a question that needs only one of them."""
+        return chain(self.probed(touched), self.candidates(touched, distinct=True))
 
     def explains(self, step: Hashable, diff: Mapping[Cell, Piece]) -> bool:
         """Whether every cell of ``diff`` is one ``step`` changes, its observed piece on the
@@ -317,6 +356,8 @@ class StepIndex:
 
     def explained(self, diff: Mapping[Cell, Piece]) -> bool:
         """Whether some legal step explains ``diff`` (False for an empty diff)."""
+        if any(self.explains(s, diff) for s in self.probed(frozenset(diff))):
+            return True
         return self.explaining(diff).first() is not None
 
     def completing(
@@ -378,7 +419,7 @@ class StepIndex:
         presence board, a gardener lifted from an empty hex, which already moves it onto a
         flower the sensors cannot see it reach); ``None`` when there is none."""
         shown = self.changes_of(step).keys() | self.unseen(step)
-        for other in self.candidates(frozenset(diff) | frozenset(shown), distinct=True):
+        for other in self.probing(frozenset(diff) | frozenset(shown)):
             if (
                 other != step
                 and shown <= self.piece_changes(other).keys()
@@ -403,6 +444,15 @@ class StepIndex:
         if all(on_the_way(piece, self.expected.get(cell, EMPTY)) for cell, piece in diff.items()):
             standing = {c for c, p in self.expected.items() if diff.get(c, p)}
             within = frozenset(diff) | frozenset(standing)
+            if len(diff) == 1:  # one piece lifted: its moves, when the core lists them
+                ((origin, seen),) = diff.items()
+                moves = self.rules.moves_from(self.state, origin)
+                if moves is not None:
+                    found = self._guided[key] = {
+                        to: "dest" for to, took, left in moves
+                        if to in within and (took is None or took in within)
+                        and on_the_way(seen, left)}
+                    return found
             steps = (
                 s for s in self.candidates(frozenset(diff), within, distinct=True)
                 if self.explains(s, diff)
@@ -511,6 +561,9 @@ def lifted_pieces(expected: Board, diff: Mapping[Cell, Piece]) -> set[Piece]:
     return gone
 
 
+PROBES = 3
+"""The garden cells where a flower stands that :meth:`StepIndex.probed` tries with a slot."""
+
 GUIDED = 24
 """The most candidate steps read to find the cells every explaining step still needs: the
 rules core's ``changes`` of each costs tens of microseconds on a desktop core, ten times that
@@ -528,31 +581,47 @@ def guidance(
     A lifted Martian/gardener: where it may go (``"dest"``), the landings of the steps the
     board may still become; while nothing has been put down, only those that need no other
     piece put down first (its moves, not the special actions whose disc is still in the
-    hand).  Otherwise, the cells that every explaining step not yet complete still needs:
-    ``"pick"`` where a piece must go away (or, on a presence board, be lifted to be changed
-    unseen: it is not among ``handled`` yet), ``"place"`` where one must be put; read until
-    nothing is common to them, and none when more than :data:`GUIDED` candidates are to be
-    read (a flower put on an empty square, which dozens of flowers could have been moved to).
+    hand), listed by the rules core without working each out when one piece is lifted and
+    the core can (``GameRules.moves_from``).  Otherwise, the cells that every explaining
+    step not yet complete still needs: ``"pick"`` where a piece must go away (or, on a
+    presence board, be lifted to be changed unseen: it is not among ``handled`` yet),
+    ``"place"`` where one must be put; read until nothing is common to them, and none when
+    more than :data:`GUIDED` candidates are to be read (a flower put on an empty square,
+    which dozens of flowers could have been moved to).
     """
     lifted = lifted_pieces(expected, diff)
     if lifted:
         # The same pieces in the hand give the same destinations while the position stands
         # (lifted, put back and lifted again; other cells handled meanwhile and undone).
         return dict(index.destinations(diff, lifted))
-    todo: dict[Cell, Piece] | None = None
-    for read, step in enumerate(index.candidates(frozenset(diff), distinct=True)):
-        if read == GUIDED:
-            return {}  # too many ways on: no cell is singled out
+
+    def still(step: Hashable) -> dict[Cell, Piece]:
+        """What ``step`` still needs done (nothing when it does not explain the diff)."""
         if not index.explains(step, diff):
-            continue
+            return {}
         remaining = {c: p for c, p in index.changes_of(step).items() if diff.get(c) != p}
         remaining.update((c, EMPTY) for c in index.unseen(step) if c not in handled)
-        if not remaining:
-            continue
-        todo = (
-            remaining if todo is None else {c: p for c, p in todo.items() if remaining.get(c) == p}
-        )
-        if not todo:
-            break
+        return remaining
+
+    def common(steps: Iterable[Hashable], limit: int | None) -> dict[Cell, Piece] | None:
+        """What the steps read (at most ``limit``) still need in common; ``{}`` when nothing
+        or more than ``limit`` steps, ``None`` when none needs anything."""
+        todo: dict[Cell, Piece] | None = None
+        for read, step in enumerate(steps):
+            if read == limit:
+                return {}  # too many ways on: no cell is singled out
+            remaining = still(step)
+            if not remaining:
+                continue
+            todo = remaining if todo is None else {
+                c: p for c, p in todo.items() if remaining.get(c) == p}
+            if not todo:
+                break
+        return todo
+
+    # A disc on a slot: when a few of its steps need nothing in common, neither do all.
+    if common(index.probed(frozenset(diff)), None) == {}:
+        return {}
+    todo = common(index.candidates(frozenset(diff), distinct=True), GUIDED)
     return {cell: ("pick" if piece == EMPTY else "place") for cell, piece in (todo or {}).items()}
 

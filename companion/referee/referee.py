@@ -822,7 +822,7 @@ class Referee:
                         return True
                 continue
             for there in cells:  # nothing else changed: only the steps changing that cell
-                for other in self.index.candidates(frozenset({there}), distinct=True):
+                for other in self.index.probing(frozenset({there})):
                     puts = self.index.piece_changes(other).get(there)
                     if puts is not None and _head(puts) == head:
                         return True

@@ -63,6 +63,7 @@ from companion.referee.screen import Screen
 from companion.rules.base import (
     EMPTY,
     Cell,
+    Move,
     Outcome,
     Piece,
     Seated,
@@ -527,6 +528,12 @@ class SeatedRules:
             return iter(steps)
         by_changes = {frozenset(self.core.changes(state, s).items()): s for s in steps}
         return iter(by_changes.values())
+
+    def moves_from(self, state: Seated, cell: Cell) -> list[Move] | None:
+        # At a seat whose step is announced, or waiting, only the candidates tell.
+        if self._only(state) is not None or self.seats.waiting(self.core, state):
+            return None
+        return self.core.moves_from(state, cell)
 
     def apply(self, state: Seated, step: Hashable) -> Seated:
         only = self._only(state)

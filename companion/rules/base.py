@@ -36,6 +36,10 @@ Piece = str
 Board = Mapping[Cell, Piece]
 """A physical board: every cell of a layout mapped to its piece (``EMPTY`` included)."""
 
+Move: TypeAlias = tuple[Cell, Cell | None, Piece]
+"""A normal move of a piece as :meth:`GameRules.moves_from` lists it: ``(landing, the other
+cell it empties or None, what the cell it left shows after)``."""
+
 EMPTY: Piece = ""
 PEAK: Piece = "peak"
 TREE: Piece = "tree"
@@ -214,6 +218,14 @@ class GameRules(Protocol[State, Step]):
         ``{c: p for c, p in board(apply(state, step)).items() if board(state)[c] != p}``."""
         ...
 
+    def moves_from(self, state: State, cell: Cell) -> list[Move] | None:
+        """The normal moves of the piece on ``cell`` (no special action), each as ``(landing,
+        the other cell it empties or None, what ``cell`` shows after)``, listed without
+        working each step out (a Martian's moves: its destinations shown while it is in the
+        hand); ``[]`` when that piece has none, ``None`` when the core cannot list them so
+        (the referee then asks :meth:`changes` of each candidate)."""
+        ...
+
     def outcome(self, state: State) -> Outcome | None:
         """``None`` while the game goes on, else how it ended."""
         ...
@@ -325,6 +337,10 @@ class Rules(Generic[State, Step]):
     ) -> list[Step]:
         """``steps`` unchanged: the game pays nothing through a flower tray."""
         return list(steps)
+
+    def moves_from(self, state: State, cell: Cell) -> list[Move] | None:
+        """``None``: the referee works a piece's moves out from each candidate's changes."""
+        return None
 
 
 Item = TypeVar("Item")

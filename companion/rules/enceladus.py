@@ -2836,6 +2836,27 @@ class EnceladusRules(base.Rules[State, Step]):
         """The show-tray ``T1..T6``."""
         return _TRAY
 
+    def moves_from(self, state: State, cell: str) -> list[base.Move] | None:
+        """The normal moves of the Martian on ``cell`` as the listing works them out: its
+        landing, the flower it picks, and what ``cell`` shows after (the flower it stood on,
+        or nothing once that flower is picked or left a soliflower); ``[]`` for a cell
+        without a Martian that may move.  ``None`` outside a turn and in the two-Martian
+        variant (there one Martian's move may take the flower under the other)."""
+        if state.phase is not Phase.TURN or state.options.martians_per_player == 2:
+            return None
+        origin = _CELL.get(cell)
+        if origin not in _movers(state):
+            return []
+        garden = state.garden
+        under = garden[origin] if origin < _STARTS_FROM else EMPTY_SQUARE
+        stays = base.EMPTY if under < 0 else state.options.colours[under]
+        return [
+            (SQUARE_NAMES[to], None if pick is None else SQUARE_NAMES[pick],
+             base.EMPTY if under < 0 or _moved_on(garden, origin, to, pick) else stays)
+            for (start, to), picks in _reach(state).items() if start == origin
+            for pick in picks or _NO_PICK
+        ]
+
     def choice_path(self, state: State, step: Step) -> tuple[str, ...]:
         """:func:`choice_path` of ``step``."""
         return choice_path(step)
