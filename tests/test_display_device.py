@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -224,3 +225,42 @@ def test_an_unknown_display_type_lists_every_type_dummy_and_the_emulators_too() 
     assert str(caught.value).endswith(', not "banana".')
     for display in ("dummy", "gifanim", "capture", "pygame", "linux_framebuffer"):
         assert display in str(caught.value)
+
+
+@pytest.fixture
+def file_size_limit() -> Iterator[Callable[[int], None]]:
+    """Sets this process's largest file (``RLIMIT_FSIZE``, bytes): a write past it fails with
+    EFBIG as on a full disk (SIGXFSZ ignored so it fails instead of killing the process)."""
+    import resource
+    import signal
+
+    before = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    try:
+        yield lambda size: resource.setrlimit(resource.RLIMIT_FSIZE, (size, before[1]))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, before)
+        signal.signal(signal.SIGXFSZ, handler)
+
+
+def test_a_gif_that_cannot_be_written_whole_leaves_the_one_before(
+        tmp_path: Path, file_size_limit: Callable[[int], None]) -> None:
+    from companion.display import Display
+    from companion.display.recorder import GifRecorder
+    from companion.errors import OutputFileError
+
+    path = tmp_path / "game.gif"
+    path.write_bytes(b"GIF89a the earlier game")
+    clock = Clock()
+    recorder = GifRecorder(clock=clock, width=64, height=64, transform="none", scale=4,
+                           filename=str(path))
+    display = Display(recorder, clock=clock)
+    for frame in range(20):
+        clock.now += 1.0
+        recorder.display(Image.effect_noise((64, 64), 60 + frame).convert("RGB"))
+    file_size_limit(4096)  # the noise makes a GIF far larger
+    with pytest.raises(OutputFileError) as raised:
+        display.close()
+    assert str(raised.value) == f"cannot write the GIF {path}: file too large"
+    assert path.read_bytes() == b"GIF89a the earlier game"
+    assert [p.name for p in tmp_path.iterdir()] == ["game.gif"]
