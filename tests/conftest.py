@@ -84,6 +84,21 @@ def mock_pins() -> MockFactory:
 
 
 @pytest.fixture
+def file_size_limit() -> Iterator[Callable[[int], None]]:
+    """Sets this process's largest file (``RLIMIT_FSIZE``, bytes): a write past it fails with
+    EFBIG as on a full disk (SIGXFSZ ignored so it fails instead of killing the process)."""
+    import resource
+
+    before = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    try:
+        yield lambda size: resource.setrlimit(resource.RLIMIT_FSIZE, (size, before[1]))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, before)
+        signal.signal(signal.SIGXFSZ, handler)
+
+
+@pytest.fixture
 def pin_factory() -> Iterator[MockFactory]:
     """A gpiozero ``MockFactory`` for the test alone, closed after it (its pins given back)."""
     factory = mock_pins()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -225,22 +225,6 @@ def test_an_unknown_display_type_lists_every_type_dummy_and_the_emulators_too() 
     assert str(caught.value).endswith(', not "banana".')
     for display in ("dummy", "gifanim", "capture", "pygame", "linux_framebuffer"):
         assert display in str(caught.value)
-
-
-@pytest.fixture
-def file_size_limit() -> Iterator[Callable[[int], None]]:
-    """Sets this process's largest file (``RLIMIT_FSIZE``, bytes): a write past it fails with
-    EFBIG as on a full disk (SIGXFSZ ignored so it fails instead of killing the process)."""
-    import resource
-    import signal
-
-    before = resource.getrlimit(resource.RLIMIT_FSIZE)
-    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    try:
-        yield lambda size: resource.setrlimit(resource.RLIMIT_FSIZE, (size, before[1]))
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, before)
-        signal.signal(signal.SIGXFSZ, handler)
 
 
 def test_a_gif_that_cannot_be_written_whole_leaves_the_one_before(

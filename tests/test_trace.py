@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import re
 import threading
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 
 from companion.board import protocol
 from companion.daemon.service import build
-from companion.errors import ProtocolError, UsageError
+from companion.errors import OutputFileError, ProtocolError, UsageError
 from companion.events import BadLine, BoardMessage
 from companion.sim.demo import demo_config
 from companion.sim.scenario import drive, read_scenario, scenario_referee
@@ -193,3 +194,13 @@ def test_recorded_trace_replays_through_a_pty_to_the_same_steps(
         stack.callback(timeout.cancel)
         service.run()
     assert committed == expected
+
+
+def test_record_on_a_full_disk_says_so_in_a_sentence(
+    tmp_path: Path, file_size_limit: Callable[[int], None]
+) -> None:
+    trace = tmp_path / "board.trace"
+    file_size_limit(8)  # not even the header fits
+    with pytest.raises(OutputFileError) as raised:
+        record("loop://", trace, seconds=0.2)
+    assert str(raised.value) == f"cannot write the trace file {trace}: file too large"
