@@ -10,6 +10,7 @@ the machine's speed.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import importlib.util
 import os
@@ -83,16 +84,18 @@ def mock_pins() -> MockFactory:
     return MockFactory(pin_class=WatchedPin)
 
 
-@pytest.fixture
-def file_size_limit() -> Iterator[Callable[[int], None]]:
-    """Sets this process's largest file (``RLIMIT_FSIZE``, bytes): a write past it fails with
-    EFBIG as on a full disk (SIGXFSZ ignored so it fails instead of killing the process)."""
+@contextlib.contextmanager
+def file_size_limit(size: int) -> Iterator[None]:
+    """This process's largest file (``RLIMIT_FSIZE``) at ``size`` bytes inside the block: a
+    write past it fails with EFBIG as on a full disk (SIGXFSZ ignored so that it fails
+    instead of killing the process).  Restored on leaving, before pytest writes its report."""
     import resource
 
     before = resource.getrlimit(resource.RLIMIT_FSIZE)
     handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
-        yield lambda size: resource.setrlimit(resource.RLIMIT_FSIZE, (size, before[1]))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, before[1]))
+        yield
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, before)
         signal.signal(signal.SIGXFSZ, handler)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import io
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from PIL import Image
 from companion.display import Screen, make_device, render
 from companion.display.device import missing
 from companion.errors import ConfigError
+from tests.conftest import file_size_limit
 
 SCREEN = Screen("mars", "mars", {}, message="Roll", scores=((1, "3 pts"),), to_move=1)
 
@@ -227,8 +227,7 @@ def test_an_unknown_display_type_lists_every_type_dummy_and_the_emulators_too() 
         assert display in str(caught.value)
 
 
-def test_a_gif_that_cannot_be_written_whole_leaves_the_one_before(
-        tmp_path: Path, file_size_limit: Callable[[int], None]) -> None:
+def test_a_gif_that_cannot_be_written_whole_leaves_the_one_before(tmp_path: Path) -> None:
     from companion.display import Display
     from companion.display.recorder import GifRecorder
     from companion.errors import OutputFileError
@@ -242,9 +241,8 @@ def test_a_gif_that_cannot_be_written_whole_leaves_the_one_before(
     for frame in range(20):
         clock.now += 1.0
         recorder.display(Image.effect_noise((64, 64), 60 + frame).convert("RGB"))
-    file_size_limit(4096)  # the noise makes a GIF far larger
-    with pytest.raises(OutputFileError) as raised:
-        display.close()
+    with file_size_limit(4096), pytest.raises(OutputFileError) as raised:
+        display.close()  # the noise makes a GIF far larger
     assert str(raised.value) == f"cannot write the GIF {path}: file too large"
     assert path.read_bytes() == b"GIF89a the earlier game"
     assert [p.name for p in tmp_path.iterdir()] == ["game.gif"]

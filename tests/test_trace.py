@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import re
 import threading
-from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -36,6 +35,7 @@ from companion.tools.trace import (
     unescape,
     write_trace,
 )
+from tests.conftest import file_size_limit
 
 HERE = Path(__file__).parent
 TRACES = sorted((HERE / "traces").glob("*.trace"))
@@ -196,11 +196,8 @@ def test_recorded_trace_replays_through_a_pty_to_the_same_steps(
     assert committed == expected
 
 
-def test_record_on_a_full_disk_says_so_in_a_sentence(
-    tmp_path: Path, file_size_limit: Callable[[int], None]
-) -> None:
+def test_record_on_a_full_disk_says_so_in_a_sentence(tmp_path: Path) -> None:
     trace = tmp_path / "board.trace"
-    file_size_limit(8)  # not even the header fits
-    with pytest.raises(OutputFileError) as raised:
-        record("loop://", trace, seconds=0.2)
+    with file_size_limit(8), pytest.raises(OutputFileError) as raised:
+        record("loop://", trace, seconds=0.2)  # not even the header fits
     assert str(raised.value) == f"cannot write the trace file {trace}: file too large"
