@@ -1235,16 +1235,40 @@ def load_config(path: str | os.PathLike[str]) -> Config:
 
 def check_config(path: str | os.PathLike[str]) -> list[str]:
     """Every problem of the configuration file at ``path`` (see :func:`load_config`), as
-    sentences; empty when the file is fine.  ``companion check-config FILE`` prints them and
-    exits with 78 (EX_CONFIG) when there are any.  Raises
-    :class:`companion.errors.UnreadableConfigError` for a file that cannot be read (66)."""
+    sentences; empty when the file is fine.  Then the extras the file asks for that are not
+    installed here (:data:`EXTRAS`), which ``companion run`` refuses to start without.
+    ``companion check-config FILE`` prints them and exits with 78 (EX_CONFIG) when there are
+    any.  Raises :class:`companion.errors.UnreadableConfigError` for a file that cannot be
+    read (66)."""
     try:
-        load_config(path)
+        config = load_config(path)
     except UnreadableConfigError:
         raise
     except ConfigError as error:
         return error.problems
-    return []
+    notes = _Problems(os.fspath(path), Path(path).read_text(encoding="utf-8"))
+    for (section, key), (module, package, extra, what) in EXTRAS.items():
+        if getattr(getattr(config, section), key) and not _installed(module):
+            notes.add((section, key), f"[{section}] {key} is set but {what}: {package} is not "
+                      f"installed (pip install 'gardens-companion[{extra}]')")
+    return notes.sentences
+
+
+EXTRAS: Mapping[tuple[str, str], tuple[str, str, str, str]] = MappingProxyType({
+    ("web", "listen"): ("tornado", "tornado", "web", "the web page cannot be served"),
+    ("mqtt", "broker"): ("paho.mqtt", "paho-mqtt", "mqtt", "the table cannot be published"),
+})
+"""The keys that need an extra: ``(section, key)`` -> the module it brings, its package, the
+extra's name and what ``companion run`` could not do without it."""
+
+
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # its parent package is missing
+        return False
 
 
 def config_warnings(path: str | os.PathLike[str]) -> list[str]:

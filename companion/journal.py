@@ -301,6 +301,7 @@ class Journal:
             raise JournalError(f"cannot open the game journal {path}: {error.strerror}") from error
         self._backlog: list[bytes] = []
         self._pointer: str | None = None  # what the folder's pointer is yet to say
+        self._pointer_failed = False  # said once until it is written
         self.header: Mapping[str, object] = {}
         """The game's header as given to :meth:`create` (or read back by :meth:`continuing`),
         without the lines' own keys."""
@@ -374,10 +375,15 @@ class Journal:
             try:
                 point_to(self.path.parent, self._pointer, fsync=self.fsync)
             except OSError as error:
-                log.warning("the journal folder's pointer %s could not be written (%s); a "
-                            "restart now would not find the game", POINTER, error.strerror)
+                if not self._pointer_failed:
+                    log.warning("the journal folder's pointer %s could not be written (%s); "
+                                "a restart now would not find the game", POINTER,
+                                error.strerror)
+                self._pointer_failed = True
             else:
-                self._pointer = None
+                if self._pointer_failed:
+                    log.info("the journal folder's pointer %s is written", POINTER)
+                self._pointer, self._pointer_failed = None, False
 
     def flush(self) -> None:
         """Write the queued lines, oldest first.  Raises :class:`JournalError` at the first
@@ -683,14 +689,20 @@ def _keep(path: Path, data: bytes, *, fsync: bool) -> Path:
 
 def point_to(directory: Path, name: str, *, fsync: bool = True) -> None:
     """Make the pointer of ``directory`` name the journal ``name`` of the game in progress
-    (``""``: none), replacing it whole.  Raises ``OSError`` when it cannot be written."""
+    (``""``: none), replacing it whole.  Raises ``OSError`` when it cannot be written (the
+    pointer as it was, nothing of the new one left)."""
     partial = directory / f"{POINTER}.partial"
-    with open(partial, "w", encoding="utf-8") as file:
-        file.write(f"{name}\n")
-        if fsync:
-            file.flush()
-            os.fsync(file.fileno())
-    os.replace(partial, directory / POINTER)
+    try:
+        with open(partial, "w", encoding="utf-8") as file:
+            file.write(f"{name}\n")
+            if fsync:
+                file.flush()
+                os.fsync(file.fileno())
+        os.replace(partial, directory / POINTER)
+    except OSError:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise
     if fsync:
         folder = os.open(directory, os.O_RDONLY)
         try:

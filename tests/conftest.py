@@ -10,6 +10,7 @@ the machine's speed.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import importlib.util
 import os
@@ -81,6 +82,23 @@ class WatchedPin(MockPin):
 def mock_pins() -> MockFactory:
     """A new gpiozero ``MockFactory`` of :class:`WatchedPin` pins; the caller closes it."""
     return MockFactory(pin_class=WatchedPin)
+
+
+@contextlib.contextmanager
+def file_size_limit(size: int) -> Iterator[None]:
+    """This process's largest file (``RLIMIT_FSIZE``) at ``size`` bytes inside the block: a
+    write past it fails with EFBIG as on a full disk (SIGXFSZ ignored so that it fails
+    instead of killing the process).  Restored on leaving, before pytest writes its report."""
+    import resource
+
+    before = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, before[1]))
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, before)
+        signal.signal(signal.SIGXFSZ, handler)
 
 
 @pytest.fixture

@@ -887,3 +887,25 @@ def test_players_names_are_read_and_go_into_each_new_games_journal_header(
                        (f'names = ["{"x" * 41}"]', "[players] names must be"),
                        ('names = ["a", "b", "c", "d", "e", "f"]', "[players] names must be")):
         assert said in only_problem(f"[players]\n{text}\n"), text
+
+
+@pytest.mark.parametrize(("toml", "module", "sentence"), [
+    ('[web]\nlisten = "127.0.0.1:8080"\n', "tornado",
+     "line 2: [web] listen is set but the web page cannot be served: tornado is not installed "
+     "(pip install 'gardens-companion[web]')"),
+    ('[mqtt]\nbroker = "mqtt://127.0.0.1:1883"\n', "paho",
+     "line 2: [mqtt] broker is set but the table cannot be published: paho-mqtt is not "
+     "installed (pip install 'gardens-companion[mqtt]')"),
+], ids=["web", "mqtt"])
+def test_check_config_refuses_what_run_refuses_without_its_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toml: str, module: str, sentence: str
+) -> None:
+    import sys
+
+    path = tmp_path / "companion.toml"
+    path.write_text(toml)
+    assert check_config(path) == []  # installed here, as the test extra has them
+    for name in [m for m in sys.modules if m == module or m.startswith(f"{module}.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if "-packages" not in p])
+    assert check_config(path) == [f"{path}, {sentence}"]

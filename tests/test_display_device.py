@@ -14,6 +14,7 @@ from PIL import Image
 from companion.display import Screen, make_device, render
 from companion.display.device import missing
 from companion.errors import ConfigError
+from tests.conftest import file_size_limit
 
 SCREEN = Screen("mars", "mars", {}, message="Roll", scores=((1, "3 pts"),), to_move=1)
 
@@ -224,3 +225,24 @@ def test_an_unknown_display_type_lists_every_type_dummy_and_the_emulators_too() 
     assert str(caught.value).endswith(', not "banana".')
     for display in ("dummy", "gifanim", "capture", "pygame", "linux_framebuffer"):
         assert display in str(caught.value)
+
+
+def test_a_gif_that_cannot_be_written_whole_leaves_the_one_before(tmp_path: Path) -> None:
+    from companion.display import Display
+    from companion.display.recorder import GifRecorder
+    from companion.errors import OutputFileError
+
+    path = tmp_path / "game.gif"
+    path.write_bytes(b"GIF89a the earlier game")
+    clock = Clock()
+    recorder = GifRecorder(clock=clock, width=64, height=64, transform="none", scale=4,
+                           filename=str(path))
+    display = Display(recorder, clock=clock)
+    for frame in range(20):
+        clock.now += 1.0
+        recorder.display(Image.effect_noise((64, 64), 60 + frame).convert("RGB"))
+    with file_size_limit(4096), pytest.raises(OutputFileError) as raised:
+        display.close()  # the noise makes a GIF far larger
+    assert str(raised.value) == f"cannot write the GIF {path}: file too large"
+    assert path.read_bytes() == b"GIF89a the earlier game"
+    assert [p.name for p in tmp_path.iterdir()] == ["game.gif"]

@@ -113,6 +113,23 @@ def test_the_picture_fits_the_terminal_and_never_scrolls_it(pty: Pty) -> None:
     assert width <= pty.columns and height // 2 + 1 <= pty.rows - 4  # and the cursor's row
 
 
+def test_the_caption_stays_under_the_picture_with_the_cursor_under_it(pty: Pty) -> None:
+    caption = "Live page: http://127.0.0.1:8080/"
+    matrix = TerminalMatrix(16, 16, stream=pty.stream, reserve=4, caption=caption,
+                            size=pty.size)  # type: ignore[arg-type]
+    for frame in range(0, 100, 7):
+        matrix.display(render(screen("P1: your turn"), width=16, height=16, mode="RGB",
+                              frame=frame))
+    matrix.cleanup()
+    settle(pty, matrix)
+    width, height = fit(16, 16, pty.columns, max(1, pty.rows - 4 - 1 - 1))
+    rows = picture_rows(pty)
+    assert not pty.screen.history.top
+    assert rows[: height // 2] == [UPPER_HALF * width] * (height // 2)
+    assert rows[height // 2] == caption[:pty.columns]
+    assert (pty.screen.cursor.y, pty.screen.cursor.x) == (height // 2 + 1, 0)
+
+
 def test_a_frame_with_nothing_new_writes_nothing_and_a_ticker_frame_little(pty: Pty) -> None:
     matrix = TerminalMatrix(16, 16, stream=pty.stream, size=pty.size)  # type: ignore[arg-type]
     long = screen("P1: move your gardener to a flower in its row or column")
@@ -200,6 +217,7 @@ def test_the_demo_leaves_its_last_picture_and_its_result_on_screen(
                f"Journal: {Path('out') / earlier.relative_to(tmp_path / 'out')}"]
     assert all(line in rows for line in summary), "\n".join(rows)
     assert any(row.startswith("Winner: Player ") for row in rows)
+    assert any(row.startswith("Live page: http://127.0.0.1:") for row in rows)  # not cleared
     assert rows[0].startswith(UPPER_HALF)  # the last picture, above the result
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no frame in the folder
     assert len(list(frames.glob("luma_*.png"))) > 100

@@ -571,5 +571,25 @@ def test_a_pointer_that_cannot_be_written_is_tried_again_after_the_next_line(
     record.close()
 
 
+def test_a_pointer_that_cannot_be_written_is_said_once_and_leaves_no_part_of_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    setup = MARS.new_game(2, 3, {})
+    real = journal.os.replace
+    monkeypatch.setattr(journal.os, "replace", _no_space)
+    played = _play(setup, 3)
+    with caplog.at_level(logging.WARNING, logger="companion"):
+        record = journal.Journal.create(tmp_path, _header(setup), fsync=False)
+        for number, (before, step) in enumerate(played[:2], 1):
+            record.step(number, 1, MARS.format_step(before, step))
+    assert len(_warnings(caplog)) == 1  # not once a step
+    assert sorted(p.name for p in tmp_path.iterdir()) == [record.path.name]  # no .partial
+    monkeypatch.setattr(journal.os, "replace", real)
+    before, step = played[2]
+    record.step(3, 1, MARS.format_step(before, step))
+    assert journal.latest_unfinished(tmp_path) == record.path
+    record.close()
+
+
 def _no_space(*args: object) -> None:
     raise OSError(28, "No space left on device")

@@ -58,6 +58,14 @@ def test_replay_prints_every_step_with_the_scores_and_the_end(
     assert lines[-1].startswith("Game over (") and record.over is not None
 
 
+@pytest.mark.parametrize(("steps", "said"), [(0, "0 steps"), (1, "1 step"), (2, "2 steps")])
+def test_replay_counts_the_steps_of_an_unfinished_game_in_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], steps: int, said: str
+) -> None:
+    assert main(["replay", str(_game(tmp_path, steps=steps)), "--no-gif"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"Unfinished after {said}"
+
+
 def test_replay_draws_the_game_in_real_time_with_its_ticker_running(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -335,6 +335,22 @@ def test_a_kept_scoreboard_started_again_has_the_rounds_and_names_it_had(
         KeptScoreboard(tmp_path / "nowhere" / "evening.jsonl")  # said at start, not later
 
 
+def test_a_file_that_is_not_a_kept_scoreboard_is_refused_and_left_as_it_is(
+        tmp_path: Path) -> None:
+    from companion.errors import UsageError
+    from companion.scoreboard.kept import KeptScoreboard
+
+    config = tmp_path / "companion.toml"
+    config.write_text('[game]\nname = "mars"\n')
+    with pytest.raises(UsageError, match=f"^{config} is not a scoreboard file"):
+        KeptScoreboard(config)
+    assert config.read_text() == '[game]\nname = "mars"\n'
+    for begun in ("", '{"topic": "gardens/t1/st'):  # empty, or its first line cut off
+        path = tmp_path / "evening.jsonl"
+        path.write_text(begun)
+        KeptScoreboard(path).close()
+
+
 class Tty(io.StringIO):
     def isatty(self) -> bool:
         return True

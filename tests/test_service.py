@@ -844,3 +844,36 @@ def test_a_journal_folder_that_cannot_be_written_is_said_and_the_game_goes_on(
     assert first.urgent and first.message.startswith("Games are not saved")
     assert "is a file, not a folder" in first.message
     assert all(s.extra.get("journal") == "NOT saved" for s in screens)
+
+
+def test_the_game_in_a_journal_folder_that_cannot_be_written_goes_on_unsaved(
+    tmp_path: Path, pin_factory: Any
+) -> None:
+    from companion.daemon.service import build
+    from companion.display import make_device
+
+    folder = tmp_path / "games"
+    played = _first_steps(3)
+    header = {"game": "enceladus", "layout": "enceladus", "players": 2, "seed": SEED,
+              "options": {}, "setup": ENCELADUS.format_position(played[0][0])}
+    journal = journal_mod.Journal.create(folder, header)
+    for number, (before, step) in enumerate(played, 1):
+        journal.step(number, ENCELADUS.to_move(before), ENCELADUS.format_step(before, step))
+    journal.close()
+    (folder / ".lock").mkdir()  # the lock cannot be taken: the folder is not the daemon's to write
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    config = Config(game=GameConfig(name="enceladus", seed=SEED),
+                    journal=JournalConfig(directory=str(folder)))
+    config = replace(config, board=replace(config.board, port="loop://"))
+    with ExitStack() as stack:
+        service = build(config, stack, pin_factory=pin_factory,
+                        device=make_device({"display": "dummy", "width": 16, "height": 16}))
+        screens: list[Any] = []
+        service.screen_listeners.append(screens.append)
+        service.stop("test over")
+        service.run()
+    assert service.journal is None
+    assert service.referee.history == played and service.referee.state == ENCELADUS.apply(
+        *played[-1])
+    assert screens[0].message.startswith("Games are not saved")
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before

@@ -520,3 +520,23 @@ def test_forbidden_changes_agree_with_the_rules_on_legal_steps(game: str) -> Non
             checked += 1
         state = rules.apply(state, choose_step(rules, state, rng))
     assert checked > 100
+
+
+@pytest.mark.parametrize(("game", "typed", "said"), [
+    ("mars", "dice 9 9", "dice takes up to 6 die values from 1 to 6, e.g. dice 3 5."),
+    ("mars", "dice 0", "dice takes up to 6 die values from 1 to 6, e.g. dice 3 5."),
+    ("mars", "card U17", "A Gardens of Mars board has no card reader: card is for Gardens of "
+                         "Uranus."),
+    ("enceladus", "dice 3 5", "A Gardens of Enceladus board has no dice tray: dice is for "
+                              "Gardens of Mars."),
+    ("uranus", "dice 3", "A Gardens of Uranus board has no dice tray: dice is for Gardens of "
+                         "Mars."),
+])
+def test_dice_and_cards_the_board_cannot_send_are_refused_in_a_sentence(
+    stack: ExitStack, game: str, typed: str, said: str
+) -> None:
+    board = sim(stack, "--interactive", "--game", game)
+    assert "type help" in board.line()
+    assert board.says(typed, said) == [said]
+    board.type("quit")
+    assert board.process.wait(10) == 0

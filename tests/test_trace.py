@@ -17,7 +17,7 @@ import pytest
 
 from companion.board import protocol
 from companion.daemon.service import build
-from companion.errors import ProtocolError, UsageError
+from companion.errors import OutputFileError, ProtocolError, UsageError
 from companion.events import BadLine, BoardMessage
 from companion.sim.demo import demo_config
 from companion.sim.scenario import drive, read_scenario, scenario_referee
@@ -35,6 +35,7 @@ from companion.tools.trace import (
     unescape,
     write_trace,
 )
+from tests.conftest import file_size_limit
 
 HERE = Path(__file__).parent
 TRACES = sorted((HERE / "traces").glob("*.trace"))
@@ -193,3 +194,10 @@ def test_recorded_trace_replays_through_a_pty_to_the_same_steps(
         stack.callback(timeout.cancel)
         service.run()
     assert committed == expected
+
+
+def test_record_on_a_full_disk_says_so_in_a_sentence(tmp_path: Path) -> None:
+    trace = tmp_path / "board.trace"
+    with file_size_limit(8), pytest.raises(OutputFileError) as raised:
+        record("loop://", trace, seconds=0.2)  # not even the header fits
+    assert str(raised.value) == f"cannot write the trace file {trace}: file too large"

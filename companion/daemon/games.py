@@ -117,7 +117,8 @@ class StartingGame:
 
 
 def new_or_resumed_game(
-    config: Config, rules: SomeRules, directory: Path | None, *, fsync: bool = True
+    config: Config, rules: SomeRules, directory: Path | None, *, fsync: bool = True,
+    saved: bool = True,
 ) -> StartingGame:
     """The game to referee: the game in progress in ``directory``
     (:func:`companion.journal.latest_unfinished`) resumed, up to its last good line, else a
@@ -125,30 +126,33 @@ def new_or_resumed_game(
 
     A damaged journal is kept beside the resumed one as ``<name>.damaged``; one whose header
     is damaged is renamed so and a new game starts.  Either is logged once, as a warning, and
-    told on the matrix (``note``).  Raises :class:`JournalError` when the journal cannot be
-    repaired or created.
+    told on the matrix (``note``).  ``saved=False`` (a folder that cannot be written: a
+    read-only file system) only reads it: the game in progress goes on without a journal,
+    nothing in the folder repaired or renamed.  Raises :class:`JournalError` when the
+    journal cannot be repaired or created.
     """
     note = ""
     if directory is not None:
         path = journal_mod.latest_unfinished(directory)
         if path is not None:
-            resumed = _resume(config, rules, path, fsync=fsync)
+            resumed = _resume(config, rules, path, fsync=fsync, saved=saved)
             if isinstance(resumed, StartingGame):
                 return resumed
             note = resumed
-    state, journal = new_game(config, rules, directory, fsync=fsync)
+    state, journal = new_game(config, rules, directory if saved else None, fsync=fsync)
     return StartingGame(state, [], journal, note=note)
 
 
 def _resume(config: Config, rules: SomeRules, path: Path, *,
-            fsync: bool) -> StartingGame | str:
-    """The game of the journal at ``path``, or the note for the new game that replaces it."""
+            fsync: bool, saved: bool) -> StartingGame | str:
+    """The game of the journal at ``path`` (with its journal when ``saved``), or the note for
+    the new game that replaces it."""
     try:
         record = journal_mod.read(path)
     except JournalDamagedError as error:
-        aside = journal_mod.set_aside(path)
-        log.warning("journal %s is damaged at line %d (%s); kept as %s; a new game starts",
-                    path.name, error.line, error.reason, aside.name)
+        aside = f"kept as {journal_mod.set_aside(path).name}" if saved else "left as it is"
+        log.warning("journal %s is damaged at line %d (%s); %s; a new game starts",
+                    path.name, error.line, error.reason, aside)
         return f"Journal damaged at line {error.line}: a new game starts"
     except JournalError as error:
         log.error("cannot resume %s: %s; starting a new game", path.name, error)
@@ -163,19 +167,22 @@ def _resume(config: Config, rules: SomeRules, path: Path, *,
     except CompanionError as error:
         log.error("cannot resume %s: %s; starting a new game", path.name, error)
         return ""
-    kept = journal_mod.cut_to_good(record, fsync=fsync)
+    kept = journal_mod.cut_to_good(record, fsync=fsync) if saved else None
     state = rules.apply(*history[-1]) if history else rules.parse_position(record.setup)
     damage, note = record.damage, ""
-    if damage is not None and kept is not None:
+    if damage is not None:
+        aside = f"kept as {kept.name}" if kept is not None else "left as it is"
         log.warning("journal %s is damaged at line %d (%s); the game resumes after step %d; "
-                    "the damaged file is kept as %s", path.name, damage.line, damage.reason,
-                    len(history), kept.name)
+                    "the damaged file is %s", path.name, damage.line, damage.reason,
+                    len(history), aside)
         note = f"Journal damaged at line {damage.line}: the game resumes after step {len(history)}"
     else:
         if record.dropped_torn_line:
             log.warning("%s: the last line was cut off (power loss?) and is dropped", path.name)
-        log.info("resuming %s after step %d", path.name, len(history))
-    return StartingGame(state, history, journal_mod.Journal.continuing(record, fsync=fsync),
+        log.info("resuming %s after step %d%s", path.name, len(history),
+                 "" if saved else ", its next steps not saved")
+    journal = journal_mod.Journal.continuing(record, fsync=fsync) if saved else None
+    return StartingGame(state, history, journal,
                         resumed=True, in_flight=not record.ends_with_undo, note=note,
                         hints=record.hints, dealt=record.dealt)
 

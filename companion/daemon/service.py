@@ -622,10 +622,11 @@ def build(
     except JournalBusyError:
         raise
     except JournalError as error:
-        # Refereeing without a record beats no referee: the matrix says games are not saved.
+        # Refereeing without a record beats no referee: the matrix says games are not saved,
+        # and the game in progress there, if it can be read, goes on.
         log.error("%s; games are not saved", error)
         journal_error = str(error)
-        start = new_or_resumed_game(config, rules, None)
+        start = new_or_resumed_game(config, rules, directory, saved=False)
     if start.journal is not None:
         stack.callback(start.journal.close)
     with ExitStack() as refused:

@@ -27,7 +27,7 @@ from PIL import Image
 from companion.display.device import LumaDevice
 from companion.display.render import render_frame
 from companion.display.text import Ticker
-from companion.errors import InvalidArgumentError
+from companion.errors import InvalidArgumentError, OutputFileError
 from companion.referee.screen import Screen
 
 log = logging.getLogger("companion.display")
@@ -109,7 +109,10 @@ class Display:
     def close(self, *, switch_off: bool = True) -> None:
         """Stop the thread, wait for it, then ``device.cleanup()`` (which switches a matrix off
         and makes the gifanim emulator write its GIF).  ``switch_off=False`` leaves the matrix
-        lit (luma's ``persist``): a reload's new device drives the same one now.  Idempotent."""
+        lit (luma's ``persist``): a reload's new device drives the same one now.  Idempotent.
+
+        Raises :class:`~companion.errors.OutputFileError` when the device cannot write its
+        file (the gifanim GIF: a full disk); any other failure of the device is logged."""
         with self._cond:
             if self._closing:
                 return
@@ -120,6 +123,8 @@ class Display:
             if not switch_off:
                 self._device.persist = True
             self._device.cleanup()
+        except OutputFileError:
+            raise
         except Exception:
             log.exception("the display device failed to clean up")
 

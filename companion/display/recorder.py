@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from luma.emulator.device import gifanim
 from PIL import Image
 
+from companion.files import replaced
+
 SHORTEST_MS = 20
 """The shortest frame a GIF keeps, in milliseconds: browsers show anything shorter for 100 ms,
 so a frame replaced sooner is left out (its time goes to the next)."""
@@ -70,18 +72,27 @@ class GifRecorder(gifanim):  # type: ignore[misc]
         self._stamps.append(self._clock())
 
     def write_animation(self) -> None:
-        """Write the GIF of the frames recorded so far, the last one shown until now."""
+        """Write the GIF of the frames recorded so far, the last one shown until now: whole or
+        not at all (a GIF there before stays when the disk is full or Ctrl-C cuts it short).
+
+        Raises :class:`~companion.errors.OutputFileError` when it cannot be written.
+        """
         durations = durations_ms(self._stamps, self._clock())
         frames = [(im, ms) for im, ms in zip(self._images, durations, strict=True) if ms]
         if not frames:
             return
         first, *rest = frames
-        first[0].save(self._filename, save_all=True, loop=self._loop, format="GIF",
-                      append_images=[im for im, _ in rest], duration=[ms for _, ms in frames],
-                      optimize=True)
+        with replaced(self._filename, "GIF") as temp:
+            first[0].save(temp, save_all=True, loop=self._loop, format="GIF",
+                          append_images=[im for im, _ in rest],
+                          duration=[ms for _, ms in frames], optimize=True)
 
     def cleanup(self) -> None:
-        """Write the GIF of the frames recorded so far (once), then forget them."""
-        self.write_animation()
-        self._images.clear()
-        self._stamps.clear()
+        """Write the GIF of the frames recorded so far (once), then forget them.  Raises
+        :class:`~companion.errors.OutputFileError` as :meth:`write_animation` does (the frames
+        forgotten all the same)."""
+        try:
+            self.write_animation()
+        finally:
+            self._images.clear()
+            self._stamps.clear()

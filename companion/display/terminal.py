@@ -4,9 +4,10 @@ Each character cell shows two matrix pixels, one above the other (``▀`` in the
 colour on the lower one's), in the xterm 256-colour palette, so a pixel is about square.  The
 picture is fitted to the terminal: each pixel as many cells as fit, the same whole number
 across and down, or the picture scaled down where the terminal is smaller than the matrix.  It
-stands at the top of the terminal; each frame writes only the cells that changed since the last
-one, after a cursor move, so a frame with nothing new writes nothing.  Closing leaves the last
-frame on screen and the cursor under it.
+stands at the top of the terminal, a caption line under it (the demo's live page address,
+written again whenever the screen is cleared); each frame writes only the cells that changed
+since the last one, after a cursor move, so a frame with nothing new writes nothing.  Closing
+leaves the last frame and the caption on screen and the cursor under them.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ class TerminalMatrix:
 
     ``width`` x ``height``: the matrix (``mode`` is ``"RGB"``).  ``stream``: where to write,
     a terminal (default ``sys.stdout``).  ``reserve``: rows to leave free under the picture
-    for what is printed after it, besides the row the cursor waits on.  ``size``: the
+    for what is printed after it, besides the row the cursor waits on and the ``caption``'s
+    (one line under the picture, cut to the terminal's width; ``""``: none).  ``size``: the
     terminal's ``(columns, rows)``, asked on every frame so a resized terminal gets a fitted
     picture (default ``shutil.get_terminal_size``).  ``bytes_written`` counts the bytes
     written.
@@ -80,11 +82,13 @@ class TerminalMatrix:
         *,
         stream: TextIO | None = None,
         reserve: int = 0,
+        caption: str = "",
         size: Callable[[], tuple[int, int]] | None = None,
     ) -> None:
         self.width, self.height = width, height
         self._stream = stream if stream is not None else sys.stdout
-        self._reserve = reserve
+        self._caption = caption
+        self._reserve = reserve + (1 if caption else 0)
         self._size = size or _terminal_size
         self._shown: list[list[Cell]] = []  # the cells on the terminal now, by row
         self._fitted: tuple[int, int, int, int] | None = None  # terminal and picture sizes
@@ -95,14 +99,16 @@ class TerminalMatrix:
         columns, rows = self._size()
         picture = fit(self.width, self.height, columns, max(1, rows - self._reserve - 1))
         out: list[str] = []
+        w, h = picture
         if self._fitted != (columns, rows, *picture):
             out.append("\x1b[0m\x1b[2J")  # a new size: start from a clear screen
             self._fitted, self._shown = (columns, rows, *picture), []
+            if self._caption:
+                out.append(f"\x1b[{(h + 1) // 2 + 1};1H{self._caption[:columns]}")
         scaled = image.convert("RGB").resize(picture, Image.Resampling.NEAREST)
         data = scaled.tobytes()
         pixels = [xterm_colour((data[i], data[i + 1], data[i + 2]))
                   for i in range(0, len(data), 3)]
-        w, h = picture
         cells = [[(pixels[y * w + x], pixels[(y + 1) * w + x] if y + 1 < h else 0)
                   for x in range(w)] for y in range(0, h, 2)]
         for row, line in enumerate(cells):
@@ -110,13 +116,17 @@ class TerminalMatrix:
             out.extend(_changes(row, line, before))
         self._shown = cells
         if out:
-            out.append(f"\x1b[0m\x1b[{len(cells) + 1};1H")  # park the cursor under the picture
+            out.append(self._park())  # the cursor under the picture and its caption
             self._write("".join(out))
 
     def cleanup(self) -> None:
-        """Leave the picture on screen, the colours reset and the cursor under it."""
+        """Leave the picture and its caption on screen, the colours reset and the cursor
+        under them."""
         if self._shown:
-            self._write(f"\x1b[0m\x1b[{len(self._shown) + 1};1H")
+            self._write(self._park())
+
+    def _park(self) -> str:
+        return f"\x1b[0m\x1b[{len(self._shown) + 1 + (1 if self._caption else 0)};1H"
 
     def _write(self, text: str) -> None:
         self._stream.write(text)

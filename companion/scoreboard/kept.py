@@ -17,7 +17,7 @@ import logging
 from pathlib import Path
 from typing import IO
 
-from companion.errors import CompanionError
+from companion.errors import CompanionError, UsageError
 from companion.files import output_error
 from companion.scoreboard.model import Scoreboard
 
@@ -27,7 +27,9 @@ log = logging.getLogger("companion.scoreboard")
 class KeptScoreboard(Scoreboard):
     """A :class:`Scoreboard` of ``prefix`` kept in ``path`` (see the module docstring).
     Raises :class:`companion.errors.OutputFileError` when the file is there but cannot be
-    read, or is not there and its folder is not either; one that cannot be written later is
+    read, or is not there and its folder is not either, and
+    :class:`companion.errors.UsageError` when it holds whole lines and not one a scoreboard
+    keeps (another file given by mistake, left as it is); one that cannot be written later is
     said once on the log, and not written again."""
 
     def __init__(self, path: Path, prefix: str = "gardens") -> None:
@@ -37,12 +39,18 @@ class KeptScoreboard(Scoreboard):
         read = skipped = 0
         if path.exists():
             try:
-                lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+                text = path.read_text(encoding="utf-8", errors="replace")
             except OSError as error:
                 raise output_error(path, "scoreboard file", error) from None
+            lines = text.splitlines()
             for line in lines:
                 read += 1
                 skipped += not self._replay(line)
+            if skipped == read and read > (0 if text.endswith("\n") else 1):
+                # whole lines and none of them kept by a scoreboard: another file given by
+                # mistake (a configuration, a journal), which is not to be appended to
+                raise UsageError(f"{path} is not a scoreboard file (no line of it is one), so "
+                                 "--keep does not write in it: give another file name")
             log.info("%s: %d messages and names read back%s", path, read - skipped,
                      f", {skipped} lines skipped" if skipped else "")
         elif not path.parent.is_dir():  # the file is made with its first line: say it now

@@ -36,6 +36,8 @@ from companion.sim.standalone import SimGame, press_sentence
 
 HANDS = Noise.none()
 """A person's steps are carried out exactly as typed: no hesitation, no slide, no glitch."""
+DIE_FACES = ("1", "2", "3", "4", "5", "6")
+"""What a die of the Mars dice tray shows, as typed."""
 
 _SQUARE = re.compile(r"[a-j](?:10|[1-9])")
 _ZONE = re.compile(r"[A-Z]+")
@@ -255,8 +257,11 @@ class BoardConsole(cmd.Cmd):
     def do_dice(self, arg: str) -> bool:
         """dice V...: the Mars dice tray now reads these dice (1 to 6; none: empty)."""
         values = arg.split()
-        if not all(v.isdigit() for v in values) or len(values) > protocol.MAX_DICE:
-            self.say(f"dice takes up to {protocol.MAX_DICE} die values, e.g. dice 3 5.")
+        if not self._fitted("mars", "dice tray", "dice"):
+            return False
+        if not all(v in DIE_FACES for v in values) or len(values) > protocol.MAX_DICE:
+            self.say(f"dice takes up to {protocol.MAX_DICE} die values from 1 to 6, "
+                     "e.g. dice 3 5.")
             return False
         self._signal(protocol.Dice(0, tuple(int(v) for v in values)))
         return False
@@ -264,11 +269,22 @@ class BoardConsole(cmd.Cmd):
     def do_card(self, arg: str) -> bool:
         """card ID: hold the Uranus mission card ID to the card reader."""
         words = arg.split()
+        if not self._fitted("uranus", "card reader", "card"):
+            return False
         if len(words) != 1:
             self.say("card takes one card id, e.g. card U17.")
             return False
         self._signal(protocol.Card(0, words[0]))
         return False
+
+    def _fitted(self, game: str, part: str, command: str) -> bool:
+        """Whether this game's board has ``part`` (only Gardens of ``game``'s has), said when
+        not: what ``command`` sends would reach a companion that has no use for it."""
+        name = self.game.rules.name
+        if name != game:
+            self.say(f"A Gardens of {name.capitalize()} board has no {part}: {command} is for "
+                     f"Gardens of {game.capitalize()}.")
+        return name == game
 
     def _signal(self, message: protocol.Dice | protocol.Card) -> None:
         try:

@@ -168,8 +168,10 @@ def run_demo(
             if sys.stdout.isatty():
                 # the rows printed at the end stay free under the picture: two of summary, a
                 # player each, the winner, the GIF, the journal
+                # the live page's address, printed above, would be cleared off by the picture
+                address = "" if service.web is None else f"Live page: {service.web.address}"
                 picture = TerminalMatrix(int(MATRIX["width"]), int(MATRIX["height"]),
-                                         reserve=players + 5)
+                                         reserve=players + 5, caption=address)
                 terminal = Display(picture, frame_interval=interval)
                 stack.callback(terminal.close)
                 service.screen_listeners.append(terminal.show)

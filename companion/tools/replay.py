@@ -102,7 +102,8 @@ def format_game(record: journal.GameRecord, moments: Sequence[Moment]) -> list[s
         ranking = ", ".join(f"P{p} {result} ({points})" for p, result, points in over["ranking"])
         lines.append(f"Game over ({over['termination']}): {winners} won; {ranking}")
     else:
-        lines.append(f"Unfinished after {len(moments) - 1} steps")
+        steps = len(moments) - 1
+        lines.append(f"Unfinished after {steps} step{'' if steps == 1 else 's'}")
     if record.hints:
         lines.append("Hints asked: " + ", ".join(f"P{p} {n}"
                                                  for p, n in sorted(record.hints.items())))

@@ -199,7 +199,8 @@ def record(
         name = "the trace"
         if isinstance(out, str | os.PathLike):
             name = os.fspath(out)
-            out = stack.enter_context(open_output(name, "trace file", encoding="ascii"))
+            out = open_output(name, "trace file", encoding="ascii")
+            stack.callback(_close, out, name)
         file = out
 
         def save(line: str) -> None:
@@ -233,6 +234,15 @@ def record(
             interrupt.add_note(f"{chunks} chunk{'' if chunks == 1 else 's'} recorded in {name}")
             raise
     return chunks
+
+
+def _close(file: TextIO, name: str) -> None:
+    """Close the trace ``file``: what it still holds is written first, which may fail as
+    the writes before it did (the disk full)."""
+    try:
+        file.close()
+    except OSError as error:
+        raise output_error(name, "trace file", error) from None
 
 
 def replay(
