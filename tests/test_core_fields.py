@@ -10,7 +10,9 @@ from dataclasses import replace
 
 import pytest
 
+from companion.errors import InvalidArgumentError
 from companion.rules import mars, missions, uranus
+from companion.rules.base import evolved
 
 MARS_OPTIONS = (
     {},
@@ -86,3 +88,88 @@ def test_the_flower_that_completes_a_hexagon_makes_it_stand(last: tuple[int, int
     assert after.standing_hexagon and standing(after) and after.phase == "turn"
     won = uranus.RULES.apply(after, uranus.Score("groups:blue", 1, "hexagon"))
     assert (won.phase, won.hexagon_winner) == ("over", 2)  # drawn while a hexagon stands
+
+
+def mars_plain_moves(state: mars.State) -> set[mars.Step]:
+    """The moves of a Mars position in the move phase by the text itself: each pool die
+    along each ray of the gardener, the path tested hex by hex (``mars._obstacle``), every
+    colour of the reserve onto an empty hex."""
+    start = state.gardeners[state.to_move - 1]
+    assert start is not None
+    reserve = state.reserve(state.to_move)
+    others = frozenset(g for p, g in enumerate(state.gardeners, 1)
+                       if g is not None and p != state.to_move)
+    moves: set[mars.Step] = set()
+    for die in set(state.pool):
+        for ray in mars.GRID.rays[start]:
+            if len(ray) < die or mars._obstacle(state, ray[:die], others) is not None:
+                continue
+            to = ray[die - 1]
+            if state.at(to):
+                moves.add(mars.Move(die, to))
+            else:
+                moves |= {mars.Move(die, to, colour) for colour, n in reserve.items() if n}
+    return moves or {mars.Discard(die) for die in state.pool}
+
+
+@pytest.mark.parametrize("options", MARS_OPTIONS)
+def test_the_mars_moves_listed_from_the_routes_are_those_of_the_text(
+        options: dict[str, object]) -> None:
+    rng = random.Random(7)
+    rules = mars.RULES
+    for players in (2, 3, 4, 5):
+        state = rules.new_game(players, rng.randrange(1 << 30), options)
+        while rules.outcome(state) is None:
+            steps = list(rules.legal_steps(state))
+            if state.phase is mars.Phase.MOVE:
+                assert len(set(steps)) == len(steps)
+                assert set(steps) == mars_plain_moves(state)
+            state = rules.apply(state, rng.choice(steps))
+
+
+def uranus_plain_moves(state: uranus.State) -> set[uranus.Move]:
+    """The moves of a Uranus turn by the text itself: along each ray up to the first tree,
+    every spot without a gardener, every colour of the reserve onto an empty spot."""
+    here = state.gardeners[state.to_move - 1]
+    assert here is not None
+    grid, index = state.shape.grid, state.shape.index
+    reserve = state.reserves[state.to_move - 1]
+    moves: set[uranus.Move] = set()
+    for ray in grid.rays[here]:
+        for spot in ray:
+            if spot in state.trees:
+                break
+            if spot in state.gardeners:
+                continue
+            if state.flowers[index[spot]]:
+                moves.add(uranus.Move(spot))
+            else:
+                moves |= {uranus.Move(spot, c) for c, n in zip(uranus.COLOURS, reserve,
+                                                                strict=True) if n}
+    return moves
+
+
+@pytest.mark.parametrize("options", URANUS_OPTIONS)
+def test_the_uranus_moves_listed_are_those_of_the_text_and_a_state_evolved_is_one_replaced(
+        options: dict[str, object]) -> None:
+    rng = random.Random(8)
+    rules = uranus.RULES
+    for players in (2, 3, 4, 5):
+        state = rules.new_game(players, rng.randrange(1 << 30), options)
+        while rules.outcome(state) is None:
+            steps = list(rules.legal_steps(state))
+            if state.phase is uranus.Phase.TURN:
+                moves = [s for s in steps if isinstance(s, uranus.Move)]
+                assert len(set(moves)) == len(moves)
+                assert set(moves) == uranus_plain_moves(state)
+            after = rules.apply(state, rng.choice(steps))
+            changed = {"scores": after.scores, "to_move": after.to_move,
+                       "flowers": after.flowers, "discarded": after.discarded}
+            assert evolved(state, **changed) == replace(state, **changed)
+            state = after
+
+
+def test_evolving_a_state_refuses_a_name_that_is_no_field() -> None:
+    state = uranus.RULES.new_game(2, 1, {})
+    with pytest.raises(InvalidArgumentError, match="State has no field colour, size"):
+        evolved(state, to_move=2, colour="red", size=3)

@@ -297,6 +297,11 @@ class Phase(StrEnum):
     OVER = "over"
 
 
+# The phases by name, for the steps: a member read through its class goes through the enum's
+# attribute hook, written in Python (3.11), ten times the cost of a module name, steps apiece.
+_PLACEMENT, _ROLL, _MOVE, _OVER = Phase
+
+
 class TrackSpace(NamedTuple):
     """Where a score stands on the scoring track: ``space`` 0-50 and ``laps`` completed."""
 
@@ -358,22 +363,22 @@ def _peak_bits(cells: Sequence[str]) -> int:
 
 
 def _made(
-    options: Options,
+    state: State,
     cells: tuple[str, ...],
     gardeners: tuple[Hex | None, ...],
     reserves: tuple[tuple[int, ...], ...],
     scores: tuple[int, ...],
     planted: tuple[int, ...],
     pool: tuple[int, ...],
-    to_move: int,
     phase: Phase,
+    to_move: int,
     extra_turn: bool,
-    peak_bits: int,
 ) -> State:
-    """A :class:`State` set through its slots, ``peak_bits`` handed on by the step rather than
-    worked out again from the cells: a third of the time of ``State(...)``, on every step."""
+    """The :class:`State` after a step from ``state``, with these parts, its options and peaks
+    (which no step changes): set through its slots, ``peak_bits`` handed on rather than
+    worked out again from the cells, a third of the time of ``State(...)``, on every step."""
     new = object.__new__(State)
-    _SET_OPTIONS(new, options)
+    _SET_OPTIONS(new, state.options)
     _SET_CELLS(new, cells)
     _SET_GARDENERS(new, gardeners)
     _SET_RESERVES(new, reserves)
@@ -383,7 +388,7 @@ def _made(
     _SET_TO_MOVE(new, to_move)
     _SET_PHASE(new, phase)
     _SET_EXTRA_TURN(new, extra_turn)
-    _SET_PEAK_BITS(new, peak_bits)
+    _SET_PEAK_BITS(new, state.peak_bits)
     return new
 
 
@@ -426,11 +431,11 @@ def _phase(
     pool: Sequence[int],
 ) -> Phase:
     if None in gardeners:
-        return Phase.PLACEMENT
+        return _PLACEMENT
     if 0 in map(sum, reserves):
-        return Phase.OVER
+        return _OVER
     if pool:
-        return Phase.MOVE
+        return _MOVE
     return _roll_or_over(cells, gardeners)
 
 
@@ -439,8 +444,8 @@ def _roll_or_over(cells: Sequence[str], gardeners: Sequence[Hex | None]) -> Phas
     flower next to it, so that every player would roll 0 dice (Mars #8)."""
     for g in gardeners:
         if g is None or not _NO_FLOWER.isdisjoint(map(cells.__getitem__, _NEIGHBOUR_PLACES[g])):
-            return Phase.ROLL
-    return Phase.OVER
+            return _ROLL
+    return _OVER
 
 
 def _check_players(players: int) -> None:
@@ -571,21 +576,6 @@ def _others(state: State) -> frozenset[Hex]:
     return frozenset(g for g in gardeners[:mover] + gardeners[mover + 1:] if g is not None)
 
 
-_PATHS: Mapping[tuple[Hex, int], tuple[tuple[Hex, ...], ...]] = {
-    (start, die): tuple(ray[:die] for ray in GRID.rays[start] if len(ray) >= die)
-    for start in GRID.cells
-    for die in range(1, 7)
-}
-"""``_PATHS[start, die]``: the hexes a gardener on ``start`` crosses with a ``die``, one path
-for each direction that stays on the board, its landing last."""
-
-
-_PATH_TO: Mapping[tuple[Hex, int, Hex], tuple[Hex, ...]] = {
-    (start, die, path[-1]): path for (start, die), paths in _PATHS.items() for path in paths
-}
-"""``_PATH_TO[start, die, landing]``: the one path of ``_PATHS[start, die]`` ending there."""
-
-
 _BIT: Mapping[Hex | None, int] = {None: 0} | {cell: 1 << i for cell, i in _INDEX.items()}
 """``1 << place`` of each hex (its place in ``State.cells``): a set of hexes is the bits of
 one number, and whether a path is clear one ``&``.  ``None`` (a gardener not placed) has
@@ -593,20 +583,29 @@ none."""
 
 _Route: TypeAlias = tuple[int, int, Move, tuple[Move, ...]]
 
+
+
+def _routes_from(start: Hex) -> tuple[tuple[_Route, ...], ...]:
+    """``_ROUTES[start]``, walked out along each ray of ``start`` in turn: a path's bits are
+    those of the path one hex shorter and its landing's."""
+    by_die: list[list[_Route]] = [[] for _ in range(7)]
+    for ray in GRID.rays[start]:
+        bits = 0
+        for die, cell in enumerate(ray[:6], start=1):
+            bits |= _BIT[cell]
+            if cell != CENTRE:
+                by_die[die].append((bits, _INDEX[cell], *_MOVES[die, cell]))
+    return tuple(map(tuple, by_die))
+
+
 _ROUTES: Mapping[Hex, tuple[tuple[_Route, ...], ...]] = {
-    start: tuple(
-        tuple(
-            (sum(map(_BIT.__getitem__, path)), _INDEX[path[-1]], *_MOVES[die, path[-1]])
-            for path in _PATHS.get((start, die), ())
-            if path[-1] != CENTRE
-        )
-        for die in range(7)
-    )
-    for start in GRID.cells
+    start: _routes_from(start) for start in GRID.cells
 }
-"""``_ROUTES[start][die]``: each path of ``_PATHS[start, die]`` that does not end on the
-central space, as the bits of its hexes (:data:`_BIT`, the landing's included), the landing's
-place in ``State.cells`` and the moves there (:data:`_MOVES`); ``()`` for a die of 0."""
+"""``_ROUTES[start][die]``: each path a gardener on ``start`` travels with a ``die``, one per
+direction that stays on the board, in :data:`~companion.rules.hexes.DIRECTIONS` order, that
+does not end on the central space: the bits of its hexes (:data:`_BIT`, the landing's
+included), the landing's place in ``State.cells`` and the moves there (:data:`_MOVES`);
+``()`` for a die of 0."""
 
 _ROUTE_TO: Mapping[tuple[Hex, int, Hex], tuple[int, int]] = {
     (start, die, GRID.cells[place]): (bits, place)
@@ -664,7 +663,7 @@ def destinations(state: State, die: int | None = None) -> frozenset[Hex]:
 
     Gardens of Mars, Moving and Planting; docs/RULINGS.md Mars #3.
     """
-    if state.phase is not Phase.MOVE:
+    if state.phase is not _MOVE:
         return frozenset()
     dice = set(state.pool) if die is None else {die} & set(state.pool)
     blocked = _blocked(state)
@@ -695,15 +694,12 @@ def _placements(state: State) -> list[Place]:
 
 def _moves(state: State) -> list[Step]:
     """The moves, else the discards, of :meth:`MarsRules.legal_steps` in the move phase, in
-    one list of steps made once at import: :func:`_reach` and :func:`_blocked` inline, as a
-    listing a step."""
+    one list of steps made once at import: :func:`_reach` inline, as a listing a step."""
     start = state.gardeners[state.to_move - 1]
     assert start is not None  # the move phase has every gardener placed
     reserve = state.reserves[state.to_move - 1]
-    cells, routes = state.cells, _ROUTES[start]
-    blocked = state.peak_bits | (_CENTRE_BIT if state.options.center_blocks_path else 0)
-    for cell in state.gardeners:
-        blocked |= _BIT[cell]
+    every_colour = all(reserve)  # as most of a game: no colour to leave out
+    cells, routes, blocked = state.cells, _ROUTES[start], _blocked(state)
     steps: list[Step] = []
     append, extend, last = steps.append, steps.extend, 0
     for die in state.pool:
@@ -714,6 +710,8 @@ def _moves(state: State) -> list[Step]:
             if not bits & blocked:
                 if cells[place]:
                     append(onto_flower)
+                elif every_colour:
+                    extend(planting)
                 else:
                     extend(itertools.compress(planting, reserve))  # the colours in reserve
     if not steps:
@@ -748,26 +746,10 @@ def _lose_point(scores: tuple[int, ...], player: int) -> tuple[int, ...]:
     return scores[:i] + (max(0, scores[i] - 1),) + scores[i + 1 :]
 
 
-def _next_turn(
-    state: State,
-    extra: bool,
-    cells: tuple[str, ...],
-    gardeners: tuple[Hex | None, ...],
-    reserves: tuple[tuple[int, ...], ...],
-    scores: tuple[int, ...],
-    planted: tuple[int, ...],
-    pool: tuple[int, ...],
-    phase: Phase | None = None,
-) -> State:
-    """``state`` with these parts after a die is used (or the roll was 0): the same player
-    again with ``extra`` (Mars #8, a die is left), else the next player; the phase follows
-    (``phase``, when the caller knows it)."""
-    if phase is None:
-        phase = _phase(cells, gardeners, reserves, pool)
-    keep = extra and phase is Phase.MOVE
-    to_move = state.to_move if keep else state.to_move % len(gardeners) + 1
-    return _made(state.options, cells, gardeners, reserves, scores, planted, pool, to_move,
-                 phase, keep, state.peak_bits)
+def _next_player(state: State) -> int:
+    """The player after the one to move in ``state``: the turn passes once a die is used
+    with no extra turn (Mars #8: while dice are left, only with one) or no die is rolled."""
+    return state.to_move % len(state.gardeners) + 1
 
 
 def _after_die(cells: Sequence[str], gardeners: Sequence[Hex | None], pool: tuple[int, ...],
@@ -775,9 +757,9 @@ def _after_die(cells: Sequence[str], gardeners: Sequence[Hex | None], pool: tupl
     """:func:`_phase` after a move, the move phase's reserves all holding flowers but the
     mover's, which is ``emptied`` or not."""
     if emptied:
-        return Phase.OVER
+        return _OVER
     if pool:
-        return Phase.MOVE
+        return _MOVE
     return _roll_or_over(cells, gardeners)
 
 
@@ -786,7 +768,7 @@ def _illegal(reason: str, rule: str, step: Step) -> IllegalMoveError:
 
 
 def _apply_place(state: State, step: Place) -> State:
-    if state.phase is not Phase.PLACEMENT:
+    if state.phase is not _PLACEMENT:
         raise _illegal("the dice are rolled already; gardeners are placed only before the first "
                       "roll", RULE_SETUP, step)
     if step.cell not in GRID:
@@ -802,17 +784,16 @@ def _apply_place(state: State, step: Place) -> State:
     # The next player in turn order still to place; after the last placement player 1 rolls.
     order = [(state.to_move + k) % state.players + 1 for k in range(state.players)]
     waiting = [p for p in order if gardeners[p - 1] is None]
-    return _made(state.options, state.cells, gardeners, state.reserves, state.scores,
-                 state.planted, state.pool, waiting[0] if waiting else 1,
-                 _phase(state.cells, gardeners, state.reserves, state.pool), state.extra_turn,
-                 state.peak_bits)
+    return _made(state, state.cells, gardeners, state.reserves, state.scores, state.planted,
+                 state.pool, _phase(state.cells, gardeners, state.reserves, state.pool),
+                 waiting[0] if waiting else 1, state.extra_turn)
 
 
 def _apply_roll(state: State, step: Roll) -> State:
-    if state.phase is not Phase.ROLL:
+    if state.phase is not _ROLL:
         reason = (
             "there are dice in the pool; use one of them"
-            if state.phase is Phase.MOVE
+            if state.phase is _MOVE
             else "a gardener is still to be placed; dice are rolled once every gardener is"
         )
         raise _illegal(reason, RULE_ROLL, step)
@@ -828,11 +809,11 @@ def _apply_roll(state: State, step: Roll) -> State:
         raise _illegal(f"{next(v for v in step.values if not 1 <= v <= 6)} is not a die value; a "
                       "die shows 1 to 6", RULE_ROLL, step)
     if not step.values:
-        return _next_turn(state, False, state.cells, state.gardeners, state.reserves,
-                          state.scores, state.planted, ())
-    return _made(state.options, state.cells, state.gardeners, state.reserves, state.scores,
-                 state.planted, step.values, state.to_move, Phase.MOVE, state.extra_turn,
-                 state.peak_bits)
+        phase = _roll_or_over(state.cells, state.gardeners)
+        return _made(state, state.cells, state.gardeners, state.reserves, state.scores,
+                     state.planted, (), phase, _next_player(state), False)
+    return _made(state, state.cells, state.gardeners, state.reserves, state.scores,
+                 state.planted, step.values, _MOVE, state.to_move, state.extra_turn)
 
 
 def _pool_without(pool: tuple[int, ...], die: int) -> tuple[int, ...]:
@@ -841,10 +822,10 @@ def _pool_without(pool: tuple[int, ...], die: int) -> tuple[int, ...]:
 
 
 def _check_die(state: State, step: Move | Discard) -> None:
-    if state.phase is not Phase.MOVE:
+    if state.phase is not _MOVE:
         reason = (
             "a gardener is still to be placed; place every gardener first"
-            if state.phase is Phase.PLACEMENT
+            if state.phase is _PLACEMENT
             else "the pool is empty; roll the dice first"
         )
         raise _illegal(reason, RULE_TURN, step)
@@ -854,7 +835,7 @@ def _check_die(state: State, step: Move | Discard) -> None:
 
 def _apply_move(state: State, step: Move) -> State:
     pool = state.pool
-    if state.phase is not Phase.MOVE or step.die not in pool:
+    if state.phase is not _MOVE or step.die not in pool:
         _check_die(state, step)
     player = state.to_move
     start = state.gardeners[player - 1]
@@ -876,9 +857,9 @@ def _apply_move(state: State, step: Move) -> State:
                 RULE_MOVE,
                 step,
             )
-        return _next_turn(state, False, cells, gardeners, state.reserves,
-                          _lose_point(state.scores, player), state.planted, pool,
-                          _after_die(cells, gardeners, pool, False))
+        phase = _after_die(cells, gardeners, pool, False)
+        return _made(state, cells, gardeners, state.reserves, _lose_point(state.scores, player),
+                     state.planted, pool, phase, _next_player(state), False)
     if step.plant is None:
         raise _illegal(
             f"{hex_name(step.to)} is empty and nothing is planted; on an empty hex the "
@@ -904,16 +885,19 @@ def _apply_move(state: State, step: Move) -> State:
         last_flower = row[colour] == 0
     extra = track_extra or (last_flower and options.last_flower_extra_turn)
     reserves, scores, planted = state.reserves, state.scores, state.planted
-    return _next_turn(
+    phase = _after_die(cells, gardeners, pool, not any(row))
+    keep = extra and phase is _MOVE  # an extra turn while dice are left (Mars #8)
+    return _made(
         state,
-        extra,
         cells,
         gardeners,
         reserves[:i] + (row,) + reserves[i + 1 :],
         scores[:i] + (score,) + scores[i + 1 :],
         planted[:i] + (planted[i] + 1,) + planted[i + 1 :],
         pool,
-        _after_die(cells, gardeners, pool, not any(row)),
+        phase,
+        state.to_move if keep else _next_player(state),
+        keep,
     )
 
 
@@ -924,7 +908,9 @@ def _move_refusal(state: State, step: Move) -> IllegalMoveError:
     assert start is not None  # the move phase has every gardener placed
     if step.to not in GRID:
         return _illegal(f"{hex_name(step.to)} is off the board", RULE_MOVE, step)
-    path = _PATH_TO.get((start, step.die, step.to))
+    die = step.die  # in the pool: 1 to 6
+    path = next((ray[:die] for ray in GRID.rays[start] if ray[die - 1 : die] == (step.to,)),
+                None)
     if path is None:
         return _illegal(
             f"{hex_name(step.to)} is not {step.die} hexes away in a straight line; with a "
@@ -946,9 +932,11 @@ def _apply_discard(state: State, step: Discard) -> State:
             RULE_DIE,
             step,
         )
-    return _next_turn(state, False, state.cells, state.gardeners, state.reserves,
-                      _lose_point(state.scores, state.to_move), state.planted,
-                      _pool_without(state.pool, step.die))
+    pool = _pool_without(state.pool, step.die)
+    phase = _phase(state.cells, state.gardeners, state.reserves, pool)
+    return _made(state, state.cells, state.gardeners, state.reserves,
+                 _lose_point(state.scores, state.to_move), state.planted, pool, phase,
+                 _next_player(state), False)
 
 
 # --- notation ----------------------------------------------------------------------------
@@ -1188,7 +1176,7 @@ class MarsRules(GardenerRules[State, Step]):
             planted=(0,) * players,
             pool=(),
             to_move=1,
-            phase=Phase.PLACEMENT,
+            phase=_PLACEMENT,
         )
 
     def layout(self, state: State) -> tuple[Cell, ...]:
@@ -1209,11 +1197,11 @@ class MarsRules(GardenerRules[State, Step]):
         dice (``Roll(())`` alone when 0); for each distinct pool value its moves (one per
         colour in the reserve onto an empty hex); the discards when no die can move."""
         phase = state.phase
-        if phase is Phase.MOVE:
+        if phase is _MOVE:
             return iter(_moves(state))
-        if phase is Phase.ROLL:
+        if phase is _ROLL:
             return iter(_ROLLS[dice_to_roll(state)])
-        if phase is Phase.PLACEMENT:
+        if phase is _PLACEMENT:
             return iter(_placements(state))
         return iter(())
 
@@ -1224,7 +1212,7 @@ class MarsRules(GardenerRules[State, Step]):
         Raises :class:`IllegalMoveError` with the reason and the rule when ``step`` is not
         legal in ``state`` (every step once the game is over).
         """
-        if state.phase is Phase.OVER:
+        if state.phase is _OVER:
             raise _illegal("the game is over", RULE_END, step)
         if isinstance(step, Move):  # the most common first
             return _apply_move(state, step)
@@ -1235,14 +1223,14 @@ class MarsRules(GardenerRules[State, Step]):
         return _apply_discard(state, step)
 
     def _placements_on(self, state: State, cell: Cell) -> Iterator[Step]:
-        if state.phase is Phase.PLACEMENT:
+        if state.phase is _PLACEMENT:
             for step in _placements(state):
                 if cell == GRID.names[step.cell]:
                     yield step
 
     def _moves_onto(self, state: State, landing: Cell | None) -> Iterator[Step]:
         # rolls and discards touch nothing: not candidates of a touched hex
-        for step in _moves(state) if state.phase is Phase.MOVE else ():
+        for step in _moves(state) if state.phase is _MOVE else ():
             if isinstance(step, Move) and landing in (None, GRID.names[step.to]):
                 yield step
 
@@ -1267,13 +1255,14 @@ class MarsRules(GardenerRules[State, Step]):
 
         Gardens of Mars, Game End; docs/RULINGS.md Mars #8a.
         """
-        if state.phase is not Phase.OVER:
+        if state.phase is not _OVER:
             return None
         keys = list(zip(state.scores, state.planted, strict=True))
         outcome = ranked(keys, [f"{s} pts" for s in state.scores], "no one can move or roll")
         emptied = [p for p, _, _ in outcome.ranking if not any(state.reserves[p - 1])]
         if emptied:
-            return replace(outcome, termination=f"player {emptied[0]} planted their last flower")
+            return Outcome(outcome.winners, f"player {emptied[0]} planted their last flower",
+                           outcome.ranking)
         return outcome
 
     def choice_path(self, state: State, step: Step) -> tuple[str, ...]:
@@ -1381,7 +1370,7 @@ class MarsCases:
             "reserves": {str(p): state.reserve(p) for p in players},
             "scores": {str(p): state.scores[p - 1] for p in players},
             "to_move": state.to_move,
-            "over": state.phase is Phase.OVER,
+            "over": state.phase is _OVER,
         }
 
     def query(self, state: State, name: str, arg: JsonTree) -> Answer:

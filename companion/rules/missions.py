@@ -26,7 +26,6 @@ A flower under a gardener is a flower like any other.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -99,6 +98,8 @@ def parse_catalogue(text: str, source: str = "missions.toml") -> dict[str, str]:
     the board cannot send, an unknown mission, a mission twice or missing), each naming
     ``source``.
     """
+    import tomllib  # the catalogue is read once, by the daemon: the rules cores never need it
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -218,11 +219,12 @@ def _hexagons_at(
     ``centre + s * DIRECTIONS[index]``, smallest first (memoised: every listing of steps asks
     whether a hexagon stands)."""
     found: list[tuple[Hex, tuple[Hex, ...]]] = []
+    spots, (q, r), (dq, dr) = grid.cell_set, corner, DIRECTIONS[index]
     side = 1
     while True:
-        centre = add(corner, DIRECTIONS[index], -side)
-        corners = tuple(add(centre, d, side) for d in DIRECTIONS)
-        if not all(c in grid for c in corners):
+        centre = (q - side * dq, r - side * dr)
+        corners = tuple((centre[0] + side * d[0], centre[1] + side * d[1]) for d in DIRECTIONS)
+        if not spots.issuperset(corners):
             return tuple(found)  # the boards are convex: a larger hexagon leaves them too
         found.append((centre, corners))
         side += 1

@@ -109,6 +109,10 @@ class Phase(StrEnum):
 PHASES = tuple(Phase)
 """Every :class:`Phase`, in the order a game goes through them."""
 
+# The phases by name, for the steps: a member read through its class goes through the enum's
+# attribute hook, written in Python (3.11), ten times the cost of a module name, steps apiece.
+_PLACEMENT, _TURN, _REVEAL, _OVER = PHASES
+
 UNKNOWN_CARD = "?"
 """An unknown card in a hand, in the position notation."""
 
@@ -335,7 +339,7 @@ class State:
     discarded: frozenset[str] = frozenset()
     no_plant_run: int = 0
     to_move: int = 1
-    phase: Phase = Phase.PLACEMENT
+    phase: Phase = _PLACEMENT
     ending: str = ""
     hexagon_winner: int = 0
     standing_hexagon: bool = field(init=False, repr=False, compare=False)
@@ -358,9 +362,10 @@ class State:
 
 def garden(state: State) -> Garden:
     """The :class:`~companion.rules.missions.Garden` the mission cards of ``state`` look at."""
-    cells = state.shape.grid.cells
-    flowers = {cells[i]: colour for i, colour in enumerate(state.flowers) if colour}
-    return Garden(state.shape.grid, flowers, state.trees)
+    grid = state.shape.grid
+    spots = zip(grid.cells, state.flowers, strict=True)
+    flowers = dict(compress(spots, state.flowers))  # the spots with a flower, picked out in C
+    return Garden(grid, flowers, state.trees)
 
 
 def mission_value(state: State, mission: str) -> int:
@@ -540,15 +545,15 @@ def validate(state: State) -> State:
         problems.append("gardeners, reserves, scores and hands must be given for every player")
     elif not 1 <= state.to_move <= state.players or state.phase not in PHASES:
         problems.append(f"player {state.to_move} in phase {state.phase!r} cannot be to move")
-    elif state.phase == Phase.TURN and None in state.gardeners:
+    elif state.phase == _TURN and None in state.gardeners:
         problems.append("every gardener must be placed before the turns begin")
-    elif state.phase == Phase.PLACEMENT and state.gardeners[state.to_move - 1] is not None:
+    elif state.phase == _PLACEMENT and state.gardeners[state.to_move - 1] is not None:
         problems.append(f"player {state.to_move} has placed their gardener already")
-    elif state.phase == Phase.REVEAL and not state.unknown[state.to_move - 1]:
+    elif state.phase == _REVEAL and not state.unknown[state.to_move - 1]:
         problems.append(f"player {state.to_move} has no unknown card left to show")
-    elif state.phase == Phase.OVER and any(state.unknown):
+    elif state.phase == _OVER and any(state.unknown):
         problems.append("the game is over only once every card in hand has been shown")
-    if (state.phase in (Phase.REVEAL, Phase.OVER)) != (state.ending in ENDINGS) or not (
+    if (state.phase in (_REVEAL, _OVER)) != (state.ending in ENDINGS) or not (
         0 <= state.hexagon_winner <= state.players
         and (state.hexagon_winner != 0) == (state.ending == "hexagon")
     ):
@@ -565,7 +570,7 @@ def settle(state: State, *, check_hexagon: bool = True) -> State:
     deck of the board empty (the last card has been drawn, by whoever drew it); a
     no-planting run as long as the number of players; the player to move at the start of a
     turn with no flowers."""
-    if state.phase in (Phase.REVEAL, Phase.OVER):
+    if state.phase in (_REVEAL, _OVER):
         return state
     holder = hexagon_holder(state) if check_hexagon else 0
     if holder and hexagon_standing(state):
@@ -574,7 +579,7 @@ def settle(state: State, *, check_hexagon: bool = True) -> State:
         return end(state, "last_card")
     if state.no_plant_run >= state.players:
         return end(state, "no_planting")
-    if state.phase == Phase.TURN and not any(state.reserves[state.to_move - 1]):
+    if state.phase == _TURN and not any(state.reserves[state.to_move - 1]):
         return end(state, "no_flowers")
     return state
 
@@ -586,9 +591,9 @@ def end(state: State, ending: str, hexagon_winner: int = 0) -> State:
     their hand")."""
     showing = next((p for p, n in enumerate(state.unknown, 1) if n), 0)
     if showing:
-        return evolved(state, ending=ending, hexagon_winner=hexagon_winner, phase=Phase.REVEAL,
+        return evolved(state, ending=ending, hexagon_winner=hexagon_winner, phase=_REVEAL,
                        to_move=showing)
-    return evolved(state, ending=ending, hexagon_winner=hexagon_winner, phase=Phase.OVER)
+    return evolved(state, ending=ending, hexagon_winner=hexagon_winner, phase=_OVER)
 
 
 def table_setup(
@@ -610,7 +615,7 @@ def table_setup(
     """
     shape = state.shape
     problems: list[str] = []
-    if state.phase != Phase.PLACEMENT or any(g is not None for g in state.gardeners):
+    if state.phase != _PLACEMENT or any(g is not None for g in state.gardeners):
         problems.append("the table setup is given before any gardener is placed")
     if trees is not None:
         tree_set = frozenset(trees)
@@ -704,7 +709,7 @@ def register_card(state: State, step: Reveal, text: str = "") -> State:
     def refuse(reason: str) -> IllegalMoveError:
         return IllegalMoveError(reason, rule=RULE_SETUP, step=text or f"show:{step.mission}")
 
-    if state.phase != Phase.PLACEMENT:
+    if state.phase != _PLACEMENT:
         raise refuse("cards are registered before the gardeners are placed")
     p = state.to_move
     if step.mission in state.hands[p - 1]:
@@ -814,12 +819,15 @@ class UranusRules(GardenerRules[State, Step]):
         assert here is not None  # the turn phase begins once every gardener is placed
         flowers, gardeners = state.flowers, state.gardeners
         reserve = state.reserves[state.to_move - 1]
+        every_colour = all(reserve)  # as most of a game: no colour to leave out
         moves: list[Move] = []
         append, extend = moves.append, moves.extend
         for cell, place, onto_flower, planting in _reach(state.options.board, here, state.trees):
             if cell not in gardeners:
                 if flowers[place]:
                     append(onto_flower)
+                elif every_colour:
+                    extend(planting)
                 else:
                     extend(compress(planting, reserve))  # the colours in reserve
         return moves
@@ -859,17 +867,17 @@ class UranusRules(GardenerRules[State, Step]):
 
         A dealt game never leaves a player without a step: while it goes on the decks hold
         cards, so a gardener that cannot move can still score a card."""
-        if state.phase == Phase.PLACEMENT:
+        if state.phase == _PLACEMENT:
             trees, gardeners = state.trees, state.gardeners
             spots = zip(state.shape.grid.cells, state.flowers, strict=True)
             return iter([_PLACES[c] for c, flower in spots
                          if not flower and c not in trees and c not in gardeners])
-        if state.phase == Phase.TURN:  # chained, not yielded again one by one
+        if state.phase == _TURN:  # chained, not yielded again one by one
             standing = HEXAGON not in state.discarded and hexagon_standing(state)
             players = range(1, state.players + 1) if standing else range(0)
             claims = (Claim(p) for p in players if may_hold(state, p, HEXAGON))
             return chain(self._moves(state), self._scores(state, standing), claims)
-        if state.phase == Phase.REVEAL:
+        if state.phase == _REVEAL:
             hand = state.hands[state.to_move - 1]
             return iter([_REVEALS[card] for card in self._showable(state, state.to_move)
                          if card not in hand])
@@ -888,13 +896,13 @@ class UranusRules(GardenerRules[State, Step]):
         :class:`Claim`), drawing from an empty deck or a card already seen, claiming without
         a hexagon, revealing a card already counted.
         """
-        if state.phase == Phase.OVER:
+        if state.phase == _OVER:
             raise IllegalMoveError("the game is over", rule=RULE_END, step=format_step(step))
-        if isinstance(step, Reveal) and state.phase == Phase.PLACEMENT:
+        if isinstance(step, Reveal) and state.phase == _PLACEMENT:
             return register_card(state, step)
         if isinstance(step, Reveal):
             return self._reveal(state, step)
-        if state.phase == Phase.REVEAL:
+        if state.phase == _REVEAL:
             raise IllegalMoveError(
                 "the game is over: each player shows the cards still in their hand",
                 rule=RULE_END,
@@ -902,7 +910,7 @@ class UranusRules(GardenerRules[State, Step]):
             )
         if isinstance(step, Place):
             return self._place(state, step)
-        if state.phase != Phase.TURN:
+        if state.phase != _TURN:
             raise IllegalMoveError("every gardener must be placed on the garden first",
                                    rule=RULE_SETUP, step=format_step(step))
         if isinstance(step, Move):
@@ -915,7 +923,7 @@ class UranusRules(GardenerRules[State, Step]):
         def refuse(reason: str) -> IllegalMoveError:
             return IllegalMoveError(reason, rule=RULE_SETUP, step=format_step(step))
 
-        if state.phase != Phase.PLACEMENT:
+        if state.phase != _PLACEMENT:
             raise refuse("the gardeners are all placed; move or score a card")
         if step.cell not in state.shape.grid:
             raise refuse(f"{hex_name(step.cell)} is not a spot of the {state.shape.name} board")
@@ -927,7 +935,7 @@ class UranusRules(GardenerRules[State, Step]):
         following = [q for q in range(p + 1, state.players + 1) if gardeners[q - 1] is None]
         if following:
             return evolved(state, gardeners=gardeners, to_move=following[0])
-        return settle(evolved(state, gardeners=gardeners, to_move=1, phase=Phase.TURN))
+        return settle(evolved(state, gardeners=gardeners, to_move=1, phase=_TURN))
 
     def _move(self, state: State, step: Move) -> State:
         def refuse(reason: str) -> IllegalMoveError:
@@ -1036,7 +1044,7 @@ class UranusRules(GardenerRules[State, Step]):
         def refuse(reason: str) -> IllegalMoveError:
             return IllegalMoveError(reason, rule=RULE_END, step=format_step(step))
 
-        if state.phase != Phase.REVEAL:
+        if state.phase != _REVEAL:
             raise refuse("cards in hand are shown once the game has ended")
         p = state.to_move
         if step.mission in state.hands[p - 1]:
@@ -1050,7 +1058,7 @@ class UranusRules(GardenerRules[State, Step]):
         showing = next((q for q, n in enumerate(unknown, 1) if n), 0)
         if showing:
             return evolved(state, hands=hands, unknown=unknown, to_move=showing)
-        return evolved(state, hands=hands, unknown=unknown, phase=Phase.OVER)
+        return evolved(state, hands=hands, unknown=unknown, phase=_OVER)
 
     def _next_turn(self, state: State, hexagon_winner: int, **changes: object) -> State:
         """After a turn, ``state`` with ``changes`` (its fields): the Hexagon win, then the
@@ -1065,7 +1073,7 @@ class UranusRules(GardenerRules[State, Step]):
     # -- recognition ---------------------------------------------------------------------
 
     def _placements_on(self, state: State, cell: Cell) -> Iterator[Step]:
-        if state.phase == Phase.PLACEMENT:
+        if state.phase == _PLACEMENT:
             try:
                 spot = parse_hex(cell)
             except InvalidStepError:  # a cell of no hex board: nothing was placed there
@@ -1074,7 +1082,7 @@ class UranusRules(GardenerRules[State, Step]):
                 yield Place(spot)
 
     def _moves_onto(self, state: State, landing: Cell | None) -> Iterator[Step]:
-        if state.phase == Phase.TURN:
+        if state.phase == _TURN:
             for cell in self._destinations(state):
                 if landing in (None, hex_name(cell)):
                     yield from self._moves_to(state, cell)
@@ -1100,7 +1108,7 @@ class UranusRules(GardenerRules[State, Step]):
         docs/RULINGS.md Uranus #6).  ``ranking``: ``(player, "27 pts", rank points)`` best
         first, rank points ``(N - 1) - (players strictly better)``, the Hexagon winner
         ranked above everyone."""
-        if state.phase != Phase.OVER:
+        if state.phase != _OVER:
             return None
         finals = final_scores(state)
         keys = [(p == state.hexagon_winner, final) for p, final in enumerate(finals, 1)]
@@ -1371,7 +1379,7 @@ class UranusCases:
             decks=tuple(int(d) for d in pos["decks"]),
             no_plant_run=int(pos.get("no_plant_run", 0)),
             to_move=int(pos["to_move"]),
-            phase=Phase.PLACEMENT if None in gardeners else Phase.TURN,
+            phase=_PLACEMENT if None in gardeners else _TURN,
         )
         return settle(validate(state))
 
@@ -1405,7 +1413,7 @@ class UranusCases:
             "scores": {str(p): s for p, s in enumerate(state.scores, 1)},
             "hands": {str(p): list(h) for p, h in enumerate(state.hands, 1)},
             "to_move": state.to_move,
-            "over": state.phase in (Phase.REVEAL, Phase.OVER),
+            "over": state.phase in (_REVEAL, _OVER),
         }
 
     def query(self, state: State, name: str, arg: JsonTree) -> Answer:
