@@ -48,6 +48,7 @@ from companion.rules.enceladus import (
     Phase,
     State,
     Step,
+    _move_steps,
     hand,
     hands,
 )
@@ -143,7 +144,13 @@ def _draw_chance(state: State, step: Action) -> float:
 
 
 def _flowers(state: State) -> int:
-    return sum(1 for square in state.garden if square >= 0)
+    return sum(map((0).__le__, state.garden))
+
+
+def _normal_moves(state: State) -> list[Move]:
+    """The normal moves of the player to move, the steps ``legal_steps`` lists first (none
+    outside a turn), without listing the special actions, which cost most of a listing."""
+    return _move_steps(state) if state.phase is Phase.TURN else []
 
 
 def _stuck(state: State, steps: list[Step]) -> bool:
@@ -209,8 +216,7 @@ class _Search:
         """Whether the player to move in ``state`` (in their turn) has a normal move."""
         moves = self._moves.get(state)
         if moves is None:
-            first = next(iter(RULES.legal_steps(state)), None)  # the moves are listed first
-            moves = self._moves[state] = isinstance(first, Move)
+            moves = self._moves[state] = bool(_normal_moves(state))
         return moves
 
     def apply(self, state: State, step: Step) -> State:
@@ -255,8 +261,8 @@ class _Search:
         ``state`` itself when there is no move or no node left."""
         me = state.to_move
         best: tuple[float, State] | None = None
-        for step in RULES.legal_steps(state):
-            if not isinstance(step, Move) or (best is not None and self.exhausted):
+        for step in _normal_moves(state):
+            if best is not None and self.exhausted:
                 break
             after = self.apply(state, step)
             value = evaluate(after, me)
