@@ -99,7 +99,7 @@ special actions (Enceladus) and scoring a card instead of moving (Uranus) now an
 
 BUDGETS: Mapping[str, Mapping[Strength, int]] = MappingProxyType({
     "enceladus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
-                                   Strength.STRONG: 1200}),
+                                   Strength.STRONG: 1600}),
     "mars": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
                               Strength.STRONG: 1500}),
     "uranus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 1000,
