@@ -18,8 +18,9 @@ Strengths (:class:`Strength`)
     the cards in hand on the board as it stands, the flowers left).
 ``strong``
     a search within a budget of nodes, see the game's module: Mars searches the next plies
-    over the dice in the pool (which the players use in turn) and takes the expectation over
-    the next roll (expectimax), only the seat's own steps branching; Gardens of Uranus
+    over the dice in the pool (which the players use in turn; with four players up to the
+    replies to the seat's next step) and takes the expectation over the next roll
+    (expectimax), only the seat's own steps branching; Gardens of Uranus
     answers each of its best steps with the next player's steady reply, then its own next
     step; Enceladus plays each of its best steps on to its next turn (its own best move,
     then every other player's) and sees who is left without a normal move.

@@ -5,7 +5,8 @@ against the best other player's, a little for the flowers planted (the tiebreak)
 dice the gardener would roll at its next turn (hexes without a flower around it).
 
 ``strong``: expectimax.  The dice in the pool are known and the players use them in turn
-(docs/RULINGS.md Mars #8), so the next plies are searched: the seat's own steps (each
+(docs/RULINGS.md Mars #8), so the next plies are searched (:data:`DEPTH`; with four
+players :data:`DEPTH_FOUR`, up to the replies to the seat's next step): its own steps (each
 landing, the two colours that score most there), the others' steady steps, and a roll once
 the pool is empty as a chance node (the average over rolls sampled from the seat's own
 ``rng``); the leaves are valued by :func:`evaluate` against the others' average
