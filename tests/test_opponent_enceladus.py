@@ -100,3 +100,14 @@ def test_a_search_lists_the_special_actions_of_the_position_it_decides_in_alone(
         listed.clear()
         decide(E.RULES, state, strength, rng=random.Random(1))
         assert set(listed) == {state}
+
+
+def test_a_search_works_out_the_hand_of_each_reserve_once() -> None:
+    """A search weighs the same few reserves again and again: each hand is worked out once."""
+    from companion.opponent.enceladus import _reserve_worth
+
+    _reserve_worth.cache_clear()
+    state = E.parse_position(COSTLY[3])
+    decide(E.RULES, state, Strength.STRONG, rng=random.Random(1))
+    info = _reserve_worth.cache_info()
+    assert info.hits > 2 * info.misses > 0

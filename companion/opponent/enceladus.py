@@ -33,6 +33,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Collection, Hashable, Iterable, Iterator, Sequence
+from functools import lru_cache
 from math import comb
 
 from companion.opponent import Spend
@@ -115,18 +116,24 @@ def _worth(hand: tuple[int, ...]) -> float:
     return sum(w * n for w, n in zip(WEIGHTS, hand, strict=False))
 
 
+@lru_cache(maxsize=1 << 16)
+def _reserve_worth(reserve: tuple[int, ...]) -> float:
+    """The :func:`_worth` of the hand of ``reserve`` (six counts), kept: a search weighs the
+    same few reserves again and again."""
+    return _worth(hand(reserve))
+
+
 def evaluate(state: State, player: int) -> float:
     """``state`` for ``player``: the worth of their hand less the best other hand's (the
     team hand's worth in the cooperative game); a finished game adds +-:data:`WIN` by rank
     points."""
-    all_hands = hands(state)
-    mine = _worth(all_hands[player - 1])
     if state.options.mode == "cooperative":
-        value = mine
+        value = _worth(hands(state)[player - 1])
     else:
-        value = mine - max(_worth(h) for p, h in enumerate(all_hands, 1) if p != player)
+        worths = list(map(_reserve_worth, state.reserves))
+        value = worths.pop(player - 1) - max(worths)
     if RULES.outcome(state) is not None:
-        points = rank_points(all_hands)
+        points = rank_points(hands(state))
         value += WIN if points[player - 1] == max(points) else -WIN
     return value
 
@@ -311,12 +318,10 @@ def _standing(state: State, player: int, over: bool = False) -> float:
     finish ahead of, less as much for each one ahead of them, over the other players."""
     if state.options.mode == "cooperative":
         return evaluate(state, player)
-    all_hands = hands(state)
-    mine = _worth(all_hands[player - 1])
-    others = [_worth(h) for p, h in enumerate(all_hands, 1) if p != player]
-    value = mine - sum(others) / len(others)
+    others = list(map(_reserve_worth, state.reserves))
+    value = others.pop(player - 1) - sum(others) / len(others)
     if over or RULES.outcome(state) is not None:
-        points = rank_points(all_hands)
+        points = rank_points(hands(state))
         mine_points = points[player - 1]
         value += WIN * sum((mine_points > q) - (mine_points < q) for q in points) / len(others)
     return value
