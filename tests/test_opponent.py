@@ -311,3 +311,29 @@ def test_strong_uranus_plants_the_hexagon_of_the_card_it_holds() -> None:
     assert "hexagon" in deal.hands[0]
     final = play(U.RULES, [Strength.STRONG, Strength.STEADY], seed=4)
     assert (final.ending, final.hexagon_winner) == ("hexagon", 1)
+
+
+@pytest.mark.parametrize(("players", "plies"), [(3, 8), (4, 6)])
+def test_strong_mars_looks_fewer_plies_on_with_four_players(players: int, plies: int) -> None:
+    """With four players the strong search stops at the replies to the seat's next step (the
+    nodes go to more of the seat's own steps); with three it looks eight plies on."""
+    from companion.opponent.mars import DEPTH, DEPTH_FOUR
+    from companion.rules.mars import MarsRules
+
+    class Plies(MarsRules):
+        """The Mars rules, keeping how many steps (not rolls) each position built lies
+        beyond the root's."""
+
+        def __init__(self, root: object) -> None:
+            self.plies: dict[object, int] = {root: 0}
+
+        def apply(self, state, step):  # type: ignore[no-untyped-def]
+            after = super().apply(state, step)
+            self.plies.setdefault(after, self.plies[state] + (not isinstance(step, Roll)))
+            return after
+
+    assert (DEPTH, DEPTH_FOUR) == (8, 6)
+    state = next(s for s in positions("mars", players, 3, 20) if s.phase == "move")  # type: ignore[attr-defined]
+    rules = Plies(state)
+    decide(rules, state, Strength.STRONG, rng=random.Random(1))
+    assert max(rules.plies.values()) == 1 + plies

@@ -80,3 +80,34 @@ def test_strong_beats_steady_on_a_seeded_sample() -> None:
         assert outcome is not None
         wins += 1.0 if outcome.winners == (seat,) else 0.5 if seat in outcome.winners else 0.0
     assert wins >= 3
+
+
+@pytest.mark.parametrize("strength", [Strength.STEADY, Strength.STRONG])
+def test_a_search_lists_the_special_actions_of_the_position_it_decides_in_alone(
+        strength: Strength, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Listing the special actions costs most of a listing: the positions searched are
+    asked only for their normal moves (whether there is one, and which is best)."""
+    listed: list[E.State] = []
+    groups = E._action_groups
+
+    def counted(state: E.State, *args: object) -> object:
+        listed.append(state)
+        return groups(state, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(E, "_action_groups", counted)
+    for text in COSTLY:
+        state = E.parse_position(text)
+        listed.clear()
+        decide(E.RULES, state, strength, rng=random.Random(1))
+        assert set(listed) == {state}
+
+
+def test_a_search_works_out_the_hand_of_each_reserve_once() -> None:
+    """A search weighs the same few reserves again and again: each hand is worked out once."""
+    from companion.opponent.enceladus import _reserve_worth
+
+    _reserve_worth.cache_clear()
+    state = E.parse_position(COSTLY[3])
+    decide(E.RULES, state, Strength.STRONG, rng=random.Random(1))
+    info = _reserve_worth.cache_info()
+    assert info.hits > 2 * info.misses > 0

@@ -18,8 +18,9 @@ Strengths (:class:`Strength`)
     the cards in hand on the board as it stands, the flowers left).
 ``strong``
     a search within a budget of nodes, see the game's module: Mars searches the next plies
-    over the dice in the pool (which the players use in turn) and takes the expectation over
-    the next roll (expectimax), only the seat's own steps branching; Gardens of Uranus
+    over the dice in the pool (which the players use in turn; with four players up to the
+    replies to the seat's next step) and takes the expectation over the next roll
+    (expectimax), only the seat's own steps branching; Gardens of Uranus
     answers each of its best steps with the next player's steady reply, then its own next
     step, and holding the Hexagon card plants towards a hexagon it can still complete;
     Enceladus plays each of its best steps on to its next turn (its own best move, then
@@ -100,7 +101,7 @@ special actions (Enceladus) and scoring a card instead of moving (Uranus) now an
 
 BUDGETS: Mapping[str, Mapping[Strength, int]] = MappingProxyType({
     "enceladus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
-                                   Strength.STRONG: 1200}),
+                                   Strength.STRONG: 1600}),
     "mars": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
                               Strength.STRONG: 1500}),
     "uranus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 1000,

@@ -33,6 +33,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Collection, Hashable, Iterable, Iterator, Sequence
+from functools import lru_cache
 from math import comb
 
 from companion.opponent import Spend
@@ -48,6 +49,7 @@ from companion.rules.enceladus import (
     Phase,
     State,
     Step,
+    _move_steps,
     hand,
     hands,
 )
@@ -114,18 +116,24 @@ def _worth(hand: tuple[int, ...]) -> float:
     return sum(w * n for w, n in zip(WEIGHTS, hand, strict=False))
 
 
+@lru_cache(maxsize=1 << 16)
+def _reserve_worth(reserve: tuple[int, ...]) -> float:
+    """The :func:`_worth` of the hand of ``reserve`` (six counts), kept: a search weighs the
+    same few reserves again and again."""
+    return _worth(hand(reserve))
+
+
 def evaluate(state: State, player: int) -> float:
     """``state`` for ``player``: the worth of their hand less the best other hand's (the
     team hand's worth in the cooperative game); a finished game adds +-:data:`WIN` by rank
     points."""
-    all_hands = hands(state)
-    mine = _worth(all_hands[player - 1])
     if state.options.mode == "cooperative":
-        value = mine
+        value = _worth(hands(state)[player - 1])
     else:
-        value = mine - max(_worth(h) for p, h in enumerate(all_hands, 1) if p != player)
+        worths = list(map(_reserve_worth, state.reserves))
+        value = worths.pop(player - 1) - max(worths)
     if RULES.outcome(state) is not None:
-        points = rank_points(all_hands)
+        points = rank_points(hands(state))
         value += WIN if points[player - 1] == max(points) else -WIN
     return value
 
@@ -143,7 +151,13 @@ def _draw_chance(state: State, step: Action) -> float:
 
 
 def _flowers(state: State) -> int:
-    return sum(1 for square in state.garden if square >= 0)
+    return sum(map((0).__le__, state.garden))
+
+
+def _normal_moves(state: State) -> Sequence[Move]:
+    """The normal moves of the player to move, the steps ``legal_steps`` lists first (none
+    outside a turn), without listing the special actions, which cost most of a listing."""
+    return _move_steps(state) if state.phase is Phase.TURN else []
 
 
 def _stuck(state: State, steps: list[Step]) -> bool:
@@ -209,8 +223,7 @@ class _Search:
         """Whether the player to move in ``state`` (in their turn) has a normal move."""
         moves = self._moves.get(state)
         if moves is None:
-            first = next(iter(RULES.legal_steps(state)), None)  # the moves are listed first
-            moves = self._moves[state] = isinstance(first, Move)
+            moves = self._moves[state] = bool(_normal_moves(state))
         return moves
 
     def apply(self, state: State, step: Step) -> State:
@@ -255,8 +268,8 @@ class _Search:
         ``state`` itself when there is no move or no node left."""
         me = state.to_move
         best: tuple[float, State] | None = None
-        for step in RULES.legal_steps(state):
-            if not isinstance(step, Move) or (best is not None and self.exhausted):
+        for step in _normal_moves(state):
+            if best is not None and self.exhausted:
                 break
             after = self.apply(state, step)
             value = evaluate(after, me)
@@ -305,12 +318,10 @@ def _standing(state: State, player: int, over: bool = False) -> float:
     finish ahead of, less as much for each one ahead of them, over the other players."""
     if state.options.mode == "cooperative":
         return evaluate(state, player)
-    all_hands = hands(state)
-    mine = _worth(all_hands[player - 1])
-    others = [_worth(h) for p, h in enumerate(all_hands, 1) if p != player]
-    value = mine - sum(others) / len(others)
+    others = list(map(_reserve_worth, state.reserves))
+    value = others.pop(player - 1) - sum(others) / len(others)
     if over or RULES.outcome(state) is not None:
-        points = rank_points(all_hands)
+        points = rank_points(hands(state))
         mine_points = points[player - 1]
         value += WIN * sum((mine_points > q) - (mine_points < q) for q in points) / len(others)
     return value

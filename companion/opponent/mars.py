@@ -5,7 +5,8 @@ against the best other player's, a little for the flowers planted (the tiebreak)
 dice the gardener would roll at its next turn (hexes without a flower around it).
 
 ``strong``: expectimax.  The dice in the pool are known and the players use them in turn
-(docs/RULINGS.md Mars #8), so the next plies are searched: the seat's own steps (each
+(docs/RULINGS.md Mars #8), so the next plies are searched (:data:`DEPTH`; with four
+players :data:`DEPTH_FOUR`, up to the replies to the seat's next step): its own steps (each
 landing, the two colours that score most there), the others' steady steps, and a roll once
 the pool is empty as a chance node (the average over rolls sampled from the seat's own
 ``rng``); the leaves are valued by :func:`evaluate` against the others' average
@@ -52,7 +53,12 @@ WIDTH = 3
 
 DEPTH = 8
 """Plies the strong search looks on after the step it weighs: each other player's reply is
-a ply, so that with four players the seat still sees its own next turns."""
+a ply, so that with three players the seat still sees its own next turns."""
+
+DEPTH_FOUR = 6
+"""The plies of :data:`DEPTH` with four players or more: the seat's next step and the
+replies to it; the nodes of deeper lines are better spent on more of the seat's own steps
+(in seeded four-player samples eight plies beat steady less often, twelve still less)."""
 
 
 def chance_next(state: State) -> bool:
@@ -232,13 +238,14 @@ def strong(state: State, steps: list[Step], known: Collection[str] | None, spend
         return steady(state, steps, known, spend, rng)
     player = state.to_move
     ranked = _ranked(state, _moves(state), spend)[:ROOTS]
+    depth = DEPTH if state.players < 4 else DEPTH_FOUR
     best_value, best = float("-inf"), ranked[0][2]
     for k, (_, _, step) in enumerate(ranked):
         left = spend.left()
         if left <= 0:
             break
         until = spend.nodes + left // (len(ranked) - k)
-        value = _value(spend.apply(state, step), player, spend, until, rng, DEPTH)
+        value = _value(spend.apply(state, step), player, spend, until, rng, depth)
         if value > best_value:
             best_value, best = value, step
     return best
