@@ -365,7 +365,7 @@ def evolved(obj: Frozen, **changes: object) -> Frozen:
     slots = _SLOTS.get(cls)
     if slots is None:
         names = tuple(f.name for f in fields(cast("type[Any]", cls)))
-        read: Callable[[Any], tuple[object, ...]] = (
+        read: Callable[[object], tuple[object, ...]] = (
             attrgetter(*names) if len(names) > 1 else lambda o: (getattr(o, names[0]),))
         slots = _SLOTS[cls] = (names, frozenset(names), read,
                                tuple(getattr(cls, name).__set__ for name in names))
@@ -380,7 +380,7 @@ def evolved(obj: Frozen, **changes: object) -> Frozen:
     return new
 
 
-_SLOTS: dict[type, tuple[tuple[str, ...], frozenset[str], Callable[[Any], tuple[object, ...]],
+_SLOTS: dict[type, tuple[tuple[str, ...], frozenset[str], Callable[[object], tuple[object, ...]],
                          tuple[Callable[[object, object], None], ...]]] = {}
 """Per class :func:`evolved` has copied: its fields' names (and as a set), what reads them
 all, and the setter of each one's slot."""
