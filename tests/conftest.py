@@ -33,6 +33,12 @@ from gpiozero.pins.mock import MockFactory, MockPin
 from companion.events import Button
 from companion.referee.timers import Timers
 
+# A suite started in the background by a shell without job control inherits SIGINT ignored,
+# and so would every companion it starts: the tests that press Ctrl-C need it to reach them.
+# A handler (not an ignored signal) is reset to the default in each child process.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 def rules_check(*files: Path) -> subprocess.CompletedProcess[str]:
     """``companion rules check FILES...`` in a child process, its output captured."""
