@@ -822,23 +822,31 @@ def test_a_game_chosen_on_the_page_starts_at_once_and_the_next_games_follow_it(
     assert service.referee.state == ENCELADUS.new_game(3, 78, {"mode": "cooperative"})
 
 
-def test_a_journal_folder_that_cannot_be_written_is_said_and_the_game_goes_on(
-    tmp_path: Path, pin_factory: Any
-) -> None:
+def _stopped_at_once(journals: Path, pin_factory: Any) -> tuple[Any, list[Any]]:
+    """A daemon of an Enceladus game keeping its journals in ``journals``, on a loop:// board,
+    run and stopped at once; it and the screens it showed."""
     from companion.daemon.service import build
     from companion.display import make_device
 
-    (tmp_path / "games").write_text("")  # a file where the folder should be
     config = Config(game=GameConfig(name="enceladus", seed=SEED),
-                    journal=JournalConfig(directory=str(tmp_path / "games")))
+                    journal=JournalConfig(directory=str(journals)))
     config = replace(config, board=replace(config.board, port="loop://"))
+    screens: list[Any] = []
     with ExitStack() as stack:
         service = build(config, stack, pin_factory=pin_factory,
                         device=make_device({"display": "dummy", "width": 16, "height": 16}))
-        screens: list[Any] = []
         service.screen_listeners.append(screens.append)
         service.stop("test over")
         service.run()
+    return service, screens
+
+
+def test_a_journal_folder_that_cannot_be_written_is_said_and_the_game_goes_on(
+    tmp_path: Path, pin_factory: Any
+) -> None:
+
+    (tmp_path / "games").write_text("")  # a file where the folder should be
+    service, screens = _stopped_at_once(tmp_path / "games", pin_factory)
     assert service.journal is None
     first = screens[0]
     assert first.urgent and first.message.startswith("Games are not saved")
@@ -849,8 +857,6 @@ def test_a_journal_folder_that_cannot_be_written_is_said_and_the_game_goes_on(
 def test_the_game_in_a_journal_folder_that_cannot_be_written_goes_on_unsaved(
     tmp_path: Path, pin_factory: Any
 ) -> None:
-    from companion.daemon.service import build
-    from companion.display import make_device
 
     folder = tmp_path / "games"
     played = _first_steps(3)
@@ -862,16 +868,7 @@ def test_the_game_in_a_journal_folder_that_cannot_be_written_goes_on_unsaved(
     journal.close()
     (folder / ".lock").mkdir()  # the lock cannot be taken: the folder is not the daemon's to write
     before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
-    config = Config(game=GameConfig(name="enceladus", seed=SEED),
-                    journal=JournalConfig(directory=str(folder)))
-    config = replace(config, board=replace(config.board, port="loop://"))
-    with ExitStack() as stack:
-        service = build(config, stack, pin_factory=pin_factory,
-                        device=make_device({"display": "dummy", "width": 16, "height": 16}))
-        screens: list[Any] = []
-        service.screen_listeners.append(screens.append)
-        service.stop("test over")
-        service.run()
+    service, screens = _stopped_at_once(folder, pin_factory)
     assert service.journal is None
     assert service.referee.history == played and service.referee.state == ENCELADUS.apply(
         *played[-1])

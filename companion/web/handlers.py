@@ -11,6 +11,7 @@ quiet, and drops a page whose write has not gone out within :data:`WRITE_TIMEOUT
 
 from __future__ import annotations
 
+import abc
 import asyncio
 from typing import ClassVar
 
@@ -49,12 +50,12 @@ class NotFound(Handler):
         raise tornado.web.HTTPError(404, reason=self.missing)
 
 
-class Page(Handler):
+class Page(Handler, abc.ABC):
     """``GET``: the page (:meth:`html`), never cached (it is live)."""
 
+    @abc.abstractmethod
     def html(self) -> str:
-        """The page's HTML: a hook each server's page overrides (the base has no page)."""
-        raise NotImplementedError
+        """The page's HTML (each server's page has its own)."""
 
     def get(self) -> None:
         self.set_header("Content-Type", "text/html; charset=utf-8")
@@ -62,7 +63,7 @@ class Page(Handler):
         self.finish(self.html())
 
 
-class EventStream(Handler):
+class EventStream(Handler, abc.ABC):
     """One page's server-sent-events stream: ``retry``, then whatever :meth:`news` has each
     time the stream is woken, a ping while quiet.
 
@@ -76,14 +77,13 @@ class EventStream(Handler):
     wake: asyncio.Event
     _gone = False
 
+    @abc.abstractmethod
     def open_streams(self) -> set[EventStream]:
-        """The server's set of open streams: a hook each server's stream overrides."""
-        raise NotImplementedError
+        """The server's set of open streams."""
 
+    @abc.abstractmethod
     def news(self) -> str:
-        """What is new for this page since the last call: a hook each server's stream
-        overrides."""
-        raise NotImplementedError
+        """What is new for this page since the last call."""
 
     async def get(self) -> None:
         streams = self.open_streams()
