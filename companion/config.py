@@ -71,6 +71,7 @@ import msgspec.inspect
 from msgspec import Meta
 
 from companion.errors import ConfigError, InvalidArgumentError, UnreadableConfigError
+from companion.extras import installed
 from companion.rules import BOARDS, GAMES
 
 Scalar = str | int | float | bool
@@ -1248,7 +1249,7 @@ def check_config(path: str | os.PathLike[str]) -> list[str]:
         return error.problems
     notes = _Problems(os.fspath(path), Path(path).read_text(encoding="utf-8"))
     for (section, key), (module, package, extra, what) in EXTRAS.items():
-        if getattr(getattr(config, section), key) and not _installed(module):
+        if getattr(getattr(config, section), key) and not installed(module):
             notes.add((section, key), f"[{section}] {key} is set but {what}: {package} is not "
                       f"installed (pip install 'gardens-companion[{extra}]')")
     return notes.sentences
@@ -1261,14 +1262,6 @@ EXTRAS: Mapping[tuple[str, str], tuple[str, str, str, str]] = MappingProxyType({
 """The keys that need an extra: ``(section, key)`` -> the module it brings, its package, the
 extra's name and what ``companion run`` could not do without it."""
 
-
-def _installed(module: str) -> bool:
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:  # its parent package is missing
-        return False
 
 
 def config_warnings(path: str | os.PathLike[str]) -> list[str]:

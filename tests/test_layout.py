@@ -19,11 +19,13 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "companion"
 
-SHARED = frozenset({"errors", "files", "bursts", "events"})
-"""The modules every part may use: the error tree, file writing, burst logging, the events."""
+SHARED = frozenset({"errors", "extras", "files", "bursts", "events"})
+"""The modules every part may use: the error tree, which optional parts are installed, file
+writing, burst logging, the events."""
 
 ALLOWED: Mapping[str, frozenset[str]] = {
     "errors": frozenset(),
+    "extras": frozenset(),
     "files": frozenset({"errors"}),
     "bursts": frozenset(),
     "events": frozenset(),

@@ -5,7 +5,6 @@ made through :func:`claim`, so that a pin two parts want is refused in a sentenc
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import weakref
@@ -16,6 +15,7 @@ from typing import Any, Protocol, TypeAlias
 from gpiozero import GPIOPinInUse, GPIOZeroError
 
 from companion.errors import ConfigError
+from companion.extras import installed
 
 PinFactory: TypeAlias = Any
 """A gpiozero pin factory (``MockFactory``, ``LGPIOFactory``, ...): gpiozero ships no types."""
@@ -52,14 +52,14 @@ def make_pin_factory(name: str | None = None) -> PinFactory:
     Raises :class:`companion.errors.ConfigError` naming why each factory failed.
     """
     name = name or os.environ.get("GPIOZERO_PIN_FACTORY")
-    installed = {ep.name: ep for ep in entry_points(group="gpiozero_pin_factories")}
+    factories = {ep.name: ep for ep in entry_points(group="gpiozero_pin_factories")}
     failures = []
     for candidate in (name.lower(),) if name else _PLATFORM_FACTORIES:
-        if candidate not in installed:
+        if candidate not in factories:
             failures.append(f"{candidate} is not installed")
             continue
         try:
-            return installed[candidate].load()()
+            return factories[candidate].load()()
         except Exception as error:  # each factory fails in its own way off a Pi
             failures.append(f"{candidate}: {error}")
     raise ConfigError(
@@ -74,25 +74,19 @@ def pin_factory_missing() -> str | None:
     not installed or whose library is missing, or none is named and none of lgpio, RPi.GPIO
     and pigpio is installed.  ``None`` when one may work."""
     name = (os.environ.get("GPIOZERO_PIN_FACTORY") or "").lower()
-    installed = {ep.name for ep in entry_points(group="gpiozero_pin_factories")}
-    if name and name not in installed:
+    factories = {ep.name for ep in entry_points(group="gpiozero_pin_factories")}
+    if name and name not in factories:
         return f"GPIOZERO_PIN_FACTORY={name} is not a gpiozero pin factory installed here"
     if name in _FACTORY_LIBRARIES:
         module, package = _FACTORY_LIBRARIES[name]
-        if not _installed(module):
+        if not installed(module):
             return (f"GPIOZERO_PIN_FACTORY={name} needs {module} ({package} on Raspberry Pi "
                     "OS), which is not installed")
-    elif not name and not any(_installed(module) for module, _ in _FACTORY_LIBRARIES.values()):
+    elif not name and not any(installed(module) for module, _ in _FACTORY_LIBRARIES.values()):
         return ("no GPIO library is installed here (lgpio, RPi.GPIO or pigpio; python3-lgpio "
                 "on Raspberry Pi OS)")
     return None
 
-
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:  # its parent package is missing
-        return False
 
 
 # Which part holds which pin of each pin factory, to name it when another part asks for the pin.

@@ -26,7 +26,6 @@ package, the SPI device node, a framebuffer, a desktop, a terminal), for
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import re
 import sys
@@ -36,6 +35,7 @@ from typing import Any, TypeAlias
 
 from companion.config import EMULATORS, display_config
 from companion.errors import ConfigError
+from companion.extras import installed
 
 LumaDevice: TypeAlias = Any
 """A luma device (``max7219``, ``ws2812``, luma.emulator's ``capture``, ``gifanim``, ...): luma
@@ -52,7 +52,7 @@ EMULATOR_INSTALL = "pip install 'gardens-companion[emulator]'"
 def needs_emulator(display: str) -> bool:
     """Whether ``display`` is one of :data:`companion.config.EMULATORS` and luma.emulator is
     not installed."""
-    return display in EMULATORS and not _installed("luma.emulator")
+    return display in EMULATORS and not installed("luma.emulator")
 
 
 def _create(luma: Mapping[str, object]) -> LumaDevice:
@@ -66,12 +66,6 @@ def _create(luma: Mapping[str, object]) -> LumaDevice:
 
     return create_device(args)
 
-
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:  # its parent package is missing
-        return False
 
 
 def missing(options: Mapping[str, object]) -> list[tuple[str, str]]:
@@ -90,19 +84,19 @@ def missing(options: Mapping[str, object]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if display in _SPI and interface in ("spi", "gpio_cs_spi"):
         node = f"/dev/spidev{options.get('spi_port', 0)}.{options.get('spi_device', 0)}"
-        if not _installed("spidev"):
+        if not installed("spidev"):
             found.append(("interface", f'display = "{display}" on SPI needs the Python package '
                           "spidev (python3-spidev on Raspberry Pi OS), which is not installed"))
         elif not Path(node).exists():
             found.append(("spi_port", f"{node} is not here: enable SPI (raspi-config, Interface "
                           "Options) or set spi_port and spi_device to the display's bus"))
-    elif display in _NO_BUS and not _installed("rpi_ws281x"):
+    elif display in _NO_BUS and not installed("rpi_ws281x"):
         found.append(("display", f'display = "{display}" needs the Python package rpi_ws281x, '
                       "which is not installed"))
     elif isinstance(display, str) and needs_emulator(display):
         found.append(("display", f'display = "{display}" is a luma.emulator device, which is '
                       f"not installed: {EMULATOR_INSTALL}"))
-    elif display in EMULATORS and not _installed("pygame"):
+    elif display in EMULATORS and not installed("pygame"):
         found.append(("display", f'display = "{display}" needs the Python package pygame, '
                       f"which is not installed: {EMULATOR_INSTALL}"))
     elif display == "pygame" and not any(

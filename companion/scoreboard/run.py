@@ -8,7 +8,6 @@ output is not a terminal (appended there, redrawn in place on a terminal) at mos
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import sys
 import threading
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from companion.errors import UsageError
+from companion.extras import installed
 from companion.mqtt import MQTT_INSTALL
 from companion.scoreboard.model import Scoreboard
 
@@ -49,7 +49,7 @@ def run_scoreboard(*, broker: str, topic: str = "gardens", listen: str = "",
     if not TOPIC.fullmatch(topic):
         raise UsageError(f"the topic {topic!r} is not a prefix such as gardens or "
                          "club/gardens (letters, digits, _ and -, levels split by /)")
-    if importlib.util.find_spec("paho") is None:
+    if not installed("paho"):
         raise UsageError(f"the scoreboard needs paho-mqtt, which is not installed "
                          f"({MQTT_INSTALL})")
     kept = None
@@ -61,7 +61,7 @@ def run_scoreboard(*, broker: str, topic: str = "gardens", listen: str = "",
     changed = threading.Event()
     page = None
     if listen:
-        if importlib.util.find_spec("tornado") is None:
+        if not installed("tornado"):
             raise UsageError("the scoreboard's page needs Tornado, which is not installed "
                              "(pip install 'gardens-companion[web]'); or give --listen ''")
         from companion.scoreboard.server import ScoreboardPage

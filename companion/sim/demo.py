@@ -21,7 +21,6 @@ cannot start leaves the earlier one whole.
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import sys
 import time
@@ -38,6 +37,7 @@ from companion.config import (
     PlayersConfig,
     WebConfig,
 )
+from companion.extras import installed
 from companion.files import output_error
 from companion.opponent import DEFAULT_STRENGTH, Strength
 from companion.sim.table import seat
@@ -151,7 +151,7 @@ def run_demo(
         except OSError as error:
             shutil.rmtree(staging, ignore_errors=True)
             raise output_error(frames, "frames folder", error) from None
-    web = WEB if importlib.util.find_spec("tornado") else ""
+    web = WEB if installed("tornado") else ""
     if not web:
         print(f"The live page is not served: it needs the web extra ({WEB_INSTALL}).")
     config = demo_config(game, players, seed, board, staging, sensing, web, seats)
