@@ -298,7 +298,8 @@ class Journal:
             # A raw descriptor: no buffer that could hold half a line after a failed write.
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as error:
-            raise JournalError(f"cannot open the game journal {path}: {error.strerror}") from error
+            raise JournalError(
+                f"cannot open the game journal {path}: {reason_of(error)}") from error
         self._backlog: list[bytes] = []
         self._pointer: str | None = None  # what the folder's pointer is yet to say
         self._pointer_failed = False  # said once until it is written
@@ -378,7 +379,7 @@ class Journal:
                 if not self._pointer_failed:
                     log.warning("the journal folder's pointer %s could not be written (%s); "
                                 "a restart now would not find the game", POINTER,
-                                error.strerror)
+                                reason_of(error))
                 self._pointer_failed = True
             else:
                 if self._pointer_failed:
@@ -407,7 +408,7 @@ class Journal:
                 raise
         except OSError as error:
             raise JournalError(
-                f"the game journal {self.path.name} could not be written: {error.strerror or error}"
+                f"the game journal {self.path.name} could not be written: {reason_of(error)}"
             ) from error
 
     def step(self, number: int, player: int, step: str) -> None:
@@ -462,7 +463,7 @@ def make_folder(directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise JournalError(
-            f"cannot create the journal folder {directory}: {error.strerror}"
+            f"cannot create the journal folder {directory}: {reason_of(error)}"
         ) from error
 
 
@@ -481,7 +482,7 @@ class FolderLock:
             self._fd = os.open(directory / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as error:
             raise JournalError(
-                f"cannot write in the journal folder {directory}: {error.strerror}"
+                f"cannot write in the journal folder {directory}: {reason_of(error)}"
             ) from error
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -650,7 +651,7 @@ def cut_to_good(record: GameRecord, *, fsync: bool = True) -> Path | None:
             if fsync:
                 os.fsync(file.fileno())
     except OSError as error:
-        raise JournalError(f"cannot repair the journal {path.name}: {error.strerror}") from error
+        raise JournalError(f"cannot repair the journal {path.name}: {reason_of(error)}") from error
     return kept
 
 
@@ -661,7 +662,8 @@ def set_aside(path: Path) -> Path:
     try:
         os.rename(path, target)
     except OSError as error:
-        raise JournalError(f"cannot set aside the journal {path.name}: {error.strerror}") from error
+        raise JournalError(
+            f"cannot set aside the journal {path.name}: {reason_of(error)}") from error
     return target
 
 
@@ -735,7 +737,7 @@ def latest_unfinished(directory: Path) -> Path | None:
         point_to(directory, found.name if found else "")
     except OSError as error:
         log.warning("the journal folder's pointer %s could not be written (%s)", POINTER,
-                    error.strerror)
+                    reason_of(error))
     return found
 
 

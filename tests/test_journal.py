@@ -117,7 +117,7 @@ def test_a_step_corrected_by_hand_is_one_write_of_its_undo_and_the_step_in_its_p
 
 def test_a_full_device_is_a_journal_error_not_a_crash() -> None:
     record = journal.Journal(Path("/dev/full"))  # every write fails with ENOSPC, as on a full card
-    with pytest.raises(JournalError, match="could not be written: No space left"):
+    with pytest.raises(JournalError, match="could not be written: the disk is full"):
         record.step(1, 1, "roll:3")
     record.close()
 
@@ -131,7 +131,7 @@ def test_a_failed_sync_leaves_no_half_line(tmp_path: Path, monkeypatch: pytest.M
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(journal.os, "fsync", no_space)
-    with pytest.raises(JournalError, match="No space left"):
+    with pytest.raises(JournalError, match="could not be written: the disk is full"):
         record.step(1, 1, "roll:3")
     assert record.path.stat().st_size == size
 
@@ -153,7 +153,7 @@ def test_lines_a_full_card_refused_are_written_in_order_once_there_is_room(
 
     monkeypatch.setattr(journal.os, "write", maybe_full)
     for number, text in enumerate(texts[:2], 1):
-        with pytest.raises(JournalError, match="No space left"):
+        with pytest.raises(JournalError, match="could not be written: the disk is full"):
             record.step(number, 1, text)
     assert record.behind == 2 and len(journal.read(record.path).steps) == 0
     full = False
@@ -562,8 +562,8 @@ def test_a_pointer_that_cannot_be_written_is_tried_again_after_the_next_line(
     with caplog.at_level(logging.WARNING, logger="companion"):
         record = journal.Journal.create(tmp_path, _header(setup), fsync=False)
     assert _warnings(caplog) == [
-        f"the journal folder's pointer {journal.POINTER} could not be written (No space left "
-        "on device); a restart now would not find the game"]
+        f"the journal folder's pointer {journal.POINTER} could not be written (the disk is full); "
+        "a restart now would not find the game"]
     monkeypatch.setattr(journal.os, "replace", real)
     (before, step), = _play(setup, 1)
     record.step(1, 1, MARS.format_step(before, step))

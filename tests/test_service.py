@@ -432,7 +432,7 @@ def test_a_full_card_is_shown_the_game_goes_on_and_the_journal_catches_up(
     assert [e["n"] for e in back.steps] == [1, 2, 3]
     assert "whole again: 2 waiting lines written" in caplog.text
     # one burst: the first failure, then one line with the count (two steps, two retries)
-    assert caplog.text.count("could not be written: No space left") == 2
+    assert caplog.text.count("could not be written: the disk is full") == 2
     assert "journal: 3 more in" in caplog.text
 
 
