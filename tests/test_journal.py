@@ -557,14 +557,12 @@ def test_a_pointer_that_cannot_be_written_is_tried_again_after_the_next_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     setup = MARS.new_game(2, 3, {})
-    real = journal.os.replace
-    monkeypatch.setattr(journal.os, "replace", _no_space)
-    with caplog.at_level(logging.WARNING, logger="companion"):
+    with monkeypatch.context() as full, caplog.at_level(logging.WARNING, logger="companion"):
+        full.setattr(journal.os, "replace", _no_space)
         record = journal.Journal.create(tmp_path, _header(setup), fsync=False)
     assert _warnings(caplog) == [
         f"the journal folder's pointer {journal.POINTER} could not be written (the disk is full); "
         "a restart now would not find the game"]
-    monkeypatch.setattr(journal.os, "replace", real)
     (before, step), = _play(setup, 1)
     record.step(1, 1, MARS.format_step(before, step))
     assert journal.latest_unfinished(tmp_path) == record.path
@@ -575,16 +573,14 @@ def test_a_pointer_that_cannot_be_written_is_said_once_and_leaves_no_part_of_its
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     setup = MARS.new_game(2, 3, {})
-    real = journal.os.replace
-    monkeypatch.setattr(journal.os, "replace", _no_space)
     played = _play(setup, 3)
-    with caplog.at_level(logging.WARNING, logger="companion"):
+    with monkeypatch.context() as full, caplog.at_level(logging.WARNING, logger="companion"):
+        full.setattr(journal.os, "replace", _no_space)
         record = journal.Journal.create(tmp_path, _header(setup), fsync=False)
         for number, (before, step) in enumerate(played[:2], 1):
             record.step(number, 1, MARS.format_step(before, step))
     assert len(_warnings(caplog)) == 1  # not once a step
     assert sorted(p.name for p in tmp_path.iterdir()) == [record.path.name]  # no .partial
-    monkeypatch.setattr(journal.os, "replace", real)
     before, step = played[2]
     record.step(3, 1, MARS.format_step(before, step))
     assert journal.latest_unfinished(tmp_path) == record.path
