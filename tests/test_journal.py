@@ -457,7 +457,7 @@ class _FilesTouched:
         if not self.active:
             return
         if event == "open" and isinstance(args[0], str | Path):
-            self.opened.append(Path(args[0]).name)
+            self.opened.append(str(args[0]))
         elif event in ("os.scandir", "os.listdir"):
             self.listed.append(str(args[0]))
 
@@ -489,13 +489,16 @@ def _finished_games(folder: Path, count: int) -> None:
 
 def _start(folder: Path, touched: _FilesTouched) -> tuple[object, list[str], list[str]]:
     """The daemon's start in ``folder`` (the game resumed or a new one), with the files it
-    opened and the folders it listed."""
+    opened (their names) and the folders it listed, in ``folder``."""
     touched.active = True
     try:
         start = _resume(folder)
     finally:
         touched.active = False
-    opened, listed = list(touched.opened), list(touched.listed)
+    # Only the journal folder's own files: a module imported for the first time on the way
+    # opens and lists its own.
+    opened = [Path(name).name for name in touched.opened if Path(name).is_relative_to(folder)]
+    listed = [name for name in touched.listed if Path(name).is_relative_to(folder)]
     touched.opened.clear()
     touched.listed.clear()
     return start, opened, listed
