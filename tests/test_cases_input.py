@@ -157,6 +157,36 @@ def test_a_malformed_case_names_the_field_and_what_is_expected(change: Any, said
     assert "Error" not in line and "unpack" not in line
 
 
+@pytest.mark.parametrize(
+    ("game", "query", "expect", "said"),
+    [
+        ("mars", {"legal_moves": {"die": "x"}}, {"destinations": []},
+         "query.legal_moves.die is \"x\"; expected a whole number"),
+        ("enceladus", {"legal_moves": {"die": 4}}, {"destinations": []},
+         "query.legal_moves.die is not a key of that question; it takes nothing"),
+        ("mars", {"legal_moves": {"dice": 4}}, {"destinations": []},
+         "query.legal_moves.dice is not a key of that question; it takes die in mars"),
+        ("uranus", {"outcome": {}}, {"zzz": None}, "expect.zzz is not a key of any answer"),
+    ],
+    ids=["mars-die-text", "enceladus-die", "mars-dice", "unknown-answer"],
+)
+def test_a_question_or_answer_key_no_question_has_is_malformed(
+    game: str, query: dict[str, Any], expect: dict[str, Any], said: str
+) -> None:
+    case = {**copy.deepcopy(FIRST[game]), "query": query, "expect": expect}
+    line = run(case)
+    assert line.startswith(f"FAIL {case['id']}: the case is malformed: "), line
+    assert said in line
+
+
+def test_a_case_id_cannot_print_a_line_of_its_own() -> None:
+    case = {**copy.deepcopy(FIRST["mars"]), "id": "x\nPASS forged\x1b[2J"}
+    line = run(case)
+    assert "\n" not in line and "\x1b" not in line
+    assert line.startswith("PASS x\\nPASS forged\\x1b[2J") or line.startswith(
+        "FAIL x\\nPASS forged\\x1b[2J"), line
+
+
 def test_a_step_of_no_known_form_is_named_with_its_number() -> None:
     case = copy.deepcopy(APPLY["enceladus"])
     case["query"] = {"apply": [{"action": "move_flower", "from": "e5"}]}

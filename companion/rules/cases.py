@@ -147,7 +147,12 @@ class CaseResult:
     detail: str = ""
 
     def line(self) -> str:
-        return f"{self.status} {self.case_id}" + (f": {self.detail}" if self.detail else "")
+        """The verdict as one line: a character that is not printable (a newline, an escape
+        code, given in a case's id) is written as its escape, so no case prints a line of
+        its own."""
+        line = f"{self.status} {self.case_id}" + (f": {self.detail}" if self.detail else "")
+        return line if line.isprintable() else "".join(
+            c if c.isprintable() else ascii(c)[1:-1] for c in line)
 
 
 MAX_DEPTH = 32
@@ -265,6 +270,14 @@ _EXPECT: dict[str, _Check] = {
 }
 """The ``expect`` keys compared as more than a plain value, and the shape each must have."""
 
+_ANSWERS = ("destinations", "actions", "legal", "cells", "empty", "reserves", "tube",
+            "scores", "to_move", "hands", "over", "rank_points", "count", "value", "winners",
+            "valid", "spots", "edge_spots", "trees", "decks")
+"""Every key an answer has (docs/CASES.md, Questions and answers)."""
+
+_QUERY_KEYS: dict[tuple[str, str], dict[str, _Check]] = {("legal_moves", "mars"): {"die": _count}}
+"""The keys a question's object may hold, by ``(question, game)``; none for the others."""
+
 
 def case_problems(case: Mapping[str, object]) -> list[str]:
     """Every way ``case`` departs from the shape of docs/CASES.md, each naming the field and
@@ -299,11 +312,23 @@ def case_problems(case: Mapping[str, object]) -> list[str]:
             problems += _text("query.mission_value", arg, 0)
         elif not isinstance(arg, dict):
             problems.append(f"query.{name} is {_shown(arg)}; expected an object {{...}}")
+        else:
+            keys = _QUERY_KEYS.get((name, str(game)), {})
+            for key, value in arg.items():
+                if key in keys:
+                    problems += keys[key](f"query.{name}.{key}", value, 0)
+                else:
+                    takes = ", ".join(keys) or "nothing"
+                    problems.append(f"query.{name}.{key} is not a key of that question; it "
+                                    f"takes {takes}" + (f" in {game}" if keys else ""))
     expect = case.get("expect")
     if isinstance(expect, dict):
         for key, value in expect.items():
             if key in _EXPECT:
                 problems += _EXPECT[key](f"expect.{key}", value, 0)
+            elif key not in _ANSWERS:
+                problems.append(f"expect.{key} is not a key of any answer; they are "
+                                f"{', '.join(_ANSWERS)}")
     return problems
 
 
