@@ -128,3 +128,36 @@ def test_a_closed_virtual_board_hangs_up_its_pseudo_terminal(tmp_path: Path) -> 
         pass
     finally:
         os.close(daemon_side)
+
+
+def test_a_board_swept_back_at_once_sends_its_field_updates_in_one_write() -> None:
+    import os
+    import select
+
+    from companion.rules import load
+
+    rules = load("enceladus").RULES
+    setup = rules.new_game(2, SEED, {})
+    pieces = rules.board(setup)
+    board = VirtualBoard("enceladus", rules.layout(setup), pieces)
+    board.start()
+    daemon_side = os.open(board.port, os.O_RDWR | os.O_NOCTTY)
+    try:
+        parser = protocol.LineParser()
+        while not any(isinstance(m, protocol.Dump)
+                      for m in parser.feed(os.read(daemon_side, 65536))):
+            pass  # the hello, then the dump
+        occupied = [cell for cell, piece in pieces.items() if piece][:3]
+        writes, write = [], board.write_raw
+        board.write_raw = lambda data: (writes.append(data), write(data))  # type: ignore[method-assign]
+        board.put_all({cell: "" for cell in occupied})
+        assert select.select([daemon_side], [], [], 10)[0]
+        read = parser.feed(os.read(daemon_side, 65536))
+        updates = [m for m in read if isinstance(m, protocol.FieldUpdate)]  # not a heartbeat
+        assert len([w for w in writes if any(isinstance(m, protocol.FieldUpdate)
+                                             for m in protocol.LineParser().feed(w))]) == 1
+        assert [(u.cell, u.piece) for u in updates] == [(cell, "") for cell in occupied]
+        assert [u.seq for u in updates] == list(range(updates[0].seq, updates[0].seq + 3))
+    finally:
+        board.close()
+        os.close(daemon_side)

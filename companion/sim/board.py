@@ -135,6 +135,20 @@ class VirtualBoard:
         if self._sense(before) != self._sense(piece):
             self.send(protocol.FieldUpdate(seq=0, cell=cell, piece=self._sense(piece)))
 
+    def put_all(self, pieces: Mapping[Cell, Piece]) -> None:
+        """Many pieces arrive or leave at once (a hand sweeping the board back to a
+        position): as :meth:`put` for each cell, their field updates in one write, so the
+        referee reads them together and no part of them stands long enough to be a step."""
+        frames = []
+        with self._lock:
+            for cell, piece in pieces.items():
+                before = self.board.get(cell, EMPTY)
+                self.board[cell] = piece
+                if self._sense(before) != self._sense(piece):
+                    frames.append(protocol.encode(protocol.FieldUpdate(
+                        seq=self._next_seq(), cell=cell, piece=self._sense(piece))))
+            self.write_raw(b"".join(frames))
+
     def _heartbeats(self) -> None:
         while not self._closed.wait(self.heartbeat_s):
             uptime = int((time.monotonic() - self._started) * 1000) % protocol.UPTIME_MODULO
