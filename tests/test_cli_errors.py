@@ -157,6 +157,8 @@ CASES = {
     "demo-unknown-display": (("demo", "--display", "banana", "--out", "{dir}/out"), 2,
                              SENTENCE, ["out"]),
     "demo-speed-zero": (("demo", "--speed", "0"), 2, USAGE, []),
+    "demo-speed-too-slow-to-wait": (("demo", "--speed", "1e-300"), 2, USAGE, []),
+    "sim-speed-too-slow-to-wait": (("sim", "--speed", "1e-300"), 2, USAGE, []),
     "demo-opponent-unknown": (("demo", "--opponent", "best"), 2, USAGE, []),
     "demo-opponent-more-than-players": (("demo", "--opponent", "quick,steady,strong"), 2,
                                         SENTENCE, []),
