@@ -551,7 +551,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     :data:`EXIT_STATUSES`)."""
     with_lines = getattr(sys.stdout, "reconfigure", None)
     if with_lines is not None:
-        with_lines(line_buffering=True)  # a monitor piped into tee or grep shows each line now
+        # line_buffering: a monitor piped into tee or grep shows each line now;
+        # backslashreplace: a lone surrogate read from JSON (a case's id) is printed as \ud800
+        with_lines(line_buffering=True, errors="backslashreplace")
     daemon = False
     previous = signal.getsignal(signal.SIGTERM)
     try:
