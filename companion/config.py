@@ -641,7 +641,7 @@ _OUR_LUMA_DEFAULTS: Mapping[str, LumaValue] = MappingProxyType({
 # (in hertz) and an I2C address (7 bits, written in hexadecimal as i2cdetect shows it).
 _SPI_SPEEDS = tuple(int(mhz * 1_000_000) for mhz in (
     0.5, 1, 2, 4, 8, 16, 20, 24, 28, 32, 36, 40, 44, 48, 50, 52))
-_PIXELS = Annotated[int, Meta(ge=1, extra={"unit": "pixels"})]
+_PIXELS = Annotated[int, Meta(ge=1, le=4096, extra={"unit": "pixels"})]
 _LUMA_OPENING: Mapping[str, KeyType] = MappingProxyType({
     "width": _PIXELS, "height": _PIXELS,
     "spi_bus_speed": Literal[_SPI_SPEEDS],

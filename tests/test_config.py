@@ -864,11 +864,22 @@ def test_make_device_refuses_an_option_with_the_sentence_check_config_gives() ->
     from companion.display import make_device
 
     problem = only_problem("[display]\nwidth = 0\n")
-    assert problem.endswith("[display] width must be a whole number of pixels, at least 1, not 0")
+    assert problem.endswith(
+        "[display] width must be a whole number of pixels from 1 to 4096, not 0")
     with pytest.raises(ConfigError) as caught:
         make_device({"display": "dummy", "width": 0})
     assert str(caught.value) == (
-        "Display settings: [display] width must be a whole number of pixels, at least 1, not 0.")
+        "Display settings: [display] width must be a whole number of pixels from 1 to 4096, not 0.")
+
+
+@pytest.mark.parametrize("key", ["width", "height"])
+def test_a_matrix_too_large_to_draw_is_a_configuration_problem(key: str) -> None:
+    """A size no image can have (a C long overflows in the drawing) is found by check-config,
+    not by the daemon's drawing failing at every frame."""
+    problem = only_problem(f"[display]\n{key} = 99999999999999999999\n")
+    assert problem.endswith(f"[display] {key} must be a whole number of pixels from 1 to "
+                            "4096, not 99999999999999999999")
+    assert parse_config(f"[display]\n{key} = 4096\n").display.luma[key] == 4096
 
 
 def test_players_names_are_read_and_go_into_each_new_games_journal_header(
