@@ -882,6 +882,17 @@ def test_a_matrix_too_large_to_draw_is_a_configuration_problem(key: str) -> None
     assert parse_config(f"[display]\n{key} = 4096\n").display.luma[key] == 4096
 
 
+@pytest.mark.parametrize("value", ["-1", "inf", "nan", "3601"])
+@pytest.mark.parametrize("key", ["gpio_reset_hold_time", "gpio_reset_release_time"])
+def test_a_reset_time_luma_cannot_sleep_is_a_configuration_problem(key: str, value: str) -> None:
+    """luma sleeps these times as they are when it opens an SPI device with a reset line (the
+    MAX7219 by default): a negative one, infinity or not-a-number would fail there, after
+    check-config said nothing."""
+    problem = only_problem(f"[display]\n{key} = {value}\n")
+    assert f"[display] {key} must be " in problem and "from 0 to 3600" in problem, problem
+    assert parse_config(f"[display]\n{key} = 0.5\n").display.luma[key] == 0.5
+
+
 def test_players_names_are_read_and_go_into_each_new_games_journal_header(
         tmp_path: Path) -> None:
     from companion.daemon.service import new_game
