@@ -893,6 +893,17 @@ def test_a_reset_time_luma_cannot_sleep_is_a_configuration_problem(key: str, val
     assert parse_config(f"[display]\n{key} = 0.5\n").display.luma[key] == 0.5
 
 
+@pytest.mark.parametrize("value", ["0", "-1", "65"])
+def test_an_emulator_scale_that_cannot_draw_is_a_configuration_problem(value: str) -> None:
+    """luma.emulator asserts a scale of 1 or more at every frame drawn (and a huge one makes
+    an image of no possible size): found by check-config, not by a traceback at every frame
+    of the daemon's gifanim, capture or pygame matrix."""
+    problem = only_problem(f'[display]\ndisplay = "gifanim"\nscale = {value}\n')
+    assert problem.endswith(f"[display] scale must be a whole number of emulator pixels per "
+                            f"matrix pixel from 1 to 64, not {value}"), problem
+    assert parse_config("[display]\nscale = 64\n").display.luma["scale"] == 64
+
+
 def test_players_names_are_read_and_go_into_each_new_games_journal_header(
         tmp_path: Path) -> None:
     from companion.daemon.service import new_game
