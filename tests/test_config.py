@@ -904,6 +904,17 @@ def test_an_emulator_scale_that_cannot_draw_is_a_configuration_problem(value: st
     assert parse_config("[display]\nscale = 64\n").display.luma["scale"] == 64
 
 
+@pytest.mark.parametrize("value", ["-1", "65536"])
+def test_a_gif_loop_count_a_gif_cannot_hold_is_a_configuration_problem(value: str) -> None:
+    """A GIF holds its repeat count in 16 bits, written when the daemon stops: a count
+    outside them is found by check-config, not by the GIF lost at the stop with a
+    traceback."""
+    problem = only_problem(f'[display]\ndisplay = "gifanim"\nloop = {value}\n')
+    assert problem.endswith(f"[display] loop must be a whole number of repeats from 0 to "
+                            f"65535, not {value}"), problem
+    assert parse_config("[display]\nloop = 65535\n").display.luma["loop"] == 65535
+
+
 def test_players_names_are_read_and_go_into_each_new_games_journal_header(
         tmp_path: Path) -> None:
     from companion.daemon.service import new_game
