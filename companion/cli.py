@@ -319,6 +319,16 @@ def _positive(text: str) -> float:
     return value
 
 
+def _speed(text: str) -> float:
+    """A speed, for the argument parser: a factor of 0.01 or more on the pace of people (a
+    slower one makes waits too long for the system's clock)."""
+    value = _positive(text)
+    if value < 0.01:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a speed of 0.01 or more "
+                                         "(1: as fast as people)")
+    return value
+
+
 def _port(text: str) -> str:
     """A board's port, for the argument parser: not empty."""
     if not text.strip():
@@ -389,7 +399,7 @@ def make_parser() -> argparse.ArgumentParser:
     demo.add_argument("--display", default="gifanim",
                       help="luma device: gifanim (saves a GIF), capture (PNG frames), dummy")
     demo.add_argument("--out", default="out", help="folder for the GIF and the journal")
-    demo.add_argument("--speed", type=_positive, default=4.0,
+    demo.add_argument("--speed", type=_speed, default=4.0,
                       help="how much faster than people play")
     demo.add_argument("--sensing", choices=("identity", "presence"), default="identity",
                       help="what the board's sensors tell: which piece, or only occupied")
@@ -490,7 +500,7 @@ def make_parser() -> argparse.ArgumentParser:
         "off a Pi play Enceladus or Uranus on an identity board, where no button is needed.")
     sim.add_argument("--serve", metavar="URL", help="pty (default) or socket://127.0.0.1:PORT")
     sim.add_argument("--replay", metavar="TRACE", help="play a recorded trace instead")
-    sim.add_argument("--speed", type=_positive, default=1.0,
+    sim.add_argument("--speed", type=_speed, default=1.0,
                      help="times faster: the recorded pace, or the players' hands")
     sim.add_argument("--scenario", metavar="FILE", help="a scenario file to play once connected")
     sim.add_argument("--game", choices=GAMES, default="enceladus")
@@ -541,7 +551,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     :data:`EXIT_STATUSES`)."""
     with_lines = getattr(sys.stdout, "reconfigure", None)
     if with_lines is not None:
-        with_lines(line_buffering=True)  # a monitor piped into tee or grep shows each line now
+        # line_buffering: a monitor piped into tee or grep shows each line now;
+        # backslashreplace: a lone surrogate read from JSON (a case's id) is printed as \ud800
+        with_lines(line_buffering=True, errors="backslashreplace")
     daemon = False
     previous = signal.getsignal(signal.SIGTERM)
     try:

@@ -639,12 +639,19 @@ _OUR_LUMA_DEFAULTS: Mapping[str, LumaValue] = MappingProxyType({
 
 # What luma checks only when it opens the device, checked here already so that
 # check-config finds it: a size in pixels, the SPI clock rates its spi interface asserts
-# (in hertz) and an I2C address (7 bits, written in hexadecimal as i2cdetect shows it).
+# (in hertz), an I2C address (7 bits, written in hexadecimal as i2cdetect shows it), the
+# reset line's times, which it sleeps as they are, the emulators' scale, which they assert
+# at every frame, and a GIF's repeat count, 16 bits in the file written at the stop.
 _SPI_SPEEDS = tuple(int(mhz * 1_000_000) for mhz in (
     0.5, 1, 2, 4, 8, 16, 20, 24, 28, 32, 36, 40, 44, 48, 50, 52))
-_PIXELS = Annotated[int, Meta(ge=1, extra={"unit": "pixels"})]
+_PIXELS = Annotated[int, Meta(ge=1, le=4096, extra={"unit": "pixels"})]
+_RESET_SECONDS = Annotated[float, Meta(ge=0, le=3600, extra={"unit": "seconds"})]
 _LUMA_OPENING: Mapping[str, KeyType] = MappingProxyType({
     "width": _PIXELS, "height": _PIXELS,
+    "gpio_reset_hold_time": _RESET_SECONDS, "gpio_reset_release_time": _RESET_SECONDS,
+    "scale": Annotated[int, Meta(ge=1, le=64, extra={
+        "unit": "emulator pixels per matrix pixel"})],
+    "loop": Annotated[int, Meta(ge=0, le=65535, extra={"unit": "repeats"})],
     "spi_bus_speed": Literal[_SPI_SPEEDS],
     "i2c_address": Annotated[str, Meta(pattern=r"^0[xX][0-7]?[0-9A-Fa-f]$", description=(
         'an I2C address written as text, such as "0x3C"'))],

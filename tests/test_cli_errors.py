@@ -51,6 +51,8 @@ def files(tmp_path: Path) -> Iterator[Path]:
     # nested too deep for the JSON and TOML readers
     (tmp_path / "deep.json").write_text("[" * 5000 + "\n")
     (tmp_path / "deep.toml").write_text("key = " + "[" * 5000)
+    # JSON may write a lone surrogate, which is no character and has no UTF-8
+    (tmp_path / "no-characters.json").write_text('[{"id": "\\ud800"}]')
     rules = load("enceladus").RULES
     state = rules.new_game(2, 1, {})
     game = journal.Journal.create(tmp_path / "journals", {
@@ -157,6 +159,8 @@ CASES = {
     "demo-unknown-display": (("demo", "--display", "banana", "--out", "{dir}/out"), 2,
                              SENTENCE, ["out"]),
     "demo-speed-zero": (("demo", "--speed", "0"), 2, USAGE, []),
+    "demo-speed-too-slow-to-wait": (("demo", "--speed", "1e-300"), 2, USAGE, []),
+    "sim-speed-too-slow-to-wait": (("sim", "--speed", "1e-300"), 2, USAGE, []),
     "demo-opponent-unknown": (("demo", "--opponent", "best"), 2, USAGE, []),
     "demo-opponent-more-than-players": (("demo", "--opponent", "quick,steady,strong"), 2,
                                         SENTENCE, []),
@@ -176,6 +180,8 @@ CASES = {
     "rules-check-folder": (("rules", "check", "{dir}/a-folder"), 66, SENTENCE, []),
     "rules-check-binary": (("rules", "check", "{dir}/binary.dat"), 66, SENTENCE, []),
     "rules-check-empty": (("rules", "check", "{dir}/empty.txt"), 1, REPORT, []),
+    "rules-check-id-of-no-characters": (("rules", "check", "{dir}/no-characters.json"), 1,
+                                        REPORT, []),
     "no-command": ((), 2, USAGE, []),
     "unknown-command": (("bogus",), 2, USAGE, []),
 }

@@ -864,11 +864,55 @@ def test_make_device_refuses_an_option_with_the_sentence_check_config_gives() ->
     from companion.display import make_device
 
     problem = only_problem("[display]\nwidth = 0\n")
-    assert problem.endswith("[display] width must be a whole number of pixels, at least 1, not 0")
+    assert problem.endswith(
+        "[display] width must be a whole number of pixels from 1 to 4096, not 0")
     with pytest.raises(ConfigError) as caught:
         make_device({"display": "dummy", "width": 0})
     assert str(caught.value) == (
-        "Display settings: [display] width must be a whole number of pixels, at least 1, not 0.")
+        "Display settings: [display] width must be a whole number of pixels from 1 to 4096, not 0.")
+
+
+@pytest.mark.parametrize("key", ["width", "height"])
+def test_a_matrix_too_large_to_draw_is_a_configuration_problem(key: str) -> None:
+    """A size no image can have (a C long overflows in the drawing) is found by check-config,
+    not by the daemon's drawing failing at every frame."""
+    problem = only_problem(f"[display]\n{key} = 99999999999999999999\n")
+    assert problem.endswith(f"[display] {key} must be a whole number of pixels from 1 to "
+                            "4096, not 99999999999999999999")
+    assert parse_config(f"[display]\n{key} = 4096\n").display.luma[key] == 4096
+
+
+@pytest.mark.parametrize("value", ["-1", "inf", "nan", "3601"])
+@pytest.mark.parametrize("key", ["gpio_reset_hold_time", "gpio_reset_release_time"])
+def test_a_reset_time_luma_cannot_sleep_is_a_configuration_problem(key: str, value: str) -> None:
+    """luma sleeps these times as they are when it opens an SPI device with a reset line (the
+    MAX7219 by default): a negative one, infinity or not-a-number would fail there, after
+    check-config said nothing."""
+    problem = only_problem(f"[display]\n{key} = {value}\n")
+    assert f"[display] {key} must be " in problem and "from 0 to 3600" in problem, problem
+    assert parse_config(f"[display]\n{key} = 0.5\n").display.luma[key] == 0.5
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "65"])
+def test_an_emulator_scale_that_cannot_draw_is_a_configuration_problem(value: str) -> None:
+    """luma.emulator asserts a scale of 1 or more at every frame drawn (and a huge one makes
+    an image of no possible size): found by check-config, not by a traceback at every frame
+    of the daemon's gifanim, capture or pygame matrix."""
+    problem = only_problem(f'[display]\ndisplay = "gifanim"\nscale = {value}\n')
+    assert problem.endswith(f"[display] scale must be a whole number of emulator pixels per "
+                            f"matrix pixel from 1 to 64, not {value}"), problem
+    assert parse_config("[display]\nscale = 64\n").display.luma["scale"] == 64
+
+
+@pytest.mark.parametrize("value", ["-1", "65536"])
+def test_a_gif_loop_count_a_gif_cannot_hold_is_a_configuration_problem(value: str) -> None:
+    """A GIF holds its repeat count in 16 bits, written when the daemon stops: a count
+    outside them is found by check-config, not by the GIF lost at the stop with a
+    traceback."""
+    problem = only_problem(f'[display]\ndisplay = "gifanim"\nloop = {value}\n')
+    assert problem.endswith(f"[display] loop must be a whole number of repeats from 0 to "
+                            f"65535, not {value}"), problem
+    assert parse_config("[display]\nloop = 65535\n").display.luma["loop"] == 65535
 
 
 def test_players_names_are_read_and_go_into_each_new_games_journal_header(

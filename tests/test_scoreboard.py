@@ -406,6 +406,17 @@ def _post(page: Any, path: str, body: bytes) -> tuple[int, str]:
         return answer.status, answer.read().decode()
 
 
+def test_a_name_too_deep_to_read_or_with_a_pin_of_no_characters_is_refused_not_a_500(
+        page: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """Brackets nested too deep for the JSON reader are a body of the wrong form (400); a
+    lone surrogate (``"\\ud800"``, no character) as the PIN is a wrong PIN (403): neither is
+    a 500 with a traceback in the organiser's log."""
+    assert _post(page, "/name", b"[" * 4000)[0] == 400
+    assert _post(page, "/name", b'{"pin": "\\ud800", "table": "t1", "seat": 1, '
+                 b'"name": "Ann"}')[0] == 403
+    assert "Traceback" not in caplog.text
+
+
 class Events:
     """The page's event stream read as its EventSource reads it."""
 

@@ -261,6 +261,21 @@ def test_presses_need_the_pin_and_wrong_ones_lock_the_buttons_for_a_while() -> N
         web.close()
 
 
+def test_a_pin_that_is_no_text_of_characters_is_a_wrong_pin_not_a_server_error(
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    """JSON may carry a lone surrogate (``"\\ud800"``), which is no character: such a PIN
+    is wrong like any other, never a 500 with a traceback in the daemon's log."""
+    events: queue.Queue[object] = queue.Queue()
+    web = WebView("127.0.0.1:0", events=events, pin="0042")
+    try:
+        assert post(web, b'{"pin": "\\ud800", "button": "ok"}') == (
+            403, "Wrong PIN: the matrix shows it")
+    finally:
+        web.close()
+    assert events.empty() and "Traceback" not in caplog.text
+
+
 def test_json_nested_too_deep_to_read_is_refused_like_any_other_bad_body(
     caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -87,7 +87,7 @@ class _Name(_Base):
         try:
             asked = json.loads(self.request.body)
             pin, table, seat, name = asked["pin"], asked["table"], asked["seat"], asked["name"]
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):  # too deep: bad too
             raise tornado.web.HTTPError(400, reason='A name is JSON: {"pin": "1234", "table": '
                                         '"t3", "seat": 2, "name": "Ann"}') from None
         if not (isinstance(pin, str) and isinstance(table, str) and isinstance(name, str)

@@ -331,7 +331,8 @@ class PinGuard:
         now = self._clock()
         if now < self._locked_until:
             return "Too many wrong PINs: try again in a minute"
-        if not secrets.compare_digest(pin.encode(), self.pin.encode()):
+        # JSON may carry a lone surrogate, which plain UTF-8 cannot encode: a wrong PIN too.
+        if not secrets.compare_digest(pin.encode(errors="surrogatepass"), self.pin.encode()):
             self._wrong += 1
             if self._wrong >= MAX_WRONG_PINS:
                 self._wrong, self._locked_until = 0, now + LOCKOUT_S
