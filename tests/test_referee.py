@@ -127,6 +127,17 @@ PICK = {
 }
 
 
+@pytest.mark.parametrize(("message", "said"), [
+    (protocol.Dice(seq=0, values=(3, 5)), "The dice tray is not used in Gardens of Enceladus"),
+    (protocol.Card(seq=0, card_id="U17"), "The card reader is not used in Gardens of Enceladus"),
+])
+def test_a_part_the_game_has_no_use_for_is_named_in_words(message: Any, said: str) -> None:
+    table = enceladus(PICK)
+    effects = table.referee.handle(BoardMessage(table.now, message))
+    assert [e.text for e in effects if isinstance(e, Note)] == [said]
+    assert table.commits() == []
+
+
 def test_a_move_made_piece_by_piece_is_committed_once_when_the_last_flower_goes() -> None:
     table = enceladus(PICK)
     table.put("f2", "")  # the Martian lifted

@@ -216,6 +216,9 @@ class Unknown(Enum):
 
 UNKNOWN = Unknown.UNKNOWN
 
+_UNUSED: dict[type, str] = {protocol.Dice: "The dice tray", protocol.Card: "The card reader"}
+"""The board's messages a game may have no use for, named for the note saying so."""
+
 
 @dataclass
 class Referee:
@@ -400,9 +403,9 @@ class Referee:
             handled = extension.handle(self, BoardMessage(now, message))
             if handled is not None:
                 return effects + handled
-        return effects + [
-            Note(NoteLevel.INFO, f"{type(message).__name__} is not used in {self.rules.name}")
-        ]
+        what = _UNUSED.get(type(message), f"a {type(message).__name__} message")
+        return effects + [Note(NoteLevel.INFO, f"{what} is not used in Gardens of "
+                                               f"{self.rules.name.capitalize()}")]
 
     def _dump(self, now: float, dump: protocol.Dump) -> Effects:
         if len(dump.pieces) != len(self.layout):
