@@ -5,6 +5,7 @@ changes them (a hexagon completed by the flower planted)."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import replace
 
@@ -162,6 +163,8 @@ def test_the_uranus_moves_listed_are_those_of_the_text_and_a_state_evolved_is_on
                 moves = [s for s in steps if isinstance(s, uranus.Move)]
                 assert len(set(moves)) == len(moves)
                 assert set(moves) == uranus_plain_moves(state)
+                here = uranus.hex_name(state.gardeners[state.to_move - 1] or (0, 0))
+                assert list(rules.candidates(state, frozenset({here}))) == moves
             after = rules.apply(state, rng.choice(steps))
             changed = {"scores": after.scores, "to_move": after.to_move,
                        "flowers": after.flowers, "discarded": after.discarded}
@@ -173,3 +176,47 @@ def test_evolving_a_state_refuses_a_name_that_is_no_field() -> None:
     state = uranus.RULES.new_game(2, 1, {})
     with pytest.raises(InvalidArgumentError, match="State has no field colour, size"):
         evolved(state, to_move=2, colour="red", size=3)
+
+
+def uranus_plain_after(state: uranus.State, after: uranus.State) -> uranus.State:
+    """The state after a step from ``state`` by the plain reading, given the parts the step
+    changed (those of ``after``): a turn (a move or a score) hands the turn on, unless it
+    won by the Hexagon, and :func:`uranus.settle` or :func:`uranus.end` ends the game as the
+    text says; a card revealed at the end passes to the next player with unknown cards, or
+    the game is over; each made by ``replace``, which works the standing hexagon out."""
+    parts = {"flowers": after.flowers, "gardeners": after.gardeners,
+             "reserves": after.reserves, "scores": after.scores, "hands": after.hands,
+             "unknown": after.unknown, "decks": after.decks, "discarded": after.discarded,
+             "no_plant_run": after.no_plant_run}
+    if state.phase is uranus.Phase.REVEAL:
+        showing = next((p for p, n in enumerate(after.unknown, 1) if n), 0)
+        if showing:
+            return replace(state, **parts, to_move=showing)
+        return replace(state, **parts, phase=uranus.Phase.OVER)
+    if after.hexagon_winner and not state.hexagon_winner:
+        return uranus.end(replace(state, **parts), "hexagon", after.hexagon_winner)
+    turned = replace(state, **parts, to_move=state.to_move % state.players + 1)
+    return uranus.settle(turned, check_hexagon=False)
+
+
+@pytest.mark.parametrize("options", URANUS_OPTIONS)
+def test_the_uranus_state_after_a_turn_or_a_card_revealed_is_the_plain_one(
+        options: dict[str, object]) -> None:
+    rng = random.Random(9)
+    rules = uranus.RULES
+    for players, open_hands in itertools.product((2, 3, 4, 5), (False, True)):
+        state = rules.new_game(players, rng.randrange(1 << 30), options)
+        if open_hands:  # every card known, each drawn named: a game over with no reveal
+            deal = uranus.deal_missions(players, state.options.board, rng.randrange(1 << 30))
+            state = uranus.table_setup(state, hands=deal.hands)
+        while rules.outcome(state) is None:
+            step = rng.choice(list(rules.legal_steps(state)))
+            if open_hands and isinstance(step, uranus.Score):
+                unseen = set(missions.ALL_MISSIONS) - uranus.seen(state) - {step.mission}
+                step = uranus.Score(step.mission, step.draw, rng.choice(sorted(unseen)))
+            after = rules.apply(state, step)
+            if isinstance(step, uranus.Move | uranus.Score | uranus.Reveal):
+                plain = uranus_plain_after(state, after)
+                assert after == plain
+                assert after.standing_hexagon == plain.standing_hexagon
+            state = after
