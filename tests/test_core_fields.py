@@ -1,7 +1,8 @@
 """The fields a rules core keeps up step by step instead of working them out again from the
-board (the Mars peaks as bits, a standing Uranus hexagon) equal what the board gives, in
-every position of random full games of every variant and player count, and where a step
-changes them (a hexagon completed by the flower planted)."""
+board (the Mars peaks as bits and flowers of each colour, a standing Uranus hexagon, the
+hexagons through a spot) equal what the board gives, in every position of random full games
+of every variant and player count, and where a step changes them (a hexagon completed by
+the flower planted); the states a step makes in place equal those of the plain reading."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dataclasses import replace
 import pytest
 
 from companion.errors import InvalidArgumentError
-from companion.rules import mars, missions, uranus
+from companion.rules import hexes, mars, missions, uranus
 from companion.rules.base import evolved
 
 MARS_OPTIONS = (
@@ -31,7 +32,7 @@ def peak_bits(state: mars.State) -> int:
 
 @pytest.mark.parametrize("options", MARS_OPTIONS)
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
-def test_the_mars_peaks_a_step_hands_on_are_those_on_the_board(
+def test_the_mars_peaks_and_flowers_a_step_hands_on_are_those_on_the_board(
         players: int, options: dict[str, object]) -> None:
     rng = random.Random(players)
     rules = mars.RULES
@@ -41,6 +42,7 @@ def test_the_mars_peaks_a_step_hands_on_are_those_on_the_board(
     while rules.outcome(state) is None:
         state = rules.apply(state, rng.choice(list(rules.legal_steps(state))))
         assert state.peak_bits == peak_bits(state) == replace(state).peak_bits
+        assert state.on_board == tuple(map(state.cells.count, mars.COLOURS))
 
 
 def test_a_mars_peak_blocks_the_path_through_it() -> None:
@@ -220,3 +222,27 @@ def test_the_uranus_state_after_a_turn_or_a_card_revealed_is_the_plain_one(
                 assert after == plain
                 assert after.standing_hexagon == plain.standing_hexagon
             state = after
+
+
+@pytest.mark.parametrize("board", uranus.BOARDS)
+def test_the_uranus_hexagons_through_a_spot_are_those_of_the_missions(board: str) -> None:
+    shape = uranus.BOARDS[board]
+    places = tuple(range(len(shape.grid)))  # a getter of corners gives their places
+    for spot in shape.grid.cells:
+        getters = uranus._HEXAGONS_THROUGH[board][shape.index[spot]]
+        found = [frozenset(corners(places)) for corners in getters]
+        assert len(set(found)) == len(found)
+        assert set(found) == {frozenset(map(shape.index.__getitem__, corners))
+                              for corners in missions.hexagons_through(shape.grid, spot)}
+
+
+@pytest.mark.parametrize("grid", [mars.GRID, *(shape.grid for shape in uranus.BOARDS.values()),
+                                  uranus.HexGrid([(0, 0), (1, 0), (3, 0), (4, 0), (2, 1)])])
+def test_a_ray_walked_once_along_its_line_is_the_walk_from_its_cell(grid: uranus.HexGrid) -> None:
+    for cell in grid.cells:
+        for direction, ray in zip(hexes.DIRECTIONS, grid.rays[cell], strict=True):
+            walk, at = [], hexes.add(cell, direction)
+            while at in grid:
+                walk.append(at)
+                at = hexes.add(at, direction)
+            assert ray == tuple(walk)

@@ -41,7 +41,7 @@ from functools import lru_cache
 from itertools import chain, compress, filterfalse
 from operator import itemgetter
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeAlias
 
 from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
 from companion.rules import missions
@@ -68,7 +68,7 @@ from companion.rules.gardeners import (
     move_changes,
     overdealt,
 )
-from companion.rules.hexes import Hex, HexGrid, hex_name, hexagon, parse_hex
+from companion.rules.hexes import DIRECTIONS, Hex, HexGrid, hex_name, hexagon, parse_hex
 from companion.rules.missions import ALL_MISSIONS, COLOURS, HEXAGON, Garden, parse_mission
 
 if TYPE_CHECKING:
@@ -444,14 +444,32 @@ def _hexagon_standing(board: str, flowers: tuple[str, ...]) -> bool:
     return missions.hexagon_stands(Garden(grid, spots, frozenset()))
 
 
-_HEXAGONS_THROUGH: Mapping[str, tuple[tuple[Callable[[Sequence[str]], tuple[str, ...]], ...],
-                                      ...]] = {
-    name: tuple(
-        tuple(itemgetter(*map(shape.index.__getitem__, corners))
-              for corners in missions.hexagons_through(shape.grid, spot))
-        for spot in shape.grid.cells
-    )
-    for name, shape in BOARDS.items()
+_Corners: TypeAlias = Callable[[Sequence[str]], tuple[str, ...]]
+
+
+def _hexagons_through(shape: BoardShape) -> tuple[tuple[_Corners, ...], ...]:
+    """``_HEXAGONS_THROUGH[shape.name]``: every regular hexagon of the board found once, from
+    its centre outwards (the boards are convex: a centre lies between two opposite corners,
+    and once a side leaves the board so does every larger one), and handed to each of its
+    six corners (the hexagons of :func:`missions.hexagons_through`)."""
+    grid, index = shape.grid, shape.index
+    through: list[list[_Corners]] = [[] for _ in grid.cells]
+    for q, r in grid.cells:
+        side = 1
+        while True:
+            corners = [(q + side * dq, r + side * dr) for dq, dr in DIRECTIONS]
+            if not grid.cell_set.issuperset(corners):
+                break
+            places = [index[corner] for corner in corners]
+            getter = itemgetter(*places)
+            for place in places:
+                through[place].append(getter)
+            side += 1
+    return tuple(map(tuple, through))
+
+
+_HEXAGONS_THROUGH: Mapping[str, tuple[tuple[_Corners, ...], ...]] = {
+    name: _hexagons_through(shape) for name, shape in BOARDS.items()
 }
 """``_HEXAGONS_THROUGH[board][place]``: for each regular hexagon with a corner on the spot at
 that place of ``State.flowers``, what gives the flowers on its six corners."""
