@@ -1,17 +1,19 @@
 """The fields a rules core keeps up step by step instead of working them out again from the
-board (the Mars peaks as bits, a standing Uranus hexagon) equal what the board gives, in
-every position of random full games of every variant and player count, and where a step
-changes them (a hexagon completed by the flower planted)."""
+board (the Mars peaks as bits and flowers of each colour, a standing Uranus hexagon, the
+hexagons through a spot) equal what the board gives, in every position of random full games
+of every variant and player count, and where a step changes them (a hexagon completed by
+the flower planted); the states a step makes in place equal those of the plain reading."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import replace
 
 import pytest
 
 from companion.errors import InvalidArgumentError
-from companion.rules import mars, missions, uranus
+from companion.rules import hexes, mars, missions, uranus
 from companion.rules.base import evolved
 
 MARS_OPTIONS = (
@@ -30,7 +32,7 @@ def peak_bits(state: mars.State) -> int:
 
 @pytest.mark.parametrize("options", MARS_OPTIONS)
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
-def test_the_mars_peaks_a_step_hands_on_are_those_on_the_board(
+def test_the_mars_peaks_and_flowers_a_step_hands_on_are_those_on_the_board(
         players: int, options: dict[str, object]) -> None:
     rng = random.Random(players)
     rules = mars.RULES
@@ -40,6 +42,7 @@ def test_the_mars_peaks_a_step_hands_on_are_those_on_the_board(
     while rules.outcome(state) is None:
         state = rules.apply(state, rng.choice(list(rules.legal_steps(state))))
         assert state.peak_bits == peak_bits(state) == replace(state).peak_bits
+        assert state.on_board == tuple(map(state.cells.count, mars.COLOURS))
 
 
 def test_a_mars_peak_blocks_the_path_through_it() -> None:
@@ -162,6 +165,8 @@ def test_the_uranus_moves_listed_are_those_of_the_text_and_a_state_evolved_is_on
                 moves = [s for s in steps if isinstance(s, uranus.Move)]
                 assert len(set(moves)) == len(moves)
                 assert set(moves) == uranus_plain_moves(state)
+                here = uranus.hex_name(state.gardeners[state.to_move - 1] or (0, 0))
+                assert list(rules.candidates(state, frozenset({here}))) == moves
             after = rules.apply(state, rng.choice(steps))
             changed = {"scores": after.scores, "to_move": after.to_move,
                        "flowers": after.flowers, "discarded": after.discarded}
@@ -173,3 +178,71 @@ def test_evolving_a_state_refuses_a_name_that_is_no_field() -> None:
     state = uranus.RULES.new_game(2, 1, {})
     with pytest.raises(InvalidArgumentError, match="State has no field colour, size"):
         evolved(state, to_move=2, colour="red", size=3)
+
+
+def uranus_plain_after(state: uranus.State, after: uranus.State) -> uranus.State:
+    """The state after a step from ``state`` by the plain reading, given the parts the step
+    changed (those of ``after``): a turn (a move or a score) hands the turn on, unless it
+    won by the Hexagon, and :func:`uranus.settle` or :func:`uranus.end` ends the game as the
+    text says; a card revealed at the end passes to the next player with unknown cards, or
+    the game is over; each made by ``replace``, which works the standing hexagon out."""
+    parts = {"flowers": after.flowers, "gardeners": after.gardeners,
+             "reserves": after.reserves, "scores": after.scores, "hands": after.hands,
+             "unknown": after.unknown, "decks": after.decks, "discarded": after.discarded,
+             "no_plant_run": after.no_plant_run}
+    if state.phase is uranus.Phase.REVEAL:
+        showing = next((p for p, n in enumerate(after.unknown, 1) if n), 0)
+        if showing:
+            return replace(state, **parts, to_move=showing)
+        return replace(state, **parts, phase=uranus.Phase.OVER)
+    if after.hexagon_winner and not state.hexagon_winner:
+        return uranus.end(replace(state, **parts), "hexagon", after.hexagon_winner)
+    turned = replace(state, **parts, to_move=state.to_move % state.players + 1)
+    return uranus.settle(turned, check_hexagon=False)
+
+
+@pytest.mark.parametrize("options", URANUS_OPTIONS)
+def test_the_uranus_state_after_a_turn_or_a_card_revealed_is_the_plain_one(
+        options: dict[str, object]) -> None:
+    rng = random.Random(9)
+    rules = uranus.RULES
+    for players, open_hands in itertools.product((2, 3, 4, 5), (False, True)):
+        state = rules.new_game(players, rng.randrange(1 << 30), options)
+        if open_hands:  # every card known, each drawn named: a game over with no reveal
+            deal = uranus.deal_missions(players, state.options.board, rng.randrange(1 << 30))
+            state = uranus.table_setup(state, hands=deal.hands)
+        while rules.outcome(state) is None:
+            step = rng.choice(list(rules.legal_steps(state)))
+            if open_hands and isinstance(step, uranus.Score):
+                unseen = set(missions.ALL_MISSIONS) - uranus.seen(state) - {step.mission}
+                step = uranus.Score(step.mission, step.draw, rng.choice(sorted(unseen)))
+            after = rules.apply(state, step)
+            if isinstance(step, uranus.Move | uranus.Score | uranus.Reveal):
+                plain = uranus_plain_after(state, after)
+                assert after == plain
+                assert after.standing_hexagon == plain.standing_hexagon
+            state = after
+
+
+@pytest.mark.parametrize("board", uranus.BOARDS)
+def test_the_uranus_hexagons_through_a_spot_are_those_of_the_missions(board: str) -> None:
+    shape = uranus.BOARDS[board]
+    places = tuple(range(len(shape.grid)))  # a getter of corners gives their places
+    for spot in shape.grid.cells:
+        getters = uranus._HEXAGONS_THROUGH[board][shape.index[spot]]
+        found = [frozenset(corners(places)) for corners in getters]
+        assert len(set(found)) == len(found)
+        assert set(found) == {frozenset(map(shape.index.__getitem__, corners))
+                              for corners in missions.hexagons_through(shape.grid, spot)}
+
+
+@pytest.mark.parametrize("grid", [mars.GRID, *(shape.grid for shape in uranus.BOARDS.values()),
+                                  uranus.HexGrid([(0, 0), (1, 0), (3, 0), (4, 0), (2, 1)])])
+def test_a_ray_walked_once_along_its_line_is_the_walk_from_its_cell(grid: uranus.HexGrid) -> None:
+    for cell in grid.cells:
+        for direction, ray in zip(hexes.DIRECTIONS, grid.rays[cell], strict=True):
+            walk, at = [], hexes.add(cell, direction)
+            while at in grid:
+                walk.append(at)
+                at = hexes.add(at, direction)
+            assert ray == tuple(walk)

@@ -64,18 +64,27 @@ class HexGrid:
             c: tuple(n for d in DIRECTIONS if (n := add(c, d)) in self.cell_set) for c in self.cells
         }
         # rays[c][i]: the cells from c outwards in DIRECTIONS[i], stopping at the edge
+        by_direction = [self._rays(d) for d in DIRECTIONS]
         self.rays: dict[Hex, tuple[tuple[Hex, ...], ...]] = {
-            c: tuple(self._ray(c, d) for d in DIRECTIONS) for c in self.cells
+            c: tuple(rays[c] for rays in by_direction) for c in self.cells
         }
         self.names: dict[Hex, str] = {c: hex_name(c) for c in self.cells}
 
-    def _ray(self, start: Hex, direction: Hex) -> tuple[Hex, ...]:
-        out = []
-        cell = add(start, direction)
-        while cell in self.cell_set:
-            out.append(cell)
-            cell = add(cell, direction)
-        return tuple(out)
+    def _rays(self, direction: Hex) -> dict[Hex, tuple[Hex, ...]]:
+        """Every cell's ray in ``direction``: each run of cells along it walked once from
+        where it starts (no cell before it), a cell's ray the rest of its run."""
+        dq, dr = direction
+        rays: dict[Hex, tuple[Hex, ...]] = {}
+        for q, r in self.cells:
+            if (q - dq, r - dr) in self.cell_set:
+                continue  # not where a line enters
+            line = []
+            while (q, r) in self.cell_set:
+                line.append((q, r))
+                q, r = q + dq, r + dr
+            for k, cell in enumerate(line, 1):
+                rays[cell] = tuple(line[k:])
+        return rays
 
     def __contains__(self, cell: object) -> bool:
         return cell in self.cell_set

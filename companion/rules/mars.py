@@ -321,7 +321,9 @@ class State:
     values on the table, sorted.  ``to_move``: from 1.  ``extra_turn``: the player to move
     is playing an extra turn (Mars #6, #7).  ``peaks``: the places in ``cells`` holding a
     peak, as the bits of one number (``1 << place``), worked out from ``cells`` (peaks never
-    move, so a step hands it on).
+    move, so a step hands it on).  ``on_board``: the flowers of each colour in ``cells``, in
+    :data:`COLOURS` order, worked out from ``cells`` and kept up by each flower planted (a
+    flower never leaves the board).
     """
 
     options: Options
@@ -335,9 +337,11 @@ class State:
     phase: Phase
     extra_turn: bool = False
     peak_bits: int = field(init=False, repr=False, compare=False)
+    on_board: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "peak_bits", _peak_bits(self.cells))
+        object.__setattr__(self, "on_board", tuple(map(self.cells.count, COLOURS)))
 
     @property
     def players(self) -> int:
@@ -358,7 +362,7 @@ def _peak_bits(cells: Sequence[str]) -> int:
 
 
 (_SET_OPTIONS, _SET_CELLS, _SET_GARDENERS, _SET_RESERVES, _SET_SCORES, _SET_PLANTED,
- _SET_POOL, _SET_TO_MOVE, _SET_PHASE, _SET_EXTRA_TURN, _SET_PEAK_BITS) = (
+ _SET_POOL, _SET_TO_MOVE, _SET_PHASE, _SET_EXTRA_TURN, _SET_PEAK_BITS, _SET_ON_BOARD) = (
     getattr(State, f.name).__set__ for f in fields(State))
 
 
@@ -373,10 +377,13 @@ def _made(
     phase: Phase,
     to_move: int,
     extra_turn: bool,
+    on_board: tuple[int, ...] | None = None,
 ) -> State:
     """The :class:`State` after a step from ``state``, with these parts, its options and peaks
-    (which no step changes): set through its slots, ``peak_bits`` handed on rather than
-    worked out again from the cells, a third of the time of ``State(...)``, on every step."""
+    (which no step changes) and its flowers of each colour (``on_board``, when the step
+    plants none): set through its slots, ``peak_bits`` and ``on_board`` handed on rather
+    than worked out again from the cells, a third of the time of ``State(...)``, on every
+    step."""
     new = object.__new__(State)
     _SET_OPTIONS(new, state.options)
     _SET_CELLS(new, cells)
@@ -389,6 +396,7 @@ def _made(
     _SET_PHASE(new, phase)
     _SET_EXTRA_TURN(new, extra_turn)
     _SET_PEAK_BITS(new, state.peak_bits)
+    _SET_ON_BOARD(new, state.on_board if on_board is None else on_board)
     return new
 
 
@@ -879,8 +887,11 @@ def _apply_move(state: State, step: Move) -> State:
     points = group - 1 if options.plant_score == "connected_only" else group
     score, track_extra = _gain(state, player, points)
     row = row[:colour] + (row[colour] - 1,) + row[colour + 1 :]
+    on_board = state.on_board
+    count = on_board[colour] + 1
+    on_board = on_board[:colour] + (count,) + on_board[colour + 1 :]
     if options.last_flower == "board":
-        last_flower = cells.count(step.plant) == FLOWERS_PER_COLOUR
+        last_flower = count == FLOWERS_PER_COLOUR
     else:
         last_flower = row[colour] == 0
     extra = track_extra or (last_flower and options.last_flower_extra_turn)
@@ -898,6 +909,7 @@ def _apply_move(state: State, step: Move) -> State:
         phase,
         state.to_move if keep else _next_player(state),
         keep,
+        on_board,
     )
 
 
