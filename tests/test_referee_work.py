@@ -111,20 +111,22 @@ def _counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[Hashable]:
     return steps
 
 
-def test_a_gardener_lifted_again_shows_its_destinations_without_weighing_its_moves_again(
+def test_a_lifted_gardener_shows_its_destinations_from_its_moves_none_weighed(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    # The core lists the gardener's landings (moves_from); no move's changes are worked out,
+    # and lifted again in the same position it shows what the index kept.
     state = _state(pool=[3, 5])
     expected = RULES.board(state)
     index = StepIndex(RULES, state, expected)
     lifted = {"1,-1": ""}
-    weighed = _counting(monkeypatch, "explains")
+    weighed = _counting(monkeypatch, "piece_changes")
+    listed = _calls_from_the_referee(monkeypatch, "moves_from")
     first = guidance(index, expected, lifted)
     assert first == {hex_name(c): "dest" for c in destinations(state)}
-    assert len(weighed) > len(first)  # every move (a colour each) weighed once
-    weighed.clear()
     first["1,-1"] = "pick"  # the caller's copy: what the index keeps is not changed
     assert guidance(index, expected, lifted) == {hex_name(c): "dest" for c in destinations(state)}
     assert weighed == []
+    assert len(listed) == 1
 
 
 def test_a_lifted_gardener_is_no_complete_step_without_each_move_weighed_in_full(
@@ -138,6 +140,24 @@ def test_a_lifted_gardener_is_no_complete_step_without_each_move_weighed_in_full
     assert index.completing({"1,-1": "", "1,2": "M1+blue"}, distinct=True) == [
         Move(3, (1, 2), "blue")]
     assert weighed  # the moves of the diff's size are weighed in full
+
+
+def test_a_lifted_gardeners_complete_steps_are_sought_among_its_landings_on_handled_hexes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Lifted off an empty hex: the moves onto a flower alone are read (the flower stays
+    # under the gardener; a presence board cannot see it land there), none onto an empty
+    # hex, which changes a hex not handled.
+    state = _state(pool=[1, 3])
+    expected = RULES.board(state)
+    onto_flowers = [m for m in RULES.legal_steps(state)
+                    if isinstance(m, Move) and expected[hex_name(m.to)]]
+    weighed = _counting(monkeypatch, "piece_changes")
+    assert StepIndex(RULES, state, expected).completing({"1,-1": ""}, {"1,-1"}) == []
+    assert onto_flowers and set(weighed) == set(onto_flowers)
+    weighed.clear()
+    presence = StepIndex(RULES, state, expected, presence=True)
+    assert presence.completing({"1,-1": ""}, {"1,-1"}) == onto_flowers
+    assert set(weighed) == set(onto_flowers)
 
 
 def test_lazy_all_draws_the_rest_once_and_keeps_it() -> None:

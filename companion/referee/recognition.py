@@ -442,17 +442,17 @@ class StepIndex:
             return found
         steps: Iterable[Hashable] = self.explaining(diff)
         if all(on_the_way(piece, self.expected.get(cell, EMPTY)) for cell, piece in diff.items()):
-            standing = {c for c, p in self.expected.items() if diff.get(c, p)}
-            within = frozenset(diff) | frozenset(standing)
             if len(diff) == 1:  # one piece lifted: its moves, when the core lists them
+                # Normal moves only: none needs another piece put down first (a gardener's
+                # flower is planted under it as it lands).
                 ((origin, seen),) = diff.items()
                 moves = self.rules.moves_from(self.state, origin)
                 if moves is not None:
                     found = self._guided[key] = {
-                        to: "dest" for to, took, left in moves
-                        if to in within and (took is None or took in within)
-                        and on_the_way(seen, left)}
+                        to: "dest" for to, _, left in moves if on_the_way(seen, left)}
                     return found
+            standing = {c for c, p in self.expected.items() if diff.get(c, p)}
+            within = frozenset(diff) | frozenset(standing)
             steps = (
                 s for s in self.candidates(frozenset(diff), within, distinct=True)
                 if self.explains(s, diff)

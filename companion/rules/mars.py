@@ -1234,6 +1234,13 @@ class MarsRules(GardenerRules[State, Step]):
             if isinstance(step, Move) and landing in (None, GRID.names[step.to]):
                 yield step
 
+    def _landing(self, move: Step) -> Hex:
+        assert isinstance(move, Move)  # one of _moves_onto
+        return move.to
+
+    def _flower_on(self, state: State, spot: Hex) -> str:
+        return state.at(spot)
+
     def changes(self, state: State, step: Step) -> dict[Cell, Piece]:
         """The hexes a legal ``step`` changes, with their new pieces: the placed gardener;
         the hex left (its flower stays) and the landing (``"M1+red"``); nothing for rolls
