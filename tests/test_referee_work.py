@@ -160,6 +160,22 @@ def test_a_lifted_gardeners_complete_steps_are_sought_among_its_landings_on_hand
     assert set(weighed) == set(onto_flowers)
 
 
+def test_a_gardener_put_down_short_of_another_landing_is_told_from_its_moves_listed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Moved 3 to 1,2 with a 5 in the pool: 1,4 on the same line is a landing too, so the
+    # gardener may still be sliding on, told from the landings the core lists without the
+    # changes of any other move worked out.
+    move = Move(3, (1, 2), "blue")
+    state = _state(pool=[3, 5])
+    assert Move(5, (1, 4), "blue") in RULES.legal_steps(state)
+    referee = _table(state, []).referee
+    referee.observed.update({"1,-1": "", "1,2": "M1+blue"})
+    referee.last_put = ("1,2", "")
+    weighed = _counting(monkeypatch, "piece_changes")
+    assert referee._in_transit(referee._diff(), [move])
+    assert set(weighed) == {move}
+
+
 def test_lazy_all_draws_the_rest_once_and_keeps_it() -> None:
     drawn: list[int] = []
 
