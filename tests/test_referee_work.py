@@ -20,8 +20,9 @@ from companion.referee import mars as mars_table
 from companion.referee.effects import Committed
 from companion.referee.mars import MarsTable
 from companion.referee.recognition import Lazy, StepIndex, guidance
+from companion.rules import mars as mars_rules
 from companion.rules.hexes import hex_name
-from companion.rules.mars import RULES, Move, Roll, State, destinations, position
+from companion.rules.mars import RULES, Move, Place, Roll, State, destinations, position
 from companion.sim.harness import VirtualTable
 from companion.sim.perform import Noise
 
@@ -189,3 +190,17 @@ def test_lazy_all_draws_the_rest_once_and_keeps_it() -> None:
     assert lazy.all() == [0, 1, 2, 3]
     assert lazy.all() == [0, 1, 2, 3] and list(lazy) == [0, 1, 2, 3]
     assert drawn == [0, 1, 2, 3]  # each item drawn from the source once
+
+
+def test_a_placement_on_a_hex_is_found_without_every_placement_listed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    state = position(3, {"1,-1": "M1", "2,-1": "red"}, to_move=2)
+    every = list(mars_rules._placements(state))
+    assert len(every) == 88  # 91 hexes but the centre, the gardener and the flower
+    listed: list[State] = []
+    kept = mars_rules._placements
+    monkeypatch.setattr(mars_rules, "_placements", lambda s: listed.append(s) or kept(s))
+    for cell in RULES.layout(state):
+        on = [s for s in RULES.candidates(state, frozenset({cell})) if isinstance(s, Place)]
+        assert on == [p for p in every if hex_name(p.cell) == cell], cell
+    assert listed == []
