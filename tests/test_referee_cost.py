@@ -271,3 +271,68 @@ def test_a_disc_on_swap_flowers_is_weighed_without_every_pair_of_flowers(presenc
             assert frozenset({slot}) not in drawn.read, slot  # the pairs were never listed
             weighed += 1
     assert weighed > 10
+
+
+class _Wide:
+    """A rules core whose candidates are not narrowed by the ``within`` cells."""
+
+    def __init__(self, core: object) -> None:
+        self.core = core
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.core, name)
+
+    def candidates(self, state: Seated, touched: frozenset[Cell],
+                   within: frozenset[Cell] | None = None, distinct: bool = False
+                   ) -> Iterator[Hashable]:
+        return self.core.candidates(state, touched, None, distinct)  # type: ignore[attr-defined, no-any-return]
+
+
+@contextmanager
+def _gardeners_checked() -> Iterator[list[int]]:
+    """While the block runs, every answer of ``StepIndex.completing`` checked against the
+    one of candidates not narrowed by ``within``, and the destinations of every gardener
+    lifted alone against the landings of the moves that explain the board, each worked out
+    from its changes; the sizes of the destinations shown."""
+    shown: list[int] = []
+    completing, kept = StepIndex.completing, referee_module.guidance
+
+    def completed(self: StepIndex, diff: Mapping[Cell, Piece],
+                  handled: Collection[Cell] = frozenset(), *, distinct: bool = False,
+                  tray: Mapping[str, int] | None = None) -> list[Hashable]:
+        found = completing(self, diff, handled, distinct=distinct, tray=tray)
+        wide = StepIndex(_Wide(self.rules), self.state, self.expected, self.presence)  # type: ignore[arg-type]
+        assert found == completing(wide, diff, handled, distinct=distinct, tray=tray), diff
+        return found
+
+    def guided(index: StepIndex, expected: Board, diff: Mapping[Cell, Piece],
+               handled: Collection[Cell] = frozenset()) -> dict[Cell, str]:
+        found = kept(index, expected, diff, handled)
+        lifted = lifted_pieces(expected, diff)
+        if len(diff) == 1 and lifted:
+            fresh = StepIndex(index.rules, index.state, index.expected, index.presence)
+            landings = {cell: "dest" for s in index.rules.legal_steps(index.state)
+                        if fresh.explains(s, diff)
+                        for cell, piece in fresh.piece_changes(s).items()
+                        if diff.get(cell) != piece and piece.partition("+")[0] in lifted}
+            assert found == landings, diff
+            shown.append(len(found))
+        return found
+
+    StepIndex.completing = completed  # type: ignore[method-assign]
+    referee_module.guidance = guided  # type: ignore[assignment]
+    try:
+        yield shown
+    finally:
+        StepIndex.completing = completing  # type: ignore[method-assign]
+        referee_module.guidance = kept
+
+
+@pytest.mark.parametrize("presence", [False, True], ids=["identity", "presence"])
+@pytest.mark.parametrize("game", ["mars", "uranus"])
+def test_a_gardeners_steps_narrowed_to_the_cells_handled_give_the_answers_of_all_of_them(
+        game: str, presence: bool) -> None:
+    with _gardeners_checked() as shown:
+        report = _table(game, 3, presence).play()
+    assert report.over and not report.false_commits and not report.missed
+    assert any(shown)  # gardeners lifted alone, their landings shown

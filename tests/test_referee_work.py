@@ -20,8 +20,9 @@ from companion.referee import mars as mars_table
 from companion.referee.effects import Committed
 from companion.referee.mars import MarsTable
 from companion.referee.recognition import Lazy, StepIndex, guidance
+from companion.rules import mars as mars_rules
 from companion.rules.hexes import hex_name
-from companion.rules.mars import RULES, Move, Roll, State, destinations, position
+from companion.rules.mars import RULES, Move, Place, Roll, State, destinations, position
 from companion.sim.harness import VirtualTable
 from companion.sim.perform import Noise
 
@@ -111,20 +112,22 @@ def _counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[Hashable]:
     return steps
 
 
-def test_a_gardener_lifted_again_shows_its_destinations_without_weighing_its_moves_again(
+def test_a_lifted_gardener_shows_its_destinations_from_its_moves_none_weighed(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    # The core lists the gardener's landings (moves_from); no move's changes are worked out,
+    # and lifted again in the same position it shows what the index kept.
     state = _state(pool=[3, 5])
     expected = RULES.board(state)
     index = StepIndex(RULES, state, expected)
     lifted = {"1,-1": ""}
-    weighed = _counting(monkeypatch, "explains")
+    weighed = _counting(monkeypatch, "piece_changes")
+    listed = _calls_from_the_referee(monkeypatch, "moves_from")
     first = guidance(index, expected, lifted)
     assert first == {hex_name(c): "dest" for c in destinations(state)}
-    assert len(weighed) > len(first)  # every move (a colour each) weighed once
-    weighed.clear()
     first["1,-1"] = "pick"  # the caller's copy: what the index keeps is not changed
     assert guidance(index, expected, lifted) == {hex_name(c): "dest" for c in destinations(state)}
     assert weighed == []
+    assert len(listed) == 1
 
 
 def test_a_lifted_gardener_is_no_complete_step_without_each_move_weighed_in_full(
@@ -140,6 +143,40 @@ def test_a_lifted_gardener_is_no_complete_step_without_each_move_weighed_in_full
     assert weighed  # the moves of the diff's size are weighed in full
 
 
+def test_a_lifted_gardeners_complete_steps_are_sought_among_its_landings_on_handled_hexes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Lifted off an empty hex: the moves onto a flower alone are read (the flower stays
+    # under the gardener; a presence board cannot see it land there), none onto an empty
+    # hex, which changes a hex not handled.
+    state = _state(pool=[1, 3])
+    expected = RULES.board(state)
+    onto_flowers = [m for m in RULES.legal_steps(state)
+                    if isinstance(m, Move) and expected[hex_name(m.to)]]
+    weighed = _counting(monkeypatch, "piece_changes")
+    assert StepIndex(RULES, state, expected).completing({"1,-1": ""}, {"1,-1"}) == []
+    assert onto_flowers and set(weighed) == set(onto_flowers)
+    weighed.clear()
+    presence = StepIndex(RULES, state, expected, presence=True)
+    assert presence.completing({"1,-1": ""}, {"1,-1"}) == onto_flowers
+    assert set(weighed) == set(onto_flowers)
+
+
+def test_a_gardener_put_down_short_of_another_landing_is_told_from_its_moves_listed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Moved 3 to 1,2 with a 5 in the pool: 1,4 on the same line is a landing too, so the
+    # gardener may still be sliding on, told from the landings the core lists without the
+    # changes of any other move worked out.
+    move = Move(3, (1, 2), "blue")
+    state = _state(pool=[3, 5])
+    assert Move(5, (1, 4), "blue") in RULES.legal_steps(state)
+    referee = _table(state, []).referee
+    referee.observed.update({"1,-1": "", "1,2": "M1+blue"})
+    referee.last_put = ("1,2", "")
+    weighed = _counting(monkeypatch, "piece_changes")
+    assert referee._in_transit(referee._diff(), [move])
+    assert set(weighed) == {move}
+
+
 def test_lazy_all_draws_the_rest_once_and_keeps_it() -> None:
     drawn: list[int] = []
 
@@ -153,3 +190,17 @@ def test_lazy_all_draws_the_rest_once_and_keeps_it() -> None:
     assert lazy.all() == [0, 1, 2, 3]
     assert lazy.all() == [0, 1, 2, 3] and list(lazy) == [0, 1, 2, 3]
     assert drawn == [0, 1, 2, 3]  # each item drawn from the source once
+
+
+def test_a_placement_on_a_hex_is_found_without_every_placement_listed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    state = position(3, {"1,-1": "M1", "2,-1": "red"}, to_move=2)
+    every = list(mars_rules._placements(state))
+    assert len(every) == 88  # 91 hexes but the centre, the gardener and the flower
+    listed: list[State] = []
+    kept = mars_rules._placements
+    monkeypatch.setattr(mars_rules, "_placements", lambda s: listed.append(s) or kept(s))
+    for cell in RULES.layout(state):
+        on = [s for s in RULES.candidates(state, frozenset({cell})) if isinstance(s, Place)]
+        assert on == [p for p in every if hex_name(p.cell) == cell], cell
+    assert listed == []

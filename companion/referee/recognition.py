@@ -30,6 +30,7 @@ from companion.rules.base import (
     OCCUPIED,
     Board,
     Cell,
+    Move,
     Outcome,
     Piece,
     Seated,
@@ -204,6 +205,7 @@ class StepIndex:
     _after: dict[Hashable, Seated] = field(default_factory=dict)
     _ending: dict[Hashable, Outcome | None] = field(default_factory=dict)
     _guided: dict[frozenset[tuple[Cell, Piece]], dict[Cell, str]] = field(default_factory=dict)
+    _listed: dict[Cell, list[Move] | None] = field(default_factory=dict)
 
     def after(self, step: Hashable) -> Seated:
         """The state ``step`` leads to (``rules.apply``), applied once and kept: the end
@@ -430,6 +432,23 @@ class StepIndex:
         return None
 
 
+    def moves_from(self, cell: Cell) -> list[Move] | None:
+        """The normal moves of the piece on ``cell`` as the rules core lists them
+        (``GameRules.moves_from``), asked once and kept: the piece lifted shows them, and
+        put down they tell whether it may still slide on."""
+        if cell in self._listed:
+            return self._listed[cell]
+        found = self._listed[cell] = self.rules.moves_from(self.state, cell)
+        return found
+
+    def moves_onto(self, diff: Mapping[Cell, Piece], cells: Collection[Cell]) -> bool:
+        """Whether the one piece lifted in ``diff`` (``{its cell: what the cell shows}``) has
+        a normal move (:meth:`moves_from`) that explains ``diff`` and lands on one of
+        ``cells``; False too when the core does not list that piece's moves."""
+        ((origin, seen),) = diff.items()
+        moves = self.moves_from(origin)
+        return any(to in cells and on_the_way(seen, left) for to, _, left in moves or ())
+
     def destinations(self, diff: Mapping[Cell, Piece], lifted: set[Piece]) -> dict[Cell, str]:
         """Where the ``lifted`` Martians/gardeners of ``diff`` may go, ``{cell: "dest"}``: the
         cells where a step the board may still become puts one; while nothing has been put
@@ -442,17 +461,17 @@ class StepIndex:
             return found
         steps: Iterable[Hashable] = self.explaining(diff)
         if all(on_the_way(piece, self.expected.get(cell, EMPTY)) for cell, piece in diff.items()):
-            standing = {c for c, p in self.expected.items() if diff.get(c, p)}
-            within = frozenset(diff) | frozenset(standing)
             if len(diff) == 1:  # one piece lifted: its moves, when the core lists them
+                # Normal moves only: none needs another piece put down first (a gardener's
+                # flower is planted under it as it lands).
                 ((origin, seen),) = diff.items()
-                moves = self.rules.moves_from(self.state, origin)
+                moves = self.moves_from(origin)
                 if moves is not None:
                     found = self._guided[key] = {
-                        to: "dest" for to, took, left in moves
-                        if to in within and (took is None or took in within)
-                        and on_the_way(seen, left)}
+                        to: "dest" for to, _, left in moves if on_the_way(seen, left)}
                     return found
+            standing = {c for c, p in self.expected.items() if diff.get(c, p)}
+            within = frozenset(diff) | frozenset(standing)
             steps = (
                 s for s in self.candidates(frozenset(diff), within, distinct=True)
                 if self.explains(s, diff)

@@ -817,6 +817,11 @@ class Referee:
                 ways = neighbours(cell) + ways
             cells = [c for c in dict.fromkeys(ways) if c in self.layout_set]
             if was:
+                # The piece lifted alone: its moves as the core lists them tell at once
+                # whether it may still land farther on; any other step only when none does.
+                if origin is not None and was.keys() == {origin} and \
+                        self.index.moves_onto(was, cells):
+                    return True
                 # The steps explaining the board as it was are those weighed while the piece
                 # was in the hand (its destinations shown then): read once, not per cell.
                 for other in self.index.explaining(was):

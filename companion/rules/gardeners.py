@@ -17,9 +17,10 @@ from dataclasses import Field, replace
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol, TypeAlias, TypeVar
 
-from companion.errors import InvalidPositionError
+from companion.errors import InvalidPositionError, InvalidStepError
 from companion.rules.base import (
     Cell,
+    Move,
     Piece,
     Rules,
     Seated,
@@ -28,7 +29,7 @@ from companion.rules.base import (
     martian,
     martian_on,
 )
-from companion.rules.hexes import Hex, hex_name
+from companion.rules.hexes import Hex, hex_name, parse_hex
 
 DataclassFields: TypeAlias = dict[str, Field[Any]]
 """The ``dataclasses`` module's table of a dataclass's fields, typed as the standard
@@ -133,6 +134,14 @@ class GardenerRules(Rules[GState, Step], ABC):
         """The legal moves of the gardener to move, in :meth:`legal_steps` order, that land
         on ``landing`` (on any hex when ``None``): none outside the move phase."""
 
+    @abstractmethod
+    def _landing(self, move: Step) -> Hex:
+        """Where ``move``, one of :meth:`_moves_onto`, lands."""
+
+    @abstractmethod
+    def _flower_on(self, state: GState, spot: Hex) -> str:
+        """The flower on ``spot``, under a gardener or not (``""`` for none)."""
+
     def reserve_problems(self, state: GState, reserves: Sequence[Mapping[str, int]]) -> list[str]:
         """What does not add up in reserves dealt by hand (``reserves[p - 1]``: player p's
         ``{colour: count}``) for the fresh game ``state``: each player is dealt 30 flowers
@@ -164,15 +173,52 @@ class GardenerRules(Rules[GState, Step], ABC):
         """The legal steps whose changed hexes include all of ``touched``: every step when
         nothing is touched (a step that moves no gardener changes no hex); a placement on the
         one touched hex; a move of the gardener to move landing on the one touched hex
-        besides its own, or anywhere when only its own is touched.  ``within`` and
-        ``distinct`` narrow nothing: a turn has a few hundred steps at most."""
+        besides its own, or anywhere when only its own is touched.  With ``within`` (and
+        something touched), only the steps whose hexes lie in ``within`` or have a flower (a
+        gardener stepping off or onto it): the moves are told by their landing, none's
+        changes worked out.  ``distinct`` narrows nothing: a turn has a few hundred steps at
+        most."""
         if not touched:
             yield from self.legal_steps(state)
             return
-        if len(touched) == 1:
+        if len(touched) == 1 and (within is None or touched <= within):
             yield from self._placements_on(state, next(iter(touched)))
         here = state.gardeners[state.to_move - 1]
-        if here is not None:
-            landing = touched - {hex_name(here)}
-            if len(landing) <= 1:
-                yield from self._moves_onto(state, next(iter(landing), None))
+        if here is None:
+            return
+        landing = touched - {hex_name(here)}
+        if len(landing) > 1:
+            return
+        moves = self._moves_onto(state, next(iter(landing), None))
+        if within is None:
+            yield from moves
+            return
+        if hex_name(here) not in within and not self._flower_on(state, here):
+            return
+        spots = _spots(within)
+        for move in moves:
+            to = self._landing(move)
+            if to in spots or self._flower_on(state, to):
+                yield move
+
+    def moves_from(self, state: GState, cell: Cell) -> list[Move] | None:
+        """The moves of the gardener to move when ``cell`` is its hex, as
+        :meth:`_moves_onto` lists them, each ``(landing, None, the flower it leaves on
+        cell)``, none's changes worked out (its destinations shown while it is in the hand);
+        ``[]`` for any other hex and outside the move phase."""
+        here = state.gardeners[state.to_move - 1]
+        if here is None or hex_name(here) != cell:
+            return []
+        left = self._flower_on(state, here)
+        return [(hex_name(self._landing(m)), None, left) for m in self._moves_onto(state, None)]
+
+
+def _spots(cells: frozenset[Cell]) -> set[Hex]:
+    """The hexes among ``cells`` (the others name no hex a gardener may reach)."""
+    spots = set()
+    for cell in cells:
+        try:
+            spots.add(parse_hex(cell))
+        except InvalidStepError:
+            continue
+    return spots

@@ -688,6 +688,9 @@ _PLACEABLE: tuple[int, ...] = tuple(i for i, cell in enumerate(GRID.cells) if ce
 _PLACE_AT: tuple[Place, ...] = tuple(_PLACES[cell] for cell in GRID.cells)
 """``_PLACE_AT[place]``: the placement on the hex at that place of ``State.cells``."""
 
+_PLACEABLE_NAMED: Mapping[Cell, int] = {_NAMES[place]: place for place in _PLACEABLE}
+"""The place in ``State.cells`` of every hex but the central space, by its name."""
+
 _DISCARDS: tuple[Discard, ...] = tuple(Discard(die) for die in range(7))
 """``_DISCARDS[die]``: the discard of that die, built once."""
 
@@ -1235,16 +1238,24 @@ class MarsRules(GardenerRules[State, Step]):
         return _apply_discard(state, step)
 
     def _placements_on(self, state: State, cell: Cell) -> Iterator[Step]:
-        if state.phase is _PLACEMENT:
-            for step in _placements(state):
-                if cell == GRID.names[step.cell]:
-                    yield step
+        # One look-up, not every placement listed: asked for each cell next to a placement.
+        place = _PLACEABLE_NAMED.get(cell)
+        if (state.phase is _PLACEMENT and place is not None and not state.cells[place]
+                and all(g is None or _INDEX[g] != place for g in state.gardeners)):
+            yield _PLACE_AT[place]
 
     def _moves_onto(self, state: State, landing: Cell | None) -> Iterator[Step]:
         # rolls and discards touch nothing: not candidates of a touched hex
         for step in _moves(state) if state.phase is _MOVE else ():
             if isinstance(step, Move) and landing in (None, GRID.names[step.to]):
                 yield step
+
+    def _landing(self, move: Step) -> Hex:
+        assert isinstance(move, Move)  # one of _moves_onto
+        return move.to
+
+    def _flower_on(self, state: State, spot: Hex) -> str:
+        return state.at(spot)
 
     def changes(self, state: State, step: Step) -> dict[Cell, Piece]:
         """The hexes a legal ``step`` changes, with their new pieces: the placed gardener;

@@ -1164,6 +1164,13 @@ class UranusRules(GardenerRules[State, Step]):
                 if landing in (None, hex_name(cell)):
                     yield from self._moves_to(state, cell)
 
+    def _landing(self, move: Step) -> Hex:
+        assert isinstance(move, Move)  # one of _moves_onto
+        return move.to
+
+    def _flower_on(self, state: State, spot: Hex) -> str:
+        return state.flowers[state.shape.index[spot]]
+
     def changes(self, state: State, step: Step) -> dict[Cell, Piece]:
         """The spots ``step`` changes and their new piece, without building the whole board:
         a placed gardener; a gardener's old spot (its flower, if any) and its landing (with
