@@ -11,6 +11,7 @@ import random
 from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -18,8 +19,9 @@ from companion.referee import referee as referee_module
 from companion.referee.mars import MarsTable
 from companion.referee.recognition import StepIndex, beyond, guidance, lifted_pieces, neighbours
 from companion.referee.referee import Referee, RefereeSettings, _head, _origin
+from companion.referee.screen import Screen
 from companion.referee.uranus import CardTable, load_catalogue
-from companion.rules import load
+from companion.rules import enceladus, load
 from companion.rules.base import EMPTY, Board, Cell, Move, Piece, Seated
 from companion.rules.enceladus import Action
 from companion.rules.uranus import BOARDS
@@ -271,3 +273,73 @@ def test_a_disc_on_swap_flowers_is_weighed_without_every_pair_of_flowers(presenc
             assert frozenset({slot}) not in drawn.read, slot  # the pairs were never listed
             weighed += 1
     assert weighed > 10
+
+
+def _moves_changing_by_rule(state: enceladus.State, squares: frozenset[str]) -> list[Hashable]:
+    """The normal moves among ``enceladus.candidates`` for the garden ``squares`` touched, by
+    its rule: each square the Martian's own, a soliflower already, or one the move may change
+    (its landing, its pick, a flower it leaves alone)."""
+    cells = {enceladus.LAYOUT.index(name) for name in squares}
+    lonely = set(enceladus._soliflowers(state.garden))
+    return [
+        enceladus._move_step(state, origin, to, pick)
+        for origin, to, pick in enceladus._moves(state)
+        if all(sq == origin or sq in lonely or enceladus._moved_on(state.garden, sq, to, pick)
+               for sq in cells)
+    ]
+
+
+def test_the_moves_that_may_change_a_touched_square_are_worked_out_once_per_state(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # While a step is under way the referee asks for the candidates of the same touched
+    # squares on every field update: which moves may change a square is kept per state.
+    asked: list[int] = []
+    kept = enceladus._moved_on
+
+    def counted(*args: Any) -> bool:
+        asked.append(args[1])
+        return kept(*args)
+
+    tried = 0
+    for state in _turns(3, 6):
+        name = enceladus.LAYOUT.__getitem__
+        flowers = [n for n in enceladus.SQUARE_NAMES if state.garden[enceladus._CELL[n]] >= 0]
+        moves = list(enceladus._moves(state))
+        origin, to, pick = moves[len(moves) // 2]
+        landing = {name(to)} if pick is None else {name(to), name(pick)}
+        for touched in ({name(to)}, landing, {name(origin), name(to)}, {flowers[0], name(to)}):
+            squares = frozenset(touched)
+            expected = _moves_changing_by_rule(state, squares)
+            monkeypatch.setattr(enceladus, "_moved_on", counted)
+            first = [s for s in enceladus.candidates(state, squares)
+                     if isinstance(s, enceladus.Move)]
+            asked.clear()
+            again = [s for s in enceladus.candidates(state, squares)
+                     if isinstance(s, enceladus.Move)]
+            monkeypatch.setattr(enceladus, "_moved_on", kept)
+            assert first == again == expected, (state, touched)
+            assert asked == [], touched  # nothing asked again of the same state
+            tried += bool(expected)
+    assert tried > 12
+
+
+def test_a_screen_of_a_step_under_way_is_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Screen copies every cell of the board: built once, not built and then replaced.
+    t = _table("enceladus", 2, False)
+    t.start()
+    referee = t.referee
+    while referee.state.phase is not enceladus.Phase.TURN:
+        assert t.play_step()
+    martian = next(c for c, p in referee.expected.items() if p.startswith("M"))
+    built: list[Screen] = []
+    kept = Screen.__post_init__
+
+    def counted(self: Screen) -> None:
+        built.append(self)
+        kept(self)
+
+    monkeypatch.setattr(Screen, "__post_init__", counted)
+    referee.observed[martian] = EMPTY  # lifted
+    screen = referee._screen(t.now, diff={martian: EMPTY}, guide=True)
+    assert built == [screen]
+    assert screen.message.endswith("go on") and screen.cells[martian] == EMPTY

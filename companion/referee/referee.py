@@ -1063,52 +1063,49 @@ class Referee:
         guide: bool,
         wrong: set[Cell] | None,
     ) -> Screen:
-        scores, outcome, to_move = self.scores, self.outcome, self.to_move
-        base = Screen(
+        outcome, to_move = self.outcome, self.to_move
+        # One Screen built, never one then replaced: each copies the 100-odd cells.
+        cells: Board = self.expected
+        highlights: dict[Cell, str] = {}
+        menu: tuple[str, ...] = ()
+        menu_index, urgent = 0, False
+        if not self.have_board:
+            message = "Waiting for the board..."
+        elif self.question is not None:
+            q = self.question
+            message = f"P{to_move}: which one? Select, then OK"
+            menu, menu_index = tuple(q.options), q.index
+        elif wrong is not None:
+            message = "Not a legal move: put the cells shown right"
+            highlights, urgent = dict.fromkeys(sorted(wrong), "wrong"), True
+        elif diff and (self.syncing or outcome is not None):
+            message = SET_UP if not self.history else "Put the board back as shown"
+            highlights = _restore_roles(self.expected, diff)
+            menu = (USE_GARDEN,) if self._may_adopt() else ()
+        elif outcome is not None:
+            message = _outcome_text(outcome)
+        elif diff and guide:
+            seen = {**self.expected, **self.observed}
+            cells = {c: p for c, p in seen.items() if c in self.layout_set}
+            highlights = guidance(self.index, self.expected, diff, self.touched)
+            message = f"P{to_move}: go on"
+            if self.awaiting:
+                message, menu = f"P{to_move}: go on, or OK when done", (DONE,)
+        else:
+            message = f"P{to_move}: your turn"
+        return Screen(
             game=self.rules.name,
             layout=self.layout_name,
-            cells=dict(self.expected),
-            scores=scores,
+            cells=cells,
+            highlights=highlights,
+            message=message,
+            scores=self.scores,
             to_move=to_move,
+            urgent=urgent,
+            menu=menu,
+            menu_index=menu_index,
             ranking=tuple((p, r) for p, r, _ in outcome.ranking) if outcome is not None else (),
         )
-        if not self.have_board:
-            return replace(base, message="Waiting for the board...")
-        if self.question is not None:
-            q = self.question
-            return replace(
-                base,
-                message=f"P{to_move}: which one? Select, then OK",
-                menu=tuple(q.options),
-                menu_index=q.index,
-            )
-        if wrong is not None:
-            return replace(
-                base,
-                message="Not a legal move: put the cells shown right",
-                highlights=dict.fromkeys(sorted(wrong), "wrong"),
-                urgent=True,
-            )
-        if diff and (self.syncing or outcome is not None):
-            what = (
-                SET_UP if not self.history else "Put the board back as shown"
-            )
-            base = replace(base, message=what, highlights=_restore_roles(self.expected, diff))
-            return replace(base, menu=(USE_GARDEN,)) if self._may_adopt() else base
-        if outcome is not None:
-            return replace(base, message=_outcome_text(outcome))
-        if diff and guide:
-            cells = {**self.expected, **self.observed}
-            base = replace(
-                base,
-                cells={c: p for c, p in cells.items() if c in self.layout_set},
-                highlights=guidance(self.index, self.expected, diff, self.touched),
-                message=f"P{to_move}: go on",
-            )
-            if self.awaiting:
-                return replace(base, message=f"P{to_move}: go on, or OK when done", menu=(DONE,))
-            return base
-        return replace(base, message=f"P{to_move}: your turn")
 
 
 def _head(piece: Piece) -> Piece:
