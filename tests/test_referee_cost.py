@@ -17,7 +17,17 @@ import pytest
 
 from companion.referee import referee as referee_module
 from companion.referee.mars import MarsTable
-from companion.referee.recognition import StepIndex, beyond, guidance, lifted_pieces, neighbours
+from companion.referee.recognition import (
+    GUIDED,
+    StepIndex,
+    beyond,
+    board_diff,
+    guidance,
+    lifted_pieces,
+    neighbours,
+    off_garden,
+    sensed_board,
+)
 from companion.referee.referee import Referee, RefereeSettings, _head, _origin
 from companion.referee.screen import Screen
 from companion.referee.uranus import CardTable, load_catalogue
@@ -155,17 +165,20 @@ def test_the_payments_and_draws_of_one_set_of_changes_complete_together(presence
 
 
 class _Counted:
-    """A rules core whose ``changes`` are counted; with ``listed`` False it lists no piece's
-    moves itself (``moves_from``), so that its candidates' changes are asked instead."""
+    """A rules core whose ``changes`` are counted (``changed``: the steps asked about); with
+    ``listed`` False it lists no piece's moves itself (``moves_from``), so that its
+    candidates' changes are asked instead."""
 
-    def __init__(self, core: object, *, listed: bool) -> None:
+    def __init__(self, core: object, *, listed: bool = True) -> None:
         self.core, self.listed, self.asked = core, listed, 0
+        self.changed: list[Hashable] = []
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.core, name)
 
     def changes(self, state: Seated, step: Hashable) -> dict[Cell, Piece]:
         self.asked += 1
+        self.changed.append(step)
         return self.core.changes(state, step)  # type: ignore[attr-defined, no-any-return]
 
     def moves_from(self, state: Seated, cell: Cell) -> list[Move] | None:
@@ -343,3 +356,49 @@ def test_a_screen_of_a_step_under_way_is_built_once(monkeypatch: pytest.MonkeyPa
     screen = referee._screen(t.now, diff={martian: EMPTY}, guide=True)
     assert built == [screen]
     assert screen.message.endswith("go on") and screen.cells[martian] == EMPTY
+
+
+def test_a_disc_set_down_after_its_martian_moved_weighs_only_the_next_slots_steps() -> None:
+    # A presence board: the Martian moved for a diagonal, jump or swap Martian, then the disc
+    # set on the slot.  Whether the disc may be on its way to the slot beside is asked of that
+    # slot's steps alone, never of every move the Martian lifted might have made.
+    rules = load("enceladus").RULES
+    checked = 0
+    for state in (state for seed in (5, 6, 7) for state in _turns(seed, 10)):
+        steps = [s for s in rules.legal_steps(state)
+                 if isinstance(s, Action) and s.name in ("diagonal", "jump", "swap_martian")]
+        if not steps:
+            continue
+        step = steps[len(steps) // 2]
+        core = _Counted(rules)
+        referee = Referee(core, state, "enceladus", RefereeSettings(presence=True))  # type: ignore[arg-type]
+        changes = rules.changes(state, step)
+        slot = next(c for c in changes if off_garden(c))
+        after = sensed_board({**referee.expected, **changes})
+        diff = board_diff(referee.sensed_expected, after, frozenset())
+        referee.last_put = (slot, EMPTY)
+        answer = referee._in_transit(diff, [step])
+        weighed = [s for s in core.changed if s != step]
+        assert all(set(rules.changes(state, s)) & set(neighbours(slot)) for s in weighed), slot
+        assert answer == _in_transit_from_scratch(referee, diff, [step])
+        checked += 1
+    assert checked > 5
+
+
+def test_a_flower_lifted_that_dozens_of_steps_may_move_is_guided_without_their_changes() -> None:
+    # More than GUIDED steps explain the flower lifted: no cell is singled out, which counting
+    # them tells without the rules core working out the changes of any.
+    rules = load("enceladus").RULES
+    tried = 0
+    for state in (state for seed in (5, 6) for state in _turns(seed, 6)):
+        expected = rules.board(state)
+        for cell in [c for c, p in expected.items() if p in state.options.colours][:6]:
+            diff = {cell: EMPTY}
+            core = _Counted(rules)
+            index = StepIndex(core, state, expected)
+            if len(index.candidates(frozenset(diff), distinct=True).all()) <= GUIDED:
+                continue
+            assert guidance(StepIndex(core, state, expected), expected, diff) == {}
+            assert core.changed == [], cell
+            tried += 1
+    assert tried > 5

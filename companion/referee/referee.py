@@ -83,6 +83,7 @@ from companion.referee.recognition import (
     board_diff,
     guidance,
     neighbours,
+    off_garden,
     on_the_way,
     sensed_board,
 )
@@ -813,6 +814,16 @@ class Referee:
             if origin is None or self.settings.presence:
                 ways = neighbours(cell) + ways
             cells = [c for c in dict.fromkeys(ways) if c in self.layout_set]
+            if was and off_garden(cell):
+                # A disc beside its slot: only the next slots' own steps may put it there (a
+                # few), not every step explaining the rest (each changes worked out).
+                for there in cells:
+                    for other in self.index.candidates(frozenset(was) | {there}, distinct=True):
+                        puts = self.index.piece_changes(other).get(there)
+                        if (puts is not None and _head(puts) == head
+                                and self.index.explains(other, was)):
+                            return True
+                continue
             if was:
                 # The steps explaining the board as it was are those weighed while the piece
                 # was in the hand (its destinations shown then): read once, not per cell.
