@@ -11,15 +11,27 @@ import random
 from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
 from companion.referee import referee as referee_module
 from companion.referee.mars import MarsTable
-from companion.referee.recognition import StepIndex, beyond, guidance, lifted_pieces, neighbours
+from companion.referee.recognition import (
+    GUIDED,
+    StepIndex,
+    beyond,
+    board_diff,
+    guidance,
+    lifted_pieces,
+    neighbours,
+    off_garden,
+    sensed_board,
+)
 from companion.referee.referee import Referee, RefereeSettings, _head, _origin
+from companion.referee.screen import Screen
 from companion.referee.uranus import CardTable, load_catalogue
-from companion.rules import load
+from companion.rules import enceladus, load
 from companion.rules.base import EMPTY, Board, Cell, Move, Piece, Seated
 from companion.rules.enceladus import Action
 from companion.rules.uranus import BOARDS
@@ -153,17 +165,20 @@ def test_the_payments_and_draws_of_one_set_of_changes_complete_together(presence
 
 
 class _Counted:
-    """A rules core whose ``changes`` are counted; with ``listed`` False it lists no piece's
-    moves itself (``moves_from``), so that its candidates' changes are asked instead."""
+    """A rules core whose ``changes`` are counted (``changed``: the steps asked about); with
+    ``listed`` False it lists no piece's moves itself (``moves_from``), so that its
+    candidates' changes are asked instead."""
 
-    def __init__(self, core: object, *, listed: bool) -> None:
+    def __init__(self, core: object, *, listed: bool = True) -> None:
         self.core, self.listed, self.asked = core, listed, 0
+        self.changed: list[Hashable] = []
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.core, name)
 
     def changes(self, state: Seated, step: Hashable) -> dict[Cell, Piece]:
         self.asked += 1
+        self.changed.append(step)
         return self.core.changes(state, step)  # type: ignore[attr-defined, no-any-return]
 
     def moves_from(self, state: Seated, cell: Cell) -> list[Move] | None:
@@ -336,3 +351,119 @@ def test_a_gardeners_steps_narrowed_to_the_cells_handled_give_the_answers_of_all
         report = _table(game, 3, presence).play()
     assert report.over and not report.false_commits and not report.missed
     assert any(shown)  # gardeners lifted alone, their landings shown
+
+
+def _moves_changing_by_rule(state: enceladus.State, squares: frozenset[str]) -> list[Hashable]:
+    """The normal moves among ``enceladus.candidates`` for the garden ``squares`` touched, by
+    its rule: each square the Martian's own, a soliflower already, or one the move may change
+    (its landing, its pick, a flower it leaves alone)."""
+    cells = {enceladus.LAYOUT.index(name) for name in squares}
+    lonely = set(enceladus._soliflowers(state.garden))
+    return [
+        enceladus._move_step(state, origin, to, pick)
+        for origin, to, pick in enceladus._moves(state)
+        if all(sq == origin or sq in lonely or enceladus._moved_on(state.garden, sq, to, pick)
+               for sq in cells)
+    ]
+
+
+def test_the_moves_that_may_change_a_touched_square_are_worked_out_once_per_state(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # While a step is under way the referee asks for the candidates of the same touched
+    # squares on every field update: which moves may change a square is kept per state.
+    asked: list[int] = []
+    kept = enceladus._moved_on
+
+    def counted(*args: Any) -> bool:
+        asked.append(args[1])
+        return kept(*args)
+
+    tried = 0
+    for state in _turns(3, 6):
+        name = enceladus.LAYOUT.__getitem__
+        flowers = [n for n in enceladus.SQUARE_NAMES if state.garden[enceladus._CELL[n]] >= 0]
+        moves = list(enceladus._moves(state))
+        origin, to, pick = moves[len(moves) // 2]
+        landing = {name(to)} if pick is None else {name(to), name(pick)}
+        for touched in ({name(to)}, landing, {name(origin), name(to)}, {flowers[0], name(to)}):
+            squares = frozenset(touched)
+            expected = _moves_changing_by_rule(state, squares)
+            monkeypatch.setattr(enceladus, "_moved_on", counted)
+            first = [s for s in enceladus.candidates(state, squares)
+                     if isinstance(s, enceladus.Move)]
+            asked.clear()
+            again = [s for s in enceladus.candidates(state, squares)
+                     if isinstance(s, enceladus.Move)]
+            monkeypatch.setattr(enceladus, "_moved_on", kept)
+            assert first == again == expected, (state, touched)
+            assert asked == [], touched  # nothing asked again of the same state
+            tried += bool(expected)
+    assert tried > 12
+
+
+def test_a_screen_of_a_step_under_way_is_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Screen copies every cell of the board: built once, not built and then replaced.
+    t = _table("enceladus", 2, False)
+    t.start()
+    referee = t.referee
+    while referee.state.phase is not enceladus.Phase.TURN:
+        assert t.play_step()
+    martian = next(c for c, p in referee.expected.items() if p.startswith("M"))
+    built: list[Screen] = []
+    kept = Screen.__post_init__
+
+    def counted(self: Screen) -> None:
+        built.append(self)
+        kept(self)
+
+    monkeypatch.setattr(Screen, "__post_init__", counted)
+    referee.observed[martian] = EMPTY  # lifted
+    screen = referee._screen(t.now, diff={martian: EMPTY}, guide=True)
+    assert built == [screen]
+    assert screen.message.endswith("go on") and screen.cells[martian] == EMPTY
+
+
+def test_a_disc_set_down_after_its_martian_moved_weighs_only_the_next_slots_steps() -> None:
+    # A presence board: the Martian moved for a diagonal, jump or swap Martian, then the disc
+    # set on the slot.  Whether the disc may be on its way to the slot beside is asked of that
+    # slot's steps alone, never of every move the Martian lifted might have made.
+    rules = load("enceladus").RULES
+    checked = 0
+    for state in (state for seed in (5, 6, 7) for state in _turns(seed, 10)):
+        steps = [s for s in rules.legal_steps(state)
+                 if isinstance(s, Action) and s.name in ("diagonal", "jump", "swap_martian")]
+        if not steps:
+            continue
+        step = steps[len(steps) // 2]
+        core = _Counted(rules)
+        referee = Referee(core, state, "enceladus", RefereeSettings(presence=True))  # type: ignore[arg-type]
+        changes = rules.changes(state, step)
+        slot = next(c for c in changes if off_garden(c))
+        after = sensed_board({**referee.expected, **changes})
+        diff = board_diff(referee.sensed_expected, after, frozenset())
+        referee.last_put = (slot, EMPTY)
+        answer = referee._in_transit(diff, [step])
+        weighed = [s for s in core.changed if s != step]
+        assert all(set(rules.changes(state, s)) & set(neighbours(slot)) for s in weighed), slot
+        assert answer == _in_transit_from_scratch(referee, diff, [step])
+        checked += 1
+    assert checked > 5
+
+
+def test_a_flower_lifted_that_dozens_of_steps_may_move_is_guided_without_their_changes() -> None:
+    # More than GUIDED steps explain the flower lifted: no cell is singled out, which counting
+    # them tells without the rules core working out the changes of any.
+    rules = load("enceladus").RULES
+    tried = 0
+    for state in (state for seed in (5, 6) for state in _turns(seed, 6)):
+        expected = rules.board(state)
+        for cell in [c for c, p in expected.items() if p in state.options.colours][:6]:
+            diff = {cell: EMPTY}
+            core = _Counted(rules)
+            index = StepIndex(core, state, expected)
+            if len(index.candidates(frozenset(diff), distinct=True).all()) <= GUIDED:
+                continue
+            assert guidance(StepIndex(core, state, expected), expected, diff) == {}
+            assert core.changed == [], cell
+            tried += 1
+    assert tried > 5

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, islice
 from typing import Generic, TypeVar
 
 from companion.errors import InvalidStepError
@@ -506,6 +506,12 @@ def _point(cell: Cell) -> tuple[str, int, int] | None:
     return "square", square % size, square // size
 
 
+def off_garden(cell: Cell) -> bool:
+    """Whether ``cell`` is one no piece moves through (an action slot, the tray): what is
+    set down there comes from the hand."""
+    return _point(cell) is None
+
+
 def _name(kind: str, x: int, y: int) -> Cell | None:
     """The name of the garden cell at ``(x, y)`` (``None`` off a square garden)."""
     if kind == "hex":
@@ -584,7 +590,8 @@ PROBES = 3
 """The garden cells where a flower stands that :meth:`StepIndex.probed` tries with a slot."""
 
 GUIDED = 24
-"""The most candidate steps read to find the cells every explaining step still needs: the
+"""The most candidate steps read to find the cells every explaining step still needs (with
+more, they are only counted, none read: no cell would be singled out): the
 rules core's ``changes`` of each costs tens of microseconds on a desktop core, ten times that
 on a Pi Zero 2 W, and a field update must cost less than its time on the wire."""
 
@@ -622,13 +629,11 @@ def guidance(
         remaining.update((c, EMPTY) for c in index.unseen(step) if c not in handled)
         return remaining
 
-    def common(steps: Iterable[Hashable], limit: int | None) -> dict[Cell, Piece] | None:
-        """What the steps read (at most ``limit``) still need in common; ``{}`` when nothing
-        or more than ``limit`` steps, ``None`` when none needs anything."""
+    def common(steps: Iterable[Hashable]) -> dict[Cell, Piece] | None:
+        """What the steps still need in common; ``{}`` when nothing, ``None`` when none
+        needs anything."""
         todo: dict[Cell, Piece] | None = None
-        for read, step in enumerate(steps):
-            if read == limit:
-                return {}  # too many ways on: no cell is singled out
+        for step in steps:
             remaining = still(step)
             if not remaining:
                 continue
@@ -639,8 +644,11 @@ def guidance(
         return todo
 
     # A disc on a slot: when a few of its steps need nothing in common, neither do all.
-    if common(index.probed(frozenset(diff)), None) == {}:
+    if common(index.probed(frozenset(diff))) == {}:
         return {}
-    todo = common(index.candidates(frozenset(diff), distinct=True), GUIDED)
+    steps = index.candidates(frozenset(diff), distinct=True)
+    if next(islice(steps, GUIDED, None), None) is not None:
+        return {}  # too many ways on, told by counting them: no step's changes worked out
+    todo = common(steps)
     return {cell: ("pick" if piece == EMPTY else "place") for cell, piece in (todo or {}).items()}
 

@@ -83,6 +83,7 @@ from companion.referee.recognition import (
     board_diff,
     guidance,
     neighbours,
+    off_garden,
     on_the_way,
     sensed_board,
 )
@@ -816,6 +817,16 @@ class Referee:
             if origin is None or self.settings.presence:
                 ways = neighbours(cell) + ways
             cells = [c for c in dict.fromkeys(ways) if c in self.layout_set]
+            if was and off_garden(cell):
+                # A disc beside its slot: only the next slots' own steps may put it there (a
+                # few), not every step explaining the rest (each changes worked out).
+                for there in cells:
+                    for other in self.index.candidates(frozenset(was) | {there}, distinct=True):
+                        puts = self.index.piece_changes(other).get(there)
+                        if (puts is not None and _head(puts) == head
+                                and self.index.explains(other, was)):
+                            return True
+                continue
             if was:
                 # The piece lifted alone: its moves as the core lists them tell at once
                 # whether it may still land farther on; any other step only when none does.
@@ -1071,52 +1082,49 @@ class Referee:
         guide: bool,
         wrong: set[Cell] | None,
     ) -> Screen:
-        scores, outcome, to_move = self.scores, self.outcome, self.to_move
-        base = Screen(
+        outcome, to_move = self.outcome, self.to_move
+        # One Screen built, never one then replaced: each copies the 100-odd cells.
+        cells: Board = self.expected
+        highlights: dict[Cell, str] = {}
+        menu: tuple[str, ...] = ()
+        menu_index, urgent = 0, False
+        if not self.have_board:
+            message = "Waiting for the board..."
+        elif self.question is not None:
+            q = self.question
+            message = f"P{to_move}: which one? Select, then OK"
+            menu, menu_index = tuple(q.options), q.index
+        elif wrong is not None:
+            message = "Not a legal move: put the cells shown right"
+            highlights, urgent = dict.fromkeys(sorted(wrong), "wrong"), True
+        elif diff and (self.syncing or outcome is not None):
+            message = SET_UP if not self.history else "Put the board back as shown"
+            highlights = _restore_roles(self.expected, diff)
+            menu = (USE_GARDEN,) if self._may_adopt() else ()
+        elif outcome is not None:
+            message = _outcome_text(outcome)
+        elif diff and guide:
+            seen = {**self.expected, **self.observed}
+            cells = {c: p for c, p in seen.items() if c in self.layout_set}
+            highlights = guidance(self.index, self.expected, diff, self.touched)
+            message = f"P{to_move}: go on"
+            if self.awaiting:
+                message, menu = f"P{to_move}: go on, or OK when done", (DONE,)
+        else:
+            message = f"P{to_move}: your turn"
+        return Screen(
             game=self.rules.name,
             layout=self.layout_name,
-            cells=dict(self.expected),
-            scores=scores,
+            cells=cells,
+            highlights=highlights,
+            message=message,
+            scores=self.scores,
             to_move=to_move,
+            urgent=urgent,
+            menu=menu,
+            menu_index=menu_index,
             ranking=tuple((p, r) for p, r, _ in outcome.ranking) if outcome is not None else (),
         )
-        if not self.have_board:
-            return replace(base, message="Waiting for the board...")
-        if self.question is not None:
-            q = self.question
-            return replace(
-                base,
-                message=f"P{to_move}: which one? Select, then OK",
-                menu=tuple(q.options),
-                menu_index=q.index,
-            )
-        if wrong is not None:
-            return replace(
-                base,
-                message="Not a legal move: put the cells shown right",
-                highlights=dict.fromkeys(sorted(wrong), "wrong"),
-                urgent=True,
-            )
-        if diff and (self.syncing or outcome is not None):
-            what = (
-                SET_UP if not self.history else "Put the board back as shown"
-            )
-            base = replace(base, message=what, highlights=_restore_roles(self.expected, diff))
-            return replace(base, menu=(USE_GARDEN,)) if self._may_adopt() else base
-        if outcome is not None:
-            return replace(base, message=_outcome_text(outcome))
-        if diff and guide:
-            cells = {**self.expected, **self.observed}
-            base = replace(
-                base,
-                cells={c: p for c, p in cells.items() if c in self.layout_set},
-                highlights=guidance(self.index, self.expected, diff, self.touched),
-                message=f"P{to_move}: go on",
-            )
-            if self.awaiting:
-                return replace(base, message=f"P{to_move}: go on, or OK when done", menu=(DONE,))
-            return base
-        return replace(base, message=f"P{to_move}: your turn")
 
 
 def _head(piece: Piece) -> Piece:

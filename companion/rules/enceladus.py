@@ -2502,17 +2502,52 @@ def candidates(
         return
     occ = _occupancy(state)
     if not slots and len(starts) <= 1:
-        lonely = frozenset(_soliflowers(state.garden))
-        for origin, to, pick in _moves(state):
-            if (
-                starts <= {origin}
-                and all(_moved_on(state.garden, sq, to, pick) for sq in garden - lonely - {origin})
-                and (keep is None or (to in keep and (pick is None or pick in keep)))
+        for origin, to, pick in _moves_by_square(state).changing(garden):
+            if starts <= {origin} and (
+                keep is None or (to in keep and (pick is None or pick in keep))
             ):
                 yield _move_step(state, origin, to, pick)
     if not starts and len(slots) <= 1:
         names = [ACTIONS[k] for k in slots] or list(ACTIONS)
         yield from _action_steps(state, occ, names, garden, keep, distinct)
+
+
+class _MovesBySquare:
+    """The normal moves of one state (:func:`_moves`) and, for each garden square asked about,
+    which of them may change it (its Martian's own square, or :func:`_moved_on`), worked out
+    the first time the square is asked about and kept: while a step is under way the
+    referee asks about the same few touched squares on every field update."""
+
+    __slots__ = ("garden", "moves", "lonely", "_on")
+
+    def __init__(self, state: State) -> None:
+        self.garden = state.garden
+        self.moves = list(_moves(state))
+        self.lonely = frozenset(_soliflowers(state.garden))
+        self._on: dict[Square, frozenset[int]] = {}
+
+    def on(self, sq: Square) -> frozenset[int]:
+        """The positions in :attr:`moves` of the moves that may change square ``sq``."""
+        found = self._on.get(sq)
+        if found is None:
+            garden = self.garden
+            found = self._on[sq] = frozenset(
+                i for i, (origin, to, pick) in enumerate(self.moves)
+                if sq == origin or _moved_on(garden, sq, to, pick))
+        return found
+
+    def changing(self, squares: frozenset[Square]) -> list[tuple[int, Square, Square | None]]:
+        """The moves that may change every one of ``squares`` but the soliflowers already
+        there (a move may leave any of them alone or take it), in the order of :attr:`moves`."""
+        need = squares - self.lonely
+        if not need:
+            return self.moves
+        sets = sorted((self.on(sq) for sq in need), key=len)
+        return [self.moves[i] for i in sorted(sets[0].intersection(*sets[1:]))]
+
+
+_moves_by_square = _for_the_last_state(_MovesBySquare)
+"""The :class:`_MovesBySquare` of a state, kept for the last state asked about."""
 
 
 def _moved_on(garden: Sequence[int], sq: Square, to: Square, pick: Square | None) -> bool:
