@@ -148,3 +148,28 @@ def test_the_moves_read_from_bit_boards_are_those_walked_square_by_square(
         for state in _positions(players, options, 300 + seed):
             if state.phase is Phase.TURN:
                 assert list(enc._reach(state).items()) == _plain_reach(state)
+
+
+def test_a_narrowed_group_works_out_only_the_uses_of_the_steps_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The referee asks which steps could have put a disc on the Swap flowers slot and reads
+    them in turn: the first step costs a few pairs of flowers, not every pair in the garden."""
+    k = enc.ACTIONS.index("swap_flowers")
+    state = next(
+        s for s in _positions(3, {}, 7)
+        if s.phase is Phase.TURN and s.discs[k] is None and enc._affordable(s)
+    )
+    drawn = 0
+    uses = enc._uses
+
+    def counted(*args: Any) -> Any:
+        nonlocal drawn
+        for use in uses(*args):
+            drawn += 1
+            yield use
+
+    monkeypatch.setattr(enc, "_uses", counted)
+    first = next(iter(enc.candidates(state, frozenset({enc.ACTION_SLOTS[k]}), distinct=True)))
+    assert first.name == "swap_flowers"
+    assert drawn <= 50  # the garden holds some 90 flowers: some 4,000 pairs

@@ -795,7 +795,8 @@ def legal_steps(state: State) -> Listing:
     if state.phase is _TURN:
         occ = _occupancy(state)
         actions = _action_groups(state, occ, ACTIONS, frozenset(), None, False)
-        return Listing([_move_steps(state), *actions])
+        # unnarrowed, every group is a sequence (_action_groups)
+        return Listing([_move_steps(state), *cast("list[Sequence[Action]]", list(actions))])
     return Listing([])
 
 
@@ -1139,11 +1140,13 @@ def _action_groups(
     focus: frozenset[Square],
     within: frozenset[int] | None,
     distinct: bool,
-) -> Iterator[Sequence[Action]]:
-    """The steps of :func:`_action_steps`, one sequence an action (:class:`_Paid`, made
-    when read), the uses of an action on squares too (:class:`_Uses`) when nothing narrows
-    them; iterated, each use is crossed with each payment colour in C, so that a listed step
-    costs no Python call of its own."""
+) -> Iterator[Iterable[Action]]:
+    """The steps of :func:`_action_steps`, one group an action.  Unnarrowed (no ``focus``,
+    ``within`` or ``distinct``: a listing), each group is a sequence (:class:`_Paid`, made
+    when read; the uses of an action on squares too, :class:`_Uses`); iterated, each use is
+    crossed with each payment colour in C, so that a listed step costs no Python call of its
+    own.  Narrowed, a group is an iterator (:func:`_acted`) that works out a use only when
+    its steps are read."""
     pays = _affordable(state)
     if not pays:
         return
@@ -1157,12 +1160,16 @@ def _action_groups(
         if within is None and not distinct and not focus and name in _ON_SQUARES:
             yield _Paid(name, _Uses(name, *_operands(state, name)), None, pay_names)
             continue
+        listed = within is None and not distinct and not focus
         uses = (
             _uses(state, occ, name, focus)
             if within is None and not distinct
             else _narrow_uses(state, occ, name, focus, within)
         )
-        if k != _TUBE:
+        if k != _TUBE and not listed:  # read in turn, often only the first few: made as read
+            yield _acted(name, uses, two and name in MARTIAN_ACTIONS, pay_names)
+            continue
+        if k != _TUBE:  # the Martian actions of a listing: a few dozen uses
             used = list(uses)
             martians = (
                 list(map(LAYOUT.__getitem__, map(_first, used)))
@@ -1177,6 +1184,21 @@ def _action_groups(
             after[pay] += PAYMENT
             draws = _draws(colours, tuple(after))
             yield _Drawn(colours[pay], draws[:1] if distinct else draws)
+
+
+def _acted(
+    name: str, uses: Iterable[tuple[int | None, tuple[Square, ...]]], named: bool,
+    pays: Sequence[str],
+) -> Iterator[Action]:
+    """The steps of action ``name`` from its ``uses`` (as :func:`_uses` gives them), each use
+    with every colour of ``pays`` (the acting Martian named when ``named``), each use worked
+    out and named only when its steps are read: the uses of Swap flowers are thousands of
+    pairs of flowers."""
+    for martian, cells in uses:
+        who = LAYOUT[martian] if named and martian is not None else None
+        names = _square_names(cells)
+        for pay in pays:
+            yield _new_action((name, pay, names, (), who))
 
 
 class _Cells(_Made[tuple[str, ...]]):
