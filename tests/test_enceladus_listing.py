@@ -118,3 +118,58 @@ def test_every_pair_of_flowers_is_one_swap_at_its_own_index() -> None:
     assert [s.cells for s in swaps[::len(pays)]] == list(combinations(flowers, 2))
     start = list(listing).index(swaps[0])
     assert listing[start:start + len(swaps)] == swaps
+
+
+def _plain_reach(state: enc.State) -> list[tuple[tuple[int, int], tuple[int, ...]]]:
+    """The normal moves of ``state`` walked square by square from the cells: along each ray
+    of each Martian that may move, nearest first, every flower with no Martian on it until
+    the first peak; the flowers next to it, with no other Martian on them, to pick."""
+    occupied = {cell for cells in state.martians for cell in cells}
+    out = []
+    for origin in enc._movers(state):
+        rays = (enc.ORTHOGONAL_RAYS[origin] if origin < 100
+                else (enc.ENTRY_RAYS[origin - 100],))
+        for ray in rays:
+            for sq in ray:
+                if state.garden[sq] == enc.PEAK_SQUARE:
+                    break
+                if state.garden[sq] >= 0 and sq not in occupied:
+                    picks = tuple(n for n in enc.NEIGHBOURS[sq] if state.garden[n] >= 0
+                                  and (n == origin or n not in occupied))
+                    out.append(((origin, sq), picks))
+    return out
+
+
+@pytest.mark.parametrize(("players", "options"), VARIANTS)
+def test_the_moves_read_from_bit_boards_are_those_walked_square_by_square(
+    players: int, options: dict[str, Any]
+) -> None:
+    for seed in range(3):
+        for state in _positions(players, options, 300 + seed):
+            if state.phase is Phase.TURN:
+                assert list(enc._reach(state).items()) == _plain_reach(state)
+
+
+def test_a_narrowed_group_works_out_only_the_uses_of_the_steps_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The referee asks which steps could have put a disc on the Swap flowers slot and reads
+    them in turn: the first step costs a few pairs of flowers, not every pair in the garden."""
+    k = enc.ACTIONS.index("swap_flowers")
+    state = next(
+        s for s in _positions(3, {}, 7)
+        if s.phase is Phase.TURN and s.discs[k] is None and enc._affordable(s)
+    )
+    drawn = 0
+    uses = enc._uses
+
+    def counted(*args: Any) -> Any:
+        nonlocal drawn
+        for use in uses(*args):
+            drawn += 1
+            yield use
+
+    monkeypatch.setattr(enc, "_uses", counted)
+    first = next(iter(enc.candidates(state, frozenset({enc.ACTION_SLOTS[k]}), distinct=True)))
+    assert first.name == "swap_flowers"
+    assert drawn <= 50  # the garden holds some 90 flowers: some 4,000 pairs

@@ -223,6 +223,11 @@ class Phase(StrEnum):
     OVER = "over"
 
 
+_PLACEMENT, _TURN, _OVER = Phase.PLACEMENT, Phase.TURN, Phase.OVER
+"""The phases as plain names: Python 3.11 reads an enum's member through its class at some
+ten times the cost of a global, and every step asks for them a few times."""
+
+
 # ----------------------------------------------------------------------------- options
 
 
@@ -544,7 +549,15 @@ def _for_the_last_state(work: Callable[[State], Item]) -> Callable[[State], Item
 def _occupancy(state: State) -> Mapping[int, int]:
     """Cell -> player, for every Martian (a :class:`Mapping`, never changed: one is shared
     by every state with these Martians)."""
-    return _occupancy_of(state.martians)
+    martians = state.martians
+    held = _last_occupancy[0]
+    if held[0] is not martians:  # known by identity: a step shares them unchanged
+        held = _last_occupancy[0] = (martians, _occupancy_of(martians))
+    return held[1]
+
+
+_last_occupancy: list[tuple[object, Mapping[int, int]]] = [((), {})]
+"""The Martians :func:`_occupancy` was last asked about, with their occupancy."""
 
 
 @lru_cache(maxsize=256)  # asked by the listing, the step and the end test of every state
@@ -777,12 +790,13 @@ def legal_steps(state: State) -> Listing:
     """Every legal step, as a :class:`Listing` that makes a step only when it is read:
     placements, then moves, then special actions (every use, payment colour and tube draw);
     nothing once the game is over."""
-    if state.phase is Phase.PLACEMENT:
+    if state.phase is _PLACEMENT:
         return Listing([_place_steps(state)])
-    if state.phase is Phase.TURN:
+    if state.phase is _TURN:
         occ = _occupancy(state)
         actions = _action_groups(state, occ, ACTIONS, frozenset(), None, False)
-        return Listing([_move_steps(state), *actions])
+        # unnarrowed, every group is a sequence (_action_groups)
+        return Listing([_move_steps(state), *cast("list[Sequence[Action]]", list(actions))])
     return Listing([])
 
 
@@ -969,25 +983,76 @@ _NO_PICK = (None,)
 """The pick of a move landing where no flower is next to it to pick."""
 
 
-@_for_the_last_state
+@_for_the_last_state  # the end test at a state, its listing and the step ask in turn
 def _reach(state: State) -> Mapping[tuple[int, Square], tuple[Square, ...]]:
     """``(origin, landing)`` of every normal move -> the flowers next to the landing it may
-    pick, in the order of :func:`_moves`; empty when no Martian of the player can move."""
-    return _reach_from(state.garden, state.martians, _movers(state))
+    pick, in the order of :func:`_moves`; empty when no Martian of the player can move.
+
+    The garden as bit boards (bit ``sq`` for square ``sq``: its flowers, its peaks, the
+    squares under a Martian): along each ray the squares short of its first peak are a mask
+    cut at the nearest peak's bit, the landings that mask's free flowers, read nearest first,
+    and the flowers to pick a look-up of the landing's neighbours among the free flowers."""
+    values = _garden_bytes(*state.garden)
+    flowers = int(values.translate(_FLOWER_DIGITS)[::-1], 2)
+    peaks = int(values.translate(_PEAK_DIGITS)[::-1], 2)
+    under = 0
+    for cells in state.martians:
+        for cell in cells:
+            if cell < _STARTS_FROM:
+                under |= 1 << cell
+    free = flowers & ~under
+    reach = {}
+    for origin in _movers(state):
+        # the moving Martian leaves origin, so a flower it stood on becomes pickable
+        pickable = free | (flowers & (1 << origin)) if origin < _STARTS_FROM else free
+        for ray, outwards_up in _RAY_MASKS[origin]:
+            blockers = ray & peaks
+            if outwards_up:  # square numbers grow along the ray: the nearest is the lowest bit
+                if blockers:
+                    ray &= (blockers & -blockers) - 1
+                landings = ray & free
+                while landings:
+                    low = landings & -landings
+                    landings ^= low
+                    to = low.bit_length() - 1
+                    reach[origin, to] = _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
+            else:  # they fall: the nearest is the highest bit
+                if blockers:
+                    past = blockers.bit_length()
+                    ray = ray >> past << past
+                landings = ray & free
+                while landings:
+                    to = landings.bit_length() - 1
+                    landings ^= 1 << to
+                    reach[origin, to] = _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
+    return reach
 
 
-@lru_cache(maxsize=64)  # the end test at a position, its listing and the step, ask in turn
-def _reach_from(
-    garden: tuple[int, ...], martians: tuple[tuple[int, ...], ...], movers: tuple[int, ...]
-) -> Mapping[tuple[int, Square], tuple[Square, ...]]:
-    occ = _occupancy_of(martians)
-    # the moving Martian leaves origin, so a flower it stood on becomes pickable
-    return {
-        (origin, to): tuple(
-            [n for n in NEIGHBOURS[to] if garden[n] >= 0 and (n == origin or n not in occ)])
-        for origin in movers
-        for to in _destinations(garden, occ, origin)
+def _ray_masks(origin: int) -> tuple[tuple[int, bool], ...]:
+    return tuple(
+        (sum(1 << sq for sq in ray), len(ray) < 2 or ray[1] > ray[0])
+        for ray in _rays(origin) if ray
+    )
+
+
+_RAY_MASKS = tuple(_ray_masks(origin) for origin in range(_SLOTS_FROM))
+"""Per cell a Martian may move from (garden and start squares), its rays in
+:func:`_rays` order as ``(bit mask of the squares, whether square numbers grow along it)``."""
+_NEIGHBOUR_MASKS = tuple(sum(1 << n for n in NEIGHBOURS[sq]) for sq in SQUARES)
+_PICKS: tuple[dict[int, tuple[Square, ...]], ...] = tuple(
+    {
+        sum(1 << n for n in chosen): chosen
+        for k in range(len(NEIGHBOURS[sq]) + 1)
+        for chosen in combinations(NEIGHBOURS[sq], k)
     }
+    for sq in SQUARES
+)
+"""Per square, each set of its neighbours as a bit mask -> those neighbours in
+``NEIGHBOURS`` order (the flowers a move landing there may pick)."""
+_FLOWER_DIGITS = bytes(0x31 if value < 5 else 0x30 for value in range(256))
+"""A square's value as a signed byte -> the digit ``1`` for a flower, else ``0``: the garden
+read as a binary number (after reversing, square 0 last) is its flowers' bit board."""
+_PEAK_DIGITS = bytes(0x31 if value == (PEAK_SQUARE & 0xFF) else 0x30 for value in range(256))
 
 
 def _move_step(state: State, origin: int, to: Square, pick: Square | None) -> Move:
@@ -1075,11 +1140,13 @@ def _action_groups(
     focus: frozenset[Square],
     within: frozenset[int] | None,
     distinct: bool,
-) -> Iterator[Sequence[Action]]:
-    """The steps of :func:`_action_steps`, one sequence an action (:class:`_Paid`, made
-    when read), the uses of an action on squares too (:class:`_Uses`) when nothing narrows
-    them; iterated, each use is crossed with each payment colour in C, so that a listed step
-    costs no Python call of its own."""
+) -> Iterator[Iterable[Action]]:
+    """The steps of :func:`_action_steps`, one group an action.  Unnarrowed (no ``focus``,
+    ``within`` or ``distinct``: a listing), each group is a sequence (:class:`_Paid`, made
+    when read; the uses of an action on squares too, :class:`_Uses`); iterated, each use is
+    crossed with each payment colour in C, so that a listed step costs no Python call of its
+    own.  Narrowed, a group is an iterator (:func:`_acted`) that works out a use only when
+    its steps are read."""
     pays = _affordable(state)
     if not pays:
         return
@@ -1093,12 +1160,16 @@ def _action_groups(
         if within is None and not distinct and not focus and name in _ON_SQUARES:
             yield _Paid(name, _Uses(name, *_operands(state, name)), None, pay_names)
             continue
+        listed = within is None and not distinct and not focus
         uses = (
             _uses(state, occ, name, focus)
             if within is None and not distinct
             else _narrow_uses(state, occ, name, focus, within)
         )
-        if k != _TUBE:
+        if k != _TUBE and not listed:  # read in turn, often only the first few: made as read
+            yield _acted(name, uses, two and name in MARTIAN_ACTIONS, pay_names)
+            continue
+        if k != _TUBE:  # the Martian actions of a listing: a few dozen uses
             used = list(uses)
             martians = (
                 list(map(LAYOUT.__getitem__, map(_first, used)))
@@ -1113,6 +1184,21 @@ def _action_groups(
             after[pay] += PAYMENT
             draws = _draws(colours, tuple(after))
             yield _Drawn(colours[pay], draws[:1] if distinct else draws)
+
+
+def _acted(
+    name: str, uses: Iterable[tuple[int | None, tuple[Square, ...]]], named: bool,
+    pays: Sequence[str],
+) -> Iterator[Action]:
+    """The steps of action ``name`` from its ``uses`` (as :func:`_uses` gives them), each use
+    with every colour of ``pays`` (the acting Martian named when ``named``), each use worked
+    out and named only when its steps are read: the uses of Swap flowers are thousands of
+    pairs of flowers."""
+    for martian, cells in uses:
+        who = LAYOUT[martian] if named and martian is not None else None
+        names = _square_names(cells)
+        for pay in pays:
+            yield _new_action((name, pay, names, (), who))
 
 
 class _Cells(_Made[tuple[str, ...]]):
@@ -1277,18 +1363,31 @@ class _Draft:
         state, p = self.state, self.state.to_move - 1
         martians = tuple(sorted(self.martians))
         tube = tuple(self.tube)
-        return base.evolved(  # what the step leaves as it was is shared, not copied
-            state,
-            garden=tuple(self.garden),
-            martians=(state.martians if martians == state.martians[p]
-                      else replaced(state.martians, p, martians)),
-            reserves=replaced(state.reserves, p, tuple(self.reserve)),
-            tube=state.tube if tube == state.tube else tube,
-            discs=discs,
-            to_move=to_move,
-            phase=phase,
-            bound=self.bound,
+        return _new_state(  # what the step leaves as it was is shared, not copied
+            state.options,
+            tuple(self.garden),
+            (state.martians if martians == state.martians[p]
+             else replaced(state.martians, p, martians)),
+            replaced(state.reserves, p, tuple(self.reserve)),
+            state.tube if tube == state.tube else tube,
+            discs,
+            to_move,
+            phase,
+            self.bound,
         )
+
+
+_STATE_SETTERS = tuple(getattr(State, name).__set__ for name in State.__dataclass_fields__)
+
+
+def _new_state(*fields: object) -> State:
+    """A :class:`State` of ``fields`` in their order, set through the slots: the frozen
+    dataclass's ``__init__`` sets each through ``object.__setattr__``, at several times the
+    cost, on every step."""
+    state = object.__new__(State)
+    for setter, value in zip(_STATE_SETTERS, fields, strict=True):
+        setter(state, value)
+    return state
 
 
 def apply(state: State, step: Step) -> State:
@@ -1331,11 +1430,11 @@ def _advance(state: State, step: Step) -> tuple[State, list[int]]:
 
 def _drafted(state: State, step: Step) -> _Draft:
     """The raw effect of ``step`` on a draft (no end test), with the cells it may change."""
-    if state.phase is Phase.OVER:
+    if state.phase is _OVER:
         raise _illegal("the game is over: no more steps", RULE_END, step)
     if isinstance(step, Place):
         return _place(state, step)
-    if state.phase is Phase.PLACEMENT:
+    if state.phase is _PLACEMENT:
         raise _illegal("place your Martian on a start square first", RULE_SETUP, step)
     if isinstance(step, Move):
         return _move(state, step)
@@ -1345,9 +1444,10 @@ def _drafted(state: State, step: Step) -> _Draft:
 def _settle(state: State) -> State:
     """At a player's move point: over when none of their Martians can move and no sequence of
     special actions they can pay for would give one a move (the text, Game end; #8, #8a)."""
-    if state.phase is not Phase.TURN or _has_move(state) or _move_makeable(state):
+    # the moves are worked out whole: the listing of this state asks for them next
+    if state.phase is not _TURN or _reach(state) or _move_makeable(state):
         return state
-    return replace(state, phase=Phase.OVER)
+    return replace(state, phase=_OVER)
 
 
 # ----------------------------------------------------------------------------- the end test
@@ -2123,7 +2223,7 @@ def _next_player(state: State) -> int:
 
 
 def _place(state: State, step: Place) -> _Draft:
-    if state.phase is not Phase.PLACEMENT:
+    if state.phase is not _PLACEMENT:
         raise _illegal("every Martian is already placed", RULE_SETUP, step)
     cell = _cell(step.cell)
     if not _STARTS_FROM <= cell < _SLOTS_FROM:
@@ -2147,9 +2247,9 @@ def _place(state: State, step: Place) -> _Draft:
     counts[state.to_move - 1] += 1
     waiting = [p for p in range(1, state.players + 1) if counts[p - 1] < need]
     if not waiting:  # the starting player goes first (the text, Setup)
-        return draft.ends(to_move=1, phase=Phase.TURN, discs=state.discs)
+        return draft.ends(to_move=1, phase=_TURN, discs=state.discs)
     later = [p for p in waiting if p > state.to_move]
-    return draft.ends(to_move=(later or waiting)[0], phase=Phase.PLACEMENT, discs=state.discs)
+    return draft.ends(to_move=(later or waiting)[0], phase=_PLACEMENT, discs=state.discs)
 
 
 def _cell(name: str) -> int:
@@ -2210,7 +2310,7 @@ def _move(state: State, step: Move) -> _Draft:
     for sq in _soliflowers(draft.garden):
         draft.take(sq)
     draft.bound = None
-    return draft.ends(to_move=_next_player(state), phase=Phase.TURN, discs=state.discs)
+    return draft.ends(to_move=_next_player(state), phase=_TURN, discs=state.discs)
 
 
 def _unreachable(state: State, occ: Mapping[int, int], origin: int, to: Square) -> str:
@@ -2304,7 +2404,7 @@ def _action(state: State, step: Action) -> _Draft:
     _perform(draft, step.name, martian, cells, drawn)
     draft.touched.append(_SLOTS_FROM + k)
     discs = replaced(state.discs, k, state.to_move)
-    return draft.ends(to_move=state.to_move, phase=Phase.TURN, discs=discs)
+    return draft.ends(to_move=state.to_move, phase=_TURN, discs=discs)
 
 
 def _colour(state: State, name: str) -> int:
@@ -2596,7 +2696,7 @@ def status(state: State) -> tuple[tuple[int, str], ...]:
 def outcome(state: State) -> base.Outcome | None:
     """``None`` while the game goes on; once over, the players with the best hand win and the
     ranking lists ``(player, hand, rank points)`` best first (the text, Game end, Scoring)."""
-    if state.phase is not Phase.OVER:
+    if state.phase is not _OVER:
         return None
     all_hands = hands(state)
     return base.ranked(all_hands, [hand_text(h) for h in all_hands],
