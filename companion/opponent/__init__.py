@@ -29,7 +29,9 @@ Strengths (:class:`Strength`)
 Budget
 ------
 A *node* is one position the engine builds with ``rules.apply`` (an Enceladus position
-whose end-of-game test ran counts as more, see :mod:`companion.opponent.enceladus`).
+whose end-of-game test ran counts as more, see :mod:`companion.opponent.enceladus`); the
+strong searches of Mars and Enceladus also count the steps they list, some tens of them a
+node (:meth:`Spend.listed`), so that a position with many steps spends more of the budget.
 ``budget`` is the most nodes a step may spend (at least one is spent whenever there is a
 choice to weigh); the default (:data:`BUDGETS`) is calibrated so that a step takes at most
 about 0.2 s on a desktop core, 2 s on a Raspberry Pi Zero 2 W (about ten times slower).
@@ -101,9 +103,9 @@ special actions (Enceladus) and scoring a card instead of moving (Uranus) now an
 
 BUDGETS: Mapping[str, Mapping[Strength, int]] = MappingProxyType({
     "enceladus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
-                                   Strength.STRONG: 1600}),
+                                   Strength.STRONG: 1700}),
     "mars": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
-                              Strength.STRONG: 1500}),
+                              Strength.STRONG: 1800}),
     "uranus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 1000,
                                 Strength.STRONG: 900}),
 })
@@ -122,14 +124,15 @@ class Decision:
 
 
 class Spend:
-    """The budget of one decision: :meth:`apply` counts a node; :attr:`exhausted` once the
-    nodes are spent or the wall-clock cap has passed."""
+    """The budget of one decision: :meth:`apply` counts a node, :meth:`listed` a listing;
+    :attr:`exhausted` once the nodes are spent or the wall-clock cap has passed."""
 
     def __init__(self, rules: SomeRules, nodes: int,
                  deadline: float | None, clock: Callable[[], float]) -> None:
         self.rules = rules
         self.limit = nodes
         self.nodes = 0
+        self._listed = 0
         self._deadline = deadline
         self._clock = clock
 
@@ -143,6 +146,15 @@ class Spend:
         """Count ``nodes`` more (never past the budget) for a position that cost as much
         more than most: the game's engine says which."""
         self.nodes = max(self.nodes, min(self.nodes + nodes, self.limit))
+
+    def listed(self, steps: int, per_node: int) -> None:
+        """Count a listing of ``steps`` steps (the steps a position has, whether or not each
+        is then built), ``per_node`` of them a node (the game's engine says how many cost as
+        much as one), never past the budget: a position with many steps spends more of the
+        budget, so that the count bounds the time there too."""
+        before = self._listed // per_node
+        self._listed += steps
+        self.charge(self._listed // per_node - before)
 
     def left(self) -> int:
         """Nodes still to spend (0 once the wall-clock cap has passed)."""
