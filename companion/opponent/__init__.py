@@ -77,7 +77,7 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType, ModuleType
-from typing import TypeVar
+from typing import Required, TypedDict, TypeVar, Unpack
 
 from companion.errors import InvalidArgumentError
 from companion.rules.base import SomeRules
@@ -212,19 +212,22 @@ def quick(steps: Sequence[T], rng: random.Random) -> T:
     return rng.choice(by_kind[kind])
 
 
-def decide(
-    rules: SomeRules,
-    state: Hashable,
-    strength: Strength | str,
-    *,
-    rng: random.Random,
-    budget: int | None = None,
-    known: Collection[str] | None = None,
-    time_cap: float | None = None,
-    clock: Callable[[], float] = time.monotonic,
-) -> Decision:
+class Ask(TypedDict, total=False):
+    """What :func:`decide` and :func:`choose` take beside the position: ``rng`` (required),
+    ``budget`` (nodes, default :data:`BUDGETS`), ``known``, ``time_cap`` (seconds, read
+    from ``clock``, default ``time.monotonic``); see the module docstring."""
+
+    rng: Required[random.Random]
+    budget: int | None
+    known: Collection[str] | None
+    time_cap: float | None
+    clock: Callable[[], float]
+
+
+def decide(rules: SomeRules, state: Hashable, strength: Strength | str,
+           **ask: Unpack[Ask]) -> Decision:
     """The step the player to move makes at ``strength`` (a :class:`Strength` or its name)
-    and the nodes spent; see the module docstring for ``budget``, ``known``, ``time_cap``.
+    and the nodes spent; see :class:`Ask` for the keywords.
 
     Raises :class:`InvalidArgumentError` when the game is over, when the next step is chance's
     (:func:`chance_next`) and for an unknown strength.
@@ -235,33 +238,25 @@ def decide(
         raise InvalidArgumentError("no legal step: the game is over")
     if game.chance_next(state):
         raise InvalidArgumentError("the next step is chance's: take it from the dice source")
+    known, budget, time_cap = ask.get("known"), ask.get("budget"), ask.get("time_cap")
+    clock = ask.get("clock", time.monotonic)
     steps = list(game.own_steps(state, known))
     if not steps:
         raise InvalidArgumentError("no legal step: the game is over")
     if strength is Strength.QUICK or len(steps) == 1:
-        return Decision(quick(steps, rng) if len(steps) > 1 else steps[0], 0)
+        return Decision(quick(steps, ask["rng"]) if len(steps) > 1 else steps[0], 0)
     nodes = BUDGETS[rules.name][strength] if budget is None else budget
     deadline = None if time_cap is None else clock() + time_cap
     spend = Spend(rules, nodes, deadline, clock)
     play = game.steady if strength is Strength.STEADY else game.strong
-    step = play(state, steps, known, spend, rng)
+    step = play(state, steps, known, spend, ask["rng"])
     return Decision(step, spend.nodes)
 
 
-def choose(
-    rules: SomeRules,
-    state: Hashable,
-    strength: Strength | str,
-    *,
-    rng: random.Random,
-    budget: int | None = None,
-    known: Collection[str] | None = None,
-    time_cap: float | None = None,
-    clock: Callable[[], float] = time.monotonic,
-) -> Hashable:
+def choose(rules: SomeRules, state: Hashable, strength: Strength | str,
+           **ask: Unpack[Ask]) -> Hashable:
     """The step of :func:`decide`: one of ``rules.legal_steps(state)``."""
-    return decide(rules, state, strength, rng=rng, budget=budget, known=known,
-                  time_cap=time_cap, clock=clock).step
+    return decide(rules, state, strength, **ask).step
 
 
 def interrupt(rules: SomeRules, state: Hashable, player: int,
