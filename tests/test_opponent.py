@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
 from companion.opponent import (
     BUDGETS,
+    Spend,
     Strength,
     chance_next,
     choose,
@@ -79,6 +81,47 @@ def test_the_wall_clock_cap_stops_a_search_early() -> None:
                   clock=lambda: float(next(ticks)))
     assert made.step in set(rules.legal_steps(state))
     assert made.nodes < BUDGETS["mars"][Strength.STRONG]
+
+
+def test_a_listing_is_counted_by_its_length_never_past_the_budget() -> None:
+    spend = Spend(load("mars").RULES, 10, None, time.monotonic)
+    spend.listed(19, 20)
+    assert spend.nodes == 0
+    spend.listed(1, 20)  # what was listed adds up across listings
+    assert spend.nodes == 1
+    spend.listed(100, 20)
+    assert spend.nodes == 6
+    spend.listed(1000, 20)
+    assert spend.nodes == 10 and spend.exhausted
+
+
+@pytest.mark.parametrize("game", ["enceladus", "mars"])
+def test_a_strong_search_counts_the_steps_its_positions_list(game: str) -> None:
+    """Listing a position's steps costs the strong search as much as building some
+    positions, more where there are many: the nodes spent count the positions built and
+    the steps listed, so that a position with many steps spends more of the budget."""
+    from companion.opponent.enceladus import _flowers
+
+    base = load(game).RULES
+
+    class Built(type(base)):  # type: ignore[misc]
+        """The game's rules, counting the positions built."""
+
+        count = 0
+
+        def apply(self, state: object, step: object) -> object:
+            Built.count += 1
+            return super().apply(state, step)
+
+    def opening(state: object) -> bool:  # a move to make, many flowers, no end test
+        if game == "mars":
+            return state.phase == "move" and not chance_next(base, state)  # type: ignore[attr-defined]
+        return state.phase == "turn" and _flowers(state) >= 60  # type: ignore[attr-defined,arg-type]
+
+    state = next(s for s in positions(game, 3, 4, 20) if opening(s))
+    made = decide(Built(), state, Strength.STRONG, rng=random.Random(1), budget=400)
+    assert made.nodes == 400
+    assert Built.count < 400 * 0.9
 
 
 def test_a_roll_is_chance_s_not_the_engine_s() -> None:
@@ -225,7 +268,8 @@ def test_strong_mars_weighs_a_flower_planted_by_the_group_it_joins() -> None:
     for state in positions("mars", 4, 5, 12):
         if state.phase != "move":  # type: ignore[attr-defined]
             continue
-        for step, gain in _weighed(state):  # type: ignore[arg-type]
+        spend = Spend(rules, 10**6, None, time.monotonic)
+        for step, gain in _weighed(state, spend):  # type: ignore[arg-type]
             if not isinstance(step, Move) or step.plant is None:
                 continue
             after = rules.apply(state, step)

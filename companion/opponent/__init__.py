@@ -29,7 +29,9 @@ Strengths (:class:`Strength`)
 Budget
 ------
 A *node* is one position the engine builds with ``rules.apply`` (an Enceladus position
-whose end-of-game test ran counts as more, see :mod:`companion.opponent.enceladus`).
+whose end-of-game test ran counts as more, see :mod:`companion.opponent.enceladus`); the
+strong searches of Mars and Enceladus also count the steps they list, some tens of them a
+node (:meth:`Spend.listed`), so that a position with many steps spends more of the budget.
 ``budget`` is the most nodes a step may spend (at least one is spent whenever there is a
 choice to weigh); the default (:data:`BUDGETS`) is calibrated so that a step takes at most
 about 0.2 s on a desktop core, 2 s on a Raspberry Pi Zero 2 W (about ten times slower).
@@ -75,7 +77,7 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType, ModuleType
-from typing import TypeVar
+from typing import Required, TypedDict, TypeVar, Unpack
 
 from companion.errors import InvalidArgumentError
 from companion.rules.base import SomeRules
@@ -101,9 +103,9 @@ special actions (Enceladus) and scoring a card instead of moving (Uranus) now an
 
 BUDGETS: Mapping[str, Mapping[Strength, int]] = MappingProxyType({
     "enceladus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
-                                   Strength.STRONG: 1600}),
+                                   Strength.STRONG: 1700}),
     "mars": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
-                              Strength.STRONG: 1500}),
+                              Strength.STRONG: 1800}),
     "uranus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 1000,
                                 Strength.STRONG: 900}),
 })
@@ -122,14 +124,15 @@ class Decision:
 
 
 class Spend:
-    """The budget of one decision: :meth:`apply` counts a node; :attr:`exhausted` once the
-    nodes are spent or the wall-clock cap has passed."""
+    """The budget of one decision: :meth:`apply` counts a node, :meth:`listed` a listing;
+    :attr:`exhausted` once the nodes are spent or the wall-clock cap has passed."""
 
     def __init__(self, rules: SomeRules, nodes: int,
                  deadline: float | None, clock: Callable[[], float]) -> None:
         self.rules = rules
         self.limit = nodes
         self.nodes = 0
+        self._listed = 0
         self._deadline = deadline
         self._clock = clock
 
@@ -143,6 +146,15 @@ class Spend:
         """Count ``nodes`` more (never past the budget) for a position that cost as much
         more than most: the game's engine says which."""
         self.nodes = max(self.nodes, min(self.nodes + nodes, self.limit))
+
+    def listed(self, steps: int, per_node: int) -> None:
+        """Count a listing of ``steps`` steps (the steps a position has, whether or not each
+        is then built), ``per_node`` of them a node (the game's engine says how many cost as
+        much as one), never past the budget: a position with many steps spends more of the
+        budget, so that the count bounds the time there too."""
+        before = self._listed // per_node
+        self._listed += steps
+        self.charge(self._listed // per_node - before)
 
     def left(self) -> int:
         """Nodes still to spend (0 once the wall-clock cap has passed)."""
@@ -200,19 +212,22 @@ def quick(steps: Sequence[T], rng: random.Random) -> T:
     return rng.choice(by_kind[kind])
 
 
-def decide(
-    rules: SomeRules,
-    state: Hashable,
-    strength: Strength | str,
-    *,
-    rng: random.Random,
-    budget: int | None = None,
-    known: Collection[str] | None = None,
-    time_cap: float | None = None,
-    clock: Callable[[], float] = time.monotonic,
-) -> Decision:
+class Ask(TypedDict, total=False):
+    """What :func:`decide` and :func:`choose` take beside the position: ``rng`` (required),
+    ``budget`` (nodes, default :data:`BUDGETS`), ``known``, ``time_cap`` (seconds, read
+    from ``clock``, default ``time.monotonic``); see the module docstring."""
+
+    rng: Required[random.Random]
+    budget: int | None
+    known: Collection[str] | None
+    time_cap: float | None
+    clock: Callable[[], float]
+
+
+def decide(rules: SomeRules, state: Hashable, strength: Strength | str,
+           **ask: Unpack[Ask]) -> Decision:
     """The step the player to move makes at ``strength`` (a :class:`Strength` or its name)
-    and the nodes spent; see the module docstring for ``budget``, ``known``, ``time_cap``.
+    and the nodes spent; see :class:`Ask` for the keywords.
 
     Raises :class:`InvalidArgumentError` when the game is over, when the next step is chance's
     (:func:`chance_next`) and for an unknown strength.
@@ -223,33 +238,25 @@ def decide(
         raise InvalidArgumentError("no legal step: the game is over")
     if game.chance_next(state):
         raise InvalidArgumentError("the next step is chance's: take it from the dice source")
+    known, budget, time_cap = ask.get("known"), ask.get("budget"), ask.get("time_cap")
+    clock = ask.get("clock", time.monotonic)
     steps = list(game.own_steps(state, known))
     if not steps:
         raise InvalidArgumentError("no legal step: the game is over")
     if strength is Strength.QUICK or len(steps) == 1:
-        return Decision(quick(steps, rng) if len(steps) > 1 else steps[0], 0)
+        return Decision(quick(steps, ask["rng"]) if len(steps) > 1 else steps[0], 0)
     nodes = BUDGETS[rules.name][strength] if budget is None else budget
     deadline = None if time_cap is None else clock() + time_cap
     spend = Spend(rules, nodes, deadline, clock)
     play = game.steady if strength is Strength.STEADY else game.strong
-    step = play(state, steps, known, spend, rng)
+    step = play(state, steps, known, spend, ask["rng"])
     return Decision(step, spend.nodes)
 
 
-def choose(
-    rules: SomeRules,
-    state: Hashable,
-    strength: Strength | str,
-    *,
-    rng: random.Random,
-    budget: int | None = None,
-    known: Collection[str] | None = None,
-    time_cap: float | None = None,
-    clock: Callable[[], float] = time.monotonic,
-) -> Hashable:
+def choose(rules: SomeRules, state: Hashable, strength: Strength | str,
+           **ask: Unpack[Ask]) -> Hashable:
     """The step of :func:`decide`: one of ``rules.legal_steps(state)``."""
-    return decide(rules, state, strength, rng=rng, budget=budget, known=known,
-                  time_cap=time_cap, clock=clock).step
+    return decide(rules, state, strength, **ask).step
 
 
 def interrupt(rules: SomeRules, state: Hashable, player: int,

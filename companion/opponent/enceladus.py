@@ -80,6 +80,11 @@ END_TEST_FLOWERS = 60
 """Flowers in the garden below which a position is checked for an end-of-game test run;
 with more, a Martian without a flower in its lines is too rare to pay for the check."""
 
+LISTED_PER_NODE = 25
+"""Normal moves listed by the strong search (for a position's next turn, or to see whether
+its player has one) that cost as much as a node: with many flowers a position has many
+moves, and their listing would otherwise cost the search half its time unbounded."""
+
 STUCK_PAYMENTS = 2
 """Payments the strong search charges a player left without a normal move: one seldom
 gives a move, and the game seldom ends at once."""
@@ -204,11 +209,13 @@ def _lines(state: State) -> frozenset[str]:
 class _Search:
     """The positions of one decision: each ``(state, step)`` applied once (a step weighed at
     the root is met again when its turn is played on) and counted on ``spend`` (a position
-    whose end-of-game test ran as :data:`END_TEST_NODES`); no more once ``spend`` is spent
+    whose end-of-game test ran as :data:`END_TEST_NODES`, and with ``listings`` the
+    normal moves listed, :data:`LISTED_PER_NODE` a node); no more once ``spend`` is spent
     or has reached :attr:`until` nodes."""
 
-    def __init__(self, spend: Spend) -> None:
+    def __init__(self, spend: Spend, listings: bool = False) -> None:
         self.spend = spend
+        self.listings = listings
         self.until = spend.limit
         self.end_tests = 0
         self._after: dict[tuple[State, Step], State] = {}
@@ -223,7 +230,14 @@ class _Search:
         """Whether the player to move in ``state`` (in their turn) has a normal move."""
         moves = self._moves.get(state)
         if moves is None:
-            moves = self._moves[state] = bool(_normal_moves(state))
+            moves = self._moves[state] = bool(self.moves(state))
+        return moves
+
+    def moves(self, state: State) -> Sequence[Move]:
+        """:func:`_normal_moves` of ``state``, counted on ``spend`` with ``listings``."""
+        moves = _normal_moves(state)
+        if self.listings:
+            self.spend.listed(len(moves), LISTED_PER_NODE)
         return moves
 
     def apply(self, state: State, step: Step) -> State:
@@ -268,8 +282,8 @@ class _Search:
         ``state`` itself when there is no move or no node left."""
         me = state.to_move
         best: tuple[float, State] | None = None
-        for step in _normal_moves(state):
-            if best is not None and self.exhausted:
+        for step in self.moves(state):
+            if self.spend.exhausted or (best is not None and self.exhausted):
                 break
             after = self.apply(state, step)
             value = evaluate(after, me)
@@ -356,7 +370,7 @@ def strong(state: State, steps: list[Step], known: Collection[str] | None, spend
     many nodes as the seat has moves now), at least :data:`MIN_ROOTS`, at most
     :data:`ROOTS`, each given an equal share of the nodes left."""
     player = state.to_move
-    search = _Search(spend)
+    search = _Search(spend, listings=True)
     moves = sum(1 for step in steps[:MOVES_SEEN] if isinstance(step, Move))
     ranked = search.ranked(state, _weighed(state, steps),
                            until=moves + spend.limit // 10)

@@ -51,6 +51,11 @@ ROOTS = 8
 WIDTH = 3
 """Steps the strong search follows at each of the seat's own later steps."""
 
+LISTED_PER_NODE = 20
+"""Steps of a listing weighed by :func:`_weighed` that cost the strong search as much as a
+node (a position built and evaluated): a listing's cost grows with the dice in the pool and
+the empty hexes the gardeners reach, so it is counted by its length."""
+
 DEPTH = 8
 """Plies the strong search looks on after the step it weighs: each other player's reply is
 a ply, so that with three players the seat still sees its own next turns."""
@@ -126,24 +131,27 @@ def steady(state: State, steps: list[Step], known: Collection[str] | None, spend
     return _ranked(state, steps, spend)[0][2]
 
 
-def _moves(state: State) -> list[Step]:
+def _moves(state: State, spend: Spend) -> list[Step]:
     """The steps of the move phase worth searching: onto a flower, or planting one of the
     two colours that score most there (the others differ only in what is left in reserve)."""
-    return [step for step, _ in _weighed(state)]
+    return [step for step, _ in _weighed(state, spend)]
 
 
-def _weighed(state: State, best: bool = False) -> list[tuple[Step, float]]:
+def _weighed(state: State, spend: Spend, best: bool = False) -> list[tuple[Step, float]]:
     """The steps of :func:`_moves`, each with what it gains its player by :func:`evaluate`,
     about, without building the position: the group a flower planted joins (a point lost on
     a flower or for a discard), and the dice the landing spot would roll.  ``best``: only
-    the first of those that gain most."""
+    the first of those that gain most.  The listing is counted on ``spend``
+    (:data:`LISTED_PER_NODE`)."""
     pieces = dict(zip(GRID.cells, state.cells, strict=True))
     gains: dict[Hex, dict[str, int]] = {}
     rolls: dict[Hex, float] = {}
     by_place: dict[tuple[int, Hex], list[tuple[Step, float]]] = {}
     rest: list[tuple[Step, float]] = []
     top: tuple[Step, float] | None = None
+    listed = 0
     for step in RULES.legal_steps(state):
+        listed += 1
         if not isinstance(step, Move):
             weighed: tuple[Step, float] = (step, -1.0)
         else:
@@ -166,6 +174,7 @@ def _weighed(state: State, best: bool = False) -> list[tuple[Step, float]]:
                 top = weighed
         else:
             rest.append(weighed)
+    spend.listed(listed, LISTED_PER_NODE)
     if best:
         return [] if top is None else [top]
     for options in by_place.values():
@@ -216,10 +225,15 @@ def _value(state: State, me: int, spend: Spend, until: int, rng: random.Random,
         return sum(values) / len(values) if values else evaluate(state, me, field=True)
     mover = state.to_move
     if mover != me:  # the other player's steady step, weighed without building each
-        reply = _weighed(state, best=True)[0][0]
+        reply = _weighed(state, spend, best=True)[0][0]
+        if spend.exhausted:  # the listing spent the last nodes
+            return evaluate(state, me, field=True)
         return _value(spend.apply(state, reply), me, spend, until, rng, depth - 1)
+    moves = _moves(state, spend)
+    if spend.exhausted:
+        return evaluate(state, me, field=True)
     children: list[tuple[float, State]] = []
-    for step in _moves(state):
+    for step in moves:
         if spend.nodes >= until and children:
             break
         after = spend.apply(state, step)
@@ -237,7 +251,7 @@ def strong(state: State, steps: list[Step], known: Collection[str] | None, spend
     if state.phase is not Phase.MOVE or any(isinstance(s, Discard) for s in steps):
         return steady(state, steps, known, spend, rng)
     player = state.to_move
-    ranked = _ranked(state, _moves(state), spend)[:ROOTS]
+    ranked = _ranked(state, _moves(state, spend), spend)[:ROOTS]
     depth = DEPTH if state.players < 4 else DEPTH_FOUR
     best_value, best = float("-inf"), ranked[0][2]
     for k, (_, _, step) in enumerate(ranked):
