@@ -543,7 +543,7 @@ def read(path: Path) -> GameRecord:
         if entry is not None:
             reason, crc = _verify(entry, version, len(lines) + 1, lines[-1].crc if lines else 0)
             if not reason and lines:
-                reason = _follows(entry, in_force)
+                reason = _follows(entry, in_force, lines[0].entry.get("players"))
             if not reason:
                 lines.append(Line(number, end, crc, entry))
                 continue
@@ -596,9 +596,14 @@ def _verify(entry: Entry, version: int, seq: int,
     return ("" if written == f"{crc:08x}" else "checksum"), crc
 
 
-def _follows(entry: Entry, in_force: list[int]) -> str:
-    """Why ``entry`` cannot come after the steps ``in_force`` (``""`` when it can); a step
-    or an undo updates ``in_force``."""
+def _follows(entry: Entry, in_force: list[int], players: object) -> str:
+    """Why ``entry`` cannot come after the steps ``in_force`` (``""`` when it can), in a
+    game of ``players`` (the header's; a player an entry names is one of them); a step or
+    an undo updates ``in_force``."""
+    for key in ("player", "hint", "dealt"):
+        player = entry.get(key)
+        if isinstance(player, int) and isinstance(players, int) and not 1 <= player <= players:
+            return f"no player {player} in a game of {players}"
     if "step" in entry:
         number = entry.get("n")
         if not (isinstance(entry["step"], str) and isinstance(number, int)

@@ -317,6 +317,23 @@ def test_a_step_the_rules_refuse_is_damage_even_with_a_good_check(
         f"after step 3; the damaged file is kept as {path.name}.damaged"]
 
 
+@pytest.mark.parametrize("entry", [
+    {"hint": 10**30, "n": 3}, {"hint": 0, "n": 3}, {"dealt": 3, "card": "U17"},
+    {"step": "roll:3", "n": 3, "player": 7},
+])
+def test_a_line_naming_a_player_the_game_has_not_is_damage(
+    entry: dict[str, object], tmp_path: Path
+) -> None:
+    path, _ = _enceladus_journal(tmp_path, 2)
+    record = journal.Journal.continuing(journal.read(path), fsync=False)
+    record.append(entry)  # with a good check: written so, not damaged since
+    record.close()
+    back = journal.read(path)
+    player = next(v for k, v in entry.items() if k in ("hint", "dealt", "player"))
+    assert back.damage == journal.Damage(4, f"no player {player} in a game of 2")
+    assert back.hints == {} and len(back.lines) == 3
+
+
 @pytest.mark.parametrize("over", [
     {}, {"winners": "1", "termination": "test", "ranking": []},
     {"winners": [1], "termination": "test", "ranking": [[1, "27 pts"]]},
