@@ -1,8 +1,9 @@
 """The events of the daemon's one queue.
 
-Producers at the edges (the serial reader thread, gpiozero callbacks, timers) put events on
-one :class:`queue.Queue`; the referee thread takes them one by one.  Every event carries ``t``,
-the producer's ``time.monotonic()`` reading in seconds, so a recorded event log replays exactly.
+Producers at the edges (the serial reader thread, gpiozero callbacks, timers, the signal
+handlers) put events on one :class:`queue.SimpleQueue`, whose ``put`` is reentrant; the
+referee thread takes them one by one.  Every event carries ``t``, the producer's
+``time.monotonic()`` reading in seconds, so a recorded event log replays exactly.
 """
 
 from __future__ import annotations

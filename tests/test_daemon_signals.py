@@ -62,3 +62,35 @@ def test_a_stop_before_the_configuration_is_read_stops_cleanly(
     assert daemon.returncode == 0, err
     assert notify.recv(4096) == b"STOPPING=1"
     assert not journals.exists() or not list(journals.iterdir())
+
+
+def test_a_flood_of_reloads_never_keeps_a_stop_from_stopping(tmp_path: Path) -> None:
+    # Each SIGHUP's handler puts a Reload on the loop's queue.  A handler that runs while the
+    # loop itself is inside that queue's get or put must not wait for the loop: ten thousand
+    # of them make that moment all but certain, and a stop after them must still be heard.
+    # (With queue.Queue the handler waited for the lock the loop held: the stop was lost.)
+    config = tmp_path / "companion.toml"
+    config.write_text(f'[board]\nport = "loop://"\n[display]\ndisplay = "dummy"\n'
+                      f'[journal]\ndirectory = "{tmp_path / "journals"}"\n')
+    daemon = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from companion.cli import main; sys.exit(main())",
+         "run", "--config", str(config)],
+        env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"},
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert daemon.stderr is not None
+        for line in daemon.stderr:  # the loop is built once the board link is up
+            if "board connected" in line:
+                break
+        for _ in range(10000):
+            daemon.send_signal(signal.SIGHUP)
+            time.sleep(0.0001)  # one at a time: signals sent while one is pending are one
+        daemon.send_signal(signal.SIGTERM)
+        _, err = daemon.communicate(timeout=60)
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+    assert daemon.returncode == 0, err
+    assert "Traceback" not in err
+    assert "reload: the display settings are unchanged" in err

@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from queue import Queue
+from queue import SimpleQueue
 from typing import Final
 
 from gpiozero import InputDevice, OutputDevice
@@ -106,7 +106,7 @@ class GpioMatrix:
     stops and releases the pins.
     """
 
-    def __init__(self, queue: Queue[events.AnyEvent], *, layout: str, rows: Sequence[str],
+    def __init__(self, queue: SimpleQueue[events.AnyEvent], *, layout: str, rows: Sequence[str],
                  columns: Sequence[str], pin_factory: PinFactory, debounce_s: float = 0.02,
                  scan_interval_s: float = 0.002,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -145,7 +145,7 @@ class GpioMatrix:
             raise
 
     @classmethod
-    def from_config(cls, config: Config, queue: Queue[events.AnyEvent], *,
+    def from_config(cls, config: Config, queue: SimpleQueue[events.AnyEvent], *,
                     pin_factory: PinFactory,
                     clock: Callable[[], float] = time.monotonic) -> GpioMatrix:
         """The matrix of ``config.switches`` for the configured game's layout, on

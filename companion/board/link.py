@@ -48,7 +48,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator
-from queue import Queue
+from queue import SimpleQueue
 from types import TracebackType
 from typing import Any, Final, Protocol, TypeAlias
 
@@ -408,7 +408,7 @@ class BoardLink:
     def __init__(
         self,
         port: str,
-        queue: Queue[events.AnyEvent],
+        queue: SimpleQueue[events.AnyEvent],
         *,
         clock: Clock = time.monotonic,
         baudrate: int = BAUDRATE,

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from queue import Queue
+from queue import SimpleQueue
 from types import MappingProxyType, TracebackType
 from typing import Protocol, assert_never
 
@@ -127,7 +127,7 @@ class Controls:
 
     def __init__(
         self,
-        queue: Queue[events.AnyEvent],
+        queue: SimpleQueue[events.AnyEvent],
         *,
         pins: ButtonPins,
         pin_factory: PinFactory,

@@ -140,7 +140,7 @@ class Service:
     def __init__(
         self,
         referee: Referee,
-        events: queue.Queue[AnyEvent],
+        events: queue.SimpleQueue[AnyEvent],
         *,
         clock: Callable[[], float] = time.monotonic,
         display: Matrix | None = None,
@@ -608,7 +608,10 @@ def build(
     from companion.board.link import BoardLink
     from companion.board.pins import make_pin_factory
 
-    events: queue.Queue[AnyEvent] = queue.Queue()
+    # SimpleQueue, not Queue: the signal handlers put Stop and Reload on it, and only
+    # SimpleQueue.put is reentrant; a handler running while the loop held Queue's lock
+    # waited for that lock for ever.
+    events: queue.SimpleQueue[AnyEvent] = queue.SimpleQueue()
     if notifier is None:
         notifier = Notifier.from_environment()
     stack.callback(notifier.close)

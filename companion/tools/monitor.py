@@ -285,7 +285,7 @@ def run_monitor(port: str, *, seconds: float | None = None, display: Display | N
     from companion.board.link import BoardLink
 
     monitor = Monitor(**thresholds)
-    inbox: queue.Queue[events.AnyEvent] = queue.Queue()
+    inbox: queue.SimpleQueue[events.AnyEvent] = queue.SimpleQueue()
     reported: dict[Cell, str] = {}
     end = None if seconds is None else clock() + seconds
     interrupted: KeyboardInterrupt | None = None

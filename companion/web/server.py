@@ -356,7 +356,7 @@ class WebView(PageServer):
     """
 
     def __init__(self, listen: str, *, title: str = "Gardens Companion",
-                 events: queue.Queue[AnyEvent] | None = None,
+                 events: queue.SimpleQueue[AnyEvent] | None = None,
                  clock: Callable[[], float] = time.monotonic, pin: str = "",
                  journals: Path | None = None, choices: Choices | None = None) -> None:
         super().__init__(listen, lambda reason: ConfigError(
