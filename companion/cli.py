@@ -184,6 +184,14 @@ class _Signals:
         logging.getLogger("companion").info("stopping: %s during start-up", self.early_stop)
         return True
 
+    def done(self) -> None:
+        """The daemon is on its way out: a further SIGTERM or SIGINT (Ctrl-C pressed twice,
+        timeout(1) signalling the process and then its group) is ignored from now on.
+        Python puts the default handlers back while it finalizes, so such a signal would
+        otherwise kill the interpreter and turn the clean exit into a death by the signal."""
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     def attach(self, service: Service) -> Service:
         """From now on signals go to ``service``; a stop that came before is passed on."""
         self.service = service
@@ -197,13 +205,16 @@ def _run(args: argparse.Namespace) -> int:
     from companion.config import load_config
     from companion.daemon.service import build
 
-    config = load_config(args.config)
-    _setup_logging(args.log_level or config.log.level)
-    if signals.stopped_early():
+    try:
+        config = load_config(args.config)
+        _setup_logging(args.log_level or config.log.level)
+        if signals.stopped_early():
+            return 0
+        with ExitStack() as stack:
+            signals.attach(build(config, stack)).run()
         return 0
-    with ExitStack() as stack:
-        signals.attach(build(config, stack)).run()
-    return 0
+    finally:
+        signals.done()
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -578,7 +589,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EX_PIPE
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if not daemon:  # the daemon's stay ignored once it has stopped (_Signals.done)
+            signal.signal(signal.SIGTERM, previous)
     return status
 
 
