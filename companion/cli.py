@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack, suppress
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from companion import __version__
 from companion.errors import (
@@ -184,6 +184,14 @@ class _Signals:
         logging.getLogger("companion").info("stopping: %s during start-up", self.early_stop)
         return True
 
+    def done(self) -> None:
+        """The daemon is on its way out: a further SIGTERM or SIGINT (Ctrl-C pressed twice,
+        timeout(1) signalling the process and then its group) is ignored from now on.
+        Python puts the default handlers back while it finalizes, so such a signal would
+        otherwise kill the interpreter and turn the clean exit into a death by the signal."""
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     def attach(self, service: Service) -> Service:
         """From now on signals go to ``service``; a stop that came before is passed on."""
         self.service = service
@@ -197,13 +205,16 @@ def _run(args: argparse.Namespace) -> int:
     from companion.config import load_config
     from companion.daemon.service import build
 
-    config = load_config(args.config)
-    _setup_logging(args.log_level or config.log.level)
-    if signals.stopped_early():
+    try:
+        config = load_config(args.config)
+        _setup_logging(args.log_level or config.log.level)
+        if signals.stopped_early():
+            return 0
+        with ExitStack() as stack:
+            signals.attach(build(config, stack)).run()
         return 0
-    with ExitStack() as stack:
-        signals.attach(build(config, stack)).run()
-    return 0
+    finally:
+        signals.done()
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -546,6 +557,24 @@ def _message(error: CompanionError) -> str:
     return f"configuration problem: {error}" if isinstance(error, ConfigError) else str(error)
 
 
+def _writes(stream: TextIO) -> bool:
+    """Whether ``stream`` can be written now, tried with a line end (standard output on a
+    full disk cannot: the error that escaped a command was the output's, not a fault)."""
+    try:
+        stream.write("\n")
+        stream.flush()
+    except OSError:
+        return False
+    return True
+
+
+def _drop_output() -> None:
+    """Standard output goes to /dev/null from now on, as the Python documentation advises
+    for a broken pipe: the interpreter's last flush at exit does not fail again."""
+    with suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``companion`` script; returns the exit status (see
     :data:`EXIT_STATUSES`)."""
@@ -566,19 +595,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         except CompanionError as error:
             print(f"companion: {_message(error)}", file=sys.stderr)
             status = _status_of(error)
-        sys.stdout.flush()
+        if sys.stdout is not None:  # None when started with it closed (>&-)
+            sys.stdout.flush()
     except KeyboardInterrupt as stop:
         if daemon:  # stopped before its own handlers were in place: as clean a stop
             return 0
         return EX_TERMINATED if isinstance(stop, Terminated) else EX_INTERRUPTED
     except BrokenPipeError:
-        # As the Python documentation advises: stdout goes to /dev/null, so that the
-        # interpreter's last flush at exit does not fail again.
-        with suppress(OSError, ValueError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_output()
         return EX_PIPE
+    except OSError as error:
+        if sys.stdout is None or _writes(sys.stdout):  # not the output's: a fault
+            raise
+        from companion.files import reason_of
+
+        print(f"companion: cannot write the standard output: {reason_of(error)}",
+              file=sys.stderr)
+        _drop_output()
+        return EX_CANTCREAT
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if not daemon:  # the daemon's stay ignored once it has stopped (_Signals.done)
+            signal.signal(signal.SIGTERM, previous)
     return status
 
 

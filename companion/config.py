@@ -1244,7 +1244,8 @@ def load_config(path: str | os.PathLike[str]) -> Config:
 def check_config(path: str | os.PathLike[str]) -> list[str]:
     """Every problem of the configuration file at ``path`` (see :func:`load_config`), as
     sentences; empty when the file is fine.  Then the extras the file asks for that are not
-    installed here (:data:`EXTRAS`), which ``companion run`` refuses to start without.
+    installed here (:data:`EXTRAS`), which ``companion run`` refuses to start without, and a
+    ``[web] listen`` host it could not listen on (:func:`listen_problem`).
     ``companion check-config FILE`` prints them and exits with 78 (EX_CONFIG) when there are
     any.  Raises :class:`companion.errors.UnreadableConfigError` for a file that cannot be
     read (66)."""
@@ -1259,7 +1260,32 @@ def check_config(path: str | os.PathLike[str]) -> list[str]:
         if getattr(getattr(config, section), key) and not installed(module):
             notes.add((section, key), f"[{section}] {key} is set but {what}: {package} is not "
                       f"installed (pip install 'gardens-companion[{extra}]')")
+    if config.web.listen and installed("tornado"):
+        reason = listen_problem(config.web.listen)
+        if reason:
+            notes.add(("web", "listen"),
+                      f"[web] listen {config.web.listen!r} cannot be listened on: {reason}")
     return notes.sentences
+
+
+def listen_problem(listen: str) -> str:
+    """Why the live page could not be served on ``listen`` (``"host:port"``, ``"[::1]:8080"``)
+    as ``companion run`` binds it, in words (``"Cannot assign requested address"``: a host
+    that is not this machine's; ``"Name or service not known"``); ``""`` when it could.  The
+    host is bound on a free port and let go at once: the port itself is not tried, since the
+    companion being checked may be serving on it."""
+    import socket
+
+    import tornado.netutil
+
+    host = listen.rpartition(":")[0].strip("[]")
+    try:
+        bound = tornado.netutil.bind_sockets(0, host or None, family=socket.AF_UNSPEC)
+    except (OSError, ValueError) as error:
+        return getattr(error, "strerror", None) or str(error)
+    for each in bound:
+        each.close()
+    return ""
 
 
 EXTRAS: Mapping[tuple[str, str], tuple[str, str, str, str]] = MappingProxyType({

@@ -317,6 +317,32 @@ def test_output_into_a_closed_pipe_ends_quietly(files: Path, args: tuple[str, ..
     assert (done.returncode, done.stderr) == (status, "")
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize(("args", "status"), PIPED.values(), ids=PIPED.keys())
+def test_output_onto_a_full_disk_is_one_sentence_and_73(files: Path, args: tuple[str, ...],
+                                                        status: int) -> None:
+    """Standard output redirected to a file on a full disk (/dev/full: every write fails
+    with ENOSPC) cannot be written: said once, exit 73, as for any output."""
+    with open("/dev/full", "wb") as full:
+        done = companion(*_expand(args, files), cwd=files, stdout=full.fileno())
+    if args == ("--help",):  # argparse drops what it cannot print itself, as into a pipe
+        assert done.returncode == 0
+        return
+    assert (done.returncode, done.stderr) == (
+        73, "companion: cannot write the standard output: the disk is full\n")
+
+
+def test_a_closed_standard_output_is_no_traceback(files: Path) -> None:
+    """Started with its standard output closed (``>&-``), Python has no ``sys.stdout``:
+    what would be printed is dropped, and the command does its work."""
+    done = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *COMPANION, "replay",
+                           str(files / "game.jsonl"), "--gif", str(files / "game.gif")],
+                          cwd=files, capture_output=True, text=True,
+                          timeout=TIMEOUT_S, check=False)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert (files / "game.gif").stat().st_size > 0
+
+
 def _line_within(stream: int, seconds: float) -> bytes:
     """The next line from the pipe ``stream``, waiting at most ``seconds`` for each byte."""
     line = b""

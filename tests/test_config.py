@@ -953,3 +953,20 @@ def test_check_config_refuses_what_run_refuses_without_its_extra(
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setattr(sys, "path", [p for p in sys.path if "-packages" not in p])
     assert check_config(path) == [f"{path}, {sentence}"]
+
+
+def test_check_config_refuses_a_web_address_that_run_cannot_listen_on(tmp_path: Path) -> None:
+    """An address that is not this machine's stops run with 78, so check-config says so; a
+    port in use does not (the companion checked may be the one serving on it)."""
+    import socket
+
+    path = tmp_path / "companion.toml"
+    path.write_text('[web]\nlisten = "192.0.2.1:8080"\n')  # TEST-NET-1: nobody's address
+    [problem] = check_config(path)
+    assert problem.startswith(
+        f"{path}, line 2: [web] listen '192.0.2.1:8080' cannot be listened on: ")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        path.write_text(f'[web]\nlisten = "127.0.0.1:{taken.getsockname()[1]}"\n')
+        assert check_config(path) == []

@@ -94,3 +94,44 @@ def test_a_flood_of_reloads_never_keeps_a_stop_from_stopping(tmp_path: Path) -> 
     assert daemon.returncode == 0, err
     assert "Traceback" not in err
     assert "reload: the display settings are unchanged" in err
+
+
+WRAPPER = """
+import sys
+from pathlib import Path
+from companion.cli import main
+status = main()
+for line in Path("/proc/self/status").read_text().splitlines():
+    if line.startswith("SigIgn:"):
+        print(line, flush=True)
+sys.exit(status)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
+def test_a_second_stop_while_the_daemon_exits_is_ignored(tmp_path: Path) -> None:
+    """Python restores the default handlers while it finalizes, so a second SIGINT or SIGTERM
+    then (Ctrl-C pressed twice, timeout(1) signalling the process and then its group) would
+    kill the interpreter: exit 130 or 143, not the clean 0.  Once stopped, run ignores both."""
+    config = tmp_path / "companion.toml"
+    config.write_text(f'[board]\nport = "{tmp_path / "ttyUSB9"}"\n[display]\n'
+                      f'display = "dummy"\n[journal]\ndirectory = "{tmp_path / "journals"}"\n')
+    daemon = subprocess.Popen(
+        [sys.executable, "-c", WRAPPER, "run", "--config", str(config)],
+        env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"},
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert daemon.stderr is not None
+        deadline = time.monotonic() + 30
+        while "not found" not in daemon.stderr.readline():  # built, its board missing
+            assert daemon.poll() is None and time.monotonic() < deadline
+        daemon.send_signal(signal.SIGINT)
+        out, err = daemon.communicate(timeout=30)
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+    assert daemon.returncode == 0, err
+    ignored = int(out.split()[1], 16)
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        assert ignored & 1 << (stop - 1), f"{stop.name} is not ignored once run has stopped"

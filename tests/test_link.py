@@ -405,7 +405,7 @@ BY_ID = "/dev/serial/by-id/usb-gardens"
                                 f"Permission denied: '{BY_ID}'"),
          (f"no permission to open port {BY_ID}", "add the user to the dialout group")),
         (serial.SerialException(errno.EBUSY, f"could not open port {BY_ID}: busy"),
-         (f"port {BY_ID} is busy", "another program has it open")),
+         (f"{BY_ID} is in use by another program", "close it")),
         (serial.SerialException(f"could not open port {BY_ID}: no such board"),
          (f"cannot open port {BY_ID}: no such board", "check [board] port")),
         (ValueError("invalid URL, protocol 'bogus' not known"),

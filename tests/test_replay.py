@@ -135,6 +135,29 @@ def test_replay_reads_a_journal_written_before_lines_carried_checks(
     assert capsys.readouterr().out.splitlines()[-1] == "Unfinished after 4 steps"
 
 
+@pytest.mark.parametrize(("option", "what"), [("--gif", "GIF"), ("--html", "page")])
+def test_replay_never_writes_over_a_file_that_it_did_not_write(
+    option: str, what: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another game's journal (or any other file) given as the output by mistake is kept as
+    it was; an earlier GIF or page and an empty file are written over."""
+    path = _game(tmp_path / "one", steps=3)
+    other = _game(tmp_path / "two", steps=2)
+    kept = other.read_bytes()
+    out = ["--no-gif"] if option == "--html" else []
+    assert main(["replay", str(path), *out, option, str(other)]) == 2
+    assert capsys.readouterr().err == (
+        f"companion: {other} is not a {what} that replay wrote, so it does not write over it: "
+        f"give {option} another file name\n")
+    assert other.read_bytes() == kept
+    written = tmp_path / "written"
+    for earlier in (None, "its own", b""):  # not there, written before, empty
+        if isinstance(earlier, bytes):
+            written.write_bytes(earlier)
+        assert main(["replay", str(path), *out, option, str(written)]) == 0
+        assert written.stat().st_size > 0
+
+
 def test_a_gif_that_cannot_be_written_leaves_the_last_one_whole(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -335,6 +335,28 @@ def test_a_kept_scoreboard_started_again_has_the_rounds_and_names_it_had(
         KeptScoreboard(tmp_path / "nowhere" / "evening.jsonl")  # said at start, not later
 
 
+def test_what_a_kept_scoreboard_keeps_after_a_line_cut_off_is_read_back(
+        games: dict[str, tuple[str, list[str], Any]], tmp_path: Path) -> None:
+    """The line cut off by a power loss is ended before the next one is kept: appended to
+    it, the first name or message of the evening's next start would be lost with it."""
+    from companion.scoreboard.kept import KeptScoreboard
+
+    path = tmp_path / "evening.jsonl"
+    board = KeptScoreboard(path)
+    setup, steps, _ = games["enceladus2"]
+    feed(board, messages("t1", "g1", "enceladus", 2, setup, steps[:4], ["", ""], over=False))
+    board.set_name("t1", 1, "Ann")
+    board.close()
+    with path.open("a") as file:
+        file.write('{"name": ["t1", 2, "Bo')  # cut off by a power loss
+    again = KeptScoreboard(path)
+    again.set_name("t1", 2, "Bob")
+    again.close()
+    third = KeptScoreboard(path)
+    assert third.tables()[0].names == ("Ann", "Bob")
+    third.close()
+
+
 def test_a_file_that_is_not_a_kept_scoreboard_is_refused_and_left_as_it_is(
         tmp_path: Path) -> None:
     from companion.errors import UsageError

@@ -20,7 +20,7 @@ import pytest
 from conftest import WAIT_S, Broker
 from test_scoreboard import messages, play
 
-from companion.cli import EX_TERMINATED, EX_USAGE, main
+from companion.cli import EX_NOINPUT, EX_TERMINATED, EX_USAGE, main
 
 
 class Lines:
@@ -208,15 +208,34 @@ def test_with_the_documented_acl_the_scoreboard_logs_in_and_no_table_writes_for_
     (["--broker", "mqtt://127.0.0.1", "--listen", "localhost:8x"], "is not HOST:PORT"),
     (["--broker", "mqtt://127.0.0.1", "--listen", "8090"], "is not HOST:PORT"),
     (["--broker", "mqtt://u@127.0.0.1"], "is not a URL such as mqtt://host:1883"),
-    (["--broker", "mqtts://127.0.0.1", "--listen", "", "--ca-file", "/nonexistent"],
-     "the CA file /nonexistent cannot be read as a certificate"),
-    (["--broker", "mqtt://127.0.0.1", "--username", "u", "--listen", "", "--password-file",
-      "/nonexistent"],
-     "the password file /nonexistent cannot be read: there is no such file"),
 ])
 def test_a_wrong_scoreboard_command_line_is_one_sentence(
         argv: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["scoreboard", *argv]) == EX_USAGE
     error = capsys.readouterr().err
     assert said in error and error.count("\n") == 1 and "Traceback" not in error
+
+
+@pytest.mark.parametrize(("option", "content", "status", "said"), [
+    ("--password-file", None, EX_NOINPUT,
+     "the password file {path} cannot be read: there is no such file"),
+    ("--password-file", b"\xff\xfe", EX_NOINPUT, "the password file {path} cannot be read: "
+     "it is not text"),
+    ("--password-file", b"", 1, "the password file {path} cannot be read: it is empty"),
+    ("--ca-file", None, EX_NOINPUT, "the CA file {path} cannot be read as a certificate"),
+    ("--ca-file", b"[web]\n", 1, "the CA file {path} cannot be read as a certificate"),
+])
+def test_a_scoreboard_file_that_cannot_be_read_exits_as_any_input_file(
+        option: str, content: bytes | None, status: int, said: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """66 for a file missing or not text, as for every input file; 1 for one that is there
+    but is not what it should be (empty, not a certificate)."""
+    path = tmp_path / "given"
+    if content is not None:
+        path.write_bytes(content)
+    argv = ["--broker", "mqtts://127.0.0.1", "--username", "u", "--listen", "", option,
+            str(path)]
+    assert main(["scoreboard", *argv]) == status
+    error = capsys.readouterr().err
+    assert said.format(path=path) in error and error.count("\n") == 1
 

@@ -5,7 +5,9 @@ a recorded trace replays through a pty into the daemon to exactly the same steps
 
 from __future__ import annotations
 
+import fcntl
 import io
+import os
 import re
 import threading
 from contextlib import ExitStack
@@ -17,7 +19,7 @@ import pytest
 
 from companion.board import protocol
 from companion.daemon.service import build
-from companion.errors import OutputFileError, ProtocolError, UsageError
+from companion.errors import LinkError, OutputFileError, ProtocolError, UsageError
 from companion.events import BadLine, BoardMessage
 from companion.sim.demo import demo_config
 from companion.sim.scenario import drive, read_scenario, scenario_referee
@@ -128,6 +130,23 @@ def test_record_never_writes_over_a_file_that_is_not_a_trace(tmp_path: Path) -> 
         trace.write_text(earlier)
         record("loop://", trace, seconds=0.01)
         assert trace.read_text().startswith(HEADER)
+
+
+def test_record_refuses_a_port_another_program_has_locked(tmp_path: Path) -> None:
+    """A second reader steals lines from the daemon or the monitor that holds the board (and
+    records a trace with gaps), so record locks the port as they do and names the holder."""
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+    try:
+        fcntl.flock(slave, fcntl.LOCK_EX)  # as the daemon's exclusive open does
+        trace = tmp_path / "board.trace"
+        with pytest.raises(LinkError) as raised:
+            record(path, trace, seconds=0.01)
+        assert str(raised.value) == f"{path} is in use by another program (close it)"
+        assert not trace.exists()
+    finally:
+        os.close(slave)
+        os.close(master)
 
 
 def test_record_saves_what_the_board_sends_after_asking_for_hello_and_dump() -> None:

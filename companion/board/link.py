@@ -201,8 +201,8 @@ def open_problem(port: str, error: BaseException, *,
         return f"port {port} not found", f"plug the board in, or check {setting}"
     if code in (errno.EACCES, errno.EPERM):
         return f"no permission to open port {port}", "add the user to the dialout group"
-    if code == errno.EBUSY:
-        return f"port {port} is busy", "another program has it open"
+    if code in _BUSY:
+        return f"{port} is in use by {_users_text(port_users(port))}", "close it"
     if code in _NOT_A_PORT:
         return f"{port} is not a serial port", f"check {setting}"
     if code == errno.ECONNREFUSED:
@@ -558,12 +558,12 @@ class BoardLink:
                 self.port, baudrate=self.baudrate, timeout=self.read_timeout, exclusive=True
             )
         except OPEN_ERRORS as error:
+            what, remedy = open_problem(self.port, error, setting=self.setting)
             if _errno(error) in _BUSY:
-                busy = f"{self.port} is in use by {_users_text(port_users(self.port))}; close it"
+                busy = f"{what}; {remedy}"
                 self._disconnected(busy, busy)
                 return
-            self.open_problem = open_problem(self.port, error, setting=self.setting)
-            what, remedy = self.open_problem
+            self.open_problem = what, remedy
             self._disconnected(f"{what}; trying again ({remedy})")
             return
         protocol = _BoardProtocol(self)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from companion.config import broker_address
-from companion.errors import InvalidArgumentError, UsageError
+from companion.errors import CompanionError, InputFileError, InvalidArgumentError, UsageError
 from companion.files import reason_of
 from companion.mqtt import LOGIN_REFUSED
 from companion.scoreboard.model import Scoreboard
@@ -72,9 +72,11 @@ class Feed:
 
     ``client_id``: the persistent session's name (one per scoreboard); ``password_file``
     holds the user's password (its first line); ``ca_file`` the authority
-    the broker's certificate is checked against (the system's by default).  Raises
-    :class:`UsageError` when the password file or the CA file cannot be read, before
-    connecting.
+    the broker's certificate is checked against (the system's by default).  Raises, before
+    connecting, :class:`companion.errors.InputFileError` when the password file or the CA file
+    cannot be read (missing, a folder, not text), and
+    :class:`companion.errors.CompanionError` when the password file is empty or the CA file
+    holds no certificate.
     """
 
     def __init__(self, broker: Broker, board: Scoreboard, on_change: Callable[[], None], *,
@@ -89,13 +91,15 @@ class Feed:
         self.connected = False
         password = ""
         if password_file is not None:
+            unread = f"the password file {password_file} cannot be read"
             try:
                 password = password_file.read_text(encoding="utf-8").splitlines()[0]
-            except (OSError, UnicodeDecodeError, IndexError) as error:
-                reason = (reason_of(error) if isinstance(error, OSError)
-                          else "it is empty or not text")
-                raise UsageError(f"the password file {password_file} cannot be read: "
-                                 f"{reason}") from None
+            except OSError as error:
+                raise InputFileError(f"{unread}: {reason_of(error)}") from None
+            except UnicodeDecodeError:
+                raise InputFileError(f"{unread}: it is not text") from None
+            except IndexError:
+                raise CompanionError(f"{unread}: it is empty") from None
         self._client = mqtt.Client(CallbackAPIVersion.VERSION2,
                                    client_id=client_id or f"scoreboard-{socket.gethostname()}",
                                    clean_session=False, protocol=mqtt.MQTTv311)
@@ -105,10 +109,11 @@ class Feed:
             try:
                 self._client.tls_set(ca_certs=str(ca_file) if ca_file else None,
                                      cert_reqs=ssl.CERT_REQUIRED)
-            except (OSError, ssl.SSLError) as error:
+            except OSError as error:  # ssl.SSLError too: a file that is not a certificate
                 reason = getattr(error, "strerror", None) or str(error)
-                raise UsageError(f"the CA file {ca_file} cannot be read as a certificate: "
-                                 f"{reason}") from None
+                kind = CompanionError if isinstance(error, ssl.SSLError) else InputFileError
+                raise kind(f"the CA file {ca_file} cannot be read as a certificate: "
+                             f"{reason}") from None
         self._client.reconnect_delay_set(1, RECONNECT_MAX_S)
         self._client.on_connect = self._connected
         self._client.on_disconnect = self._disconnected

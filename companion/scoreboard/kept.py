@@ -6,7 +6,7 @@ own to keep.  :class:`KeptScoreboard` appends every message that changed the boa
 name an organiser set, to a JSON Lines file (``--keep``), one whole line at a time; started
 again with the same file it reads them back first, in order, which rebuilds the same tables,
 standings and names.  A line cut off by a power loss, or any line that is not one of these,
-is skipped.
+is skipped; a cut line is ended before the next line is kept.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class KeptScoreboard(Scoreboard):
         super().__init__(prefix)
         self.path = path
         self._file: IO[str] | None = None
+        self._cut = False  # the file ends in a line cut off, to be ended before the next
         read = skipped = 0
         if path.exists():
             try:
@@ -43,6 +44,7 @@ class KeptScoreboard(Scoreboard):
             except OSError as error:
                 raise output_error(path, "scoreboard file", error) from None
             lines = text.splitlines()
+            self._cut = bool(text) and not text.endswith("\n")
             for line in lines:
                 read += 1
                 skipped += not self._replay(line)
@@ -85,6 +87,8 @@ class KeptScoreboard(Scoreboard):
         try:  # opened with the first line to keep: a scoreboard that fails to start leaves none
             if self._file is None:
                 self._file = self.path.open("a", encoding="utf-8")
+                if self._cut:  # the next line of its own, not the end of the one cut off
+                    self._file.write("\n")
             self._file.write(json.dumps(entry, separators=(",", ":")) + "\n")
             self._file.flush()
         except OSError as error:

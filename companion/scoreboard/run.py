@@ -38,8 +38,10 @@ def run_scoreboard(*, broker: str, topic: str = "gardens", listen: str = "",
     client and the page are closed), writing to ``out`` (standard output); ``keep``: the
     file the scoreboard is kept in and read back from
     (:class:`~companion.scoreboard.kept.KeptScoreboard`).  Raises
-    :class:`UsageError` for a bad broker URL, topic, ``listen`` address, password file, or
-    a missing extra (paho-mqtt; Tornado for the page);
+    :class:`UsageError` for a bad broker URL, topic, ``listen`` address, or a missing extra
+    (paho-mqtt; Tornado for the page); :class:`~companion.errors.InputFileError` (or, for
+    one that is there but not what it should be, :class:`~companion.errors.CompanionError`)
+    for a password file or CA file that cannot be read;
     :class:`~companion.errors.OutputFileError` when ``keep`` cannot be written."""
     from companion.scoreboard.client import Feed, parse_broker
     from companion.scoreboard.terminal import TerminalBoard

@@ -212,6 +212,21 @@ def write_gif(shown: Sequence[Screen], path: Path, *, width: int, height: int, m
                 loop=0)
 
 
+_OUTPUTS = (("GIF", "--gif", b"GIF8"), ("page", "--html", b"<!doctype html>"))
+"""What replay writes: the GIF and the page, each with its option and how it begins."""
+
+
+def _begins(path: Path, begins: bytes) -> bool:
+    """Whether the file at ``path`` may be written over: it begins with ``begins`` (an
+    earlier output), is empty, or is not there (or cannot be read: writing it will say)."""
+    try:
+        with path.open("rb") as existing:
+            first = existing.read(len(begins))
+    except OSError:
+        return True
+    return not first or first == begins
+
+
 def _same_file(one: Path, other: Path) -> bool:
     """Whether ``one`` and ``other`` name the same file (a link to it included)."""
     try:
@@ -227,13 +242,18 @@ def replay(path: Path, *, gif: Path | None, width: int = 16, height: int = 16, m
     and neither when the other cannot be: :func:`companion.web.page.record_html`, one
     self-contained file).  Raises
     :class:`companion.errors.JournalError` for a journal that cannot be read or replayed,
-    :class:`companion.errors.UsageError` when ``gif`` or ``html`` is the journal itself,
+    :class:`companion.errors.UsageError` when ``gif`` or ``html`` is the journal itself or
+    a file that is not an earlier GIF or page (another game's journal given by mistake),
     :class:`companion.errors.OutputFileError` when the GIF or the page cannot be written."""
-    for what, out in (("GIF", gif), ("page", html)):
-        if out is not None and _same_file(out, path):
-            option = "--gif" if what == "GIF" else "--html"
+    for (what, option, begins), out in zip(_OUTPUTS, (gif, html), strict=True):
+        if out is None:
+            continue
+        if _same_file(out, path):
             raise UsageError(f"the {what} would overwrite the journal {path} it is drawn from: "
                              f"give {option} another file name")
+        if not _begins(out, begins):
+            raise UsageError(f"{out} is not a {what} that replay wrote, so it does not write "
+                             f"over it: give {option} another file name")
     record, rules, moments = read_game(path)
     if record.damage is not None:
         log.warning("%s is %s", path.name, damage_note(record, moments))

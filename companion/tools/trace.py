@@ -177,7 +177,9 @@ def record(
     it arrives, until ``seconds`` have passed, ``stop`` is set or Ctrl-C (the
     :class:`KeyboardInterrupt` goes on once ``out`` is closed, with a note
     ``"<n> chunks recorded in <out>"``).  What was recorded stays in ``out`` however the
-    recording ends.
+    recording ends.  The port is opened exclusively, as the daemon's link opens it: a second
+    reader would steal lines from the program that holds the board, so a port another
+    program holds is refused, naming it.
 
     With ``ask`` the board is first sent ``HELLO?`` and ``DUMP?``, so the trace begins with
     the whole board (and replays from a known state).  Returns the number of chunks.
@@ -189,7 +191,7 @@ def record(
     if isinstance(out, str | os.PathLike):
         _refuse_other_file(os.fspath(out))
     try:
-        link = serial_factory(port, baudrate=115200, timeout=0.05)
+        link = serial_factory(port, baudrate=115200, timeout=0.05, exclusive=True)
     except OPEN_ERRORS as error:
         what, remedy = open_problem(port, error, setting="the port name")
         raise LinkError(f"{what} ({remedy})") from None
