@@ -57,7 +57,6 @@ from companion.events import BoardMessage, Button
 from companion.files import reason_of
 from companion.referee.deal import DealTable
 from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLevel, Show
-from companion.referee.recognition import board_diff
 from companion.referee.referee import Extension, Question, Referee, RefereeSettings
 from companion.referee.screen import Screen
 from companion.rules.base import Seated, own_state
@@ -337,7 +336,7 @@ def _ready(referee: Referee) -> bool:
 def _settled(referee: Referee) -> bool:
     """The board is connected and shows exactly the expected position (as its sensors can:
     occupancy only on a presence board)."""
-    diff = board_diff(referee.sensed_expected, referee.observed, referee.tray)
+    diff = referee.diff()
     return referee.have_board and not diff
 
 
