@@ -8,6 +8,7 @@ unless a test says otherwise, as at a real table.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,30 @@ def test_the_destinations_are_listed_without_building_the_scoring_steps(
     screen = table(state).screen(1.0)
     dests = {cell for cell, kind in screen.highlights.items() if kind == "dest"}
     assert dests == {hex_name(cell) for cell in expected} and len(dests) > 3
+
+
+def test_the_destinations_shown_after_a_move_are_worked_out_without_listing_its_moves(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The screen of the update that commits a move shows the next player's destinations: the
+    # landings of their moves (rules.uranus.destinations), not the moves listed one by one.
+    state = position({"0,0": "M1", "2,0": "tree", "0,-3": "M2"})
+    referee = table(state)
+    after = RULES.apply(state, Move((1, 0), "red"))
+    expected = {hex_name(s.to) for s in RULES.legal_steps(after) if isinstance(s, Move)}
+    listed: list[Any] = []
+    kept = type(RULES).candidates
+
+    def candidates(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if sys._getframe(1).f_globals["__name__"] == "companion.referee.uranus":
+            listed.append(args)
+        return kept(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(RULES), "candidates", candidates)
+    effects = settling(referee, {"0,0": "", "1,0": "M1+red"}, 1.0)
+    assert committed(effects) == ["1,0=red"]
+    screen = [e for e in effects if isinstance(e, Show)][-1].screen
+    assert {c for c, kind in screen.highlights.items() if kind == "dest"} == expected
+    assert len(expected) > 3 and listed == []
 
 
 # -- refusals (an unknown card id, a card shown twice) -------------------------------------

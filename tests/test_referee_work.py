@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from companion.board import protocol
-from companion.events import BoardMessage
+from companion.events import BoardMessage, Timer
 from companion.referee import mars as mars_table
-from companion.referee.effects import Committed
+from companion.referee.effects import Committed, Show
 from companion.referee.mars import MarsTable
-from companion.referee.recognition import Lazy, StepIndex, guidance
+from companion.referee.recognition import Lazy, StepIndex, board_diff, guidance
 from companion.rules import mars as mars_rules
 from companion.rules.hexes import hex_name
 from companion.rules.mars import RULES, Move, Place, Roll, State, destinations, position
@@ -99,6 +99,30 @@ def test_the_move_prompt_works_out_the_destinations_once_per_position(
     assert calls == [state]  # the prompt's discards and the highlights read one answer
 
 
+def test_the_board_is_compared_with_the_position_once_per_field_update() -> None:
+    # The evaluation, the screen and the Mars prompt (is the board settled?) each ask for the
+    # diff of the board; each comparison reads every one of its 91 hexes.
+    t = _table(_state(pool=[3, 5]), [])
+    referee = t.referee
+    compared: list[tuple[Any, Any]] = []
+
+    def profile(frame: Any, event: str, _: Any) -> None:
+        if event == "call" and frame.f_code is board_diff.__code__:
+            compared.append((frame.f_locals["expected"], frame.f_locals["observed"]))
+
+    for n, (cell, piece) in enumerate([("1,-1", ""), ("1,-1", "M1")]):  # lifted, put back
+        referee.handle(BoardMessage(t.now, protocol.FieldUpdate(seq=n, cell=cell, piece=piece)))
+        compared.clear()
+        sys.setprofile(profile)
+        try:
+            effects = referee.handle(Timer(t.now + 0.1, "debounce"))
+        finally:
+            sys.setprofile(None)
+        assert any(isinstance(e, Show) for e in effects)
+        assert compared == [(referee.sensed_expected, referee.observed)]
+        t.now += 1.0
+
+
 def _counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[Hashable]:
     """The steps each call of ``StepIndex.<name>`` is asked about while the test runs."""
     steps: list[Hashable] = []
@@ -173,7 +197,7 @@ def test_a_gardener_put_down_short_of_another_landing_is_told_from_its_moves_lis
     referee.observed.update({"1,-1": "", "1,2": "M1+blue"})
     referee.last_put = ("1,2", "")
     weighed = _counting(monkeypatch, "piece_changes")
-    assert referee._in_transit(referee._diff(), [move])
+    assert referee._in_transit(referee.diff(), [move])
     assert set(weighed) == {move}
 
 

@@ -5,6 +5,7 @@ Positions are written as in ``docs/CASES.md`` and read by the case adapter.
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -32,6 +33,7 @@ from companion.rules.uranus import (
     Step,
     card_refusal,
     deal_missions,
+    destinations,
     final_scores,
     may_hold,
     mission_value,
@@ -569,3 +571,28 @@ def test_impossible_positions_name_every_problem() -> None:
     assert "a mission card is in two places" in str(caught.value)
     with pytest.raises(InvalidPositionError, match="cannot stand there"):
         position({"9,9": "red"})
+
+
+def _landings(state: State) -> frozenset[Any]:
+    return frozenset(s.to for s in RULES.legal_steps(state) if isinstance(s, Move))
+
+
+@pytest.mark.parametrize("board", sorted(BOARDS))
+def test_the_destinations_are_the_landings_of_the_legal_moves(board: str) -> None:
+    # Random whole games; at each turn also with the player's reserve emptied (a move onto an
+    # empty spot plants a flower: none is left to plant).
+    rng = random.Random(board)
+    state, turns = RULES.new_game(3, 7, {"board": board}), 0
+    while state.phase != "over":
+        if state.phase == "turn":
+            turns += 1
+            assert destinations(state) == _landings(state)
+            emptied = list(state.reserves)
+            emptied[state.to_move - 1] = (0,) * len(emptied[state.to_move - 1])
+            bare = replace(state, reserves=tuple(emptied))
+            assert destinations(bare) == _landings(bare) < _landings(state)
+        else:
+            assert destinations(state) == frozenset()
+        state = RULES.apply(state, rng.choice(list(RULES.legal_steps(state))))
+    assert turns > 10
+

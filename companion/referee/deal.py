@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 
 from companion.events import BoardMessage, Button
 from companion.referee.effects import Effects, Note, NoteLevel
-from companion.referee.recognition import board_diff
 from companion.referee.referee import Referee
 from companion.referee.screen import Screen
 from companion.rules.base import Seated
@@ -95,7 +94,7 @@ class DealTable:
         in place and the board shows it, nothing asked."""
         if self.done or referee.history or referee.adopt or referee.question is not None:
             return False
-        diff = board_diff(referee.sensed_expected, referee.observed, referee.tray)
+        diff = referee.diff()
         return referee.have_board and not diff and referee.rules.outcome(referee.state) is None
 
     def _most(self, referee: Referee) -> int:

@@ -47,7 +47,6 @@ from companion.errors import IllegalMoveError, InvalidArgumentError
 from companion.events import BoardMessage, Button
 from companion.referee.deal import DealTable
 from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLevel, Show
-from companion.referee.recognition import board_diff
 from companion.referee.referee import Extension, Referee, RefereeSettings
 from companion.referee.screen import Screen
 from companion.rules import mars
@@ -347,7 +346,7 @@ def _ready(referee: Referee) -> bool:
     boards see "occupied"), the game goes on and the referee asks nothing: the Mars prompt may
     stand on the matrix and OK/Select belong to it."""
     return (referee.have_board and referee.question is None and referee.outcome is None
-            and not board_diff(referee.sensed_expected, referee.observed, referee.tray))
+            and not referee.diff())
 
 
 def _prompt_text(referee: Referee, prompt: str) -> str:

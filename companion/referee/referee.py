@@ -265,6 +265,10 @@ class Referee:
         self.layout_set = frozenset(self.layout)
         self.tray: frozenset[Cell] = self.rules.tray_cells(self.state)
         self.observed: dict[Cell, Piece] = dict.fromkeys(self.layout, EMPTY)
+        # While an event is handled, the diff of the board last worked out, as
+        # (sensed_expected, observations, diff); None between events.
+        self._observations = 0
+        self._diffed: list[tuple[dict[Cell, Piece], int, dict[Cell, Piece]]] | None = None
         self.have_board = False
         self.pending: Debounce[Cell, Piece] = Debounce(self.settings.debounce_s)
         self.last_change_t = 0.0
@@ -313,6 +317,13 @@ class Referee:
 
     def handle(self, event: AnyEvent) -> Effects:
         """Take one event; return the effects to carry out, in order."""
+        self._diffed = []
+        try:
+            return self._event(event)
+        finally:
+            self._diffed = None
+
+    def _event(self, event: AnyEvent) -> Effects:
         if isinstance(event, Button) and event.pressed:
             self.correcting = None  # a button answers the board as it stands
         match event:
@@ -423,6 +434,7 @@ class Referee:
                 if self.observed.get(cell) != piece:
                     self.touched.note(cell, piece)
         self.observed = board
+        self._observations += 1
         self.pending.clear()
         self.have_board = True
         self.last_change_t = now
@@ -449,6 +461,7 @@ class Referee:
         for cell, after, _ in due:
             before = self.observed[cell]
             self.observed[cell] = after
+            self._observations += 1
             self.touched.note(cell, after)
             if self.correcting is not None:
                 self.correcting.touched.note(cell, after)
@@ -505,8 +518,8 @@ class Referee:
         elif event.name == "ok" and self.awaiting:
             # The players say the step the board shows is done (not a longer one under way).
             self.awaiting = False
-            return self._resolve(self._completed(self._diff()), now)
-        elif event.name == "ok" and self.settings.presence and self.have_board and not self._diff():
+            return self._resolve(self._completed(self.diff()), now)
+        elif event.name == "ok" and self.settings.presence and self.have_board and not self.diff():
             # A step occupancy cannot show (a gardener from one flower to another): the
             # players say so with OK and pick it from a menu.  Such a step changes no cell
             # but those the players handled (apart from gardeners on flowers).
@@ -560,7 +573,7 @@ class Referee:
         board that tells the pieces apart, while it differs from the seed's setup."""
         return (not self.adopt and not self.history and not self.settings.presence
                 and self.have_board and self.syncing and self.outcome is None
-                and self.question is None and bool(self._diff()))
+                and self.question is None and bool(self.diff()))
 
     def _adopt(self, now: float) -> Effects:
         """Weigh the board as the setup the players laid out (:attr:`adopt`)."""
@@ -594,15 +607,25 @@ class Referee:
         return [Adopted(self.rules.format_position(state), state), *self._evaluate(now)]
 
     # ------------------------------------------------------------------ recognition
-    def _diff(self) -> dict[Cell, Piece]:
-        return board_diff(self.sensed_expected, self.observed, self.tray)
+    def diff(self) -> dict[Cell, Piece]:
+        """``{cell: observed piece}`` where the board differs from what the state shows its
+        sensors, the tray aside (a new dict).  While an event is handled, worked out once per
+        observation and state: the evaluation, the screen and the extensions' prompts all ask
+        on one field update, and each asking compares every cell of the board."""
+        kept = self._diffed
+        if kept and kept[0][0] is self.sensed_expected and kept[0][1] == self._observations:
+            return dict(kept[0][2])
+        diff = board_diff(self.sensed_expected, self.observed, self.tray)
+        if kept is not None:
+            kept[:] = [(self.sensed_expected, self._observations, diff)]
+        return dict(diff)
 
     def _evaluate(self, now: float, *, grace_over: bool = False) -> Effects:
         if not self.have_board:
             return [Show(self._screen(now))]
         if self.adopt and not self.history:
             return self._adopt(now)
-        diff = self._diff()
+        diff = self.diff()
         over = self.outcome
         if self.syncing and self.resumed and any(
             not self.index.unseen(s) for s in self.index.explaining(diff)
@@ -1013,7 +1036,7 @@ class Referee:
 
     def screen(self, now: float) -> Screen:
         """The screen for the situation now (what an extension shows after its own notice)."""
-        return self._screen(now, diff=self._diff() if self.have_board else None)
+        return self._screen(now, diff=self.diff() if self.have_board else None)
 
     @property
     def settling(self) -> bool:
@@ -1021,7 +1044,7 @@ class Referee:
         settle time, for OK, or for an answer."""
         if not self.have_board:
             return False
-        diff = self._diff()
+        diff = self.diff()
         return bool(self.question or self.index.completing(diff, self.touched, distinct=True))
 
     def notice(self, text: str, now: float, *, urgent: bool = False) -> Show:

@@ -58,7 +58,6 @@ from companion.referee.effects import (
     NoteLevel,
     Show,
 )
-from companion.referee.recognition import board_diff
 from companion.referee.screen import Screen
 from companion.rules.base import (
     EMPTY,
@@ -564,4 +563,4 @@ def _claims(step: Hashable) -> TypeGuard[Claim]:
 def _ready(referee: Referee) -> bool:
     """The board shows the expected position, the game goes on and nothing is asked."""
     return bool(referee.have_board and referee.question is None and referee.outcome is None
-                and not board_diff(referee.sensed_expected, referee.observed, referee.tray))
+                and not referee.diff())

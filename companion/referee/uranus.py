@@ -57,7 +57,6 @@ from companion.events import BoardMessage, Button
 from companion.files import reason_of
 from companion.referee.deal import DealTable
 from companion.referee.effects import Buzz, BuzzPattern, Effects, Note, NoteLevel, Show
-from companion.referee.recognition import board_diff
 from companion.referee.referee import Extension, Question, Referee, RefereeSettings
 from companion.referee.screen import Screen
 from companion.rules.base import Seated, own_state
@@ -69,11 +68,11 @@ from companion.rules.uranus import (
     HAND_SIZE,
     RULES,
     Claim,
-    Move,
     Reveal,
     Score,
     State,
     card_refusal,
+    destinations,
     final_scores,
     hexagon_standing,
     may_hold,
@@ -290,7 +289,7 @@ class CardTable:
             how = "show" if self.cards == "reader" else "OK, then pick"
             cards = "the card" if left == 1 else f"the {left} cards"
             return replace(screen, message=f"The end: P{player}, {how} {cards} in your hand")
-        destinations, hexagon = self._board_facts(state)
+        landings, hexagon = self._board_facts(state)
         if self._ask_in is state:
             prompt = "Ask: show a card to see what it would score"
         elif self.cards == "reader":
@@ -302,22 +301,18 @@ class CardTable:
         last = _last_score(referee)
         if last:
             prompt = f"{last}. {prompt}"
-        return replace(screen, message=prompt, highlights=dict.fromkeys(destinations, "dest"))
+        return replace(screen, message=prompt, highlights=dict.fromkeys(landings, "dest"))
 
     def _board_facts(self, state: State) -> tuple[frozenset[str], bool]:
         """The legal destinations of the player to move and whether an unclaimed hexagon
         stands, worked out once per state (screens are built on every field update)."""
-        cached, destinations, hexagon = self._facts
+        cached, landings, hexagon = self._facts
         if cached is not state:
-            # The moves of the gardener to move alone (the steps that change its own hex),
-            # not every legal step: the scoring steps were built for nothing, a millisecond
-            # on the update that commits a step.
-            here = state.gardeners[state.to_move - 1]
-            moves = RULES.candidates(state, frozenset({hex_name(here)})) if here is not None else ()
-            destinations = frozenset(hex_name(s.to) for s in moves if isinstance(s, Move))
+            # The landings alone, no move built: on the update that commits a step.
+            landings = frozenset(map(hex_name, destinations(state)))
             hexagon = _hexagon_open(state)
-            self._facts = (state, destinations, hexagon)
-        return destinations, hexagon
+            self._facts = (state, landings, hexagon)
+        return landings, hexagon
 
 
 def final_breakdown(state: State) -> str:
@@ -341,7 +336,7 @@ def _ready(referee: Referee) -> bool:
 def _settled(referee: Referee) -> bool:
     """The board is connected and shows exactly the expected position (as its sensors can:
     occupancy only on a presence board)."""
-    diff = board_diff(referee.sensed_expected, referee.observed, referee.tray)
+    diff = referee.diff()
     return referee.have_board and not diff
 
 

@@ -438,6 +438,21 @@ def hexagon_standing(state: State) -> bool:
     return state.standing_hexagon
 
 
+def destinations(state: State) -> frozenset[Hex]:
+    """The spots the gardener to move may land on, the landings of its legal moves each once,
+    no move built: a spot with a flower, or an empty one while the player has a flower to plant
+    there; empty outside the turn phase.
+
+    Gardens of Uranus, Your turn; docs/RULINGS.md Uranus #4.
+    """
+    if state.phase != _TURN:
+        return frozenset()
+    if any(state.reserves[state.to_move - 1]):
+        return frozenset(RULES._destinations(state))
+    flowers, index = state.flowers, state.shape.index
+    return frozenset(spot for spot in RULES._destinations(state) if flowers[index[spot]])
+
+
 def _hexagon_standing(board: str, flowers: tuple[str, ...]) -> bool:
     grid = BOARDS[board].grid
     spots = {grid.cells[i]: colour for i, colour in enumerate(flowers) if colour}
