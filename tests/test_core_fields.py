@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from companion.errors import InvalidArgumentError
+from companion.errors import IllegalMoveError, InvalidArgumentError
 from companion.rules import hexes, mars, missions, uranus
 from companion.rules.base import evolved
 
@@ -172,6 +172,30 @@ def test_the_uranus_moves_listed_are_those_of_the_text_and_a_state_evolved_is_on
                        "flowers": after.flowers, "discarded": after.discarded}
             assert evolved(state, **changed) == replace(state, **changed)
             state = after
+
+
+@pytest.mark.parametrize("options", URANUS_OPTIONS)
+def test_a_uranus_move_is_applied_exactly_when_the_text_allows_it(
+        options: dict[str, object]) -> None:
+    # apply finds the ray to the landing and tests the spots passed at once: every move to
+    # every spot, planting each colour or nothing, is taken or refused as the text says
+    rng = random.Random(10)
+    rules = uranus.RULES
+    for players in (2, 3, 4, 5):
+        state = rules.new_game(players, rng.randrange(1 << 30), options)
+        while rules.outcome(state) is None:
+            steps = list(rules.legal_steps(state))
+            if state.phase is uranus.Phase.TURN and rng.random() < 0.2:
+                allowed = uranus_plain_moves(state)
+                for spot in (*state.shape.grid.cells, (9, 9)):
+                    for plant in (None, *uranus.COLOURS):
+                        move = uranus.Move(spot, plant)
+                        if move in allowed:
+                            rules.apply(state, move)
+                        else:
+                            with pytest.raises(IllegalMoveError):
+                                rules.apply(state, move)
+            state = rules.apply(state, rng.choice(steps))
 
 
 def test_evolving_a_state_refuses_a_name_that_is_no_field() -> None:

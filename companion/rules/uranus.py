@@ -1001,19 +1001,20 @@ class UranusRules(GardenerRules[State, Step]):
         p = state.to_move
         here = state.gardeners[p - 1]
         assert here is not None  # the turn phase begins once every gardener is placed
-        if step.to not in shape.grid:
+        index = shape.index.get(step.to)
+        if index is None:
             raise refuse(f"{hex_name(step.to)} is not a spot of the {shape.name} board")
-        path = next((ray for ray in shape.grid.rays[here] if step.to in ray), None)
-        if path is None:
+        for ray in shape.grid.rays[here]:
+            if step.to in ray:
+                break
+        else:
             raise refuse("the gardener moves in a straight line along one of the six directions")
-        path = path[: path.index(step.to) + 1]
-        if any(cell in state.trees for cell in path[:-1]):
+        if not state.trees.isdisjoint(ray[: ray.index(step.to)]):  # the spots passed
             raise refuse("a tree blocks the way")
         if step.to in state.trees:
             raise refuse("the gardener cannot stop on a tree")
         if step.to in state.gardeners:
             raise refuse("another gardener stands on that spot")
-        index = shape.index[step.to]
         flowers, reserves, run = state.flowers, state.reserves, state.no_plant_run + 1
         if state.flowers[index]:
             if step.plant is not None:
