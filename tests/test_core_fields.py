@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import itertools
 import random
+import types
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
@@ -196,6 +198,53 @@ def test_a_uranus_move_is_applied_exactly_when_the_text_allows_it(
                             with pytest.raises(IllegalMoveError):
                                 rules.apply(state, move)
             state = rules.apply(state, rng.choice(steps))
+
+
+@pytest.mark.parametrize("core", [mars, uranus], ids=["mars", "uranus"])
+def test_a_gardener_game_lists_its_steps_in_one_sequence_read_as_often_as_asked(
+        core: types.ModuleType) -> None:
+    # the listing is handed over as made (no iterator over it for a caller to copy again)
+    rng = random.Random(11)
+    rules = core.RULES
+    for setup in range(8):
+        state = rules.new_game(2 + setup % 4, rng.randrange(1 << 30), {})
+        while True:
+            steps = rules.legal_steps(state)
+            assert isinstance(steps, Sequence)
+            assert list(steps) == list(steps) == [steps[i] for i in range(len(steps))]
+            if rules.outcome(state) is not None:
+                assert not steps
+                break
+            state = rules.apply(state, rng.choice(steps))
+
+
+@pytest.mark.parametrize("options", URANUS_OPTIONS)
+def test_the_uranus_cards_listed_to_score_are_those_a_player_may_hold(
+        options: dict[str, object]) -> None:
+    # the scores are memoised by what is known of the cards: each listing equals every card
+    # the player may hold from every deck holding cards, the Hexagon not while one stands
+    rng = random.Random(12)
+    rules = uranus.RULES
+    for players, open_hands in itertools.product((2, 3, 4, 5), (False, True)):
+        state = rules.new_game(players, rng.randrange(1 << 30), options)
+        if open_hands:
+            deal = uranus.deal_missions(players, state.options.board, rng.randrange(1 << 30))
+            state = uranus.table_setup(state, hands=deal.hands)
+        while rules.outcome(state) is None:
+            steps = list(rules.legal_steps(state))
+            if state.phase is uranus.Phase.TURN:
+                standing = uranus.hexagon_standing(state)
+                plain = [uranus.Score(card, deck)
+                         for card in missions.ALL_MISSIONS
+                         if uranus.may_hold(state, state.to_move, card)
+                         and not (standing and card == missions.HEXAGON)
+                         for deck, left in enumerate(state.decks, 1) if left]
+                assert [s for s in steps if isinstance(s, uranus.Score)] == plain
+            step = rng.choice(steps)
+            if open_hands and isinstance(step, uranus.Score):
+                unseen = set(missions.ALL_MISSIONS) - uranus.seen(state) - {step.mission}
+                step = uranus.Score(step.mission, step.draw, rng.choice(sorted(unseen)))
+            state = rules.apply(state, step)
 
 
 def test_evolving_a_state_refuses_a_name_that_is_no_field() -> None:
