@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import itertools
 import random
+import types
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
 
-from companion.errors import InvalidArgumentError
+from companion.errors import IllegalMoveError, InvalidArgumentError
 from companion.rules import hexes, mars, missions, uranus
 from companion.rules.base import evolved
 
@@ -172,6 +174,77 @@ def test_the_uranus_moves_listed_are_those_of_the_text_and_a_state_evolved_is_on
                        "flowers": after.flowers, "discarded": after.discarded}
             assert evolved(state, **changed) == replace(state, **changed)
             state = after
+
+
+@pytest.mark.parametrize("options", URANUS_OPTIONS)
+def test_a_uranus_move_is_applied_exactly_when_the_text_allows_it(
+        options: dict[str, object]) -> None:
+    # apply finds the ray to the landing and tests the spots passed at once: every move to
+    # every spot, planting each colour or nothing, is taken or refused as the text says
+    rng = random.Random(10)
+    rules = uranus.RULES
+    for players in (2, 3, 4, 5):
+        state = rules.new_game(players, rng.randrange(1 << 30), options)
+        while rules.outcome(state) is None:
+            steps = list(rules.legal_steps(state))
+            if state.phase is uranus.Phase.TURN and rng.random() < 0.2:
+                allowed = uranus_plain_moves(state)
+                for spot in (*state.shape.grid.cells, (9, 9)):
+                    for plant in (None, *uranus.COLOURS):
+                        move = uranus.Move(spot, plant)
+                        if move in allowed:
+                            rules.apply(state, move)
+                        else:
+                            with pytest.raises(IllegalMoveError):
+                                rules.apply(state, move)
+            state = rules.apply(state, rng.choice(steps))
+
+
+@pytest.mark.parametrize("core", [mars, uranus], ids=["mars", "uranus"])
+def test_a_gardener_game_lists_its_steps_in_one_sequence_read_as_often_as_asked(
+        core: types.ModuleType) -> None:
+    # the listing is handed over as made (no iterator over it for a caller to copy again)
+    rng = random.Random(11)
+    rules = core.RULES
+    for setup in range(8):
+        state = rules.new_game(2 + setup % 4, rng.randrange(1 << 30), {})
+        while True:
+            steps = rules.legal_steps(state)
+            assert isinstance(steps, Sequence)
+            assert list(steps) == list(steps) == [steps[i] for i in range(len(steps))]
+            if rules.outcome(state) is not None:
+                assert not steps
+                break
+            state = rules.apply(state, rng.choice(steps))
+
+
+@pytest.mark.parametrize("options", URANUS_OPTIONS)
+def test_the_uranus_cards_listed_to_score_are_those_a_player_may_hold(
+        options: dict[str, object]) -> None:
+    # the scores are memoised by what is known of the cards: each listing equals every card
+    # the player may hold from every deck holding cards, the Hexagon not while one stands
+    rng = random.Random(12)
+    rules = uranus.RULES
+    for players, open_hands in itertools.product((2, 3, 4, 5), (False, True)):
+        state = rules.new_game(players, rng.randrange(1 << 30), options)
+        if open_hands:
+            deal = uranus.deal_missions(players, state.options.board, rng.randrange(1 << 30))
+            state = uranus.table_setup(state, hands=deal.hands)
+        while rules.outcome(state) is None:
+            steps = list(rules.legal_steps(state))
+            if state.phase is uranus.Phase.TURN:
+                standing = uranus.hexagon_standing(state)
+                plain = [uranus.Score(card, deck)
+                         for card in missions.ALL_MISSIONS
+                         if uranus.may_hold(state, state.to_move, card)
+                         and not (standing and card == missions.HEXAGON)
+                         for deck, left in enumerate(state.decks, 1) if left]
+                assert [s for s in steps if isinstance(s, uranus.Score)] == plain
+            step = rng.choice(steps)
+            if open_hands and isinstance(step, uranus.Score):
+                unseen = set(missions.ALL_MISSIONS) - uranus.seen(state) - {step.mission}
+                step = uranus.Score(step.mission, step.draw, rng.choice(sorted(unseen)))
+            state = rules.apply(state, step)
 
 
 def test_evolving_a_state_refuses_a_name_that_is_no_field() -> None:

@@ -20,7 +20,7 @@ next turns even with three others between them.
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Hashable, Iterator
+from collections.abc import Collection, Hashable, Iterable
 
 from companion.opponent import Spend
 from companion.rules.hexes import Hex
@@ -76,7 +76,7 @@ def decision(state: State, step: Step) -> Hashable:
     return step
 
 
-def own_steps(state: State, known: Collection[str] | None) -> Iterator[Step]:
+def own_steps(state: State, known: Collection[str] | None) -> Iterable[Step]:
     """Every legal step: Mars hides nothing."""
     return RULES.legal_steps(state)
 

@@ -1,7 +1,7 @@
 """What every rules core offers: pieces, cells, outcomes and the :class:`GameRules` seam.
 
 A rules core is pure: frozen, hashable states; ``legal_steps(state)`` is lazy (a generator,
-or a sequence that makes a step only when it is read);
+or a sequence that makes a step only when it is read) or a sequence of steps made once;
 ``apply(state, step)`` returns a new state or raises :class:`IllegalMoveError`; chance
 (dice, tube draws, card draws) arrives as parameters of steps, never drawn inside.
 
@@ -182,9 +182,10 @@ class GameRules(Protocol[State, Step]):
         ...
 
     def legal_steps(self, state: State) -> Iterable[Step]:
-        """Every legal step, lazily; empty once the game is over.  A generator, or a
+        """Every legal step; empty once the game is over.  A generator, a
         :class:`~collections.abc.Sequence` whose ``len``, ``[i]`` and ``in`` make no step
-        but the one read (Gardens of Enceladus, thousands of steps a position)."""
+        but the one read (Gardens of Enceladus, thousands of steps a position), or a
+        sequence of steps each made once and shared (Mars and Uranus, a hundred or so)."""
         ...
 
     def apply(self, state: State, step: Step) -> State:

@@ -121,8 +121,9 @@ class GardenerRules(Rules[GState, Step], ABC):
     """How many flowers of each colour the bag holds."""
 
     @abstractmethod
-    def legal_steps(self, state: GState) -> Iterator[Step]:
-        """Every legal step, lazily (see :class:`companion.rules.base.GameRules`)."""
+    def legal_steps(self, state: GState) -> Sequence[Step]:
+        """Every legal step, in one sequence of steps each made once (see
+        :class:`companion.rules.base.GameRules`)."""
 
     @abstractmethod
     def _placements_on(self, state: GState, cell: Cell) -> Iterator[Step]:

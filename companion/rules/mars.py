@@ -1207,18 +1207,18 @@ class MarsRules(GardenerRules[State, Step]):
                 board[GRID.names[cell]] = gardener(player, state.at(cell))
         return board
 
-    def legal_steps(self, state: State) -> Iterator[Step]:
-        """Every legal step, lazily: placements; every sorted roll of :func:`dice_to_roll`
+    def legal_steps(self, state: State) -> Sequence[Step]:
+        """Every legal step, in one sequence: placements; every sorted roll of :func:`dice_to_roll`
         dice (``Roll(())`` alone when 0); for each distinct pool value its moves (one per
         colour in the reserve onto an empty hex); the discards when no die can move."""
         phase = state.phase
         if phase is _MOVE:
-            return iter(_moves(state))
+            return _moves(state)
         if phase is _ROLL:
-            return iter(_ROLLS[dice_to_roll(state)])
+            return _ROLLS[dice_to_roll(state)]
         if phase is _PLACEMENT:
-            return iter(_placements(state))
-        return iter(())
+            return _placements(state)
+        return ()
 
     def apply(self, state: State, step: Step) -> State:
         """The state after ``step``: scores, reserves, pool, extra turns and the turn passing

@@ -274,6 +274,29 @@ def _scores_drawing(decks: tuple[bool, ...]) -> Mapping[str, tuple[Score, ...]]:
     return {mission: tuple(compress(scores, decks)) for mission, scores in _SCORES.items()}
 
 
+def _cards_showable(seen: frozenset[str] | None, hand: tuple[str, ...]) -> list[str]:
+    """The cards a player holding ``hand`` and, unless ``seen`` is ``None``, unknown cards
+    may show (:func:`may_hold`), in :data:`ALL_MISSIONS` order: with unknown cards, any not
+    in :func:`seen` but their own; else those of the hand."""
+    if seen is not None:
+        elsewhere = seen.difference(hand)  # in another hand, or scored
+        return list(filterfalse(elsewhere.__contains__, ALL_MISSIONS))
+    return list(filter(frozenset(hand).__contains__, ALL_MISSIONS))
+
+
+@lru_cache(maxsize=256)  # a listing a turn, the same until a card is scored or drawn
+def _score_steps(seen: frozenset[str] | None, hand: tuple[str, ...], decks: tuple[bool, ...],
+                 standing: bool) -> tuple[Score, ...]:
+    """:meth:`UranusRules._scores` of a player holding ``hand`` and, unless ``seen`` is
+    ``None``, unknown cards too (any card not in :func:`seen` but their own may be one),
+    the decks holding cards ``decks`` (:func:`_scores_drawing`), a hexagon ``standing``."""
+    showable = _cards_showable(seen, hand)
+    if standing and HEXAGON in showable:
+        showable.remove(HEXAGON)
+    drawable = _scores_drawing(decks)
+    return tuple(chain.from_iterable(map(drawable.__getitem__, showable)))
+
+
 _REVEALS: Mapping[str, Reveal] = {mission: Reveal(mission) for mission in ALL_MISSIONS}
 """``_REVEALS[mission]``: the card shown at the end, built once."""
 
@@ -880,7 +903,7 @@ class UranusRules(GardenerRules[State, Step]):
                 if spot not in gardeners:
                     yield spot
 
-    def _moves(self, state: State) -> list[Move]:
+    def _moves(self, state: State) -> list[Step]:
         """Every move of the player to move, as :meth:`_moves_to` gives them for each of
         :meth:`_destinations` (inline: a listing a step), in one list."""
         here = state.gardeners[state.to_move - 1]
@@ -888,7 +911,7 @@ class UranusRules(GardenerRules[State, Step]):
         flowers, gardeners, trees = state.flowers, state.gardeners, state.trees
         reserve = state.reserves[state.to_move - 1]
         every_colour = all(reserve)  # as most of a game: no colour to leave out
-        moves: list[Move] = []
+        moves: list[Step] = []
         append, extend = moves.append, moves.extend
         for ray in _RAY_MOVES[state.options.board][here]:
             for cell, place, onto_flower, planting in ray:
@@ -913,20 +936,18 @@ class UranusRules(GardenerRules[State, Step]):
     def _showable(self, state: State, player: int) -> list[str]:
         """The cards ``player`` may show, in :data:`ALL_MISSIONS` order (:func:`may_hold`,
         with the cards seen worked out once)."""
-        hand = state.hands[player - 1]
-        if state.unknown[player - 1] > 0:
-            elsewhere = seen(state).difference(hand)  # in another hand, or scored
-            return list(filterfalse(elsewhere.__contains__, ALL_MISSIONS))
-        return list(filter(frozenset(hand).__contains__, ALL_MISSIONS))
+        unseen = seen(state) if state.unknown[player - 1] > 0 else None
+        return _cards_showable(unseen, state.hands[player - 1])
 
-    def _scores(self, state: State, standing: bool) -> list[Score]:
-        showable = self._showable(state, state.to_move)
-        if standing and HEXAGON in showable:
-            showable.remove(HEXAGON)  # a standing hexagon wins: claimed, not scored
-        drawable = _scores_drawing(tuple(map(bool, state.decks)))
-        return list(chain.from_iterable(map(drawable.__getitem__, showable)))
+    def _scores(self, state: State, standing: bool) -> tuple[Score, ...]:
+        """The :class:`Score` steps of the player to move: each card they may show
+        (:meth:`_showable`) from each deck holding cards, the Hexagon left out while a
+        hexagon stands (it wins: claimed, not scored)."""
+        p = state.to_move
+        unseen = seen(state) if state.unknown[p - 1] > 0 else None
+        return _score_steps(unseen, state.hands[p - 1], tuple(map(bool, state.decks)), standing)
 
-    def legal_steps(self, state: State) -> Iterator[Step]:
+    def legal_steps(self, state: State) -> Sequence[Step]:
         """Placement: every free, flowerless spot.  Turn: every :class:`Move` (each colour
         in reserve on an empty spot), then every :class:`Score` (each card the player may
         hold, each non-empty deck, the replacement unknown, as the companion sees it), then,
@@ -941,18 +962,21 @@ class UranusRules(GardenerRules[State, Step]):
         if state.phase == _PLACEMENT:
             trees, gardeners = state.trees, state.gardeners
             spots = zip(state.shape.grid.cells, state.flowers, strict=True)
-            return iter([_PLACES[c] for c, flower in spots
-                         if not flower and c not in trees and c not in gardeners])
-        if state.phase == _TURN:  # chained, not yielded again one by one
+            return [_PLACES[c] for c, flower in spots
+                    if not flower and c not in trees and c not in gardeners]
+        if state.phase == _TURN:
             standing = HEXAGON not in state.discarded and hexagon_standing(state)
-            players = range(1, state.players + 1) if standing else range(0)
-            claims = (Claim(p) for p in players if may_hold(state, p, HEXAGON))
-            return chain(self._moves(state), self._scores(state, standing), claims)
+            steps = self._moves(state)
+            steps += self._scores(state, standing)
+            if standing:
+                steps += [Claim(p) for p in range(1, state.players + 1)
+                          if may_hold(state, p, HEXAGON)]
+            return steps
         if state.phase == _REVEAL:
             hand = state.hands[state.to_move - 1]
-            return iter([_REVEALS[card] for card in self._showable(state, state.to_move)
-                         if card not in hand])
-        return iter(())
+            return [_REVEALS[card] for card in self._showable(state, state.to_move)
+                    if card not in hand]
+        return ()
 
     def apply(self, state: State, step: Step) -> State:
         """The state after ``step`` (the text, Setup and Your turn; docs/RULINGS.md Uranus
@@ -1016,19 +1040,20 @@ class UranusRules(GardenerRules[State, Step]):
         p = state.to_move
         here = state.gardeners[p - 1]
         assert here is not None  # the turn phase begins once every gardener is placed
-        if step.to not in shape.grid:
+        index = shape.index.get(step.to)
+        if index is None:
             raise refuse(f"{hex_name(step.to)} is not a spot of the {shape.name} board")
-        path = next((ray for ray in shape.grid.rays[here] if step.to in ray), None)
-        if path is None:
+        for ray in shape.grid.rays[here]:
+            if step.to in ray:
+                break
+        else:
             raise refuse("the gardener moves in a straight line along one of the six directions")
-        path = path[: path.index(step.to) + 1]
-        if any(cell in state.trees for cell in path[:-1]):
+        if not state.trees.isdisjoint(ray[: ray.index(step.to)]):  # the spots passed
             raise refuse("a tree blocks the way")
         if step.to in state.trees:
             raise refuse("the gardener cannot stop on a tree")
         if step.to in state.gardeners:
             raise refuse("another gardener stands on that spot")
-        index = shape.index[step.to]
         flowers, reserves, run = state.flowers, state.reserves, state.no_plant_run + 1
         if state.flowers[index]:
             if step.plant is not None:
