@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import (
     Any,
@@ -32,6 +33,7 @@ from typing import (
 
 from companion import rules as rules_pkg
 from companion.errors import (
+    CaseWarning,
     CompanionError,
     IllegalMoveError,
     InputFileError,
@@ -145,14 +147,25 @@ class CaseResult:
     case_id: str
     status: str
     detail: str = ""
+    notes: tuple[str, ...] = ()
+    """What the position holds that no real game does, answered anyway (CaseWarning)."""
 
     def line(self) -> str:
         """The verdict as one line: a character that is not printable (a newline, an escape
         code, given in a case's id) is written as its escape, so no case prints a line of
         its own."""
-        line = f"{self.status} {self.case_id}" + (f": {self.detail}" if self.detail else "")
-        return line if line.isprintable() else "".join(
-            c if c.isprintable() else ascii(c)[1:-1] for c in line)
+        return _printable(f"{self.status} {self.case_id}"
+                          + (f": {self.detail}" if self.detail else ""))
+
+    def note_lines(self) -> list[str]:
+        """Each note as one line for standard error, as printable as :meth:`line`."""
+        return [_printable(f"companion: {self.case_id}: {text}; answered as given")
+                for text in self.notes]
+
+
+def _printable(line: str) -> str:
+    return line if line.isprintable() else "".join(
+        c if c.isprintable() else ascii(c)[1:-1] for c in line)
 
 
 MAX_DEPTH = 32
@@ -462,10 +475,19 @@ def run_case(
     checked = cast(Case, case)  # case_problems found every field of this shape
     ((name, arg),) = checked["query"].items()
     try:
-        state = adapter.position(checked)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CaseWarning)
+            state = adapter.position(checked)
     except CompanionError as error:
         what = "; ".join(str(error).splitlines())
         return CaseResult(case_id, "FAIL", f"the position cannot be played: {what}")
+    notes = tuple(str(w.message) for w in caught if issubclass(w.category, CaseWarning))
+    return replace(_answered(case_id, game, name, arg, state, checked, adapter), notes=notes)
+
+
+def _answered(case_id: str, game: str, name: str, arg: JsonTree, state: object, checked: Case,
+              adapter: SomeCases) -> CaseResult:
+    """The verdict on ``checked``'s question, asked of ``state``, its position."""
     try:
         if name == "apply":
             rules = rules_pkg.load(game).RULES
@@ -576,8 +598,10 @@ def _each_case_file(paths: Iterable[Path]) -> Iterator[tuple[Path, InputFileErro
             yield path, error
 
 
-def check_files(paths: Iterable[Path], out: Callable[[str], None] = print) -> int:
-    """Run every case of every file, print the verdicts and the closing line.
+def check_files(paths: Iterable[Path], out: Callable[[str], None] = print,
+                note: Callable[[str], None] = lambda text: print(text, file=sys.stderr)) -> int:
+    """Run every case of every file, print the verdicts (``out``) and the closing line, and
+    what a case's position holds that no real game does (``note``, standard error).
 
     A folder stands for the ``*.json`` files directly in it (:func:`case_files`).  Returns
     the exit status: 0 when nothing failed, 1 otherwise.  Raises the
@@ -610,6 +634,8 @@ def check_files(paths: Iterable[Path], out: Callable[[str], None] = print) -> in
                     seen[case_id] = path
                 result = run_case(case, default_adapter_for)
             out(result.line())
+            for line in result.note_lines():
+                note(line)
             if result.status == "PASS":
                 passed += 1
             elif result.status == "FAIL":

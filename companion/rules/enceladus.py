@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import random
 import re
+import warnings
 from abc import abstractmethod
 from bisect import bisect_left, bisect_right
 from collections import Counter
@@ -89,7 +90,13 @@ from operator import itemgetter
 from struct import Struct
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, cast, overload
 
-from companion.errors import ConfigError, IllegalMoveError, InvalidPositionError, InvalidStepError
+from companion.errors import (
+    CaseWarning,
+    ConfigError,
+    IllegalMoveError,
+    InvalidPositionError,
+    InvalidStepError,
+)
 from companion.rules import base
 from companion.rules.base import Item, rank_points, replaced
 from companion.rules.squares import (
@@ -3045,8 +3052,10 @@ class EnceladusCases:
     def position(self, case: Case) -> State:
         """The state of ``case["position"]`` (of the shape docs/CASES.md gives) under
         ``case["options"]``.  Raises :class:`InvalidPositionError` naming every piece, cell,
-        colour and count the game cannot have: at most 19 flowers of a colour in the garden,
-        the reserves and the tube together, 5 peaks, one wildflower."""
+        colour and count the game cannot have: 5 peaks, one wildflower.  More than 19 flowers
+        of a colour in the garden, the reserves and the tube together is a
+        :class:`~companion.errors.CaseWarning`: no step nor score depends on the supply, so
+        the question is answered as the position gives it."""
         options = read_options(case.get("options", {}))
         pos = case["position"]
         players = int(pos["players"])
@@ -3103,10 +3112,10 @@ class EnceladusCases:
         for index, c in enumerate(options.colours):
             total = garden.count(index) + int(tube.get(c, 0)) + sum(
                 int(r.get(c, 0)) for r in reserves.values())
-            if total > FLOWERS_PER_COLOUR:
-                problems.append(
+            if total > FLOWERS_PER_COLOUR:  # no rule counts the supply: the answer stands
+                warnings.warn(CaseWarning(
                     f"position: {total} {c} flowers in the garden, reserves and tube; the game "
-                    f"has {FLOWERS_PER_COLOUR} of each colour")
+                    f"has {FLOWERS_PER_COLOUR} of each colour"), stacklevel=2)
         wild = sum(int(r.get(base.WILD, 0)) for r in reserves.values())
         if wild > 1:
             problems.append(f"position.reserves: {wild} wildflowers; the game has one")
