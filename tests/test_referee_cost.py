@@ -467,3 +467,28 @@ def test_a_flower_lifted_that_dozens_of_steps_may_move_is_guided_without_their_c
             assert core.changed == [], cell
             tried += 1
     assert tried > 5
+
+
+def test_a_peak_put_on_an_empty_square_is_explained_without_every_flower_that_could_move_there(
+) -> None:
+    # Identity board: a peak set down first on the empty square it is moved to.  Every flower
+    # of the garden could be moved there too (Move a flower), but a step that brings the peak
+    # from a square showing one is found among the few steps within those squares, not after
+    # the changes of each of those flowers' moves; the answer is the one of every candidate.
+    rules = load("enceladus").RULES
+    tried = 0
+    for state in (state for seed in (5, 6, 7) for state in _turns(seed, 8)):
+        expected = rules.board(state)
+        moved = [s for s in rules.legal_steps(state)
+                 if isinstance(s, Action) and s.name == "move_peak"]
+        if not moved or expected["A8"]:  # the flowers' moves to the square are candidates too
+            continue
+        diff = {moved[0].cells[1]: "peak"}
+        core = _Counted(rules)
+        assert StepIndex(core, state, expected).explained(diff)
+        flowers = len(StepIndex(rules, state, expected).candidates(frozenset(diff)).all())
+        assert flowers > 20, flowers
+        assert len(core.changed) <= 8, (diff, core.changed)
+        tried += 1
+    assert tried > 5
+
