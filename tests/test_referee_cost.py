@@ -11,6 +11,7 @@ import random
 from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from itertools import combinations_with_replacement
 from typing import Any
 
 import pytest
@@ -492,3 +493,15 @@ def test_a_peak_put_on_an_empty_square_is_explained_without_every_flower_that_co
         tried += 1
     assert tried > 5
 
+
+def test_the_labels_of_a_tube_question_are_not_built_again_for_each_question() -> None:
+    # A disc on the Tube slot asks among 100-180 payments and draws, labelling each (and each
+    # again on every press of Select): the rules core builds a step's choice path once.
+    rules = load("enceladus").RULES
+    state = next(_turns(5, 1))
+    colours = state.options.colours
+    for step in (Action("tube", pay, (), drawn, None) for pay in colours
+                 for drawn in combinations_with_replacement(colours, 3)):
+        path = rules.choice_path(state, step)
+        assert path[0] == f"pay {step.pay}" and len(path) == 4
+        assert rules.choice_path(state, Action(*step)) is path, step

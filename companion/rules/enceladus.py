@@ -2727,8 +2727,13 @@ def choice_path(step: Step) -> tuple[str, ...]:
     so that each question names the draw it is about); ``()`` for a move or a placement."""
     if not isinstance(step, Action):
         return ()
-    draws = tuple(f"draw {n}: {c}" for n, c in enumerate(step.drawn, 1))
-    return (f"pay {step.pay}", *draws)
+    return _paid_path(step.pay, step.drawn)
+
+
+@lru_cache(maxsize=512)  # every payment and draw a question may label: a few hundred
+def _paid_path(pay: str, drawn: tuple[str, ...]) -> tuple[str, ...]:
+    """:func:`choice_path` of an action paid with ``pay`` that drew ``drawn``."""
+    return (f"pay {pay}", *(f"draw {n}: {c}" for n, c in enumerate(drawn, 1)))
 
 
 # ----------------------------------------------------------------------------- notation
