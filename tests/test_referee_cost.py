@@ -505,3 +505,34 @@ def test_the_labels_of_a_tube_question_are_not_built_again_for_each_question() -
         path = rules.choice_path(state, step)
         assert path[0] == f"pay {step.pay}" and len(path) == 4
         assert rules.choice_path(state, Action(*step)) is path, step
+
+
+def test_the_changes_of_an_action_candidate_need_no_legality_check(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The referee asks the changes of each action the rules core's candidates give for a
+    # touched square (a peak put on an empty square: every flower Move a flower could take
+    # there, 70-80 late in a game).  Each is legal, so none runs the legality check again;
+    # the changes are still the diff of the boards before and after the step.
+    rules = load("enceladus").RULES
+    checked = []
+    uses = enceladus._uses
+
+    def counted(*args: Any) -> Any:
+        checked.append(args)
+        return uses(*args)
+
+    weighed = 0
+    for state in (state for seed in (5, 6, 7) for state in _turns(seed, 8)):
+        expected = rules.board(state)
+        for cell in [c for c in expected if enceladus._CELL[c] < 100][::7]:
+            steps = [s for s in rules.candidates(state, frozenset({cell}))
+                     if isinstance(s, Action)]
+            monkeypatch.setattr(enceladus, "_uses", counted)
+            found = [rules.changes(state, s) for s in steps]
+            monkeypatch.setattr(enceladus, "_uses", uses)
+            assert checked == [], cell
+            for step, changes in zip(steps[::5], found[::5], strict=True):
+                after = rules.board(rules.apply(state, step))
+                assert changes == {c: p for c, p in after.items() if expected[c] != p}, step
+            weighed += len(steps)
+    assert weighed > 1000
