@@ -382,8 +382,16 @@ class StepIndex:
 
     def explained(self, diff: Mapping[Cell, Piece]) -> bool:
         """Whether some legal step explains ``diff`` (False for an empty diff)."""
+        if not diff:
+            return False
         touched = frozenset(diff)
-        if any(self.explains(s, diff) for s in chain(self.probed(touched), self.sourced(diff))):
+        steps = self.candidates(touched, distinct=True)
+        first = islice(steps, READ_FIRST)
+        if any(self.explains(s, diff) for s in chain(self.probed(touched), first)):
+            return True
+        if next(islice(steps, READ_FIRST, None), None) is None:
+            return False  # every candidate read: the probe below is a few of them
+        if any(self.explains(s, diff) for s in self.sourced(diff)):
             return True
         return self.explaining(diff).first() is not None
 
@@ -613,6 +621,11 @@ def lifted_pieces(expected: Board, diff: Mapping[Cell, Piece]) -> set[Piece]:
 
 PROBES = 3
 """The garden cells where a flower stands that :meth:`StepIndex.probed` tries with a slot."""
+
+READ_FIRST = 24
+"""The candidates of a diff's cells that :meth:`StepIndex.explained` reads for one that
+explains it before it asks the rules core for those that bring its pieces from the board
+(:meth:`StepIndex.sourced`): most boards are explained by one of the first few."""
 
 GUIDED = 24
 """The most candidate steps read to find the cells every explaining step still needs (with
