@@ -11,6 +11,7 @@ import random
 from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from itertools import combinations_with_replacement
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from companion.referee import referee as referee_module
 from companion.referee.mars import MarsTable
 from companion.referee.recognition import (
     GUIDED,
+    READ_FIRST,
     StepIndex,
     beyond,
     board_diff,
@@ -467,3 +469,72 @@ def test_a_flower_lifted_that_dozens_of_steps_may_move_is_guided_without_their_c
             assert core.changed == [], cell
             tried += 1
     assert tried > 5
+
+
+def test_a_peak_put_on_an_empty_square_is_explained_without_every_flower_that_could_move_there(
+) -> None:
+    # Identity board: a peak set down first on the empty square it is moved to.  Every flower
+    # of the garden could be moved there too (Move a flower), but a step that brings the peak
+    # from a square showing one is found among the few steps within those squares, not after
+    # the changes of each of those flowers' moves; the answer is the one of every candidate.
+    rules = load("enceladus").RULES
+    tried = 0
+    for state in (state for seed in (5, 6, 7) for state in _turns(seed, 8)):
+        expected = rules.board(state)
+        moved = [s for s in rules.legal_steps(state)
+                 if isinstance(s, Action) and s.name == "move_peak"]
+        if not moved or expected["A8"]:  # the flowers' moves to the square are candidates too
+            continue
+        diff = {moved[0].cells[1]: "peak"}
+        core = _Counted(rules)
+        assert StepIndex(core, state, expected).explained(diff)
+        flowers = len(StepIndex(rules, state, expected).candidates(frozenset(diff)).all())
+        if flowers < READ_FIRST + 20:
+            continue
+        assert len(core.changed) <= READ_FIRST + 8, (diff, core.changed)
+        tried += 1
+    assert tried > 5
+
+
+def test_the_labels_of_a_tube_question_are_not_built_again_for_each_question() -> None:
+    # A disc on the Tube slot asks among 100-180 payments and draws, labelling each (and each
+    # again on every press of Select): the rules core builds a step's choice path once.
+    rules = load("enceladus").RULES
+    state = next(_turns(5, 1))
+    colours = state.options.colours
+    for step in (Action("tube", pay, (), drawn, None) for pay in colours
+                 for drawn in combinations_with_replacement(colours, 3)):
+        path = rules.choice_path(state, step)
+        assert path[0] == f"pay {step.pay}" and len(path) == 4
+        assert rules.choice_path(state, Action(*step)) is path, step
+
+
+def test_the_changes_of_an_action_candidate_need_no_legality_check(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The referee asks the changes of each action the rules core's candidates give for a
+    # touched square (a peak put on an empty square: every flower Move a flower could take
+    # there, 70-80 late in a game).  Each is legal, so none runs the legality check again;
+    # the changes are still the diff of the boards before and after the step.
+    rules = load("enceladus").RULES
+    checked = []
+    uses = enceladus._uses
+
+    def counted(*args: Any) -> Any:
+        checked.append(args)
+        return uses(*args)
+
+    weighed = 0
+    for state in (state for seed in (5, 6, 7) for state in _turns(seed, 8)):
+        expected = rules.board(state)
+        for cell in [c for c in expected if enceladus._CELL[c] < 100][::7]:
+            steps = [s for s in rules.candidates(state, frozenset({cell}))
+                     if isinstance(s, Action)]
+            monkeypatch.setattr(enceladus, "_uses", counted)
+            found = [rules.changes(state, s) for s in steps]
+            monkeypatch.setattr(enceladus, "_uses", uses)
+            assert checked == [], cell
+            for step, changes in zip(steps[::5], found[::5], strict=True):
+                after = rules.board(rules.apply(state, step))
+                assert changes == {c: p for c, p in after.items() if expected[c] != p}, step
+            weighed += len(steps)
+    assert weighed > 1000

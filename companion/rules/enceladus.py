@@ -1174,7 +1174,8 @@ def _action_groups(
             else _narrow_uses(state, occ, name, focus, within)
         )
         if k != _TUBE and not listed:  # read in turn, often only the first few: made as read
-            yield _acted(name, uses, two and name in MARTIAN_ACTIONS, pay_names)
+            yield _acted(name, uses, two and name in MARTIAN_ACTIONS, pay_names,
+                         _candidate_uses(state))
             continue
         if k != _TUBE:  # the Martian actions of a listing: a few dozen uses
             used = list(uses)
@@ -1195,17 +1196,20 @@ def _action_groups(
 
 def _acted(
     name: str, uses: Iterable[tuple[int | None, tuple[Square, ...]]], named: bool,
-    pays: Sequence[str],
+    pays: Sequence[str], known: dict[Action, tuple[int | None, tuple[Square, ...]]],
 ) -> Iterator[Action]:
     """The steps of action ``name`` from its ``uses`` (as :func:`_uses` gives them), each use
     with every colour of ``pays`` (the acting Martian named when ``named``), each use worked
     out and named only when its steps are read: the uses of Swap flowers are thousands of
-    pairs of flowers."""
+    pairs of flowers.  Each step read is noted in ``known`` with its use, for
+    :func:`changes`."""
     for martian, cells in uses:
         who = LAYOUT[martian] if named and martian is not None else None
         names = _square_names(cells)
         for pay in pays:
-            yield _new_action((name, pay, names, (), who))
+            step = _new_action((name, pay, names, (), who))
+            known[step] = martian, cells
+            yield step
 
 
 class _Cells(_Made[tuple[str, ...]]):
@@ -1409,8 +1413,15 @@ def apply(state: State, step: Step) -> State:
 def changes(state: State, step: Step) -> dict[str, base.Piece]:
     """The layout cells whose piece ``step`` changes -> their new piece; exactly the diff of
     :func:`board` before and after, computed from the few cells the step touches, on the
-    step's draft (no state after it is built).  Raises like :func:`apply`."""
-    draft = _drafted(state, step)
+    step's draft (no state after it is built).  Raises like :func:`apply`.
+
+    An action :func:`candidates` gave for ``state`` (the last state it was asked about) is
+    legal: its draft is made from the use it was listed with, without the legality check."""
+    if isinstance(step, Action) and (use := _candidate_uses(state).get(step)) is not None:
+        pay = state.options.colours.index(step.pay)
+        draft = _used(state, step, _ACTION_INDEX[step.name], pay, *use)
+    else:
+        draft = _drafted(state, step)
     occ_before = occ_after = _occupancy(state)
     player = state.to_move
     if draft.martians != list(state.martians[player - 1]):  # a Martian moves or is placed
@@ -2362,7 +2373,6 @@ def _action(state: State, step: Action) -> _Draft:
         else:
             reason, rule = f"the {label} action has already been used in this game", RULE_ACTIONS
         raise _illegal(reason, rule, step)
-    colours = state.options.colours
     if step.pay == base.WILD:
         reason = "the wildflower cannot pay: a payment is 3 flowers of one colour"
         raise _illegal(reason, RULE_NOTES, step)
@@ -2401,13 +2411,22 @@ def _action(state: State, step: Action) -> _Draft:
             for m, c in matches
         )
         raise _illegal(f"say which {label} you mean: {options}", RULE_ACTIONS, step)
+    (martian, cells), = matches
+    return _used(state, step, k, pay, martian, cells)
+
+
+def _used(
+    state: State, step: Action, k: int, pay: int, martian: int | None,
+    cells: tuple[Square, ...],
+) -> _Draft:
+    """The draft of ``step``, the legal use ``(martian, cells)`` of action ``k`` paid with
+    colour ``pay``; raises only for a draw the tube cannot give."""
     draft = _Draft(state)
     draft.reserve[pay] -= PAYMENT
     draft.tube[pay] += PAYMENT
     drawn = tuple(_colour(state, c) for c in step.drawn)
     if k == _TUBE:
-        _check_draw(draft.tube, drawn, colours, step)
-    (martian, cells), = matches
+        _check_draw(draft.tube, drawn, state.options.colours, step)
     _perform(draft, step.name, martian, cells, drawn)
     draft.touched.append(_SLOTS_FROM + k)
     discs = replaced(state.discs, k, state.to_move)
@@ -2656,6 +2675,11 @@ class _MovesBySquare:
 _moves_by_square = _for_the_last_state(_MovesBySquare)
 """The :class:`_MovesBySquare` of a state, kept for the last state asked about."""
 
+_candidate_uses: Callable[[State], dict[Action, tuple[int | None, tuple[Square, ...]]]]
+_candidate_uses = _for_the_last_state(lambda state: {})
+"""The actions :func:`candidates` gave for a state (those of one use each, made as read)
+with their uses ``(acting Martian's cell or None, squares)``, kept for the last state."""
+
 
 def _moved_on(garden: Sequence[int], sq: Square, to: Square, pick: Square | None) -> bool:
     """Whether a move landing on ``to`` and picking ``pick`` may change square ``sq`` (other
@@ -2734,8 +2758,13 @@ def choice_path(step: Step) -> tuple[str, ...]:
     so that each question names the draw it is about); ``()`` for a move or a placement."""
     if not isinstance(step, Action):
         return ()
-    draws = tuple(f"draw {n}: {c}" for n, c in enumerate(step.drawn, 1))
-    return (f"pay {step.pay}", *draws)
+    return _paid_path(step.pay, step.drawn)
+
+
+@lru_cache(maxsize=512)  # every payment and draw a question may label: a few hundred
+def _paid_path(pay: str, drawn: tuple[str, ...]) -> tuple[str, ...]:
+    """:func:`choice_path` of an action paid with ``pay`` that drew ``drawn``."""
+    return (f"pay {pay}", *(f"draw {n}: {c}" for n, c in enumerate(drawn, 1)))
 
 
 # ----------------------------------------------------------------------------- notation
