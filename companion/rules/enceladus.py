@@ -69,12 +69,19 @@ import re
 from abc import abstractmethod
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Hashable,
+    ItemsView,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache, lru_cache, partial
 from itertools import (
-    accumulate,
     chain,
     combinations,
     combinations_with_replacement,
@@ -85,7 +92,6 @@ from itertools import (
     repeat,
 )
 from math import isqrt
-from operator import itemgetter
 from struct import Struct
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, cast, overload
 
@@ -597,25 +603,52 @@ def _has_move(state: State) -> bool:
 
 def _soliflowers(garden: Sequence[int]) -> list[Square]:
     """Flowers with no flower orthogonally next to them (the text, step 3; #6), in square
-    order.  Worked out on the whole garden at once: one byte a square, 1 for a flower, in
-    one integer (square ``sq`` at byte ``sq``), shifted a square left, right, up and down
-    (the row ends masked off), so that no square is visited in Python."""
-    as_bytes = _garden_bytes(*garden).translate(_FLOWER_BYTES)
-    flowers = int.from_bytes(as_bytes, "little")
+    order (:func:`_alone` on the garden's flowers)."""
+    return _squares_of(_alone(_bit_boards(garden)[0]))
+
+
+def _alone(flowers: int) -> int:
+    """The soliflowers of a bit board of flowers (bit ``sq`` for square ``sq``): the board
+    shifted a square left, right, up and down (the row ends masked off) says which have a
+    flower beside them, so that no square is visited in Python."""
     beside = (
-        ((flowers << 8) & _NOT_FIRST_COLUMN) | ((flowers >> 8) & _NOT_LAST_COLUMN)
-        | (flowers << 8 * SIZE) | (flowers >> 8 * SIZE)
+        ((flowers << 1) & _NOT_FIRST_COLUMN) | ((flowers >> 1) & _NOT_LAST_COLUMN)
+        | (flowers << SIZE) | (flowers >> SIZE)
     )
-    alone = flowers & ~beside
-    if not alone:
-        return []
-    flags = alone.to_bytes(len(SQUARES), "little")
+    return flowers & ~beside
+
+
+def _squares_of(board: int) -> list[Square]:
+    """The squares of a bit board, in square order."""
     out: list[Square] = []
-    sq = flags.find(1)
-    while sq >= 0:
-        out.append(sq)
-        sq = flags.find(1, sq + 1)
+    while board:
+        low = board & -board
+        out.append(low.bit_length() - 1)
+        board ^= low
     return out
+
+
+def _bit_boards(garden: Sequence[int]) -> tuple[int, int]:
+    """A garden's flowers and its peaks as bit boards (bit ``sq`` for square ``sq``): its
+    values as one byte a square, each made a binary digit in C and the digits read as one
+    number (reversed, square 0 last)."""
+    values = _garden_bytes(*garden)
+    return (int(values.translate(_FLOWER_DIGITS)[::-1], 2),
+            int(values.translate(_PEAK_DIGITS)[::-1], 2))
+
+
+def _boards(garden: tuple[int, ...]) -> tuple[int, int]:
+    """:func:`_bit_boards` of a state's garden (a tuple, never changed), kept for the last
+    garden asked about, known by identity; a normal move hands the boards of the garden it
+    leaves on (:meth:`_Draft.result`), worked out from the boards before it."""
+    held = _last_boards[0]
+    if held[0] is not garden:
+        held = _last_boards[0] = (garden, _bit_boards(garden))
+    return held[1]
+
+
+_last_boards: list[tuple[object, tuple[int, int]]] = [((), (0, 0))]
+"""The garden :func:`_boards` last gave, with its boards."""
 
 
 _garden_bytes: Callable[..., bytes] = Struct(f"{len(SQUARES)}b").pack
@@ -627,8 +660,8 @@ _FLOWER_BYTES = bytes(int(value < 5) for value in range(256))
 _PEAK_BYTES = bytes(int(value == (PEAK_SQUARE & 0xFF)) for value in range(256))
 _PIECE_BYTES = bytes(int(value != (EMPTY_SQUARE & 0xFF)) for value in range(256))
 _EMPTY_BYTES = bytes(int(value == (EMPTY_SQUARE & 0xFF)) for value in range(256))
-_NOT_FIRST_COLUMN = int.from_bytes(bytes(int(sq % SIZE != 0) for sq in SQUARES), "little")
-_NOT_LAST_COLUMN = int.from_bytes(bytes(int(sq % SIZE != SIZE - 1) for sq in SQUARES), "little")
+_NOT_FIRST_COLUMN = sum(1 << sq for sq in SQUARES if sq % SIZE != 0)
+_NOT_LAST_COLUMN = sum(1 << sq for sq in SQUARES if sq % SIZE != SIZE - 1)
 
 
 def _jump_landings(garden: Sequence[int], occ: Mapping[int, int], m: Square) -> Iterator[Square]:
@@ -666,6 +699,58 @@ _MARTIAN_TARGETS = {
     "diagonal": _diagonal_landings,
     "swap_martian": _swap_partners,
 }
+
+
+def _listed_jumps(
+    garden: Sequence[int], flowers: int, peaks: int, under: int, m: Square
+) -> list[Square]:
+    """:func:`_jump_landings` from bit boards (``under``: the squares under a Martian)."""
+    return [to for over, to, at in _JUMPS[m] if peaks & over and not (peaks | under) & at]
+
+
+def _listed_diagonals(
+    garden: Sequence[int], flowers: int, peaks: int, under: int, m: Square
+) -> list[Square]:
+    """:func:`_diagonal_landings` from bit boards: each ray cut at its nearest peak."""
+    out: list[Square] = []
+    for ray, outwards_up in _DIAGONAL_MASKS[m]:
+        blockers = ray & peaks
+        if blockers:
+            if outwards_up:
+                ray &= (blockers & -blockers) - 1
+            else:
+                past = blockers.bit_length()
+                ray = ray >> past << past
+        out += _nearest_first(ray & ~under, outwards_up)
+    return out
+
+
+def _listed_swaps(
+    garden: Sequence[int], flowers: int, peaks: int, under: int, m: Square
+) -> list[Square]:
+    """:func:`_swap_partners` from bit boards: the pieces under no Martian, picked out in C
+    (the board's binary digits, square 0 first, as flags)."""
+    if garden[m] >= 0:  # a Martian standing on a flower cannot swap (#8b)
+        return []
+    board = (flowers | peaks) & ~under
+    return list(compress(SQUARES, f"{board:0{len(SQUARES)}b}"[::-1].encode().translate(_DIGITS)))
+
+
+_LISTED_TARGETS: dict[str, Callable[[Sequence[int], int, int, int, Square], list[Square]]] = {
+    "jump": _listed_jumps,
+    "diagonal": _listed_diagonals,
+    "swap_martian": _listed_swaps,
+}
+"""Per Martian action, its targets from the Martian's cell ``m`` in the order of
+:data:`_MARTIAN_TARGETS`, worked out from bit boards of the garden (its flowers, its peaks,
+the squares under a Martian) for a listing."""
+_JUMPS = tuple(
+    tuple((1 << ray[0], ray[1], 1 << ray[1]) for ray in rays if len(ray) >= 2)
+    for rays in ORTHOGONAL_RAYS
+)
+"""Per square, a jump's ``(bit of the square jumped over, landing, bit of the landing)``."""
+_DIGITS = bytes(int(value == ord("1")) for value in range(256))
+"""The binary digits ``0`` and ``1`` as the flags 0 and 1."""
 
 
 def _pairs(
@@ -839,10 +924,16 @@ class Listing(_Made[Step]):
     __slots__ = ("_parts", "_starts", "_size")
 
     def __init__(self, parts: Iterable[Sequence[Step]]) -> None:
-        sized = [(part, n) for part in parts if (n := len(part))]  # each part's len once
-        self._parts = [part for part, _ in sized]
-        self._starts = list(accumulate((n for _, n in sized), initial=0))
-        self._size = self._starts.pop()
+        self._parts: list[Sequence[Step]] = []
+        self._starts: list[int] = []
+        size = 0
+        for part in parts:
+            n = len(part)  # each part's len once: most are counted, not stored
+            if n:
+                self._parts.append(part)
+                self._starts.append(size)
+                size += n
+        self._size = size
 
     def __len__(self) -> int:
         return self._size
@@ -853,6 +944,21 @@ class Listing(_Made[Step]):
     def _at(self, i: int) -> Step:
         k = bisect_right(self._starts, i) - 1
         return self._parts[k][i - self._starts[k]]
+
+    @overload
+    def __getitem__(self, i: int) -> Step: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Step]: ...
+
+    def __getitem__(self, i: int | slice) -> Step | list[Step]:
+        if isinstance(i, int) and 0 <= i < self._size:
+            # a random playout's read: the part found and read at once
+            starts = self._starts
+            k = bisect_right(starts, i) - 1
+            part = self._parts[k]
+            return part._at(i - starts[k]) if isinstance(part, _Made) else part[i - starts[k]]
+        return super().__getitem__(i)
 
     def __iter__(self) -> Iterator[Step]:
         return chain.from_iterable(self._parts)
@@ -872,7 +978,7 @@ class _Paid(_Made[Action]):
     __slots__ = ("name", "uses", "martians", "pays", "_size")
 
     def __init__(
-        self, name: str, uses: _Uses | _Cells,
+        self, name: str, uses: _Uses | Sequence[tuple[str, ...]],
         martians: list[str] | None, pays: list[str],
     ) -> None:
         self.name, self.uses, self.martians, self.pays = name, uses, martians, pays
@@ -984,60 +1090,155 @@ _NO_PICK = (None,)
 
 
 @_for_the_last_state  # the end test at a state, its listing and the step ask in turn
-def _reach(state: State) -> Mapping[tuple[int, Square], tuple[Square, ...]]:
+def _reach(state: State) -> _Reach:
     """``(origin, landing)`` of every normal move -> the flowers next to the landing it may
-    pick, in the order of :func:`_moves`; empty when no Martian of the player can move.
+    pick, in the order of :func:`_moves`; empty when no Martian of the player can move."""
+    flowers, peaks = _boards(state.garden)
+    return _Reach(_movers(state), flowers, peaks, flowers & ~_under(state.martians))
 
-    The garden as bit boards (bit ``sq`` for square ``sq``: its flowers, its peaks, the
-    squares under a Martian): along each ray the squares short of its first peak are a mask
-    cut at the nearest peak's bit, the landings that mask's free flowers, read nearest first,
-    and the flowers to pick a look-up of the landing's neighbours among the free flowers."""
-    values = _garden_bytes(*state.garden)
-    flowers = int(values.translate(_FLOWER_DIGITS)[::-1], 2)
-    peaks = int(values.translate(_PEAK_DIGITS)[::-1], 2)
+
+def _under(martians: tuple[tuple[int, ...], ...]) -> int:
+    """The garden squares under a Martian, as a bit board."""
     under = 0
-    for cells in state.martians:
+    for cells in martians:  # a few: a Martian moves at nearly every step, no cache would hit
         for cell in cells:
             if cell < _STARTS_FROM:
                 under |= 1 << cell
-    free = flowers & ~under
-    reach = {}
-    for origin in _movers(state):
-        # the moving Martian leaves origin, so a flower it stood on becomes pickable
-        pickable = free | (flowers & (1 << origin)) if origin < _STARTS_FROM else free
-        for ray, outwards_up in _RAY_MASKS[origin]:
-            blockers = ray & peaks
-            if outwards_up:  # square numbers grow along the ray: the nearest is the lowest bit
-                if blockers:
-                    ray &= (blockers & -blockers) - 1
-                landings = ray & free
-                while landings:
-                    low = landings & -landings
-                    landings ^= low
-                    to = low.bit_length() - 1
-                    reach[origin, to] = _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
-            else:  # they fall: the nearest is the highest bit
-                if blockers:
-                    past = blockers.bit_length()
-                    ray = ray >> past << past
-                landings = ray & free
-                while landings:
-                    to = landings.bit_length() - 1
-                    landings ^= 1 << to
-                    reach[origin, to] = _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
-    return reach
+    return under
 
 
-def _ray_masks(origin: int) -> tuple[tuple[int, bool], ...]:
+class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
+    """The normal moves of one position (:func:`_reach`), from bit boards of its garden
+    (``flowers``, ``peaks``, ``free``: the flowers under no Martian; bit ``sq`` for square
+    ``sq``): along each ray the squares short of its first peak are a mask cut at the nearest
+    peak's bit, the landings that mask's free flowers.  The flowers a landing may pick are a
+    look-up of its neighbours among the pickable ones, made only when asked; ``moves``, the
+    number of moves (a landing with each flower it may pick, or alone), is counted from the
+    pickable board shifted a square each way, and :meth:`move_at` makes one move alone.
+    Iterated, it lists its landings as a dict would, nearest first along each ray."""
+
+    __slots__ = ("flowers", "peaks", "moves", "_origins", "_dict")
+
+    def __init__(self, movers: Iterable[int], flowers: int, peaks: int, free: int) -> None:
+        self.flowers, self.peaks = flowers, peaks
+        origins = []
+        moves = 0
+        for origin in movers:
+            rays = []
+            landed = 0
+            for ray, outwards_up in _RAY_MASKS[origin]:
+                blockers = ray & peaks
+                if blockers:
+                    if outwards_up:  # square numbers grow along the ray: the nearest is lowest
+                        ray &= (blockers & -blockers) - 1
+                    else:
+                        past = blockers.bit_length()
+                        ray = ray >> past << past
+                landings = ray & free
+                if landings:
+                    rays.append((landings, outwards_up))
+                    landed |= landings
+            if not landed:
+                continue
+            # the moving Martian leaves origin, so a flower it stood on becomes pickable
+            pickable = free | (flowers & (1 << origin)) if origin < _STARTS_FROM else free
+            # per landing, one move for each pickable neighbour, or one without a pick
+            left = landed & (pickable << 1) & _NOT_FIRST_COLUMN
+            right = landed & (pickable >> 1) & _NOT_LAST_COLUMN
+            below = landed & (pickable << SIZE)
+            above = landed & (pickable >> SIZE)
+            sides = (landed & ~(left | right | below | above), left, right, below, above)
+            count = (sides[0].bit_count() + left.bit_count() + right.bit_count()
+                     + below.bit_count() + above.bit_count())
+            moves += count
+            origins.append((origin, landed, pickable, rays, count, sides))
+        self.moves = moves
+        self._origins = origins
+        self._dict: dict[tuple[int, Square], tuple[Square, ...]] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self._origins)
+
+    def __len__(self) -> int:
+        return sum(landed.bit_count() for _, landed, _, _, _, _ in self._origins)
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, tuple) or len(key) != 2:
+            return False
+        o, to = key
+        return any(origin == o and 0 <= to < _STARTS_FROM and landed >> to & 1
+                   for origin, landed, _, _, _, _ in self._origins)
+
+    def __getitem__(self, key: tuple[int, Square]) -> tuple[Square, ...]:
+        o, to = key
+        for origin, landed, pickable, _, _, _ in self._origins:
+            if origin == o and 0 <= to < _STARTS_FROM and landed >> to & 1:
+                return _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[tuple[int, Square]]:
+        return iter(self._landings())
+
+    def items(self) -> ItemsView[tuple[int, Square], tuple[Square, ...]]:
+        return self._landings().items()
+
+    def _landings(self) -> dict[tuple[int, Square], tuple[Square, ...]]:
+        if self._dict is None:
+            self._dict = {
+                (origin, to): _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
+                for origin, _, pickable, rays, _, _ in self._origins
+                for landings, outwards_up in rays
+                for to in _nearest_first(landings, outwards_up)
+            }
+        return self._dict
+
+    def move_at(self, i: int) -> tuple[int, Square, Square | None]:
+        """``(origin, landing, pick)`` of the i-th move, ``0 <= i < moves``, in the order of
+        :func:`_moves`."""
+        for origin, _, pickable, rays, count, sides in self._origins:
+            if i >= count:
+                i -= count
+                continue
+            alone, left, right, below, above = sides
+            for landings, outwards_up in rays:
+                count = ((landings & alone).bit_count() + (landings & left).bit_count()
+                         + (landings & right).bit_count() + (landings & below).bit_count()
+                         + (landings & above).bit_count())
+                if i >= count:  # a ray's moves counted as the origin's were
+                    i -= count
+                    continue
+                for to in _nearest_first(landings, outwards_up):
+                    picks = _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
+                    if i < (len(picks) or 1):
+                        return origin, to, picks[i] if picks else None
+                    i -= len(picks) or 1
+        raise IndexError(i)
+
+
+def _nearest_first(landings: int, outwards_up: bool) -> list[Square]:
+    """The squares of a ray's bit board nearest its origin first: the lowest bit first
+    where square numbers grow along the ray."""
+    if outwards_up:
+        return _squares_of(landings)
+    out: list[Square] = []
+    while landings:
+        to = landings.bit_length() - 1
+        out.append(to)
+        landings ^= 1 << to
+    return out
+
+
+def _ray_masks(rays: Iterable[tuple[Square, ...]]) -> tuple[tuple[int, bool], ...]:
     return tuple(
-        (sum(1 << sq for sq in ray), len(ray) < 2 or ray[1] > ray[0])
-        for ray in _rays(origin) if ray
+        (sum(1 << sq for sq in ray), len(ray) < 2 or ray[1] > ray[0]) for ray in rays if ray
     )
 
 
-_RAY_MASKS = tuple(_ray_masks(origin) for origin in range(_SLOTS_FROM))
+_RAY_MASKS = tuple(_ray_masks(_rays(origin)) for origin in range(_SLOTS_FROM))
 """Per cell a Martian may move from (garden and start squares), its rays in
 :func:`_rays` order as ``(bit mask of the squares, whether square numbers grow along it)``."""
+_DIAGONAL_MASKS = tuple(_ray_masks(rays) for rays in DIAGONAL_RAYS)
+"""Per square, its diagonal rays as :data:`_RAY_MASKS` gives the others."""
 _NEIGHBOUR_MASKS = tuple(sum(1 << n for n in NEIGHBOURS[sq]) for sq in SQUARES)
 _PICKS: tuple[dict[int, tuple[Square, ...]], ...] = tuple(
     {
@@ -1071,21 +1272,16 @@ class _Moves(_Made[Move]):
 
     __slots__ = ("reach", "named", "_size")
 
-    def __init__(self, reach: Mapping[tuple[int, Square], tuple[Square, ...]], named: bool) -> None:
+    def __init__(self, reach: _Reach, named: bool) -> None:
         self.reach, self.named = reach, named
-        self._size = sum([len(picks) or 1 for picks in reach.values()])
+        self._size = reach.moves
 
     def __len__(self) -> int:
         return self._size
 
     def _at(self, i: int) -> Move:
-        # i is in range: the loop stops at its landing, read after it
-        for landing, picks in self.reach.items():  # noqa: B007
-            if i < (len(picks) or 1):
-                break
-            i -= len(picks) or 1
-        origin, to = landing
-        return _move_made(origin if self.named else None, to, picks[i] if picks else None)
+        origin, to, pick = self.reach.move_at(i)
+        return _move_made(origin if self.named else None, to, pick)
 
     def __iter__(self) -> Iterator[Move]:
         made, named = _move_made, self.named
@@ -1150,6 +1346,9 @@ def _action_groups(
     pays = _affordable(state)
     if not pays:
         return
+    if within is None and not distinct and not focus:
+        yield from _listed(state, names, pays)
+        return
     colours = state.options.colours
     pay_names = [colours[pay] for pay in (pays[:1] if distinct else pays)]
     two = state.options.martians_per_player == 2
@@ -1157,25 +1356,13 @@ def _action_groups(
         k = _ACTION_INDEX[name]
         if not _action_open(state, k) or (within is not None and _SLOTS_FROM + k not in within):
             continue
-        if within is None and not distinct and not focus and name in _ON_SQUARES:
-            yield _Paid(name, _Uses(name, *_operands(state, name)), None, pay_names)
-            continue
-        listed = within is None and not distinct and not focus
         uses = (
             _uses(state, occ, name, focus)
             if within is None and not distinct
             else _narrow_uses(state, occ, name, focus, within)
         )
-        if k != _TUBE and not listed:  # read in turn, often only the first few: made as read
+        if k != _TUBE:  # read in turn, often only the first few: made as read
             yield _acted(name, uses, two and name in MARTIAN_ACTIONS, pay_names)
-            continue
-        if k != _TUBE:  # the Martian actions of a listing: a few dozen uses
-            used = list(uses)
-            martians = (
-                list(map(LAYOUT.__getitem__, map(_first, used)))
-                if two and name in MARTIAN_ACTIONS else None
-            )
-            yield _Paid(name, _Cells(used), martians, pay_names)
             continue
         if next(uses, None) is None:  # one use, or none where the focus rules it out
             continue
@@ -1184,6 +1371,53 @@ def _action_groups(
             after[pay] += PAYMENT
             draws = _draws(colours, tuple(after))
             yield _Drawn(colours[pay], draws[:1] if distinct else draws)
+
+
+def _listed(state: State, names: Iterable[str], pays: list[int]) -> Iterator[Sequence[Action]]:
+    """The groups of :func:`_action_groups` unnarrowed (a listing), for the payment colours
+    ``pays`` (indices): the uses of an action on squares counted from its operands
+    (:class:`_Uses`), the targets of a Martian action from bit boards of the garden
+    (:data:`_LISTED_TARGETS`), the tube's draws kept for each content of the tube."""
+    colours = state.options.colours
+    pay_names = [colours[pay] for pay in pays]
+    named = state.options.martians_per_player == 2
+    discs = state.discs
+    for name in names:
+        k = _ACTION_INDEX[name]
+        if discs[k] is not None:
+            continue
+        if name in _ON_SQUARES:
+            yield _Paid(name, _Uses(name, *_operands(state, name)), None, pay_names)
+        elif name in MARTIAN_ACTIONS:
+            # a Martian outside the garden cannot use them (the text)
+            inside = [m for m in _movers(state) if m < _STARTS_FROM]
+            if not inside:
+                continue
+            garden = state.garden
+            flowers, peaks = _boards(garden)
+            under = _under(state.martians)
+            targets = _LISTED_TARGETS[name]
+            cells: list[Square] = []
+            martians: list[str] | None = [] if named else None
+            for m in inside:
+                found = targets(garden, flowers, peaks, under, m)
+                cells += found
+                if martians is not None:
+                    martians += [LAYOUT[m]] * len(found)
+            yield _Paid(name, _Cells(cells), martians, pay_names)
+        elif k == _TUBE:
+            if sum(state.tube) < DRAW:
+                continue
+            for pay in pays:
+                after = list(state.tube)
+                after[pay] += PAYMENT
+                yield _Drawn(colours[pay], _draws(colours, tuple(after)))
+        else:  # the wildflower: one use, on no square
+            yield _Paid(name, _NO_CELLS, None, pay_names)
+
+
+_NO_CELLS = ((),)
+"""The one use of an action on no square (the wildflower), as :class:`_Paid` reads uses."""
 
 
 def _acted(
@@ -1202,23 +1436,22 @@ def _acted(
 
 
 class _Cells(_Made[tuple[str, ...]]):
-    """The cells of the uses of an action, as square names, from ``used`` (its uses as
-    :func:`_uses` gives them, ``(acting Martian's cell or None, squares)``), named when read:
-    a swap of the Martian lists nearly every square of the garden."""
+    """The cells of the uses of a Martian action, one square each (``targets``), as square
+    names, named when read: a swap of the Martian lists nearly every square of the garden."""
 
-    __slots__ = ("used",)
+    __slots__ = ("targets",)
 
-    def __init__(self, used: list[tuple[int | None, tuple[Square, ...]]]) -> None:
-        self.used = used
+    def __init__(self, targets: list[Square]) -> None:
+        self.targets = targets
 
     def __len__(self) -> int:
-        return len(self.used)
+        return len(self.targets)
 
     def _at(self, i: int) -> tuple[str, ...]:
-        return _square_names(self.used[i][1])
+        return _square_names((self.targets[i],))
 
     def __iter__(self) -> Iterator[tuple[str, ...]]:
-        return map(_square_names, map(_second, self.used))
+        return map(_square_names, zip(self.targets))
 
 
 class _Drawn(_Made[Action]):
@@ -1278,7 +1511,7 @@ def _made(
 
 _ACTION_INDEX = {name: k for k, name in enumerate(ACTIONS)}
 _ON_SQUARES = frozenset({"pick", "swap_peak_flower", "swap_flowers", "move_flower", "move_peak"})
-_first, _second = itemgetter(0), itemgetter(1)
+
 _new_action: Callable[[tuple[str, str, tuple[str, ...], tuple[str, ...], str | None]], Action]
 _new_action = partial(tuple.__new__, Action)
 
@@ -1326,11 +1559,12 @@ class _Draft:
     layout cells whose piece the step may change."""
 
     __slots__ = ("state", "garden", "martians", "reserve", "tube", "bound", "touched", "to_move",
-                 "phase", "discs")
+                 "phase", "discs", "boards")
 
     def __init__(self, state: State) -> None:
         self.state = state
         self.garden = list(state.garden)
+        self.boards: tuple[int, int] | None = None  # the garden's bit boards, when known
         self.martians = list(state.martians[state.to_move - 1])
         self.reserve = list(state.reserves[state.to_move - 1])
         self.tube = list(state.tube)
@@ -1363,9 +1597,12 @@ class _Draft:
         state, p = self.state, self.state.to_move - 1
         martians = tuple(sorted(self.martians))
         tube = tuple(self.tube)
+        garden = tuple(self.garden)
+        if self.boards is not None:  # the end test asks for them next (_reach)
+            _last_boards[0] = (garden, self.boards)
         return _new_state(  # what the step leaves as it was is shared, not copied
             state.options,
-            tuple(self.garden),
+            garden,
             (state.martians if martians == state.martians[p]
              else replaced(state.martians, p, martians)),
             replaced(state.reserves, p, tuple(self.reserve)),
@@ -1377,16 +1614,30 @@ class _Draft:
         )
 
 
-_STATE_SETTERS = tuple(getattr(State, name).__set__ for name in State.__dataclass_fields__)
+_SETTERS = {name: getattr(State, name).__set__ for name in State.__dataclass_fields__}
+(_set_options, _set_garden, _set_martians, _set_reserves, _set_tube, _set_discs, _set_to_move,
+ _set_phase, _set_bound) = (_SETTERS[name] for name in (
+    "options", "garden", "martians", "reserves", "tube", "discs", "to_move", "phase", "bound"))
 
 
-def _new_state(*fields: object) -> State:
-    """A :class:`State` of ``fields`` in their order, set through the slots: the frozen
+def _new_state(
+    options: Options, garden: tuple[int, ...], martians: tuple[tuple[int, ...], ...],
+    reserves: tuple[tuple[int, ...], ...], tube: tuple[int, ...], discs: tuple[int | None, ...],
+    to_move: int, phase: Phase, bound: int | None,
+) -> State:
+    """A :class:`State` of these fields, set through the slots one by one: the frozen
     dataclass's ``__init__`` sets each through ``object.__setattr__``, at several times the
     cost, on every step."""
     state = object.__new__(State)
-    for setter, value in zip(_STATE_SETTERS, fields, strict=True):
-        setter(state, value)
+    _set_options(state, options)
+    _set_garden(state, garden)
+    _set_martians(state, martians)
+    _set_reserves(state, reserves)
+    _set_tube(state, tube)
+    _set_discs(state, discs)
+    _set_to_move(state, to_move)
+    _set_phase(state, phase)
+    _set_bound(state, bound)
     return state
 
 
@@ -2305,10 +2556,14 @@ def _move(state: State, step: Move) -> _Draft:
         raise _illegal(reason, RULE_PICK, step)
     if not picks and pick is not None:
         raise _illegal(f"there is no flower next to {step.to} to pick up", RULE_PICK, step)
+    flowers = reach.flowers & ~(1 << to)
     if pick is not None:
         draft.take(pick)
-    for sq in _soliflowers(draft.garden):
+        flowers &= ~(1 << pick)
+    alone = _alone(flowers)
+    for sq in _squares_of(alone):
         draft.take(sq)
+    draft.boards = (flowers & ~alone, reach.peaks)
     draft.bound = None
     return draft.ends(to_move=_next_player(state), phase=_TURN, discs=state.discs)
 
