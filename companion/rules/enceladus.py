@@ -878,10 +878,9 @@ def legal_steps(state: State) -> Listing:
     if state.phase is _PLACEMENT:
         return Listing([_place_steps(state)])
     if state.phase is _TURN:
-        occ = _occupancy(state)
-        actions = _action_groups(state, occ, ACTIONS, frozenset(), None, False)
-        # unnarrowed, every group is a sequence (_action_groups)
-        return Listing([_move_steps(state), *cast("list[Sequence[Action]]", list(actions))])
+        moves = _move_steps(state)
+        pays = _affordable(state)
+        return Listing([moves, *_listed(state, ACTIONS, pays)] if pays else [moves])
     return Listing([])
 
 
@@ -1094,7 +1093,7 @@ def _reach(state: State) -> _Reach:
     """``(origin, landing)`` of every normal move -> the flowers next to the landing it may
     pick, in the order of :func:`_moves`; empty when no Martian of the player can move."""
     flowers, peaks = _boards(state.garden)
-    return _Reach(_movers(state), flowers, peaks, flowers & ~_under(state.martians))
+    return _Reach(_movers(state), flowers, peaks, _under(state.martians))
 
 
 def _under(martians: tuple[tuple[int, ...], ...]) -> int:
@@ -1109,7 +1108,7 @@ def _under(martians: tuple[tuple[int, ...], ...]) -> int:
 
 class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
     """The normal moves of one position (:func:`_reach`), from bit boards of its garden
-    (``flowers``, ``peaks``, ``free``: the flowers under no Martian; bit ``sq`` for square
+    (``flowers``, ``peaks``, ``under``: the squares under a Martian; bit ``sq`` for square
     ``sq``): along each ray the squares short of its first peak are a mask cut at the nearest
     peak's bit, the landings that mask's free flowers.  The flowers a landing may pick are a
     look-up of its neighbours among the pickable ones, made only when asked; ``moves``, the
@@ -1117,10 +1116,11 @@ class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
     pickable board shifted a square each way, and :meth:`move_at` makes one move alone.
     Iterated, it lists its landings as a dict would, nearest first along each ray."""
 
-    __slots__ = ("flowers", "peaks", "moves", "_origins", "_dict")
+    __slots__ = ("flowers", "peaks", "under", "moves", "_origins", "_dict")
 
-    def __init__(self, movers: Iterable[int], flowers: int, peaks: int, free: int) -> None:
-        self.flowers, self.peaks = flowers, peaks
+    def __init__(self, movers: Iterable[int], flowers: int, peaks: int, under: int) -> None:
+        self.flowers, self.peaks, self.under = flowers, peaks, under
+        free = flowers & ~under
         origins = []
         moves = 0
         for origin in movers:
@@ -1165,16 +1165,22 @@ class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, tuple) or len(key) != 2:
             return False
-        o, to = key
-        return any(origin == o and 0 <= to < _STARTS_FROM and landed >> to & 1
-                   for origin, landed, _, _, _, _ in self._origins)
+        return self.picks(*key) is not None
 
     def __getitem__(self, key: tuple[int, Square]) -> tuple[Square, ...]:
-        o, to = key
-        for origin, landed, pickable, _, _, _ in self._origins:
-            if origin == o and 0 <= to < _STARTS_FROM and landed >> to & 1:
-                return _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
-        raise KeyError(key)
+        picks = self.picks(*key)
+        if picks is None:
+            raise KeyError(key)
+        return picks
+
+    def picks(self, o: int, to: Square) -> tuple[Square, ...] | None:
+        """The flowers a move of the Martian on ``o`` landing on ``to`` may pick, or
+        ``None`` when that is no move."""
+        if 0 <= to < _STARTS_FROM:
+            for origin, landed, pickable, _, _, _ in self._origins:
+                if origin == o and landed >> to & 1:
+                    return _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
+        return None
 
     def __iter__(self) -> Iterator[tuple[int, Square]]:
         return iter(self._landings())
@@ -1373,7 +1379,7 @@ def _action_groups(
             yield _Drawn(colours[pay], draws[:1] if distinct else draws)
 
 
-def _listed(state: State, names: Iterable[str], pays: list[int]) -> Iterator[Sequence[Action]]:
+def _listed(state: State, names: Iterable[str], pays: list[int]) -> list[Sequence[Action]]:
     """The groups of :func:`_action_groups` unnarrowed (a listing), for the payment colours
     ``pays`` (indices): the uses of an action on squares counted from its operands
     (:class:`_Uses`), the targets of a Martian action from bit boards of the garden
@@ -1382,38 +1388,38 @@ def _listed(state: State, names: Iterable[str], pays: list[int]) -> Iterator[Seq
     pay_names = [colours[pay] for pay in pays]
     named = state.options.martians_per_player == 2
     discs = state.discs
+    groups: list[Sequence[Action]] = []
     for name in names:
         k = _ACTION_INDEX[name]
         if discs[k] is not None:
             continue
         if name in _ON_SQUARES:
-            yield _Paid(name, _Uses(name, *_operands(state, name)), None, pay_names)
+            groups.append(_Paid(name, _Uses(name, *_operands(state, name)), None, pay_names))
         elif name in MARTIAN_ACTIONS:
             # a Martian outside the garden cannot use them (the text)
             inside = [m for m in _movers(state) if m < _STARTS_FROM]
             if not inside:
                 continue
-            garden = state.garden
-            flowers, peaks = _boards(garden)
-            under = _under(state.martians)
+            garden, reach = state.garden, _reach(state)  # its boards: the moves' own
             targets = _LISTED_TARGETS[name]
             cells: list[Square] = []
             martians: list[str] | None = [] if named else None
             for m in inside:
-                found = targets(garden, flowers, peaks, under, m)
+                found = targets(garden, reach.flowers, reach.peaks, reach.under, m)
                 cells += found
                 if martians is not None:
                     martians += [LAYOUT[m]] * len(found)
-            yield _Paid(name, _Cells(cells), martians, pay_names)
+            groups.append(_Paid(name, _Cells(cells), martians, pay_names))
         elif k == _TUBE:
             if sum(state.tube) < DRAW:
                 continue
             for pay in pays:
                 after = list(state.tube)
                 after[pay] += PAYMENT
-                yield _Drawn(colours[pay], _draws(colours, tuple(after)))
+                groups.append(_Drawn(colours[pay], _draws(colours, tuple(after))))
         else:  # the wildflower: one use, on no square
-            yield _Paid(name, _NO_CELLS, None, pay_names)
+            groups.append(_Paid(name, _NO_CELLS, None, pay_names))
+    return groups
 
 
 _NO_CELLS = ((),)
@@ -2534,22 +2540,21 @@ def _move(state: State, step: Move) -> _Draft:
     else:
         origins = _movers(state)
     reach = _reach(state)  # as the listing made it: the step is not worked out again
-    fits = [o for o in origins if (o, to) in reach]
+    fits = [(o, found) for o in origins if (found := reach.picks(o, to)) is not None]
     if len(fits) > 1:
         reason = (
             f"both your Martians can reach {step.to}: say which one moves, e.g. "
-            f"{LAYOUT[fits[0]]}-{step.to}"
+            f"{LAYOUT[fits[0][0]]}-{step.to}"
         )
         raise _illegal(reason, RULE_VARIANTS, step)
     if not fits:
         if len(origins) > 1:
             raise _illegal(f"neither of your Martians can reach {step.to}", RULE_MOVE, step)
         raise _illegal(_unreachable(state, _occupancy(state), origins[0], to), RULE_MOVE, step)
-    origin = fits[0]
+    (origin, picks), = fits
     draft = _Draft(state)
     draft.relocate(origin, to)
     draft.take(to)
-    picks = reach[origin, to]
     if picks and pick not in picks:
         names = " or ".join(SQUARE_NAMES[n] for n in picks)
         reason = f"after landing on {step.to} you pick up one flower next to it: {names}"
@@ -2561,8 +2566,9 @@ def _move(state: State, step: Move) -> _Draft:
         draft.take(pick)
         flowers &= ~(1 << pick)
     alone = _alone(flowers)
-    for sq in _squares_of(alone):
-        draft.take(sq)
+    if alone:  # seldom
+        for sq in _squares_of(alone):
+            draft.take(sq)
     draft.boards = (flowers & ~alone, reach.peaks)
     draft.bound = None
     return draft.ends(to_move=_next_player(state), phase=_TURN, discs=state.discs)
