@@ -654,12 +654,9 @@ _last_boards: list[tuple[object, tuple[int, int]]] = [((), (0, 0))]
 _garden_bytes: Callable[..., bytes] = Struct(f"{len(SQUARES)}b").pack
 """A garden's 100 values as signed bytes, one a square (``_garden_bytes(*garden)``: a
 quarter of the time ``array("b", garden)`` takes from a tuple)."""
-_FLOWER_BYTES = bytes(int(value < 5) for value in range(256))
-"""A square's value as a signed byte -> 1 for a flower (0..4), 0 for ``PEAK_SQUARE`` and
-``EMPTY_SQUARE`` (-2 and -1, the bytes 254 and 255)."""
-_PEAK_BYTES = bytes(int(value == (PEAK_SQUARE & 0xFF)) for value in range(256))
 _PIECE_BYTES = bytes(int(value != (EMPTY_SQUARE & 0xFF)) for value in range(256))
-_EMPTY_BYTES = bytes(int(value == (EMPTY_SQUARE & 0xFF)) for value in range(256))
+"""A square's value as a signed byte -> 1 for a flower or a peak, 0 for ``EMPTY_SQUARE``
+(-1, the byte 255)."""
 _NOT_FIRST_COLUMN = sum(1 << sq for sq in SQUARES if sq % SIZE != 0)
 _NOT_LAST_COLUMN = sum(1 << sq for sq in SQUARES if sq % SIZE != SIZE - 1)
 
@@ -728,12 +725,10 @@ def _listed_diagonals(
 def _listed_swaps(
     garden: Sequence[int], flowers: int, peaks: int, under: int, m: Square
 ) -> list[Square]:
-    """:func:`_swap_partners` from bit boards: the pieces under no Martian, picked out in C
-    (the board's binary digits, square 0 first, as flags)."""
+    """:func:`_swap_partners` from bit boards: the pieces under no Martian."""
     if garden[m] >= 0:  # a Martian standing on a flower cannot swap (#8b)
         return []
-    board = (flowers | peaks) & ~under
-    return list(compress(SQUARES, f"{board:0{len(SQUARES)}b}"[::-1].encode().translate(_DIGITS)))
+    return _squares_in((flowers | peaks) & ~under)
 
 
 _LISTED_TARGETS: dict[str, Callable[[Sequence[int], int, int, int, Square], list[Square]]] = {
@@ -831,30 +826,29 @@ def _operands(state: State, name: str) -> tuple[list[Square], list[Square]]:
     """The squares Pick, the two swaps and the two moves of a piece may take as their first
     and their second square, in square order (no square qualifies as both): a flower, a
     flower not under a Martian (#8b), a peak, an empty square with no Martian (#7)."""
-    flowers, free, peaks, empties = _kinds(state)
+    first, second = _operand_boards(state, name)
+    squares = _squares_in(first)
+    return squares, squares if second == first else _squares_in(second)
+
+
+def _operand_boards(state: State, name: str) -> tuple[int, int]:
+    """:func:`_operands` as bit boards, from those of the moves (:func:`_reach`)."""
+    reach = _reach(state)
+    flowers, peaks, under = reach.flowers, reach.peaks, reach.under
     if name in ("pick", "swap_flowers"):
         return flowers, flowers
     if name == "swap_peak_flower":
-        return peaks, free
-    return (flowers if name == "move_flower" else peaks), empties
+        return peaks, flowers & ~under
+    return (flowers if name == "move_flower" else peaks), _ALL_SQUARES & ~(flowers | peaks | under)
 
 
-@_for_the_last_state  # the five actions on squares of one listing ask in turn
-def _kinds(state: State) -> tuple[list[Square], list[Square], list[Square], list[Square]]:
-    """The garden's flowers, flowers not under a Martian, peaks and empty squares with no
-    Martian, each in square order (the lists are shared: never changed)."""
-    values = _garden_bytes(*state.garden)  # picked out in C (compress), a flag a square
-    flowers = values.translate(_FLOWER_BYTES)
-    free, empty = bytearray(flowers), bytearray(values.translate(_EMPTY_BYTES))
-    for cell in _occupancy(state):
-        if cell < _STARTS_FROM:
-            free[cell] = empty[cell] = 0
-    return (
-        list(compress(SQUARES, flowers)),
-        list(compress(SQUARES, free)),
-        list(compress(SQUARES, values.translate(_PEAK_BYTES))),
-        list(compress(SQUARES, empty)),
-    )
+def _squares_in(board: int) -> list[Square]:
+    """The squares of a bit board in square order, picked out in C (its binary digits,
+    square 0 first, as flags): a board of dozens of squares."""
+    return list(compress(SQUARES, f"{board:0{len(SQUARES)}b}"[::-1].encode().translate(_DIGITS)))
+
+
+_ALL_SQUARES = (1 << len(SQUARES)) - 1
 
 
 def _combined(name: str, first: list[Item], second: list[Item]) -> Iterator[tuple[Item, ...]]:
@@ -1012,47 +1006,61 @@ class _Paid(_Made[Action]):
 
 class _Uses:
     """The cells of every use of an action on squares (pick, the two swaps, the two moves
-    of a piece) as square names, from its :func:`_operands` (squares in square order), in
-    the order of :func:`_combined`, made when read: thousands of pairs of squares."""
+    of a piece) as square names, from its operands as bit boards (:func:`_operand_boards`),
+    in the order of :func:`_combined`, made when read: thousands of pairs of squares,
+    counted from the boards; the squares of a board are picked out only when a use is read
+    (a random playout reads one action's)."""
 
-    __slots__ = ("name", "first", "second", "_size")
+    __slots__ = ("name", "_boards", "_sides", "_size")
 
-    def __init__(self, name: str, first: list[Square], second: list[Square]) -> None:
-        self.name, self.first, self.second = name, first, second
-        n = len(first)
+    def __init__(self, name: str, first: int, second: int) -> None:
+        self.name, self._boards = name, (first, second)
+        self._sides: tuple[list[Square], list[Square]] | None = None
+        n = first.bit_count()
         self._size = (
             n if name == "pick" else n * (n - 1) // 2 if name == "swap_flowers"
-            else n * len(second)
+            else n * second.bit_count()
         )
+
+    @property
+    def sides(self) -> tuple[list[Square], list[Square]]:
+        """The first and the second squares of the uses, in square order (shared)."""
+        if self._sides is None:
+            first, second = self._boards
+            squares = _squares_in(first)
+            self._sides = squares, squares if second == first else _squares_in(second)
+        return self._sides
 
     def __len__(self) -> int:
         return self._size
 
     def __getitem__(self, use: int) -> tuple[str, ...]:
-        first = self.first
+        first, second = self.sides
         if self.name == "pick":
             return _square_names((first[use],))
         if self.name == "swap_flowers":  # the use-th pair a < b, as combinations() lists
             n = len(first)
             a = n - 2 - (isqrt(8 * (self._size - 1 - use) + 1) - 1) // 2
             return _square_names((first[a], first[use - a * n + a * (a + 1) // 2 + a + 1]))
-        a, b = divmod(use, len(self.second))
-        return _square_names((first[a], self.second[b]))
+        a, b = divmod(use, len(second))
+        return _square_names((first[a], second[b]))
 
     def __iter__(self) -> Iterator[tuple[str, ...]]:
         names_of = SQUARE_NAMES.__getitem__
-        first = list(map(names_of, self.first))
-        second = first if self.second is self.first else list(map(names_of, self.second))
+        first_squares, second_squares = self.sides
+        first = list(map(names_of, first_squares))
+        second = first if second_squares is first_squares else list(map(names_of, second_squares))
         return _combined(self.name, first, second)
 
     def index(self, cells: object) -> int:
         """Where the use of ``cells`` (square names) stands, or -1 for none."""
         if not isinstance(cells, tuple) or len(cells) != (1 if self.name == "pick" else 2):
             return -1
+        first, second = self.sides
         sides = (
-            (self.first,) if self.name == "pick"
-            else (self.first, self.first) if self.name == "swap_flowers"
-            else (self.first, self.second)
+            (first,) if self.name == "pick"
+            else (first, first) if self.name == "swap_flowers"
+            else (first, second)
         )
         at = [_place_in(side, _CELL.get(c, -1) if isinstance(c, str) else -1)
               for side, c in zip(sides, cells, strict=True)]
@@ -1062,8 +1070,8 @@ class _Uses:
             return at[0]
         a, b = at
         if self.name == "swap_flowers":
-            return a * len(self.first) - a * (a + 1) // 2 + b - a - 1 if a < b else -1
-        return a * len(self.second) + b
+            return a * len(first) - a * (a + 1) // 2 + b - a - 1 if a < b else -1
+        return a * len(second) + b
 
 
 def _place_in(squares: list[Square], sq: int) -> int:
@@ -1124,20 +1132,17 @@ class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
         origins = []
         moves = 0
         for origin in movers:
-            rays = []
-            landed = 0
-            for ray, outwards_up in _RAY_MASKS[origin]:
-                blockers = ray & peaks
-                if blockers:
+            reachable = _ALL_RAYS[origin]
+            if reachable & peaks:  # each ray cut from its nearest peak on
+                for ray, outwards_up in _RAY_MASKS[origin]:
+                    blockers = ray & peaks
+                    if not blockers:
+                        continue
                     if outwards_up:  # square numbers grow along the ray: the nearest is lowest
-                        ray &= (blockers & -blockers) - 1
+                        reachable &= ~(ray & -(blockers & -blockers))
                     else:
-                        past = blockers.bit_length()
-                        ray = ray >> past << past
-                landings = ray & free
-                if landings:
-                    rays.append((landings, outwards_up))
-                    landed |= landings
+                        reachable &= ~(ray & ((1 << blockers.bit_length()) - 1))
+            landed = reachable & free
             if not landed:
                 continue
             # the moving Martian leaves origin, so a flower it stood on becomes pickable
@@ -1151,7 +1156,7 @@ class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
             count = (sides[0].bit_count() + left.bit_count() + right.bit_count()
                      + below.bit_count() + above.bit_count())
             moves += count
-            origins.append((origin, landed, pickable, rays, count, sides))
+            origins.append((origin, landed, pickable, count, sides))
         self.moves = moves
         self._origins = origins
         self._dict: dict[tuple[int, Square], tuple[Square, ...]] | None = None
@@ -1160,7 +1165,7 @@ class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
         return bool(self._origins)
 
     def __len__(self) -> int:
-        return sum(landed.bit_count() for _, landed, _, _, _, _ in self._origins)
+        return sum(landed.bit_count() for _, landed, _, _, _ in self._origins)
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, tuple) or len(key) != 2:
@@ -1177,7 +1182,7 @@ class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
         """The flowers a move of the Martian on ``o`` landing on ``to`` may pick, or
         ``None`` when that is no move."""
         if 0 <= to < _STARTS_FROM:
-            for origin, landed, pickable, _, _, _ in self._origins:
+            for origin, landed, pickable, _, _ in self._origins:
                 if origin == o and landed >> to & 1:
                     return _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
         return None
@@ -1192,21 +1197,22 @@ class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
         if self._dict is None:
             self._dict = {
                 (origin, to): _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
-                for origin, _, pickable, rays, _, _ in self._origins
-                for landings, outwards_up in rays
-                for to in _nearest_first(landings, outwards_up)
+                for origin, landed, pickable, _, _ in self._origins
+                for ray, outwards_up in _RAY_MASKS[origin]
+                for to in _nearest_first(landed & ray, outwards_up)
             }
         return self._dict
 
     def move_at(self, i: int) -> tuple[int, Square, Square | None]:
         """``(origin, landing, pick)`` of the i-th move, ``0 <= i < moves``, in the order of
         :func:`_moves`."""
-        for origin, _, pickable, rays, count, sides in self._origins:
+        for origin, landed, pickable, count, sides in self._origins:
             if i >= count:
                 i -= count
                 continue
             alone, left, right, below, above = sides
-            for landings, outwards_up in rays:
+            for ray, outwards_up in _RAY_MASKS[origin]:
+                landings = landed & ray
                 count = ((landings & alone).bit_count() + (landings & left).bit_count()
                          + (landings & right).bit_count() + (landings & below).bit_count()
                          + (landings & above).bit_count())
@@ -1243,6 +1249,8 @@ def _ray_masks(rays: Iterable[tuple[Square, ...]]) -> tuple[tuple[int, bool], ..
 _RAY_MASKS = tuple(_ray_masks(_rays(origin)) for origin in range(_SLOTS_FROM))
 """Per cell a Martian may move from (garden and start squares), its rays in
 :func:`_rays` order as ``(bit mask of the squares, whether square numbers grow along it)``."""
+_ALL_RAYS = tuple(sum(mask for mask, _ in masks) for masks in _RAY_MASKS)
+"""Per cell of :data:`_RAY_MASKS`, the squares of all its rays."""
 _DIAGONAL_MASKS = tuple(_ray_masks(rays) for rays in DIAGONAL_RAYS)
 """Per square, its diagonal rays as :data:`_RAY_MASKS` gives the others."""
 _NEIGHBOUR_MASKS = tuple(sum(1 << n for n in NEIGHBOURS[sq]) for sq in SQUARES)
@@ -1373,9 +1381,7 @@ def _action_groups(
         if next(uses, None) is None:  # one use, or none where the focus rules it out
             continue
         for pay in pays[:1] if distinct else pays:
-            after = list(state.tube)
-            after[pay] += PAYMENT
-            draws = _draws(colours, tuple(after))
+            draws = _paid_draws(colours, state.tube, pay)
             yield _Drawn(colours[pay], draws[:1] if distinct else draws)
 
 
@@ -1394,7 +1400,7 @@ def _listed(state: State, names: Iterable[str], pays: list[int]) -> list[Sequenc
         if discs[k] is not None:
             continue
         if name in _ON_SQUARES:
-            groups.append(_Paid(name, _Uses(name, *_operands(state, name)), None, pay_names))
+            groups.append(_Paid(name, _Uses(name, *_operand_boards(state, name)), None, pay_names))
         elif name in MARTIAN_ACTIONS:
             # a Martian outside the garden cannot use them (the text)
             inside = [m for m in _movers(state) if m < _STARTS_FROM]
@@ -1414,9 +1420,7 @@ def _listed(state: State, names: Iterable[str], pays: list[int]) -> list[Sequenc
             if sum(state.tube) < DRAW:
                 continue
             for pay in pays:
-                after = list(state.tube)
-                after[pay] += PAYMENT
-                groups.append(_Drawn(colours[pay], _draws(colours, tuple(after))))
+                groups.append(_Drawn(colours[pay], _paid_draws(colours, state.tube, pay)))
         else:  # the wildflower: one use, on no square
             groups.append(_Paid(name, _NO_CELLS, None, pay_names))
     return groups
@@ -1484,7 +1488,20 @@ class _Drawn(_Made[Action]):
                 and step[3] in self.draws)
 
 
-@lru_cache(maxsize=256)  # the tube changes only when an action is paid
+def _paid_draws(
+    colours: tuple[str, ...], tube: tuple[int, ...], pay: int
+) -> tuple[tuple[str, ...], ...]:
+    """The draws of :func:`_draws` once the payment (3 of colour index ``pay``) is in."""
+    after = list(tube)
+    after[pay] += PAYMENT
+    return _draws(colours, tuple(map(min, after, _AT_MOST_A_DRAW)))
+
+
+_AT_MOST_A_DRAW = (DRAW,) * len(DEFAULT_COLOURS)
+"""A draw takes at most 3 of a colour: the tube's counts past that give the same draws."""
+
+
+@lru_cache(maxsize=256)  # asked with counts of at most 3: some hundred tubes in all
 def _draws(colours: tuple[str, ...], tube: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
     """Every draw of three flowers ``tube`` (colour counts) can give, as colour names, in
     colour order."""
