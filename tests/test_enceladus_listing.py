@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from itertools import combinations
+from itertools import combinations, combinations_with_replacement
 from typing import Any
 
 import pytest
@@ -241,3 +241,43 @@ def test_a_narrowed_group_works_out_only_the_uses_of_the_steps_read(
     first = next(iter(enc.candidates(state, frozenset({enc.ACTION_SLOTS[k]}), distinct=True)))
     assert first.name == "swap_flowers"
     assert drawn <= 50  # the garden holds some 90 flowers: some 4,000 pairs
+
+
+def _plain_operands(state: enc.State, name: str) -> tuple[list[int], list[int]]:
+    """The first and second squares of an action on squares, square by square."""
+    garden = state.garden
+    occupied = {cell for cells in state.martians for cell in cells}
+    flowers = [sq for sq in range(100) if garden[sq] >= 0]
+    free = [sq for sq in flowers if sq not in occupied]
+    peaks = [sq for sq in range(100) if garden[sq] == enc.PEAK_SQUARE]
+    empties = [sq for sq in range(100) if garden[sq] == enc.EMPTY_SQUARE and sq not in occupied]
+    return {"pick": (flowers, flowers), "swap_flowers": (flowers, flowers),
+            "swap_peak_flower": (peaks, free), "move_flower": (flowers, empties),
+            "move_peak": (peaks, empties)}[name]
+
+
+@pytest.mark.parametrize(("players", "options"), VARIANTS)
+def test_the_squares_of_the_actions_on_squares_from_bit_boards_are_those_of_the_cells(
+    players: int, options: dict[str, Any]
+) -> None:
+    names = ("pick", "swap_flowers", "swap_peak_flower", "move_flower", "move_peak")
+    for state in _positions(players, options, 600 + players):
+        if state.phase is Phase.TURN:
+            for name in names:
+                assert enc._operands(state, name) == _plain_operands(state, name), name
+
+
+def test_the_draws_of_a_tube_capped_at_three_a_colour_are_those_of_the_whole_tube() -> None:
+    rng = random.Random(8)
+    colours = enc.DEFAULT_COLOURS
+    for _ in range(300):
+        tube = tuple(rng.choice((0, 0, 1, 2, 3, 4, 7, 19)) for _ in colours)
+        pay = rng.randrange(len(colours))
+        after = list(tube)
+        after[pay] += enc.PAYMENT
+        plain = tuple(
+            tuple(colours[c] for c in drawn)
+            for drawn in combinations_with_replacement(range(len(colours)), enc.DRAW)
+            if all(after[c] >= drawn.count(c) for c in drawn)
+        )
+        assert enc._paid_draws(colours, tube, pay) == plain
