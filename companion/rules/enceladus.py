@@ -82,6 +82,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache, lru_cache, partial
 from itertools import (
+    accumulate,
     chain,
     combinations,
     combinations_with_replacement,
@@ -107,6 +108,7 @@ from companion.rules.squares import (
     SQUARE_NAMES,
     SQUARES,
     Square,
+    board_connected,
     is_connected,
     parse_square,
 )
@@ -418,7 +420,7 @@ def new_game(players: int, seed: int, options: Mapping[str, object]) -> State:
     ]
     while True:
         rng.shuffle(pieces)
-        if is_connected([s for s in SQUARES if pieces[s] != PEAK_SQUARE]):
+        if board_connected(_ALL_SQUARES & ~_bit_boards(pieces)[1]):
             break
     return State(
         options=opts,
@@ -539,14 +541,14 @@ def _for_the_last_state(work: Callable[[State], Item]) -> Callable[[State], Item
     """``work`` memoised for the last state it was asked about, known by identity: the end
     test after a step, the listing of the position it leaves and the next step ask about the
     same state in turn, and a garden of 100 squares would be hashed each time."""
-    last: list[tuple[State, Item]] = []
+    last: list[tuple[State | None, Item | None]] = [(None, None)]
 
     def memo(state: State) -> Item:
-        held = last[0] if last else None
-        if held is not None and held[0] is state:
-            return held[1]
+        held = last[0]
+        if held[0] is state:
+            return cast(Item, held[1])
         value = work(state)
-        last[:] = [(state, value)]  # one item, replaced at once
+        last[0] = (state, value)  # one item, replaced at once
         return value
 
     return memo
@@ -916,17 +918,12 @@ class Listing(_Made[Step]):
 
     __slots__ = ("_parts", "_starts", "_size")
 
-    def __init__(self, parts: Iterable[Sequence[Step]]) -> None:
-        self._parts: list[Sequence[Step]] = []
-        self._starts: list[int] = []
-        size = 0
-        for part in parts:
-            n = len(part)  # each part's len once: most are counted, not stored
-            if n:
-                self._parts.append(part)
-                self._starts.append(size)
-                size += n
-        self._size = size
+    def __init__(self, parts: list[Sequence[Step]]) -> None:
+        # each part's len once, most of them counted, not stored; a part of none is passed
+        # over by the search of _at (it starts where the next does)
+        self._parts = parts
+        self._starts = list(accumulate(map(len, parts), initial=0))
+        self._size = self._starts.pop()
 
     def __len__(self) -> int:
         return self._size
@@ -1105,13 +1102,13 @@ def _reach(state: State) -> _Reach:
 
 
 def _under(martians: tuple[tuple[int, ...], ...]) -> int:
-    """The garden squares under a Martian, as a bit board."""
-    under = 0
-    for cells in martians:  # a few: a Martian moves at nearly every step, no cache would hit
-        for cell in cells:
-            if cell < _STARTS_FROM:
-                under |= 1 << cell
-    return under
+    """The garden squares under a Martian, as a bit board (each cell's bit summed in C: no two
+    Martians share a cell)."""
+    return sum(map(_CELL_BITS.__getitem__, chain.from_iterable(martians)))
+
+
+_CELL_BITS = tuple(1 << cell if cell < _STARTS_FROM else 0 for cell in range(_SLOTS_FROM))
+"""Per cell a Martian may stand on, its bit on a board of the garden (none off the garden)."""
 
 
 class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
