@@ -1591,10 +1591,13 @@ class _Draft:
         self.bound = state.bound
         self.touched: list[int] = []
 
-    def take(self, sq: Square) -> None:
-        """The flower on ``sq`` goes to the player's reserve."""
-        self.reserve[self.garden[sq]] += 1
-        self.set(sq, EMPTY_SQUARE)
+    def take(self, *squares: Square) -> None:
+        """The flowers on ``squares`` go to the player's reserve."""
+        garden, reserve = self.garden, self.reserve
+        for sq in squares:
+            reserve[garden[sq]] += 1
+            garden[sq] = EMPTY_SQUARE
+        self.touched += squares
 
     def set(self, sq: Square, value: int) -> None:
         self.garden[sq] = value
@@ -2566,23 +2569,23 @@ def _move(state: State, step: Move) -> _Draft:
             raise _illegal(f"neither of your Martians can reach {step.to}", RULE_MOVE, step)
         raise _illegal(_unreachable(state, _occupancy(state), origins[0], to), RULE_MOVE, step)
     (origin, picks), = fits
-    draft = _Draft(state)
-    draft.relocate(origin, to)
-    draft.take(to)
     if picks and pick not in picks:
         names = " or ".join(SQUARE_NAMES[n] for n in picks)
         reason = f"after landing on {step.to} you pick up one flower next to it: {names}"
         raise _illegal(reason, RULE_PICK, step)
     if not picks and pick is not None:
         raise _illegal(f"there is no flower next to {step.to} to pick up", RULE_PICK, step)
+    draft = _Draft(state)
+    draft.relocate(origin, to)
     flowers = reach.flowers & ~(1 << to)
-    if pick is not None:
-        draft.take(pick)
+    if pick is None:
+        draft.take(to)
+    else:
+        draft.take(to, pick)
         flowers &= ~(1 << pick)
     alone = _alone(flowers)
     if alone:  # seldom
-        for sq in _squares_of(alone):
-            draft.take(sq)
+        draft.take(*_squares_of(alone))
     draft.boards = (flowers & ~alone, reach.peaks)
     draft.bound = None
     return draft.ends(to_move=_next_player(state), phase=_TURN, discs=state.discs)
