@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from itertools import combinations
+from itertools import combinations, combinations_with_replacement
 from typing import Any
 
 import pytest
@@ -147,7 +147,75 @@ def test_the_moves_read_from_bit_boards_are_those_walked_square_by_square(
     for seed in range(3):
         for state in _positions(players, options, 300 + seed):
             if state.phase is Phase.TURN:
-                assert list(enc._reach(state).items()) == _plain_reach(state)
+                reach = enc._reach(state)
+                assert list(reach.items()) == _plain_reach(state)
+                moves = [(o, to, pick) for (o, to), picks in _plain_reach(state)
+                         for pick in picks or (None,)]
+                assert [reach.move_at(i) for i in range(reach.moves)] == moves
+                assert all(reach[key] == picks and key in reach for key, picks in reach.items())
+
+
+def _plain_boards(garden: Sequence[int]) -> tuple[int, int]:
+    """The flowers and the peaks of ``garden`` as bits, square by square."""
+    return (sum(1 << sq for sq, value in enumerate(garden) if value >= 0),
+            sum(1 << sq for sq, value in enumerate(garden) if value == enc.PEAK_SQUARE))
+
+
+@pytest.mark.parametrize(("players", "options"), VARIANTS)
+def test_the_bit_boards_a_move_hands_on_are_those_of_the_garden_it_leaves(
+    players: int, options: dict[str, Any]
+) -> None:
+    rng = random.Random(players)
+    state = enc.new_game(players, 400 + players, options)
+    moves = 0
+    while enc.outcome(state) is None:
+        step = rng.choice(enc.legal_steps(state))
+        state = enc.apply(state, step)  # its end test asked for the boards of the new garden
+        assert enc._boards(state.garden) == _plain_boards(state.garden)
+        moves += isinstance(step, Move)
+    assert moves > 10
+
+
+def _plain_targets(state: enc.State, name: str, m: int) -> list[int]:
+    """The squares Martian action ``name`` may take the Martian on ``m`` to (or swap it
+    with), walked square by square from the cells, in the order of the rays."""
+    garden = state.garden
+    occupied = {cell for cells in state.martians for cell in cells}
+    if name == "jump":
+        return [ray[1] for ray in enc.ORTHOGONAL_RAYS[m] if len(ray) >= 2
+                and garden[ray[0]] == enc.PEAK_SQUARE and garden[ray[1]] != enc.PEAK_SQUARE
+                and ray[1] not in occupied]
+    if name == "diagonal":
+        out = []
+        for ray in enc.DIAGONAL_RAYS[m]:
+            for sq in ray:
+                if garden[sq] == enc.PEAK_SQUARE:
+                    break
+                if sq not in occupied:
+                    out.append(sq)
+        return out
+    if garden[m] >= 0:
+        return []
+    return [sq for sq in range(100) if garden[sq] != enc.EMPTY_SQUARE and sq not in occupied]
+
+
+@pytest.mark.parametrize(("players", "options"), VARIANTS)
+def test_the_martian_actions_listed_from_bit_boards_are_those_walked_square_by_square(
+    players: int, options: dict[str, Any]
+) -> None:
+    checked = 0
+    for state in _positions(players, options, 500 + players):
+        if state.phase is not Phase.TURN:
+            continue
+        flowers, peaks = enc._boards(state.garden)
+        under = enc._under(state.martians)
+        for m in enc._movers(state):
+            for name in sorted(enc.MARTIAN_ACTIONS):
+                if m < 100:
+                    found = enc._LISTED_TARGETS[name](state.garden, flowers, peaks, under, m)
+                    assert found == _plain_targets(state, name, m), (name, m)
+                    checked += len(found)
+    assert checked > 100
 
 
 def test_a_narrowed_group_works_out_only_the_uses_of_the_steps_read(
@@ -173,3 +241,43 @@ def test_a_narrowed_group_works_out_only_the_uses_of_the_steps_read(
     first = next(iter(enc.candidates(state, frozenset({enc.ACTION_SLOTS[k]}), distinct=True)))
     assert first.name == "swap_flowers"
     assert drawn <= 50  # the garden holds some 90 flowers: some 4,000 pairs
+
+
+def _plain_operands(state: enc.State, name: str) -> tuple[list[int], list[int]]:
+    """The first and second squares of an action on squares, square by square."""
+    garden = state.garden
+    occupied = {cell for cells in state.martians for cell in cells}
+    flowers = [sq for sq in range(100) if garden[sq] >= 0]
+    free = [sq for sq in flowers if sq not in occupied]
+    peaks = [sq for sq in range(100) if garden[sq] == enc.PEAK_SQUARE]
+    empties = [sq for sq in range(100) if garden[sq] == enc.EMPTY_SQUARE and sq not in occupied]
+    return {"pick": (flowers, flowers), "swap_flowers": (flowers, flowers),
+            "swap_peak_flower": (peaks, free), "move_flower": (flowers, empties),
+            "move_peak": (peaks, empties)}[name]
+
+
+@pytest.mark.parametrize(("players", "options"), VARIANTS)
+def test_the_squares_of_the_actions_on_squares_from_bit_boards_are_those_of_the_cells(
+    players: int, options: dict[str, Any]
+) -> None:
+    names = ("pick", "swap_flowers", "swap_peak_flower", "move_flower", "move_peak")
+    for state in _positions(players, options, 600 + players):
+        if state.phase is Phase.TURN:
+            for name in names:
+                assert enc._operands(state, name) == _plain_operands(state, name), name
+
+
+def test_the_draws_of_a_tube_capped_at_three_a_colour_are_those_of_the_whole_tube() -> None:
+    rng = random.Random(8)
+    colours = enc.DEFAULT_COLOURS
+    for _ in range(300):
+        tube = tuple(rng.choice((0, 0, 1, 2, 3, 4, 7, 19)) for _ in colours)
+        pay = rng.randrange(len(colours))
+        after = list(tube)
+        after[pay] += enc.PAYMENT
+        plain = tuple(
+            tuple(colours[c] for c in drawn)
+            for drawn in combinations_with_replacement(range(len(colours)), enc.DRAW)
+            if all(after[c] >= drawn.count(c) for c in drawn)
+        )
+        assert enc._paid_draws(colours, tube, pay) == plain

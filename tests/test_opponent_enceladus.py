@@ -4,6 +4,7 @@ seat beats the steady one on a seeded sample."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 
@@ -88,13 +89,16 @@ def test_a_search_lists_the_special_actions_of_the_position_it_decides_in_alone(
     """Listing the special actions costs most of a listing: the positions searched are
     asked only for their normal moves (whether there is one, and which is best)."""
     listed: list[E.State] = []
-    groups = E._action_groups
 
-    def counted(state: E.State, *args: object) -> object:
-        listed.append(state)
-        return groups(state, *args)  # type: ignore[arg-type]
+    def counting(work: Callable[..., object]) -> Callable[..., object]:
+        def counted(state: E.State, *args: object) -> object:
+            listed.append(state)
+            return work(state, *args)
+        return counted
 
-    monkeypatch.setattr(E, "_action_groups", counted)
+    # a listing's groups, and those narrowed to a few squares
+    monkeypatch.setattr(E, "_listed", counting(E._listed))
+    monkeypatch.setattr(E, "_action_groups", counting(E._action_groups))
     for text in COSTLY:
         state = E.parse_position(text)
         listed.clear()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from companion.errors import InvalidStepError
@@ -59,3 +61,30 @@ def test_connectivity_of_square_sets() -> None:
     assert is_connected([])
     assert is_connected([parse_square(n) for n in ("a1", "a2", "b2")])
     assert not is_connected([parse_square(n) for n in ("a1", "b2")])  # diagonal only
+
+
+def _plain_connected(members: set[int]) -> bool:
+    """One region, walked neighbour by neighbour from one member."""
+    if not members:
+        return True
+    start = min(members)
+    seen, stack = {start}, [start]
+    while stack:
+        for n in NEIGHBOURS[stack.pop()]:
+            if n in members and n not in seen:
+                seen.add(n)
+                stack.append(n)
+    return seen == members
+
+
+def test_connectivity_on_a_bit_board_is_that_walked_square_by_square() -> None:
+    rng = random.Random(4)
+    answers = set()
+    for _ in range(600):
+        dense = rng.choice((0.3, 0.6, 0.9, 0.95))  # from scattered squares to gardens of 5 peaks
+        members = {s for s in range(100) if rng.random() < dense}
+        assert is_connected(members) == _plain_connected(members), sorted(members)
+        answers.add(is_connected(members))
+    assert answers == {True, False}
+    # a row end does not join the next row: j1 and a2 are not neighbours
+    assert not is_connected([parse_square("j1"), parse_square("a2")])

@@ -70,7 +70,15 @@ import warnings
 from abc import abstractmethod
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Hashable,
+    ItemsView,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache, lru_cache, partial
@@ -86,7 +94,6 @@ from itertools import (
     repeat,
 )
 from math import isqrt
-from operator import itemgetter
 from struct import Struct
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, cast, overload
 
@@ -108,6 +115,7 @@ from companion.rules.squares import (
     SQUARE_NAMES,
     SQUARES,
     Square,
+    board_connected,
     is_connected,
     parse_square,
 )
@@ -419,7 +427,7 @@ def new_game(players: int, seed: int, options: Mapping[str, object]) -> State:
     ]
     while True:
         rng.shuffle(pieces)
-        if is_connected([s for s in SQUARES if pieces[s] != PEAK_SQUARE]):
+        if board_connected(_ALL_SQUARES & ~_bit_boards(pieces)[1]):
             break
     return State(
         options=opts,
@@ -540,14 +548,14 @@ def _for_the_last_state(work: Callable[[State], Item]) -> Callable[[State], Item
     """``work`` memoised for the last state it was asked about, known by identity: the end
     test after a step, the listing of the position it leaves and the next step ask about the
     same state in turn, and a garden of 100 squares would be hashed each time."""
-    last: list[tuple[State, Item]] = []
+    last: list[tuple[State | None, Item | None]] = [(None, None)]
 
     def memo(state: State) -> Item:
-        held = last[0] if last else None
-        if held is not None and held[0] is state:
-            return held[1]
+        held = last[0]
+        if held[0] is state:
+            return cast(Item, held[1])
         value = work(state)
-        last[:] = [(state, value)]  # one item, replaced at once
+        last[0] = (state, value)  # one item, replaced at once
         return value
 
     return memo
@@ -604,38 +612,62 @@ def _has_move(state: State) -> bool:
 
 def _soliflowers(garden: Sequence[int]) -> list[Square]:
     """Flowers with no flower orthogonally next to them (the text, step 3; #6), in square
-    order.  Worked out on the whole garden at once: one byte a square, 1 for a flower, in
-    one integer (square ``sq`` at byte ``sq``), shifted a square left, right, up and down
-    (the row ends masked off), so that no square is visited in Python."""
-    as_bytes = _garden_bytes(*garden).translate(_FLOWER_BYTES)
-    flowers = int.from_bytes(as_bytes, "little")
+    order (:func:`_alone` on the garden's flowers)."""
+    return _squares_of(_alone(_bit_boards(garden)[0]))
+
+
+def _alone(flowers: int) -> int:
+    """The soliflowers of a bit board of flowers (bit ``sq`` for square ``sq``): the board
+    shifted a square left, right, up and down (the row ends masked off) says which have a
+    flower beside them, so that no square is visited in Python."""
     beside = (
-        ((flowers << 8) & _NOT_FIRST_COLUMN) | ((flowers >> 8) & _NOT_LAST_COLUMN)
-        | (flowers << 8 * SIZE) | (flowers >> 8 * SIZE)
+        ((flowers << 1) & _NOT_FIRST_COLUMN) | ((flowers >> 1) & _NOT_LAST_COLUMN)
+        | (flowers << SIZE) | (flowers >> SIZE)
     )
-    alone = flowers & ~beside
-    if not alone:
-        return []
-    flags = alone.to_bytes(len(SQUARES), "little")
+    return flowers & ~beside
+
+
+def _squares_of(board: int) -> list[Square]:
+    """The squares of a bit board, in square order."""
     out: list[Square] = []
-    sq = flags.find(1)
-    while sq >= 0:
-        out.append(sq)
-        sq = flags.find(1, sq + 1)
+    while board:
+        low = board & -board
+        out.append(low.bit_length() - 1)
+        board ^= low
     return out
+
+
+def _bit_boards(garden: Sequence[int]) -> tuple[int, int]:
+    """A garden's flowers and its peaks as bit boards (bit ``sq`` for square ``sq``): its
+    values as one byte a square, each made a binary digit in C and the digits read as one
+    number (reversed, square 0 last)."""
+    values = _garden_bytes(*garden)
+    return (int(values.translate(_FLOWER_DIGITS)[::-1], 2),
+            int(values.translate(_PEAK_DIGITS)[::-1], 2))
+
+
+def _boards(garden: tuple[int, ...]) -> tuple[int, int]:
+    """:func:`_bit_boards` of a state's garden (a tuple, never changed), kept for the last
+    garden asked about, known by identity; a normal move hands the boards of the garden it
+    leaves on (:meth:`_Draft.result`), worked out from the boards before it."""
+    held = _last_boards[0]
+    if held[0] is not garden:
+        held = _last_boards[0] = (garden, _bit_boards(garden))
+    return held[1]
+
+
+_last_boards: list[tuple[object, tuple[int, int]]] = [((), (0, 0))]
+"""The garden :func:`_boards` last gave, with its boards."""
 
 
 _garden_bytes: Callable[..., bytes] = Struct(f"{len(SQUARES)}b").pack
 """A garden's 100 values as signed bytes, one a square (``_garden_bytes(*garden)``: a
 quarter of the time ``array("b", garden)`` takes from a tuple)."""
-_FLOWER_BYTES = bytes(int(value < 5) for value in range(256))
-"""A square's value as a signed byte -> 1 for a flower (0..4), 0 for ``PEAK_SQUARE`` and
-``EMPTY_SQUARE`` (-2 and -1, the bytes 254 and 255)."""
-_PEAK_BYTES = bytes(int(value == (PEAK_SQUARE & 0xFF)) for value in range(256))
 _PIECE_BYTES = bytes(int(value != (EMPTY_SQUARE & 0xFF)) for value in range(256))
-_EMPTY_BYTES = bytes(int(value == (EMPTY_SQUARE & 0xFF)) for value in range(256))
-_NOT_FIRST_COLUMN = int.from_bytes(bytes(int(sq % SIZE != 0) for sq in SQUARES), "little")
-_NOT_LAST_COLUMN = int.from_bytes(bytes(int(sq % SIZE != SIZE - 1) for sq in SQUARES), "little")
+"""A square's value as a signed byte -> 1 for a flower or a peak, 0 for ``EMPTY_SQUARE``
+(-1, the byte 255)."""
+_NOT_FIRST_COLUMN = sum(1 << sq for sq in SQUARES if sq % SIZE != 0)
+_NOT_LAST_COLUMN = sum(1 << sq for sq in SQUARES if sq % SIZE != SIZE - 1)
 
 
 def _jump_landings(garden: Sequence[int], occ: Mapping[int, int], m: Square) -> Iterator[Square]:
@@ -673,6 +705,56 @@ _MARTIAN_TARGETS = {
     "diagonal": _diagonal_landings,
     "swap_martian": _swap_partners,
 }
+
+
+def _listed_jumps(
+    garden: Sequence[int], flowers: int, peaks: int, under: int, m: Square
+) -> list[Square]:
+    """:func:`_jump_landings` from bit boards (``under``: the squares under a Martian)."""
+    return [to for over, to, at in _JUMPS[m] if peaks & over and not (peaks | under) & at]
+
+
+def _listed_diagonals(
+    garden: Sequence[int], flowers: int, peaks: int, under: int, m: Square
+) -> list[Square]:
+    """:func:`_diagonal_landings` from bit boards: each ray cut at its nearest peak."""
+    out: list[Square] = []
+    for ray, outwards_up in _DIAGONAL_MASKS[m]:
+        blockers = ray & peaks
+        if blockers:
+            if outwards_up:
+                ray &= (blockers & -blockers) - 1
+            else:
+                past = blockers.bit_length()
+                ray = ray >> past << past
+        out += _nearest_first(ray & ~under, outwards_up)
+    return out
+
+
+def _listed_swaps(
+    garden: Sequence[int], flowers: int, peaks: int, under: int, m: Square
+) -> list[Square]:
+    """:func:`_swap_partners` from bit boards: the pieces under no Martian."""
+    if garden[m] >= 0:  # a Martian standing on a flower cannot swap (#8b)
+        return []
+    return _squares_in((flowers | peaks) & ~under)
+
+
+_LISTED_TARGETS: dict[str, Callable[[Sequence[int], int, int, int, Square], list[Square]]] = {
+    "jump": _listed_jumps,
+    "diagonal": _listed_diagonals,
+    "swap_martian": _listed_swaps,
+}
+"""Per Martian action, its targets from the Martian's cell ``m`` in the order of
+:data:`_MARTIAN_TARGETS`, worked out from bit boards of the garden (its flowers, its peaks,
+the squares under a Martian) for a listing."""
+_JUMPS = tuple(
+    tuple((1 << ray[0], ray[1], 1 << ray[1]) for ray in rays if len(ray) >= 2)
+    for rays in ORTHOGONAL_RAYS
+)
+"""Per square, a jump's ``(bit of the square jumped over, landing, bit of the landing)``."""
+_DIGITS = bytes(int(value == ord("1")) for value in range(256))
+"""The binary digits ``0`` and ``1`` as the flags 0 and 1."""
 
 
 def _pairs(
@@ -753,30 +835,29 @@ def _operands(state: State, name: str) -> tuple[list[Square], list[Square]]:
     """The squares Pick, the two swaps and the two moves of a piece may take as their first
     and their second square, in square order (no square qualifies as both): a flower, a
     flower not under a Martian (#8b), a peak, an empty square with no Martian (#7)."""
-    flowers, free, peaks, empties = _kinds(state)
+    first, second = _operand_boards(state, name)
+    squares = _squares_in(first)
+    return squares, squares if second == first else _squares_in(second)
+
+
+def _operand_boards(state: State, name: str) -> tuple[int, int]:
+    """:func:`_operands` as bit boards, from those of the moves (:func:`_reach`)."""
+    reach = _reach(state)
+    flowers, peaks, under = reach.flowers, reach.peaks, reach.under
     if name in ("pick", "swap_flowers"):
         return flowers, flowers
     if name == "swap_peak_flower":
-        return peaks, free
-    return (flowers if name == "move_flower" else peaks), empties
+        return peaks, flowers & ~under
+    return (flowers if name == "move_flower" else peaks), _ALL_SQUARES & ~(flowers | peaks | under)
 
 
-@_for_the_last_state  # the five actions on squares of one listing ask in turn
-def _kinds(state: State) -> tuple[list[Square], list[Square], list[Square], list[Square]]:
-    """The garden's flowers, flowers not under a Martian, peaks and empty squares with no
-    Martian, each in square order (the lists are shared: never changed)."""
-    values = _garden_bytes(*state.garden)  # picked out in C (compress), a flag a square
-    flowers = values.translate(_FLOWER_BYTES)
-    free, empty = bytearray(flowers), bytearray(values.translate(_EMPTY_BYTES))
-    for cell in _occupancy(state):
-        if cell < _STARTS_FROM:
-            free[cell] = empty[cell] = 0
-    return (
-        list(compress(SQUARES, flowers)),
-        list(compress(SQUARES, free)),
-        list(compress(SQUARES, values.translate(_PEAK_BYTES))),
-        list(compress(SQUARES, empty)),
-    )
+def _squares_in(board: int) -> list[Square]:
+    """The squares of a bit board in square order, picked out in C (its binary digits,
+    square 0 first, as flags): a board of dozens of squares."""
+    return list(compress(SQUARES, f"{board:0{len(SQUARES)}b}"[::-1].encode().translate(_DIGITS)))
+
+
+_ALL_SQUARES = (1 << len(SQUARES)) - 1
 
 
 def _combined(name: str, first: list[Item], second: list[Item]) -> Iterator[tuple[Item, ...]]:
@@ -800,10 +881,9 @@ def legal_steps(state: State) -> Listing:
     if state.phase is _PLACEMENT:
         return Listing([_place_steps(state)])
     if state.phase is _TURN:
-        occ = _occupancy(state)
-        actions = _action_groups(state, occ, ACTIONS, frozenset(), None, False)
-        # unnarrowed, every group is a sequence (_action_groups)
-        return Listing([_move_steps(state), *cast("list[Sequence[Action]]", list(actions))])
+        moves = _move_steps(state)
+        pays = _affordable(state)
+        return Listing([moves, *_listed(state, ACTIONS, pays)] if pays else [moves])
     return Listing([])
 
 
@@ -845,10 +925,11 @@ class Listing(_Made[Step]):
 
     __slots__ = ("_parts", "_starts", "_size")
 
-    def __init__(self, parts: Iterable[Sequence[Step]]) -> None:
-        sized = [(part, n) for part in parts if (n := len(part))]  # each part's len once
-        self._parts = [part for part, _ in sized]
-        self._starts = list(accumulate((n for _, n in sized), initial=0))
+    def __init__(self, parts: list[Sequence[Step]]) -> None:
+        # each part's len once, most of them counted, not stored; a part of none is passed
+        # over by the search of _at (it starts where the next does)
+        self._parts = parts
+        self._starts = list(accumulate(map(len, parts), initial=0))
         self._size = self._starts.pop()
 
     def __len__(self) -> int:
@@ -860,6 +941,21 @@ class Listing(_Made[Step]):
     def _at(self, i: int) -> Step:
         k = bisect_right(self._starts, i) - 1
         return self._parts[k][i - self._starts[k]]
+
+    @overload
+    def __getitem__(self, i: int) -> Step: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Step]: ...
+
+    def __getitem__(self, i: int | slice) -> Step | list[Step]:
+        if isinstance(i, int) and 0 <= i < self._size:
+            # a random playout's read: the part found and read at once
+            starts = self._starts
+            k = bisect_right(starts, i) - 1
+            part = self._parts[k]
+            return part._at(i - starts[k]) if isinstance(part, _Made) else part[i - starts[k]]
+        return super().__getitem__(i)
 
     def __iter__(self) -> Iterator[Step]:
         return chain.from_iterable(self._parts)
@@ -879,7 +975,7 @@ class _Paid(_Made[Action]):
     __slots__ = ("name", "uses", "martians", "pays", "_size")
 
     def __init__(
-        self, name: str, uses: _Uses | _Cells,
+        self, name: str, uses: _Uses | Sequence[tuple[str, ...]],
         martians: list[str] | None, pays: list[str],
     ) -> None:
         self.name, self.uses, self.martians, self.pays = name, uses, martians, pays
@@ -914,47 +1010,61 @@ class _Paid(_Made[Action]):
 
 class _Uses:
     """The cells of every use of an action on squares (pick, the two swaps, the two moves
-    of a piece) as square names, from its :func:`_operands` (squares in square order), in
-    the order of :func:`_combined`, made when read: thousands of pairs of squares."""
+    of a piece) as square names, from its operands as bit boards (:func:`_operand_boards`),
+    in the order of :func:`_combined`, made when read: thousands of pairs of squares,
+    counted from the boards; the squares of a board are picked out only when a use is read
+    (a random playout reads one action's)."""
 
-    __slots__ = ("name", "first", "second", "_size")
+    __slots__ = ("name", "_boards", "_sides", "_size")
 
-    def __init__(self, name: str, first: list[Square], second: list[Square]) -> None:
-        self.name, self.first, self.second = name, first, second
-        n = len(first)
+    def __init__(self, name: str, first: int, second: int) -> None:
+        self.name, self._boards = name, (first, second)
+        self._sides: tuple[list[Square], list[Square]] | None = None
+        n = first.bit_count()
         self._size = (
             n if name == "pick" else n * (n - 1) // 2 if name == "swap_flowers"
-            else n * len(second)
+            else n * second.bit_count()
         )
+
+    @property
+    def sides(self) -> tuple[list[Square], list[Square]]:
+        """The first and the second squares of the uses, in square order (shared)."""
+        if self._sides is None:
+            first, second = self._boards
+            squares = _squares_in(first)
+            self._sides = squares, squares if second == first else _squares_in(second)
+        return self._sides
 
     def __len__(self) -> int:
         return self._size
 
     def __getitem__(self, use: int) -> tuple[str, ...]:
-        first = self.first
+        first, second = self.sides
         if self.name == "pick":
             return _square_names((first[use],))
         if self.name == "swap_flowers":  # the use-th pair a < b, as combinations() lists
             n = len(first)
             a = n - 2 - (isqrt(8 * (self._size - 1 - use) + 1) - 1) // 2
             return _square_names((first[a], first[use - a * n + a * (a + 1) // 2 + a + 1]))
-        a, b = divmod(use, len(self.second))
-        return _square_names((first[a], self.second[b]))
+        a, b = divmod(use, len(second))
+        return _square_names((first[a], second[b]))
 
     def __iter__(self) -> Iterator[tuple[str, ...]]:
         names_of = SQUARE_NAMES.__getitem__
-        first = list(map(names_of, self.first))
-        second = first if self.second is self.first else list(map(names_of, self.second))
+        first_squares, second_squares = self.sides
+        first = list(map(names_of, first_squares))
+        second = first if second_squares is first_squares else list(map(names_of, second_squares))
         return _combined(self.name, first, second)
 
     def index(self, cells: object) -> int:
         """Where the use of ``cells`` (square names) stands, or -1 for none."""
         if not isinstance(cells, tuple) or len(cells) != (1 if self.name == "pick" else 2):
             return -1
+        first, second = self.sides
         sides = (
-            (self.first,) if self.name == "pick"
-            else (self.first, self.first) if self.name == "swap_flowers"
-            else (self.first, self.second)
+            (first,) if self.name == "pick"
+            else (first, first) if self.name == "swap_flowers"
+            else (first, second)
         )
         at = [_place_in(side, _CELL.get(c, -1) if isinstance(c, str) else -1)
               for side, c in zip(sides, cells, strict=True)]
@@ -964,8 +1074,8 @@ class _Uses:
             return at[0]
         a, b = at
         if self.name == "swap_flowers":
-            return a * len(self.first) - a * (a + 1) // 2 + b - a - 1 if a < b else -1
-        return a * len(self.second) + b
+            return a * len(first) - a * (a + 1) // 2 + b - a - 1 if a < b else -1
+        return a * len(second) + b
 
 
 def _place_in(squares: list[Square], sq: int) -> int:
@@ -991,60 +1101,162 @@ _NO_PICK = (None,)
 
 
 @_for_the_last_state  # the end test at a state, its listing and the step ask in turn
-def _reach(state: State) -> Mapping[tuple[int, Square], tuple[Square, ...]]:
+def _reach(state: State) -> _Reach:
     """``(origin, landing)`` of every normal move -> the flowers next to the landing it may
-    pick, in the order of :func:`_moves`; empty when no Martian of the player can move.
-
-    The garden as bit boards (bit ``sq`` for square ``sq``: its flowers, its peaks, the
-    squares under a Martian): along each ray the squares short of its first peak are a mask
-    cut at the nearest peak's bit, the landings that mask's free flowers, read nearest first,
-    and the flowers to pick a look-up of the landing's neighbours among the free flowers."""
-    values = _garden_bytes(*state.garden)
-    flowers = int(values.translate(_FLOWER_DIGITS)[::-1], 2)
-    peaks = int(values.translate(_PEAK_DIGITS)[::-1], 2)
-    under = 0
-    for cells in state.martians:
-        for cell in cells:
-            if cell < _STARTS_FROM:
-                under |= 1 << cell
-    free = flowers & ~under
-    reach = {}
-    for origin in _movers(state):
-        # the moving Martian leaves origin, so a flower it stood on becomes pickable
-        pickable = free | (flowers & (1 << origin)) if origin < _STARTS_FROM else free
-        for ray, outwards_up in _RAY_MASKS[origin]:
-            blockers = ray & peaks
-            if outwards_up:  # square numbers grow along the ray: the nearest is the lowest bit
-                if blockers:
-                    ray &= (blockers & -blockers) - 1
-                landings = ray & free
-                while landings:
-                    low = landings & -landings
-                    landings ^= low
-                    to = low.bit_length() - 1
-                    reach[origin, to] = _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
-            else:  # they fall: the nearest is the highest bit
-                if blockers:
-                    past = blockers.bit_length()
-                    ray = ray >> past << past
-                landings = ray & free
-                while landings:
-                    to = landings.bit_length() - 1
-                    landings ^= 1 << to
-                    reach[origin, to] = _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
-    return reach
+    pick, in the order of :func:`_moves`; empty when no Martian of the player can move."""
+    flowers, peaks = _boards(state.garden)
+    return _Reach(_movers(state), flowers, peaks, _under(state.martians))
 
 
-def _ray_masks(origin: int) -> tuple[tuple[int, bool], ...]:
+def _under(martians: tuple[tuple[int, ...], ...]) -> int:
+    """The garden squares under a Martian, as a bit board (each cell's bit summed in C: no two
+    Martians share a cell)."""
+    return sum(map(_CELL_BITS.__getitem__, chain.from_iterable(martians)))
+
+
+_CELL_BITS = tuple(1 << cell if cell < _STARTS_FROM else 0 for cell in range(_SLOTS_FROM))
+"""Per cell a Martian may stand on, its bit on a board of the garden (none off the garden)."""
+
+
+class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
+    """The normal moves of one position (:func:`_reach`), from bit boards of its garden
+    (``flowers``, ``peaks``, ``under``: the squares under a Martian; bit ``sq`` for square
+    ``sq``): along each ray the squares short of its first peak are a mask cut at the nearest
+    peak's bit, the landings that mask's free flowers.  The flowers a landing may pick are a
+    look-up of its neighbours among the pickable ones, made only when asked; ``moves``, the
+    number of moves (a landing with each flower it may pick, or alone), is counted from the
+    pickable board shifted a square each way, and :meth:`move_at` makes one move alone.
+    Iterated, it lists its landings as a dict would, nearest first along each ray."""
+
+    __slots__ = ("flowers", "peaks", "under", "moves", "_origins", "_dict")
+
+    def __init__(self, movers: Iterable[int], flowers: int, peaks: int, under: int) -> None:
+        self.flowers, self.peaks, self.under = flowers, peaks, under
+        free = flowers & ~under
+        origins = []
+        moves = 0
+        for origin in movers:
+            reachable = _ALL_RAYS[origin]
+            if reachable & peaks:  # each ray cut from its nearest peak on
+                for ray, outwards_up in _RAY_MASKS[origin]:
+                    blockers = ray & peaks
+                    if not blockers:
+                        continue
+                    if outwards_up:  # square numbers grow along the ray: the nearest is lowest
+                        reachable &= ~(ray & -(blockers & -blockers))
+                    else:
+                        reachable &= ~(ray & ((1 << blockers.bit_length()) - 1))
+            landed = reachable & free
+            if not landed:
+                continue
+            # the moving Martian leaves origin, so a flower it stood on becomes pickable
+            pickable = free | (flowers & (1 << origin)) if origin < _STARTS_FROM else free
+            # per landing, one move for each pickable neighbour, or one without a pick
+            left = landed & (pickable << 1) & _NOT_FIRST_COLUMN
+            right = landed & (pickable >> 1) & _NOT_LAST_COLUMN
+            below = landed & (pickable << SIZE)
+            above = landed & (pickable >> SIZE)
+            sides = (landed & ~(left | right | below | above), left, right, below, above)
+            count = (sides[0].bit_count() + left.bit_count() + right.bit_count()
+                     + below.bit_count() + above.bit_count())
+            moves += count
+            origins.append((origin, landed, pickable, count, sides))
+        self.moves = moves
+        self._origins = origins
+        self._dict: dict[tuple[int, Square], tuple[Square, ...]] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self._origins)
+
+    def __len__(self) -> int:
+        return sum(landed.bit_count() for _, landed, _, _, _ in self._origins)
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, tuple) or len(key) != 2:
+            return False
+        return self.picks(*key) is not None
+
+    def __getitem__(self, key: tuple[int, Square]) -> tuple[Square, ...]:
+        picks = self.picks(*key)
+        if picks is None:
+            raise KeyError(key)
+        return picks
+
+    def picks(self, o: int, to: Square) -> tuple[Square, ...] | None:
+        """The flowers a move of the Martian on ``o`` landing on ``to`` may pick, or
+        ``None`` when that is no move."""
+        if 0 <= to < _STARTS_FROM:
+            for origin, landed, pickable, _, _ in self._origins:
+                if origin == o and landed >> to & 1:
+                    return _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
+        return None
+
+    def __iter__(self) -> Iterator[tuple[int, Square]]:
+        return iter(self._landings())
+
+    def items(self) -> ItemsView[tuple[int, Square], tuple[Square, ...]]:
+        return self._landings().items()
+
+    def _landings(self) -> dict[tuple[int, Square], tuple[Square, ...]]:
+        if self._dict is None:
+            self._dict = {
+                (origin, to): _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
+                for origin, landed, pickable, _, _ in self._origins
+                for ray, outwards_up in _RAY_MASKS[origin]
+                for to in _nearest_first(landed & ray, outwards_up)
+            }
+        return self._dict
+
+    def move_at(self, i: int) -> tuple[int, Square, Square | None]:
+        """``(origin, landing, pick)`` of the i-th move, ``0 <= i < moves``, in the order of
+        :func:`_moves`."""
+        for origin, landed, pickable, count, sides in self._origins:
+            if i >= count:
+                i -= count
+                continue
+            alone, left, right, below, above = sides
+            for ray, outwards_up in _RAY_MASKS[origin]:
+                landings = landed & ray
+                count = ((landings & alone).bit_count() + (landings & left).bit_count()
+                         + (landings & right).bit_count() + (landings & below).bit_count()
+                         + (landings & above).bit_count())
+                if i >= count:  # a ray's moves counted as the origin's were
+                    i -= count
+                    continue
+                for to in _nearest_first(landings, outwards_up):
+                    picks = _PICKS[to][_NEIGHBOUR_MASKS[to] & pickable]
+                    if i < (len(picks) or 1):
+                        return origin, to, picks[i] if picks else None
+                    i -= len(picks) or 1
+        raise IndexError(i)
+
+
+def _nearest_first(landings: int, outwards_up: bool) -> list[Square]:
+    """The squares of a ray's bit board nearest its origin first: the lowest bit first
+    where square numbers grow along the ray."""
+    if outwards_up:
+        return _squares_of(landings)
+    out: list[Square] = []
+    while landings:
+        to = landings.bit_length() - 1
+        out.append(to)
+        landings ^= 1 << to
+    return out
+
+
+def _ray_masks(rays: Iterable[tuple[Square, ...]]) -> tuple[tuple[int, bool], ...]:
     return tuple(
-        (sum(1 << sq for sq in ray), len(ray) < 2 or ray[1] > ray[0])
-        for ray in _rays(origin) if ray
+        (sum(1 << sq for sq in ray), len(ray) < 2 or ray[1] > ray[0]) for ray in rays if ray
     )
 
 
-_RAY_MASKS = tuple(_ray_masks(origin) for origin in range(_SLOTS_FROM))
+_RAY_MASKS = tuple(_ray_masks(_rays(origin)) for origin in range(_SLOTS_FROM))
 """Per cell a Martian may move from (garden and start squares), its rays in
 :func:`_rays` order as ``(bit mask of the squares, whether square numbers grow along it)``."""
+_ALL_RAYS = tuple(sum(mask for mask, _ in masks) for masks in _RAY_MASKS)
+"""Per cell of :data:`_RAY_MASKS`, the squares of all its rays."""
+_DIAGONAL_MASKS = tuple(_ray_masks(rays) for rays in DIAGONAL_RAYS)
+"""Per square, its diagonal rays as :data:`_RAY_MASKS` gives the others."""
 _NEIGHBOUR_MASKS = tuple(sum(1 << n for n in NEIGHBOURS[sq]) for sq in SQUARES)
 _PICKS: tuple[dict[int, tuple[Square, ...]], ...] = tuple(
     {
@@ -1078,21 +1290,16 @@ class _Moves(_Made[Move]):
 
     __slots__ = ("reach", "named", "_size")
 
-    def __init__(self, reach: Mapping[tuple[int, Square], tuple[Square, ...]], named: bool) -> None:
+    def __init__(self, reach: _Reach, named: bool) -> None:
         self.reach, self.named = reach, named
-        self._size = sum([len(picks) or 1 for picks in reach.values()])
+        self._size = reach.moves
 
     def __len__(self) -> int:
         return self._size
 
     def _at(self, i: int) -> Move:
-        # i is in range: the loop stops at its landing, read after it
-        for landing, picks in self.reach.items():  # noqa: B007
-            if i < (len(picks) or 1):
-                break
-            i -= len(picks) or 1
-        origin, to = landing
-        return _move_made(origin if self.named else None, to, picks[i] if picks else None)
+        origin, to, pick = self.reach.move_at(i)
+        return _move_made(origin if self.named else None, to, pick)
 
     def __iter__(self) -> Iterator[Move]:
         made, named = _move_made, self.named
@@ -1157,6 +1364,9 @@ def _action_groups(
     pays = _affordable(state)
     if not pays:
         return
+    if within is None and not distinct and not focus:
+        yield from _listed(state, names, pays)
+        return
     colours = state.options.colours
     pay_names = [colours[pay] for pay in (pays[:1] if distinct else pays)]
     two = state.options.martians_per_player == 2
@@ -1164,34 +1374,65 @@ def _action_groups(
         k = _ACTION_INDEX[name]
         if not _action_open(state, k) or (within is not None and _SLOTS_FROM + k not in within):
             continue
-        if within is None and not distinct and not focus and name in _ON_SQUARES:
-            yield _Paid(name, _Uses(name, *_operands(state, name)), None, pay_names)
-            continue
-        listed = within is None and not distinct and not focus
         uses = (
             _uses(state, occ, name, focus)
             if within is None and not distinct
             else _narrow_uses(state, occ, name, focus, within)
         )
-        if k != _TUBE and not listed:  # read in turn, often only the first few: made as read
+        if k != _TUBE:  # read in turn, often only the first few: made as read
             yield _acted(name, uses, two and name in MARTIAN_ACTIONS, pay_names,
                          _candidate_uses(state))
-            continue
-        if k != _TUBE:  # the Martian actions of a listing: a few dozen uses
-            used = list(uses)
-            martians = (
-                list(map(LAYOUT.__getitem__, map(_first, used)))
-                if two and name in MARTIAN_ACTIONS else None
-            )
-            yield _Paid(name, _Cells(used), martians, pay_names)
             continue
         if next(uses, None) is None:  # one use, or none where the focus rules it out
             continue
         for pay in pays[:1] if distinct else pays:
-            after = list(state.tube)
-            after[pay] += PAYMENT
-            draws = _draws(colours, tuple(after))
+            draws = _paid_draws(colours, state.tube, pay)
             yield _Drawn(colours[pay], draws[:1] if distinct else draws)
+
+
+def _listed(state: State, names: Iterable[str], pays: list[int]) -> list[Sequence[Action]]:
+    """The groups of :func:`_action_groups` unnarrowed (a listing), for the payment colours
+    ``pays`` (indices): the uses of an action on squares counted from its operands
+    (:class:`_Uses`), the targets of a Martian action from bit boards of the garden
+    (:data:`_LISTED_TARGETS`), the tube's draws kept for each content of the tube."""
+    colours = state.options.colours
+    pay_names = [colours[pay] for pay in pays]
+    named = state.options.martians_per_player == 2
+    discs = state.discs
+    groups: list[Sequence[Action]] = []
+    for name in names:
+        k = _ACTION_INDEX[name]
+        if discs[k] is not None:
+            continue
+        if name in _ON_SQUARES:
+            groups.append(_Paid(name, _Uses(name, *_operand_boards(state, name)), None, pay_names))
+        elif name in MARTIAN_ACTIONS:
+            # a Martian outside the garden cannot use them (the text)
+            inside = [m for m in _movers(state) if m < _STARTS_FROM]
+            if not inside:
+                continue
+            garden, reach = state.garden, _reach(state)  # its boards: the moves' own
+            targets = _LISTED_TARGETS[name]
+            cells: list[Square] = []
+            martians: list[str] | None = [] if named else None
+            for m in inside:
+                found = targets(garden, reach.flowers, reach.peaks, reach.under, m)
+                cells += found
+                if martians is not None:
+                    martians += [LAYOUT[m]] * len(found)
+            groups.append(_Paid(name, _Cells(cells), martians, pay_names))
+        elif k == _TUBE:
+            if sum(state.tube) < DRAW:
+                continue
+            for pay in pays:
+                groups.append(_Drawn(colours[pay], _paid_draws(colours, state.tube, pay)))
+        else:  # the wildflower: one use, on no square
+            groups.append(_Paid(name, _NO_CELLS, None, pay_names))
+    return groups
+
+
+_NO_CELLS = ((),)
+"""The one use of an action on no square (the wildflower), as :class:`_Paid` reads uses."""
 
 
 def _acted(
@@ -1213,23 +1454,22 @@ def _acted(
 
 
 class _Cells(_Made[tuple[str, ...]]):
-    """The cells of the uses of an action, as square names, from ``used`` (its uses as
-    :func:`_uses` gives them, ``(acting Martian's cell or None, squares)``), named when read:
-    a swap of the Martian lists nearly every square of the garden."""
+    """The cells of the uses of a Martian action, one square each (``targets``), as square
+    names, named when read: a swap of the Martian lists nearly every square of the garden."""
 
-    __slots__ = ("used",)
+    __slots__ = ("targets",)
 
-    def __init__(self, used: list[tuple[int | None, tuple[Square, ...]]]) -> None:
-        self.used = used
+    def __init__(self, targets: list[Square]) -> None:
+        self.targets = targets
 
     def __len__(self) -> int:
-        return len(self.used)
+        return len(self.targets)
 
     def _at(self, i: int) -> tuple[str, ...]:
-        return _square_names(self.used[i][1])
+        return _square_names((self.targets[i],))
 
     def __iter__(self) -> Iterator[tuple[str, ...]]:
-        return map(_square_names, map(_second, self.used))
+        return map(_square_names, zip(self.targets))
 
 
 class _Drawn(_Made[Action]):
@@ -1256,7 +1496,20 @@ class _Drawn(_Made[Action]):
                 and step[3] in self.draws)
 
 
-@lru_cache(maxsize=256)  # the tube changes only when an action is paid
+def _paid_draws(
+    colours: tuple[str, ...], tube: tuple[int, ...], pay: int
+) -> tuple[tuple[str, ...], ...]:
+    """The draws of :func:`_draws` once the payment (3 of colour index ``pay``) is in."""
+    after = list(tube)
+    after[pay] += PAYMENT
+    return _draws(colours, tuple(map(min, after, _AT_MOST_A_DRAW)))
+
+
+_AT_MOST_A_DRAW = (DRAW,) * len(DEFAULT_COLOURS)
+"""A draw takes at most 3 of a colour: the tube's counts past that give the same draws."""
+
+
+@lru_cache(maxsize=256)  # asked with counts of at most 3: some hundred tubes in all
 def _draws(colours: tuple[str, ...], tube: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
     """Every draw of three flowers ``tube`` (colour counts) can give, as colour names, in
     colour order."""
@@ -1289,7 +1542,7 @@ def _made(
 
 _ACTION_INDEX = {name: k for k, name in enumerate(ACTIONS)}
 _ON_SQUARES = frozenset({"pick", "swap_peak_flower", "swap_flowers", "move_flower", "move_peak"})
-_first, _second = itemgetter(0), itemgetter(1)
+
 _new_action: Callable[[tuple[str, str, tuple[str, ...], tuple[str, ...], str | None]], Action]
 _new_action = partial(tuple.__new__, Action)
 
@@ -1337,21 +1590,25 @@ class _Draft:
     layout cells whose piece the step may change."""
 
     __slots__ = ("state", "garden", "martians", "reserve", "tube", "bound", "touched", "to_move",
-                 "phase", "discs")
+                 "phase", "discs", "boards")
 
     def __init__(self, state: State) -> None:
         self.state = state
         self.garden = list(state.garden)
+        self.boards: tuple[int, int] | None = None  # the garden's bit boards, when known
         self.martians = list(state.martians[state.to_move - 1])
         self.reserve = list(state.reserves[state.to_move - 1])
         self.tube = list(state.tube)
         self.bound = state.bound
         self.touched: list[int] = []
 
-    def take(self, sq: Square) -> None:
-        """The flower on ``sq`` goes to the player's reserve."""
-        self.reserve[self.garden[sq]] += 1
-        self.set(sq, EMPTY_SQUARE)
+    def take(self, *squares: Square) -> None:
+        """The flowers on ``squares`` go to the player's reserve."""
+        garden, reserve = self.garden, self.reserve
+        for sq in squares:
+            reserve[garden[sq]] += 1
+            garden[sq] = EMPTY_SQUARE
+        self.touched += squares
 
     def set(self, sq: Square, value: int) -> None:
         self.garden[sq] = value
@@ -1374,9 +1631,12 @@ class _Draft:
         state, p = self.state, self.state.to_move - 1
         martians = tuple(sorted(self.martians))
         tube = tuple(self.tube)
+        garden = tuple(self.garden)
+        if self.boards is not None:  # the end test asks for them next (_reach)
+            _last_boards[0] = (garden, self.boards)
         return _new_state(  # what the step leaves as it was is shared, not copied
             state.options,
-            tuple(self.garden),
+            garden,
             (state.martians if martians == state.martians[p]
              else replaced(state.martians, p, martians)),
             replaced(state.reserves, p, tuple(self.reserve)),
@@ -1388,16 +1648,30 @@ class _Draft:
         )
 
 
-_STATE_SETTERS = tuple(getattr(State, name).__set__ for name in State.__dataclass_fields__)
+_SETTERS = {name: getattr(State, name).__set__ for name in State.__dataclass_fields__}
+(_set_options, _set_garden, _set_martians, _set_reserves, _set_tube, _set_discs, _set_to_move,
+ _set_phase, _set_bound) = (_SETTERS[name] for name in (
+    "options", "garden", "martians", "reserves", "tube", "discs", "to_move", "phase", "bound"))
 
 
-def _new_state(*fields: object) -> State:
-    """A :class:`State` of ``fields`` in their order, set through the slots: the frozen
+def _new_state(
+    options: Options, garden: tuple[int, ...], martians: tuple[tuple[int, ...], ...],
+    reserves: tuple[tuple[int, ...], ...], tube: tuple[int, ...], discs: tuple[int | None, ...],
+    to_move: int, phase: Phase, bound: int | None,
+) -> State:
+    """A :class:`State` of these fields, set through the slots one by one: the frozen
     dataclass's ``__init__`` sets each through ``object.__setattr__``, at several times the
     cost, on every step."""
     state = object.__new__(State)
-    for setter, value in zip(_STATE_SETTERS, fields, strict=True):
-        setter(state, value)
+    _set_options(state, options)
+    _set_garden(state, garden)
+    _set_martians(state, martians)
+    _set_reserves(state, reserves)
+    _set_tube(state, tube)
+    _set_discs(state, discs)
+    _set_to_move(state, to_move)
+    _set_phase(state, phase)
+    _set_bound(state, bound)
     return state
 
 
@@ -2301,32 +2575,36 @@ def _move(state: State, step: Move) -> _Draft:
     else:
         origins = _movers(state)
     reach = _reach(state)  # as the listing made it: the step is not worked out again
-    fits = [o for o in origins if (o, to) in reach]
+    fits = [(o, found) for o in origins if (found := reach.picks(o, to)) is not None]
     if len(fits) > 1:
         reason = (
             f"both your Martians can reach {step.to}: say which one moves, e.g. "
-            f"{LAYOUT[fits[0]]}-{step.to}"
+            f"{LAYOUT[fits[0][0]]}-{step.to}"
         )
         raise _illegal(reason, RULE_VARIANTS, step)
     if not fits:
         if len(origins) > 1:
             raise _illegal(f"neither of your Martians can reach {step.to}", RULE_MOVE, step)
         raise _illegal(_unreachable(state, _occupancy(state), origins[0], to), RULE_MOVE, step)
-    origin = fits[0]
-    draft = _Draft(state)
-    draft.relocate(origin, to)
-    draft.take(to)
-    picks = reach[origin, to]
+    (origin, picks), = fits
     if picks and pick not in picks:
         names = " or ".join(SQUARE_NAMES[n] for n in picks)
         reason = f"after landing on {step.to} you pick up one flower next to it: {names}"
         raise _illegal(reason, RULE_PICK, step)
     if not picks and pick is not None:
         raise _illegal(f"there is no flower next to {step.to} to pick up", RULE_PICK, step)
-    if pick is not None:
-        draft.take(pick)
-    for sq in _soliflowers(draft.garden):
-        draft.take(sq)
+    draft = _Draft(state)
+    draft.relocate(origin, to)
+    flowers = reach.flowers & ~(1 << to)
+    if pick is None:
+        draft.take(to)
+    else:
+        draft.take(to, pick)
+        flowers &= ~(1 << pick)
+    alone = _alone(flowers)
+    if alone:  # seldom
+        draft.take(*_squares_of(alone))
+    draft.boards = (flowers & ~alone, reach.peaks)
     draft.bound = None
     return draft.ends(to_move=_next_player(state), phase=_TURN, discs=state.discs)
 

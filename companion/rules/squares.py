@@ -88,15 +88,24 @@ NEIGHBOURS: tuple[tuple[Square, ...], ...] = tuple(
 
 def is_connected(members: Collection[Square]) -> bool:
     """Whether ``members`` form one orthogonally connected region (an empty set counts as one)."""
-    if not members:
-        return True
-    inside = set(members)
-    start = next(iter(inside))
-    seen = {start}
-    stack = [start]
-    while stack:
-        for n in NEIGHBOURS[stack.pop()]:
-            if n in inside and n not in seen:
-                seen.add(n)
-                stack.append(n)
-    return len(seen) == len(inside)
+    return board_connected(sum(1 << s for s in set(members)))
+
+
+def board_connected(board: int) -> bool:
+    """Whether the squares of bit board ``board`` (bit ``s`` for square ``s``) form one
+    orthogonally connected region (none counts as one): a region grown from one square, the
+    whole board shifted a square each way at once (the row ends masked off), until it grows
+    no more."""
+    region = board & -board
+    while True:
+        grown = board & (
+            region | ((region << 1) & _NOT_FIRST_COLUMN) | ((region >> 1) & _NOT_LAST_COLUMN)
+            | (region << SIZE) | (region >> SIZE)
+        )
+        if grown == region:
+            return region == board
+        region = grown
+
+
+_NOT_FIRST_COLUMN = sum(1 << s for s in SQUARES if s % SIZE != 0)
+_NOT_LAST_COLUMN = sum(1 << s for s in SQUARES if s % SIZE != SIZE - 1)
