@@ -103,7 +103,7 @@ special actions (Enceladus) and scoring a card instead of moving (Uranus) now an
 
 BUDGETS: Mapping[str, Mapping[Strength, int]] = MappingProxyType({
     "enceladus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
-                                   Strength.STRONG: 1700}),
+                                   Strength.STRONG: 3400}),
     "mars": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
                               Strength.STRONG: 1800}),
     "uranus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 1000,
