@@ -40,8 +40,9 @@ whatever the number of finished games beside it (:func:`latest_unfinished`).  Th
 replaced whole (a temporary file, ``fsync``, rename, the folder ``fsync``'d) after the
 journal's header is durable, and emptied after its end line is; a power cut leaves the old
 pointer or the new, and between a durable header and its pointer the game has no step to lose.
-A folder without a pointer (written by an older companion) is scanned once, and the pointer
-written.
+A pointer that cannot be written (a full card) is removed instead, which needs no space.  A
+folder without a pointer (written by an older companion, or so) is scanned once, and the
+pointer written.
 
 Journals of version 1 (no ``seq``/``crc``) are still read, replayed and resumed; a resumed one
 goes on in version 1, so that a file keeps one format.  In them only what the lines show is
@@ -354,7 +355,8 @@ class Journal:
 
         Then the folder's pointer is brought up to date: it names a new journal once its
         header is durable, and is emptied once a line ending the game (``over``) is; a
-        pointer that cannot be written is logged and tried again after the next line.
+        pointer that cannot be written is logged, removed (a restart then looks through the
+        folder for the game) and tried again after the next line.
 
         Raises :class:`JournalError` when a write fails; those lines and the ones after them
         stay queued, in order.
@@ -376,10 +378,15 @@ class Journal:
             try:
                 point_to(self.path.parent, self._pointer, fsync=self.fsync)
             except OSError as error:
+                # A stale pointer would make a restart begin a new game (or resume an ended
+                # one); without a pointer a restart looks through the folder instead, and
+                # removing a file needs no free space.
+                removed = _remove_pointer(self.path.parent, fsync=self.fsync)
                 if not self._pointer_failed:
-                    log.warning("the journal folder's pointer %s could not be written (%s); "
-                                "a restart now would not find the game", POINTER,
-                                reason_of(error))
+                    log.warning("the journal folder's pointer %s could not be written (%s); %s",
+                                POINTER, reason_of(error),
+                                "it is removed: a restart looks through the folder for the "
+                                "game" if removed else "a restart now would not find the game")
                 self._pointer_failed = True
             else:
                 if self._pointer_failed:
@@ -711,11 +718,26 @@ def point_to(directory: Path, name: str, *, fsync: bool = True) -> None:
             partial.unlink()
         raise
     if fsync:
-        folder = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+        _sync_folder(directory)
+
+
+def _remove_pointer(directory: Path, *, fsync: bool) -> bool:
+    """Remove the pointer of ``directory`` (durably when ``fsync``); whether it is gone."""
+    try:
+        (directory / POINTER).unlink(missing_ok=True)
+        if fsync:
+            _sync_folder(directory)
+    except OSError:
+        return False
+    return True
+
+
+def _sync_folder(directory: Path) -> None:
+    folder = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
 
 
 def latest_unfinished(directory: Path) -> Path | None:
