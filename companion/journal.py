@@ -242,19 +242,26 @@ class GameRecord:
                        damage=Damage(number, reason))
 
     def checked(self, rules: SomeRules) -> GameRecord:
-        """This record cut before its first step that ``rules`` cannot play (a line changed
+        """This record cut before its first line that ``rules`` cannot play (a line changed
         into another legal-looking one in a journal without checks, or a journal of another
-        rules version).  Raises :class:`JournalError` when the header's setup cannot be read."""
+        rules version): a step they refuse, or an end line where the game, as its steps
+        leave it, has not ended.  Raises :class:`JournalError` when the header's setup cannot
+        be read."""
         try:
-            state = rules.parse_position(self.setup)
+            states = [rules.parse_position(self.setup)]
         except (CompanionError, KeyError) as error:
             raise JournalError(f"{self.path.name}: the setup cannot be read: {error}") from error
-        for line in self._in_force():
-            text = cast(Step, line.entry)["step"]  # checked by read
-            try:
-                state = rules.apply(state, rules.parse_step(state, text))
-            except CompanionError:
-                return self.cut(line.number, f"illegal step {text!r}")
+        for line in self.lines[1:]:
+            if "step" in line.entry:
+                text = cast(Step, line.entry)["step"]  # checked by read
+                try:
+                    states.append(rules.apply(states[-1], rules.parse_step(states[-1], text)))
+                except CompanionError:
+                    return self.cut(line.number, f"illegal step {text!r}")
+            elif "undo" in line.entry:
+                states.pop()  # read checked that it takes back a step in force
+            elif "over" in line.entry and rules.outcome(states[-1]) is None:
+                return self.cut(line.number, "game over before the game has ended")
         return self
 
     def replay(self, rules: SomeRules) -> Iterator[tuple[Seated, Hashable, Seated]]:
