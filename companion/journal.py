@@ -246,7 +246,9 @@ class GameRecord:
         into another legal-looking one in a journal without checks, or a journal of another
         rules version): a step they refuse, or an end line where the game, as its steps
         leave it, has not ended.  Raises :class:`JournalError` when the header's setup cannot
-        be read."""
+        be read, or its players, seed (a whole number, 0 or more) and options (the game's
+        own, of the right types) are not a game the rules could have dealt."""
+        self._check_header(rules)
         try:
             states = [rules.parse_position(self.setup)]
         except (CompanionError, KeyError) as error:
@@ -263,6 +265,22 @@ class GameRecord:
             elif "over" in line.entry and rules.outcome(states[-1]) is None:
                 return self.cut(line.number, "game over before the game has ended")
         return self
+
+    def _check_header(self, rules: SomeRules) -> None:
+        header, name = self.header, self.path.name
+        players, seed = header.get("players", 2), header.get("seed", 0)
+        options = header.get("options", {})
+        if not _whole(seed) or cast(int, seed) < 0:
+            raise JournalError(f"{name}: the header's seed {seed!r} is not a whole number, 0 "
+                               "or more")
+        if not _whole(players) or not isinstance(options, dict):
+            raise JournalError(f"{name}: the header's players {players!r} and options "
+                               f"{options!r} are not a number and a table")
+        try:
+            rules.new_game(cast(int, players), cast(int, seed), options)
+        except CompanionError as error:
+            raise JournalError(f"{name}: the header's players and options are not a game's: "
+                               f"{error}") from error
 
     def replay(self, rules: SomeRules) -> Iterator[tuple[Seated, Hashable, Seated]]:
         """``(state_before, step, state_after)`` for every step, from the recorded setup.
@@ -639,6 +657,11 @@ def _follows(entry: Entry, in_force: list[int], players: object) -> str:
     elif not _is_over(entry.get("over")):
         return "not a journal entry"
     return ""
+
+
+def _whole(value: object) -> bool:
+    """Whether ``value`` is a whole number (JSON's ``true`` is not)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _is_over(over: object) -> bool:
