@@ -70,6 +70,26 @@ def test_a_malformed_file_is_one_failure_in_words(tmp_path: Path, text: str, sai
     assert "Traceback" not in result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_named_pipe_or_a_device_is_refused_not_waited_on(tmp_path: Path, kind: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "cases.json"
+    if kind == "fifo":
+        os.mkfifo(path)  # nobody ever writes to it: opening it to read would wait for ever
+    else:
+        path = Path("/dev/zero")  # endless
+    result = subprocess.run([sys.executable, "-m", "companion.cli", "rules", "check", str(path)],
+                            capture_output=True, text=True, timeout=120, check=False)
+    what = "a named pipe" if kind == "fifo" else "a device"
+    said = f"cannot read the case file {path}: it is {what}, not a file"
+    assert result.returncode == 66
+    assert result.stdout.splitlines() == [f"FAIL {path}: {said}", "0 passed, 1 failed"]
+    assert result.stderr == f"companion: {said}\n"
+
+
 @pytest.mark.parametrize(
     ("case", "said"),
     [
