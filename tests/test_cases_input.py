@@ -125,6 +125,10 @@ def test_a_named_pipe_or_a_device_is_refused_not_waited_on(tmp_path: Path, kind:
         (changed("uranus", hands={"1": ["hexagon"] * 6}),
          "position.hands.1 holds 6 cards; a hand holds at most 5"),
         (changed("uranus", decks=[-1]), "position.decks entry 1 is -1; expected a whole number"),
+        (changed("uranus", decks=[10**18, 0, 0, 0]),
+         "position: 1000000000000000000 mission cards in the decks and hands; the game has 36"),
+        (changed("uranus", decks=[9, 9, 9, 9], hands={"1": ["hexagon"]}),
+         "position: 37 mission cards in the decks and hands; the game has 36"),
     ],
     ids=lambda value: None if isinstance(value, dict) else value[:40],
 )
