@@ -641,11 +641,16 @@ _OUR_LUMA_DEFAULTS: Mapping[str, LumaValue] = MappingProxyType({
 # check-config finds it: a size in pixels, the SPI clock rates its spi interface asserts
 # (in hertz), an I2C address (7 bits, written in hexadecimal as i2cdetect shows it), the
 # reset line's times, which it sleeps as they are, the emulators' scale, which they assert
-# at every frame, and a GIF's repeat count, 16 bits in the file written at the stop.
+# at every frame, a GIF's repeat count, 16 bits in the file written at the stop, and the
+# buses and pins of a Raspberry Pi: the N of /dev/i2c-N, the B.C of /dev/spidevB.C, SPI's
+# four modes, a BCM GPIO of the 40-pin header, and a controller's RAM offsets.
 _SPI_SPEEDS = tuple(int(mhz * 1_000_000) for mhz in (
     0.5, 1, 2, 4, 8, 16, 20, 24, 28, 32, 36, 40, 44, 48, 50, 52))
 _PIXELS = Annotated[int, Meta(ge=1, le=4096, extra={"unit": "pixels"})]
 _RESET_SECONDS = Annotated[float, Meta(ge=0, le=3600, extra={"unit": "seconds"})]
+_GPIO_PIN = Annotated[int, Meta(ge=0, le=27, description=(
+    "a BCM GPIO number of the 40-pin header, from 0 to 27"))]
+_OFFSET = Annotated[int, Meta(ge=0, le=255, extra={"unit": "pixels"})]
 _LUMA_OPENING: Mapping[str, KeyType] = MappingProxyType({
     "width": _PIXELS, "height": _PIXELS,
     "gpio_reset_hold_time": _RESET_SECONDS, "gpio_reset_release_time": _RESET_SECONDS,
@@ -655,6 +660,17 @@ _LUMA_OPENING: Mapping[str, KeyType] = MappingProxyType({
     "spi_bus_speed": Literal[_SPI_SPEEDS],
     "i2c_address": Annotated[str, Meta(pattern=r"^0[xX][0-7]?[0-9A-Fa-f]$", description=(
         'an I2C address written as text, such as "0x3C"'))],
+    "i2c_port": Annotated[int, Meta(ge=0, le=255, description=(
+        "an I2C bus number from 0 to 255 (the N of /dev/i2c-N)"))],
+    "spi_port": Annotated[int, Meta(ge=0, le=6, description=(
+        "an SPI bus number from 0 to 6 (the B of /dev/spidevB.C)"))],
+    "spi_device": Annotated[int, Meta(ge=0, le=3, description=(
+        "an SPI chip select from 0 to 3 (the C of /dev/spidevB.C)"))],
+    "spi_transfer_size": Annotated[int, Meta(ge=1, le=65536, extra={"unit": "bytes"})],
+    "spi_mode": Annotated[int, Meta(ge=0, le=3, description="an SPI mode from 0 to 3")],
+    "gpio_data_command": _GPIO_PIN, "gpio_chip_select": _GPIO_PIN, "gpio_reset": _GPIO_PIN,
+    "gpio_backlight": _GPIO_PIN,
+    "h_offset": _OFFSET, "v_offset": _OFFSET,
 })  # fmt: skip
 
 # The options luma's parser has only when luma.emulator is installed.  Without it they are

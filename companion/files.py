@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -39,17 +40,32 @@ def reason_of(error: OSError) -> str:
     return _REASONS.get(error.errno or 0) or (error.strerror or str(error)).lower()
 
 
+def _special(mode: int) -> str:
+    """What a file of ``mode`` is when it is neither a file nor a folder, in a few words
+    (``"a named pipe"``); ``""`` for a file or a folder."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return ""
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    return "a socket" if stat.S_ISSOCK(mode) else "a device"
+
+
 def read_text(path: str | os.PathLike[str], what: str, *, encoding: str = "utf-8") -> str:
     """The text of the file at ``path``, the ``what`` (``"trace file"``) in messages.
 
-    Raises :class:`InputFileError` when it cannot be read (missing, a folder, no permission)
-    or is not text in ``encoding``.
+    Raises :class:`InputFileError` when it cannot be read (missing, a folder, no permission,
+    a named pipe or a device, which could keep it waiting for ever) or is not text in
+    ``encoding``.
     """
     try:
-        data = Path(path).read_bytes()
+        special = _special(os.stat(path).st_mode)  # before opening: a pipe's open waits
+        data = b"" if special else Path(path).read_bytes()
     except OSError as error:
         reason = reason_of(error)
         raise InputFileError(f"cannot read the {what} {os.fspath(path)}: {reason}") from None
+    if special:
+        raise InputFileError(f"cannot read the {what} {os.fspath(path)}: it is {special}, "
+                             "not a file")
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as error:

@@ -40,8 +40,9 @@ whatever the number of finished games beside it (:func:`latest_unfinished`).  Th
 replaced whole (a temporary file, ``fsync``, rename, the folder ``fsync``'d) after the
 journal's header is durable, and emptied after its end line is; a power cut leaves the old
 pointer or the new, and between a durable header and its pointer the game has no step to lose.
-A folder without a pointer (written by an older companion) is scanned once, and the pointer
-written.
+A pointer that cannot be written (a full card) is removed instead, which needs no space.  A
+folder without a pointer (written by an older companion, or so) is scanned once, and the
+pointer written.
 
 Journals of version 1 (no ``seq``/``crc``) are still read, replayed and resumed; a resumed one
 goes on in version 1, so that a file keeps one format.  In them only what the lines show is
@@ -241,20 +242,45 @@ class GameRecord:
                        damage=Damage(number, reason))
 
     def checked(self, rules: SomeRules) -> GameRecord:
-        """This record cut before its first step that ``rules`` cannot play (a line changed
+        """This record cut before its first line that ``rules`` cannot play (a line changed
         into another legal-looking one in a journal without checks, or a journal of another
-        rules version).  Raises :class:`JournalError` when the header's setup cannot be read."""
+        rules version): a step they refuse, or an end line where the game, as its steps
+        leave it, has not ended.  Raises :class:`JournalError` when the header's setup cannot
+        be read, or its players, seed (a whole number, 0 or more) and options (the game's
+        own, of the right types) are not a game the rules could have dealt."""
+        self._check_header(rules)
         try:
-            state = rules.parse_position(self.setup)
+            states = [rules.parse_position(self.setup)]
         except (CompanionError, KeyError) as error:
             raise JournalError(f"{self.path.name}: the setup cannot be read: {error}") from error
-        for line in self._in_force():
-            text = cast(Step, line.entry)["step"]  # checked by read
-            try:
-                state = rules.apply(state, rules.parse_step(state, text))
-            except CompanionError:
-                return self.cut(line.number, f"illegal step {text!r}")
+        for line in self.lines[1:]:
+            if "step" in line.entry:
+                text = cast(Step, line.entry)["step"]  # checked by read
+                try:
+                    states.append(rules.apply(states[-1], rules.parse_step(states[-1], text)))
+                except CompanionError:
+                    return self.cut(line.number, f"illegal step {text!r}")
+            elif "undo" in line.entry:
+                states.pop()  # read checked that it takes back a step in force
+            elif "over" in line.entry and rules.outcome(states[-1]) is None:
+                return self.cut(line.number, "game over before the game has ended")
         return self
+
+    def _check_header(self, rules: SomeRules) -> None:
+        header, name = self.header, self.path.name
+        players, seed = header.get("players", 2), header.get("seed", 0)
+        options = header.get("options", {})
+        if not _whole(seed) or cast(int, seed) < 0:
+            raise JournalError(f"{name}: the header's seed {seed!r} is not a whole number, 0 "
+                               "or more")
+        if not _whole(players) or not isinstance(options, dict):
+            raise JournalError(f"{name}: the header's players {players!r} and options "
+                               f"{options!r} are not a number and a table")
+        try:
+            rules.new_game(cast(int, players), cast(int, seed), options)
+        except CompanionError as error:
+            raise JournalError(f"{name}: the header's players and options are not a game's: "
+                               f"{error}") from error
 
     def replay(self, rules: SomeRules) -> Iterator[tuple[Seated, Hashable, Seated]]:
         """``(state_before, step, state_after)`` for every step, from the recorded setup.
@@ -354,7 +380,8 @@ class Journal:
 
         Then the folder's pointer is brought up to date: it names a new journal once its
         header is durable, and is emptied once a line ending the game (``over``) is; a
-        pointer that cannot be written is logged and tried again after the next line.
+        pointer that cannot be written is logged, removed (a restart then looks through the
+        folder for the game) and tried again after the next line.
 
         Raises :class:`JournalError` when a write fails; those lines and the ones after them
         stay queued, in order.
@@ -376,10 +403,15 @@ class Journal:
             try:
                 point_to(self.path.parent, self._pointer, fsync=self.fsync)
             except OSError as error:
+                # A stale pointer would make a restart begin a new game (or resume an ended
+                # one); without a pointer a restart looks through the folder instead, and
+                # removing a file needs no free space.
+                removed = _remove_pointer(self.path.parent, fsync=self.fsync)
                 if not self._pointer_failed:
-                    log.warning("the journal folder's pointer %s could not be written (%s); "
-                                "a restart now would not find the game", POINTER,
-                                reason_of(error))
+                    log.warning("the journal folder's pointer %s could not be written (%s); %s",
+                                POINTER, reason_of(error),
+                                "it is removed: a restart looks through the folder for the "
+                                "game" if removed else "a restart now would not find the game")
                 self._pointer_failed = True
             else:
                 if self._pointer_failed:
@@ -627,6 +659,11 @@ def _follows(entry: Entry, in_force: list[int], players: object) -> str:
     return ""
 
 
+def _whole(value: object) -> bool:
+    """Whether ``value`` is a whole number (JSON's ``true`` is not)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _is_over(over: object) -> bool:
     """Whether ``over`` has the shape of :class:`Over`."""
     if not isinstance(over, dict):
@@ -711,11 +748,26 @@ def point_to(directory: Path, name: str, *, fsync: bool = True) -> None:
             partial.unlink()
         raise
     if fsync:
-        folder = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+        _sync_folder(directory)
+
+
+def _remove_pointer(directory: Path, *, fsync: bool) -> bool:
+    """Remove the pointer of ``directory`` (durably when ``fsync``); whether it is gone."""
+    try:
+        (directory / POINTER).unlink(missing_ok=True)
+        if fsync:
+            _sync_folder(directory)
+    except OSError:
+        return False
+    return True
+
+
+def _sync_folder(directory: Path) -> None:
+    folder = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
 
 
 def latest_unfinished(directory: Path) -> Path | None:

@@ -70,6 +70,26 @@ def test_a_malformed_file_is_one_failure_in_words(tmp_path: Path, text: str, sai
     assert "Traceback" not in result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_named_pipe_or_a_device_is_refused_not_waited_on(tmp_path: Path, kind: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "cases.json"
+    if kind == "fifo":
+        os.mkfifo(path)  # nobody ever writes to it: opening it to read would wait for ever
+    else:
+        path = Path("/dev/zero")  # endless
+    result = subprocess.run([sys.executable, "-m", "companion.cli", "rules", "check", str(path)],
+                            capture_output=True, text=True, timeout=120, check=False)
+    what = "a named pipe" if kind == "fifo" else "a device"
+    said = f"cannot read the case file {path}: it is {what}, not a file"
+    assert result.returncode == 66
+    assert result.stdout.splitlines() == [f"FAIL {path}: {said}", "0 passed, 1 failed"]
+    assert result.stderr == f"companion: {said}\n"
+
+
 @pytest.mark.parametrize(
     ("case", "said"),
     [
@@ -102,6 +122,10 @@ def test_a_malformed_file_is_one_failure_in_words(tmp_path: Path, text: str, sai
         (changed("uranus", hands={"1": ["hexagon"] * 6}),
          "position.hands.1 holds 6 cards; a hand holds at most 5"),
         (changed("uranus", decks=[-1]), "position.decks entry 1 is -1; expected a whole number"),
+        (changed("uranus", decks=[10**18, 0, 0, 0]),
+         "position: 1000000000000000000 mission cards in the decks and hands; the game has 36"),
+        (changed("uranus", decks=[9, 9, 9, 9], hands={"1": ["hexagon"]}),
+         "position: 37 mission cards in the decks and hands; the game has 36"),
     ],
     ids=lambda value: None if isinstance(value, dict) else value[:40],
 )

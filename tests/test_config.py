@@ -609,7 +609,19 @@ def test_display_luma_options_hold_every_cmdline_option_for_make_device() -> Non
     [("block_orientation = 45", "0, 90, -90 or 180"), ("rotate = true", "0, 1, 2 or 3"),
      ('mode = "grey"', '"1", "RGB" or "RGBA"'), ("contrast = 300", "from 0 to 255"),
      ('i2c_address = "0xZZ"', 'such as "0x3C"'), ('display = "ssd9999"', '"max7219"'),
-     ("spi_bus_speed = 3000000", "500000, 1000000, 2000000")],
+     ("spi_bus_speed = 3000000", "500000, 1000000, 2000000"),
+     ("i2c_port = -1", "i2c_port must be an I2C bus number from 0 to 255"),
+     ('i2c_port = "1"', "i2c_port must be an I2C bus number"),
+     ("spi_port = 9", "spi_port must be an SPI bus number from 0 to 6"),
+     ("spi_device = -1", "spi_device must be an SPI chip select from 0 to 3"),
+     ("spi_transfer_size = 0", "spi_transfer_size must be a whole number of bytes"),
+     ("spi_mode = 4", "spi_mode must be an SPI mode from 0 to 3"),
+     ("gpio_data_command = 99", "gpio_data_command must be a BCM GPIO number"),
+     ("gpio_chip_select = -2", "gpio_chip_select must be a BCM GPIO number"),
+     ("gpio_reset = 28", "gpio_reset must be a BCM GPIO number of the 40-pin header"),
+     ("gpio_backlight = 1.5", "gpio_backlight must be a BCM GPIO number"),
+     ("h_offset = -1", "h_offset must be a whole number of pixels from 0 to 255"),
+     ("v_offset = 1000", "v_offset must be a whole number of pixels from 0 to 255")],
 )  # fmt: skip
 def test_display_values_that_are_refused(line: str, allowed: str) -> None:
     assert allowed in only_problem(f"[display]\n{line}\n")

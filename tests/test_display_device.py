@@ -64,6 +64,29 @@ def test_capture_writes_one_png_per_frame(tmp_path: Path) -> None:
         assert png.size == (16, 16)
 
 
+def test_capture_on_a_full_disk_raises_and_leaves_no_empty_png(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from companion.errors import OutputFileError
+
+    template = str(tmp_path / "frame_{0:03}.png")
+    device = make_device({"display": "capture", "width": 16, "height": 16, "scale": 1,
+                          "transform": "none", "file_template": template})
+    image = render(SCREEN, width=16, height=16, mode="RGB")
+
+    def no_space(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as full:
+        full.setattr(Path, "write_bytes", no_space)
+        with pytest.raises(OutputFileError, match=r"frame_001.png: the disk is full"):
+            device.display(image)
+    assert list(tmp_path.iterdir()) == []
+    device.display(image)  # room again: the frame the matrix shows is the first PNG
+    with Image.open(tmp_path / "frame_001.png") as png:
+        assert png.convert("RGB").tobytes() == image.tobytes()
+
+
 def test_gifanim_stops_recording_at_max_frames_instead_of_exiting(tmp_path: Path) -> None:
     from companion.display.recorder import GifRecorder
 

@@ -557,7 +557,7 @@ def test_a_power_cut_between_the_end_line_and_the_pointer_starts_a_new_game(
     path, _ = _enceladus_journal(tmp_path)
     ended = journal.Journal.continuing(journal.read(path), fsync=False)
     with monkeypatch.context() as cut:  # the power went before the pointer was replaced
-        cut.setattr(journal.os, "replace", _no_space)
+        cut.setattr(journal, "point_to", lambda *args, **kwargs: None)
         ended.append({"over": {"winners": [1], "termination": "test", "ranking": []}})
     ended.close()
     assert (tmp_path / journal.POINTER).read_text() == f"{path.name}\n"
@@ -582,11 +582,27 @@ def test_a_pointer_that_cannot_be_written_is_tried_again_after_the_next_line(
         record = journal.Journal.create(tmp_path, _header(setup), fsync=False)
     assert _warnings(caplog) == [
         f"the journal folder's pointer {journal.POINTER} could not be written (the disk is full); "
-        "a restart now would not find the game"]
+        "it is removed: a restart looks through the folder for the game"]
     (before, step), = _play(setup, 1)
     record.step(1, 1, MARS.format_step(before, step))
     assert journal.latest_unfinished(tmp_path) == record.path
     record.close()
+
+
+@pytest.mark.parametrize("ended", [1, 0])
+def test_a_game_begun_on_a_full_card_is_resumed_not_begun_again(
+    ended: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _finished_games(tmp_path, 1)  # the pointer names it, or says no game is in progress
+    journal.point_to(tmp_path, "20250101-000000-mars.jsonl" if ended else "", fsync=False)
+    with monkeypatch.context() as full:  # room for the journal's lines, none for a new file
+        full.setattr(journal.os, "replace", _no_space)
+        path, states = _enceladus_journal(tmp_path)
+    start = _resume(tmp_path)
+    assert start.resumed and start.journal.path == path  # type: ignore[attr-defined]
+    assert start.state == states[6]  # type: ignore[attr-defined]
+    assert (tmp_path / journal.POINTER).read_text() == f"{path.name}\n"
+    start.journal.close()  # type: ignore[attr-defined]
 
 
 def test_a_pointer_that_cannot_be_written_is_said_once_and_leaves_no_part_of_itself(

@@ -119,6 +119,51 @@ def test_replay_of_a_damaged_journal_shows_it_up_to_its_last_good_line(
     assert path.read_text() == damaged
 
 
+def test_replay_of_a_journal_whose_game_ends_mid_game_stops_at_that_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import random
+
+    path = _game(tmp_path, steps=5)
+    state, rng = ENCELADUS.new_game(2, 4, {}), random.Random(4)
+    for _ in range(5):
+        state = ENCELADUS.apply(state, choose_step(ENCELADUS, state, rng))
+    record = journal.Journal.continuing(journal.read(path), fsync=False)
+    # A well-formed end line, its checks right, where the game has not ended; then a step.
+    record.append({"over": {"winners": [1], "termination": "score", "ranking": []}})
+    step = choose_step(ENCELADUS, state, rng)
+    record.step(6, ENCELADUS.to_move(state), ENCELADUS.format_step(state, step))
+    record.close()
+    assert main(["replay", str(path), "--no-gif"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == out[-1] == ("(damaged at line 7 (game over before the game has ended): "
+                                 "shown up to step 5, the rest is left out)")
+    assert out[-2] == "Unfinished after 5 steps" and not any("Game over" in o for o in out)
+
+
+@pytest.mark.parametrize(("header", "said"), [
+    ({"options": {"bogus": 1}}, "unknown Enceladus option 'bogus'"),
+    ({"options": {"tube": "yes"}}, "option tube is 'yes'; use true or false"),
+    ({"options": ["tube"]}, "are not a number and a table"),
+    ({"seed": -3}, "the header's seed -3 is not a whole number, 0 or more"),
+    ({"seed": "4"}, "the header's seed '4' is not a whole number, 0 or more"),
+    ({"seed": True}, "the header's seed True is not a whole number, 0 or more"),
+    ({"players": 9}, "the header's players and options are not a game's"),
+], ids=["unknown-option", "option-of-the-wrong-type", "options-not-a-table", "negative-seed",
+        "seed-as-text", "seed-true", "nine-players"])
+def test_replay_refuses_a_header_whose_players_seed_or_options_make_no_game(
+    header: dict[str, object], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = ENCELADUS.new_game(2, 4, {})
+    record = journal.Journal.create(tmp_path, {
+        "game": "enceladus", "layout": "enceladus", "players": 2, "seed": 4, "options": {},
+        "setup": ENCELADUS.format_position(state), **header}, fsync=False)
+    record.close()
+    assert main(["replay", str(record.path), "--no-gif"]) == 1
+    err = capsys.readouterr().err
+    assert f"{record.path.name}: " in err and said in err and len(err.splitlines()) == 1
+
+
 def test_replay_reads_a_journal_written_before_lines_carried_checks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

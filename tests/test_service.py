@@ -321,6 +321,32 @@ def test_a_board_that_does_not_show_the_game_is_logged_once_until_it_does(
                               f"cells to set up or put back ({', '.join(differ[:8])}")
 
 
+def test_a_legal_step_refused_at_the_companions_seat_is_logged_as_not_its_step(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """At the companion's seat a legal placement that is not the one announced is refused;
+    the log says it differs from the companion's step, not that no legal step explains it."""
+    from companion.config import PlayersConfig
+    from companion.daemon.games import game_seats
+
+    clock, state = VirtualClock(), ENCELADUS.new_game(2, 5, {})
+    seats = game_seats(replace(Config(), game=GameConfig(name="enceladus", seed=5),
+                               players=PlayersConfig(seats=("quick", "person"))))
+    referee = Referee(ENCELADUS, state, "enceladus", RefereeSettings(settle_s=0.3), seats=seats)
+    announced = seats.announced(state)
+    other = next(s for s in ENCELADUS.legal_steps(state) if s != announced)
+    script = [(0.0, _dump(state)),
+              (0.5, BoardMessage(0, protocol.FieldUpdate(seq=0, cell=other.cell, piece="M1"))),
+              (5.0, Stop(0))]
+    service = Service(referee, ScriptedQueue(clock, script), clock=clock, notifier=Notifier())
+    with caplog.at_level(logging.INFO, logger="companion"):
+        service.run()
+    assert service.referee.steps_committed == 0
+    said = [r.getMessage() for r in caplog.records if "shown as wrong" in r.getMessage()]
+    assert said == [f"the board shows {ENCELADUS.format_step(state, other)}, which differs from "
+                    f"the companion's step {ENCELADUS.format_step(state, announced)}: "
+                    f"{other.cell} shown as wrong"]
+
+
 # --------------------------------------------------------------------------- systemd
 
 

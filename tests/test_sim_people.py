@@ -24,6 +24,7 @@ from companion.rules import load
 from companion.rules.base import EMPTY
 from companion.sim.harness import VirtualTable
 from companion.sim.perform import PEOPLE, Noise, Put, chance, perform
+from companion.sim.players import choose_step
 
 ENCELADUS = load("enceladus").RULES
 QUIET = Noise.none()
@@ -72,6 +73,27 @@ def test_a_piece_set_on_a_wrong_cell_is_moved_on_within_the_settle_time() -> Non
         assert put.cell == lifted.cell and put.cell in {"c4", "e5"}
         assert (put.piece, lifted.piece) == ("M1", EMPTY)
         assert lifted.wait < RefereeSettings().settle_s
+        assert _boards(board, ops)[-1] == {**board, **changes}
+
+
+def _swapping() -> tuple[dict[str, str], dict[str, str]]:
+    """The board and changes of the first Martian-and-flower swap of a seeded game."""
+    state, rng = ENCELADUS.new_game(2, 0, {}), random.Random(0)
+    while not ENCELADUS.format_step(state, step := choose_step(ENCELADUS, state, rng)).startswith(
+            "swap_martian"):
+        state = ENCELADUS.apply(state, step)
+    return ENCELADUS.board(state), ENCELADUS.changes(state, step)
+
+
+def test_a_flower_swapped_with_a_martian_is_set_down_once_and_never_on_a_wrong_cell() -> None:
+    board, changes = _swapping()
+    for seed in range(20):
+        ops = _puts(perform(board, changes, random.Random(seed), replace(QUIET, misplace=1.0)))
+        # Only the Martian in the hand is ever set on a wrong cell: the flower swapped into
+        # its place is already down there, not a second flower beside it.
+        assert {op.piece for op in ops if op.cell not in changes} <= {"M1", "M2", EMPTY}
+        for cell, piece in changes.items():
+            assert sum(op.cell == cell and op.piece == piece for op in ops) == 1
         assert _boards(board, ops)[-1] == {**board, **changes}
 
 

@@ -596,3 +596,22 @@ def test_the_destinations_are_the_landings_of_the_legal_moves(board: str) -> Non
         state = RULES.apply(state, rng.choice(list(RULES.legal_steps(state))))
     assert turns > 10
 
+
+@pytest.mark.parametrize("game", ["mars", "uranus"])
+@pytest.mark.parametrize("cell", ["٠,-4", "+0,-4", "0,+4", "0, -4", "0,-4_0", "0,-４"],
+                         ids=["arabic-indic", "plus", "plus-r", "space-within", "underscore",
+                              "fullwidth"])
+def test_a_hex_is_written_in_ascii_digits_with_a_minus_sign_or_none(game: str, cell: str) -> None:
+    import re
+
+    from companion.rules import hexes, load
+
+    rules = load(game).RULES
+    state = rules.new_game(2, 1, {})
+    assert rules.parse_step(state, "@0,-4") in set(rules.legal_steps(state))
+    with pytest.raises(InvalidStepError, match=re.escape(
+            f"{cell!r} is not a hex cell; write it as q,r with the digits 0-9")):
+        rules.parse_step(state, f"@{cell}")
+    with pytest.raises(InvalidStepError):
+        hexes.parse_hex(cell)
+    assert hexes.parse_hex(" -3,2 ") == (-3, 2)

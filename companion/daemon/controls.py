@@ -11,7 +11,8 @@ Debouncing is ours, because gpiozero's mock pins ignore ``bounce_time`` and a co
 bounces on release as well as on press.  It is the one debounce of the field updates and the
 GPIO switch matrix (:class:`companion.board.debounce.Debounce`), button by button: every edge
 is a reading of the pin's level, a level that goes back to the one last reported before
-``bounce_s`` is dropped, and one that lasts ``bounce_s`` is reported.  What differs is only
+``bounce_s`` is dropped, and one that lasts ``bounce_s`` is reported (by its timer, or by
+the next edge when a busy host runs the timer late).  What differs is only
 who says when to look: the edges arrive on their own, so a one-shot timer is set for the
 moment the first reading waiting will have lasted (``Debounce.next_at``), set again at every
 edge.  So a bouncing contact gives one press and one release, a glitch shorter than
@@ -209,6 +210,9 @@ class Controls:
             if self._closed:
                 return
             now = self._clock()
+            # A reading that has lasted bounce_s counts though its timer has not run yet (a
+            # busy host runs it late): this edge must not take it for a glitch.
+            self._report(now, now)
             level = bool(self._buttons[name].is_active)
             self._debounce.read(name, level, self._reported[name], now)
             self._set_timer(now)
@@ -234,13 +238,18 @@ class Controls:
             if self._closed:
                 return
             now = self._clock()
-            for name, pressed, _ in self._debounce.due(max(now, at)):
-                try:
-                    self._queue.put(events.Button(now, name=name, pressed=pressed))
-                    self._reported[name] = pressed
-                except Exception as error:
-                    self._fault(name, error)
+            self._report(now, max(now, at))
             self._set_timer(now)
+
+    def _report(self, now: float, at: float) -> None:
+        """Queue, stamped ``now``, each button whose level has lasted ``bounce_s`` by ``at``.
+        Called with the lock held."""
+        for name, pressed, _ in self._debounce.due(at):
+            try:
+                self._queue.put(events.Button(now, name=name, pressed=pressed))
+                self._reported[name] = pressed
+            except Exception as error:
+                self._fault(name, error)
 
     def buzz(self, pattern: BuzzPattern) -> None:
         """Sound ``pattern`` (:data:`BUZZ_PATTERNS`: ``illegal`` is three 80 ms beeps) in the

@@ -395,6 +395,19 @@ class Service:
             except JournalError as error:
                 log.error("%s; the game goes on, but a restart would not find its setup", error)
 
+    def _log_refused(self, wrong: list[str]) -> None:
+        """Log a board refused, with its ``wrong`` cells and why: no legal step explains it,
+        or the step it shows is legal but not the one the companion announced at its seat."""
+        referee, seats = self.referee, self.referee.seats
+        other = seats.instead(referee) if seats is not None else None
+        if seats is None or other is None:
+            log.info("no legal step explains the board: %s shown as wrong", ", ".join(wrong))
+            return
+        state, said = referee.state, referee.rules.format_step
+        log.info("the board shows %s, which differs from the companion's step %s: %s shown as "
+                 "wrong", said(state, other), said(state, seats.announced(state)),
+                 ", ".join(wrong))
+
     def _show(self, screen: Screen) -> None:
         """Show ``screen`` with what the record adds (:meth:`Record.overlay`: players must
         know that a power cut now would lose steps).  A board refused (cells shown as wrong)
@@ -402,7 +415,7 @@ class Service:
         matrix nobody sees tells what it refuses."""
         wrong = _wrong_cells(screen)
         if wrong and wrong != _wrong_cells(self._plain_screen):
-            log.info("no legal step explains the board: %s shown as wrong", ", ".join(wrong))
+            self._log_refused(wrong)
         # Out of step (a setup not made, steps made while the companion was down): said once
         # until the board matches, not at every piece the players put right.
         restore = sorted(screen.highlights) if self.referee.syncing and screen.highlights else []

@@ -15,6 +15,8 @@ luma.emulator devices are all set up the way luma users know.  Besides them:
   ``"frame_{0:06}.png"``) and ``frame_rate`` (``pygame``: most frames a second);
 * ``gifanim`` keeps each frame for as long as it was on the matrix
   (:class:`~companion.display.recorder.GifRecorder`), so luma's ``duration`` is not used;
+* ``capture`` writes each PNG whole or raises (:class:`~companion.display.recorder.PngCapture`:
+  a full disk is an error, not an empty file);
 * ``frame_interval_ms`` is read by whoever builds the :class:`~companion.display.Display` and
   ignored here.
 
@@ -62,6 +64,10 @@ def _create(luma: Mapping[str, object]) -> LumaDevice:
         from companion.display.recorder import GifRecorder
 
         return GifRecorder(**vars(args))
+    if args.display == "capture":
+        from companion.display.recorder import PngCapture
+
+        return PngCapture(**vars(args))
     from luma.core.cmdline import create_device
 
     return create_device(args)

@@ -1,4 +1,4 @@
-"""A GIF-recording emulator that fits a long-running daemon (imports ``luma.emulator``).
+"""Recording emulators that fit a long-running daemon (import ``luma.emulator``).
 
 luma.emulator's ``gifanim`` writes its GIF only from an ``atexit`` hook, shows every frame for
 the same ``duration`` and calls ``sys.exit`` from ``display()`` once ``max_frames`` are
@@ -7,15 +7,20 @@ writes on ``cleanup()`` (what ``Display.close`` calls), stops recording at ``max
 instead, and keeps every frame in the GIF for as long as it stood on the matrix, so the GIF
 plays in real time: a ticker at the display's frame interval, a still screen for as long as it
 stayed.
+
+luma.emulator's ``capture`` saves each PNG through pygame, which says nothing when the disk is
+full and leaves an empty file; :class:`PngCapture` writes each PNG whole or not at all, and
+raises when it cannot.
 """
 
 from __future__ import annotations
 
 import atexit
+import io
 import time
 from collections.abc import Callable, Sequence
 
-from luma.emulator.device import gifanim
+from luma.emulator.device import capture, gifanim
 from PIL import Image
 
 from companion.files import replaced
@@ -96,3 +101,28 @@ class GifRecorder(gifanim):  # type: ignore[misc]
         finally:
             self._images.clear()
             self._stamps.clear()
+
+
+class PngCapture(capture):  # type: ignore[misc]
+    """``capture`` with the same arguments (``file_template``, ``transform``, ``scale``...):
+    each frame is a numbered PNG, written whole or not at all (:func:`companion.files.replaced`).
+
+    :meth:`display` raises :class:`~companion.errors.OutputFileError` when the PNG cannot be
+    written (a full disk); that frame is not numbered and no file of it is left.
+    """
+
+    _count: int
+    _file_template: str
+    _last_image: Image.Image
+
+    def display(self, image: Image.Image) -> None:
+        """Write ``image`` (the device's size) as the next numbered PNG."""
+        assert image.size == self.size
+        self._last_image = image
+        png = io.BytesIO()
+        self._pygame.image.save(self.to_surface(self.preprocess(image), alpha=self._contrast),
+                                png, "frame.png")
+        filename = self._file_template.format(self._count + 1)
+        with replaced(filename, "PNG frame") as temp:
+            temp.write_bytes(png.getvalue())
+        self._count += 1

@@ -58,6 +58,7 @@ from companion.referee.effects import (
     NoteLevel,
     Show,
 )
+from companion.referee.recognition import StepIndex
 from companion.referee.screen import Screen
 from companion.rules.base import (
     EMPTY,
@@ -190,6 +191,17 @@ class Seats:
     def announced(self, state: Hashable) -> Hashable | None:
         """The step announced for ``state`` (``None`` when none was)."""
         return self._announced.get(state)
+
+    def instead(self, referee: Referee) -> Hashable | None:
+        """The legal step the board shows at the companion's seat in place of the one
+        announced: one the rules allow there (:class:`SeatedRules` refuses it) that explains
+        the board as observed; ``None`` when nothing is announced or no such step does (the
+        board breaks the rules)."""
+        rules = referee.rules
+        if self.announced(referee.state) is None or not isinstance(rules, SeatedRules):
+            return None
+        index = StepIndex(rules.core, referee.state, referee.expected, referee.settings.presence)
+        return index.explaining(referee.diff()).first()
 
     def waiting(self, rules: SomeRules, state: Seated) -> bool:
         """Whether ``state`` is the companion's to decide and nothing is announced for it yet:

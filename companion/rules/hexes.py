@@ -9,6 +9,7 @@ precomputes neighbours and rays, so the rules cores never recompute geometry in 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from functools import cached_property
 
@@ -29,15 +30,19 @@ def hex_name(cell: Hex) -> str:
     return f"{cell[0]},{cell[1]}"
 
 
+_HEX = re.compile(r"(-?[0-9]+),(-?[0-9]+)")
+"""A hex's name: two whole numbers in ASCII digits, each with a minus sign or none."""
+
+
 def parse_hex(text: str) -> Hex:
-    """``"-3,2" -> (-3, 2)``.  Raises :class:`InvalidStepError` for anything else."""
-    q, sep, r = text.strip().partition(",")
-    if sep:
-        try:
-            return int(q), int(r)
-        except ValueError:
-            pass
-    raise InvalidStepError(f"{text!r} is not a hex cell; write it as q,r (e.g. -3,2)")
+    """``"-3,2" -> (-3, 2)`` (spaces around it are ignored).  Raises
+    :class:`InvalidStepError` for anything else: a plus sign, other digits than 0-9
+    (``"٠,٠"``), spaces or ``_`` within."""
+    found = _HEX.fullmatch(text.strip())
+    if found is None:
+        raise InvalidStepError(f"{text!r} is not a hex cell; write it as q,r with the digits "
+                               "0-9 and a minus sign where needed (e.g. -3,2)")
+    return int(found[1]), int(found[2])
 
 
 def distance(a: Hex, b: Hex) -> int:

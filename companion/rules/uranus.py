@@ -1573,7 +1573,8 @@ def _check_supply(pos: Position, shape: BoardShape) -> None:
     """Raise :class:`InvalidPositionError` naming every count of a case position (of the
     shape docs/CASES.md gives) beyond the game's supply: a reserve beyond the deal (2 players
     30, 3: 20, 4: 15, 5: 12), more than 12 flowers of a colour on the board and in the
-    reserves, more trees than the board has, more than 5 cards in a hand."""
+    reserves, more trees than the board has, more than 5 cards in a hand, more mission cards
+    in the decks and hands than the game has (36)."""
     players = int(pos["players"])
     reserves = pos.get("reserves", {})
     problems = overdealt(reserves, players)
@@ -1591,6 +1592,11 @@ def _check_supply(pos: Position, shape: BoardShape) -> None:
         for p, hand in pos.get("hands", {}).items()
         if len(hand) > HAND_SIZE
     ]
+    cards = sum(int(d) for d in pos.get("decks", [])) + sum(
+        len(hand) for hand in pos.get("hands", {}).values())
+    if cards > len(ALL_MISSIONS):
+        problems.append(f"position: {cards} mission cards in the decks and hands; the game has "
+                        f"{len(ALL_MISSIONS)}")
     if problems:
         raise InvalidPositionError("; ".join(problems))
 

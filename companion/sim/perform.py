@@ -301,7 +301,9 @@ def _hands(now: dict[Cell, Piece], changes: Mapping[Cell, Piece], rng: random.Ra
         if now[src] != left_behind:
             put(src, left_behind)
     for cell in others:
-        if now[cell] != EMPTY and now[cell] != changes[cell]:
+        if now[cell] == changes[cell]:
+            continue  # already down: the flower swapped with a Martian, set where it left
+        if now[cell] != EMPTY:
             put(cell, EMPTY)
         set_down(cell, changes[cell])
     for cell in removals:
