@@ -107,7 +107,7 @@ BUDGETS: Mapping[str, Mapping[Strength, int]] = MappingProxyType({
     "mars": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
                               Strength.STRONG: 1800}),
     "uranus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 1000,
-                                Strength.STRONG: 900}),
+                                Strength.STRONG: 2700}),
 })
 """Default nodes a step may spend, by game and strength (see Budget in the module docstring).
 ``steady`` looks at every step once and stops at its budget (the steps left unseen are
