@@ -21,8 +21,9 @@ Strengths (:class:`Strength`)
     over the dice in the pool (which the players use in turn; with four players up to the
     replies to the seat's next step) and takes the expectation over the next roll
     (expectimax), only the seat's own steps branching; Gardens of Uranus
-    answers each of its best steps with the next player's steady reply, then its own next
-    step, and holding the Hexagon card plants towards a hexagon it can still complete;
+    plays each of its best steps on for a round or two (every other player's steady reply,
+    then its own next step), and holding the Hexagon card plants towards a hexagon it can
+    still complete;
     Enceladus plays each of its best steps on to its next turn (its own best move, then
     every other player's) and sees who is left without a normal move.
 
