@@ -414,34 +414,3 @@ def test_uranus_card_values_are_kept_by_the_spots_of_their_colours(
     assert [values(c) for c in ALL_MISSIONS] == \
         [value_of(U.garden(after), c, after.options.triangle_points) for c in ALL_MISSIONS]
     assert set(worked) == {c for c in ALL_MISSIONS if "red" in c}
-
-
-@pytest.mark.parametrize("players", [2, 4])
-def test_strong_uranus_plays_every_players_reply_for_its_rounds(players: int) -> None:
-    """Each line of the strong search plays :data:`DEPTH` rounds after the seat's step with
-    two players, :data:`DEPTH_MANY` with more: every other player's reply in turn, then the
-    seat's own step."""
-    from companion.opponent.uranus import DEPTH, DEPTH_MANY
-    from companion.rules.uranus import UranusRules
-
-    class Plies(UranusRules):
-        """The Uranus rules, keeping each position's ply from the root and who moved."""
-
-        def __init__(self, root: U.State) -> None:
-            self.plies: dict[U.State, tuple[int, ...]] = {root: ()}
-
-        def apply(self, state, step):  # type: ignore[no-untyped-def]
-            after = super().apply(state, step)
-            self.plies.setdefault(after, (*self.plies[state], state.to_move))
-            return after
-
-    assert (DEPTH, DEPTH_MANY) == (2, 1)
-    rounds = DEPTH if players == 2 else DEPTH_MANY
-    state = next(s for s in positions("uranus", players, 3, 30)
-                 if s.phase == "turn" and min(sum(r) for r in s.reserves) > 6)  # type: ignore[attr-defined]
-    rules = Plies(state)  # type: ignore[arg-type]
-    decide(rules, state, Strength.STRONG, rng=random.Random(1), budget=10**6,
-           known=hand_for(state, random.Random(1)))  # type: ignore[arg-type]
-    seat = state.to_move  # type: ignore[attr-defined]
-    longest = max(rules.plies.values(), key=len)
-    assert longest == tuple((seat - 1 + i) % players + 1 for i in range(1 + rounds * players))

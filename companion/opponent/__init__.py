@@ -21,9 +21,8 @@ Strengths (:class:`Strength`)
     over the dice in the pool (which the players use in turn; with four players up to the
     replies to the seat's next step) and takes the expectation over the next roll
     (expectimax), only the seat's own steps branching; Gardens of Uranus
-    plays each of its best steps on for a round or two (every other player's steady reply,
-    then its own next step), and holding the Hexagon card plants towards a hexagon it can
-    still complete;
+    answers each of its best steps with the next player's steady reply, then its own next
+    step, and holding the Hexagon card plants towards a hexagon it can still complete;
     Enceladus plays each of its best steps on to its next turn (its own best move, then
     every other player's) and sees who is left without a normal move.
 
@@ -108,7 +107,7 @@ BUDGETS: Mapping[str, Mapping[Strength, int]] = MappingProxyType({
     "mars": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 500,
                               Strength.STRONG: 1800}),
     "uranus": MappingProxyType({Strength.QUICK: 0, Strength.STEADY: 1000,
-                                Strength.STRONG: 2700}),
+                                Strength.STRONG: 900}),
 })
 """Default nodes a step may spend, by game and strength (see Budget in the module docstring).
 ``steady`` looks at every step once and stops at its budget (the steps left unseen are

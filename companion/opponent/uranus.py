@@ -9,16 +9,15 @@ against the flower not planted, and planting is worth the penalty it saves.
 
 ``steady``: the best step one ply ahead by :func:`evaluate`.
 
-``strong``: each of the :data:`ROOTS` best steps one ply ahead is played on for
-:data:`DEPTH` rounds (:data:`DEPTH_MANY` with three or four players), every other player's
-steady reply in turn (the spot it takes, the flower it plants against the seat's cards), then
-the seat's own best step, and the step whose line ends best is chosen: a step the replies
-cannot spoil, leaving the gardener where it can still reach empty spots to plant.  It needs
-no guess at the others' hidden cards: the replies value them, as the seat does, as any card
-nobody has shown.  (A determinised search that played the others' replies with hands sampled
-from the cards nobody has shown measured no better than the seat's own follow-up alone; the
-reply with its own cards valued at the mean, then the follow-up, measured better than
-either.)  Holding the Hexagon card, the strong seat also
+``strong``: each of the :data:`ROOTS` best steps one ply ahead is answered by the next
+player's steady reply (the spot it takes, the flower it plants against the seat's cards), then
+followed by the seat's own best step from there (:data:`FOLLOW`), and the step whose line
+ends best is chosen: a step the reply cannot spoil, leaving the gardener where it can still
+reach empty spots to plant.  It needs no guess at the others' hidden cards: the reply values
+them, as the seat does, as any card nobody has shown.  (A determinised search that played the
+others' replies with hands sampled from the cards nobody has shown measured no better than
+the seat's own follow-up alone; the reply with its own cards valued at the mean, then the
+follow-up, measured better than either.)  Holding the Hexagon card, the strong seat also
 values the hexagon it can still complete (:func:`hexagon_progress`, :data:`HEXAGON_WEIGHT`):
 it plants its corners in one colour and wins at once by showing the card, where the steady
 seat values the card at nothing and scores it to draw another.
@@ -28,6 +27,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from itertools import compress
 from operator import itemgetter
 
@@ -50,11 +50,9 @@ from companion.rules.uranus import (
 ROOTS = 8
 """Steps the strong search looks into, the best one ply ahead first."""
 
-DEPTH, DEPTH_MANY = 2, 1
-"""Rounds the strong search plays after each of its steps, with two players and with more:
-every other player's steady reply, then the seat's own best step (so ``DEPTH * players``
-plies).  With three or four players a second round measured no better than one, its replies
-cut short by the budget."""
+FOLLOW = ("next", "me")
+"""The plies after each step the strong search weighs: the next player's steady reply
+(``"next"``), then the seat's own best step (``"me"``, its turn again however many play)."""
 
 WIN = 1000.0
 """What a won (or, negated, a lost) game is worth to :func:`evaluate`, beyond its points."""
@@ -319,7 +317,6 @@ def strong(state: State, steps: list[Step], known: Collection[str] | None, spend
     if state.phase != "turn" or len(ranked) == 1 or ranked[0][0] >= WIN / 2:
         return ranked[0][2]
     best_value, best = float("-inf"), ranked[0][2]
-    plies = (DEPTH if state.players == 2 else DEPTH_MANY) * state.players
     for k, (_, _, step) in enumerate(ranked):
         left = spend.left()
         if left <= 0:
@@ -327,16 +324,16 @@ def strong(state: State, steps: list[Step], known: Collection[str] | None, spend
         until = spend.nodes + left // (len(ranked) - k)
         hands = [frozenset(h) for h in _after_hands(seat, player, step)]
         line = spend.apply(state, step)
-        for _ in range(plies):
-            if RULES.outcome(line) is not None or line.phase != "turn" \
-                    or until - spend.nodes <= 1:
-                break
-            mover = line.to_move
-            follow = _reply(line, hands, spend, until - 1, live if mover == player else None)
-            if follow is None:
-                break
-            line = spend.apply(line, follow)
-            hands = [frozenset(h) for h in _after_hands(hands, mover, follow)]
+        for who in FOLLOW:
+            if RULES.outcome(line) is None and line.phase == "turn" and until - spend.nodes > 1:
+                if who == "me":  # the others' gardeners where they stand
+                    line = replace(line, to_move=player)
+                mover = line.to_move
+                follow = _reply(line, hands, spend, until - 1,
+                                live if mover == player else None)
+                if follow is not None:
+                    line = spend.apply(line, follow)
+                    hands = [frozenset(h) for h in _after_hands(hands, mover, follow)]
         mine = _seat_hands(line, player, hands[player - 1])
         value = evaluate(line, player, mine, unseen_mean(line, mine[player - 1]), live)
         if value > best_value:
