@@ -392,7 +392,8 @@ def test_uranus_card_values_are_kept_by_the_spots_of_their_colours(
     from companion.opponent import uranus as engine
     from companion.rules import missions
 
-    monkeypatch.setattr(engine, "_MEMO", {})
+    monkeypatch.setattr(engine._Memo, "context", None)
+    monkeypatch.setattr(engine._Memo, "values", {})
     worked: list[str] = []
     value_of = missions.mission_value
 

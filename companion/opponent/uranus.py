@@ -126,38 +126,48 @@ _CARD_COLOURS: dict[str, tuple[str, ...]] = {
 MEMO_SIZE = 1 << 16
 """Card values :class:`Values` keeps (the oldest half is dropped when full)."""
 
-_MEMO: dict[Hashable, int] = {}
+
+class _Memo:
+    """Card values by the spots of their colours, for one board, triangle option and trees
+    (``context``; another clears them).  The keys hold only strings and integers, so the
+    garbage collector leaves them alone."""
+
+    context: Hashable = None
+    values: dict[Hashable, int] = {}
 
 
 class Values:
     """``Values(state)(card)``: what ``card`` (a canonical name) scores on the board of
     ``state`` now, :func:`companion.rules.missions.mission_value`.  A card's value depends
-    only on the spots of its colours (and the trees), and a step plants one flower at most,
-    so each value is kept by those spots (:data:`MEMO_SIZE`): most cards of a position
-    searched are not worked out again."""
+    only on the spots of its colours (the board, the trees and the triangle option fixed),
+    and a step plants one flower at most, so each value is kept by those spots
+    (:data:`MEMO_SIZE`): most cards of a position searched are not worked out again."""
 
     __slots__ = ("_state", "_spots", "_garden")
 
     def __init__(self, state: State) -> None:
         self._state = state
+        context = (state.options.board, state.options.triangle_points, state.trees)
+        if context != _Memo.context:
+            _Memo.context, _Memo.values = context, {}
         flowers = state.flowers
         cells = range(len(flowers))
         self._spots = {c: tuple(compress(cells, map(c.__eq__, flowers))) for c in COLOURS}
         self._garden: missions.Garden | None = None
 
     def __call__(self, card: str) -> int:
-        state = self._state
-        key = (state.options.board, state.options.triangle_points, state.trees, card,
-               *(self._spots[c] for c in _CARD_COLOURS[card]))
-        value = _MEMO.get(key)
+        memo = _Memo.values
+        key = (card, *(self._spots[c] for c in _CARD_COLOURS[card]))
+        value = memo.get(key)
         if value is None:
+            state = self._state
             if self._garden is None:
                 self._garden = garden(state)
             value = missions.mission_value(self._garden, card, state.options.triangle_points)
-            if len(_MEMO) >= MEMO_SIZE:
-                for old in list(_MEMO)[:MEMO_SIZE // 2]:
-                    del _MEMO[old]
-            _MEMO[key] = value
+            if len(memo) >= MEMO_SIZE:
+                for old in list(memo)[:MEMO_SIZE // 2]:
+                    del memo[old]
+            memo[key] = value
         return value
 
 
