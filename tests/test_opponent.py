@@ -381,3 +381,37 @@ def test_strong_mars_looks_fewer_plies_on_with_four_players(players: int, plies:
     rules = Plies(state)
     decide(rules, state, Strength.STRONG, rng=random.Random(1))
     assert max(rules.plies.values()) == 1 + plies
+
+
+def test_uranus_card_values_are_kept_by_the_spots_of_their_colours(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """:class:`Values` gives each card's value on the board now, and works a card out again
+    only when a flower of one of its colours has been planted since."""
+    from dataclasses import replace
+
+    from companion.opponent import uranus as engine
+    from companion.rules import missions
+
+    monkeypatch.setattr(engine._Memo, "context", None)
+    monkeypatch.setattr(engine._Memo, "values", {})
+    worked: list[str] = []
+    value_of = missions.mission_value
+
+    def counted(garden: missions.Garden, card: str, points: str = "perimeter") -> int:
+        worked.append(card)
+        return value_of(garden, card, points)
+
+    monkeypatch.setattr(missions, "mission_value", counted)
+    state, _ = public_and_open(7)
+    values = engine.Values(state)
+    assert [values(c) for c in ALL_MISSIONS] == \
+        [value_of(U.garden(state), c, state.options.triangle_points) for c in ALL_MISSIONS]
+    assert len(worked) == len(ALL_MISSIONS)
+    empty = state.flowers.index("")
+    flowers = (*state.flowers[:empty], "red", *state.flowers[empty + 1:])
+    after = replace(state, flowers=flowers)
+    worked.clear()
+    values = engine.Values(after)
+    assert [values(c) for c in ALL_MISSIONS] == \
+        [value_of(U.garden(after), c, after.options.triangle_points) for c in ALL_MISSIONS]
+    assert set(worked) == {c for c in ALL_MISSIONS if "red" in c}

@@ -28,6 +28,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from itertools import compress
 from operator import itemgetter
 
 from companion.opponent import Spend
@@ -116,6 +117,59 @@ def hexagon_progress(state: State, player: int, hexagons: Hexagons | None = None
 COLOUR_INDEX = {colour: i for i, colour in enumerate(COLOURS)}
 """Where a colour's count stands in a reserve."""
 
+_CARD_COLOURS: dict[str, tuple[str, ...]] = {
+    card: tuple(c for c in COLOURS if c in card.partition(":")[2].split("-"))
+    for card in ALL_MISSIONS
+}
+"""The colours whose flowers a card's value depends on (none for the Hexagon)."""
+
+MEMO_SIZE = 1 << 16
+"""Card values :class:`Values` keeps (the oldest half is dropped when full)."""
+
+
+class _Memo:
+    """Card values by the spots of their colours, for one board, triangle option and trees
+    (``context``; another clears them).  The keys hold only strings and integers, so the
+    garbage collector leaves them alone."""
+
+    context: Hashable = None
+    values: dict[Hashable, int] = {}
+
+
+class Values:
+    """``Values(state)(card)``: what ``card`` (a canonical name) scores on the board of
+    ``state`` now, :func:`companion.rules.missions.mission_value`.  A card's value depends
+    only on the spots of its colours (the board, the trees and the triangle option fixed),
+    and a step plants one flower at most, so each value is kept by those spots
+    (:data:`MEMO_SIZE`): most cards of a position searched are not worked out again."""
+
+    __slots__ = ("_state", "_spots", "_garden")
+
+    def __init__(self, state: State) -> None:
+        self._state = state
+        context = (state.options.board, state.options.triangle_points, state.trees)
+        if context != _Memo.context:
+            _Memo.context, _Memo.values = context, {}
+        flowers = state.flowers
+        cells = range(len(flowers))
+        self._spots = {c: tuple(compress(cells, map(c.__eq__, flowers))) for c in COLOURS}
+        self._garden: missions.Garden | None = None
+
+    def __call__(self, card: str) -> int:
+        memo = _Memo.values
+        key = (card, *(self._spots[c] for c in _CARD_COLOURS[card]))
+        value = memo.get(key)
+        if value is None:
+            state = self._state
+            if self._garden is None:
+                self._garden = garden(state)
+            value = missions.mission_value(self._garden, card, state.options.triangle_points)
+            if len(memo) >= MEMO_SIZE:
+                for old in list(memo)[:MEMO_SIZE // 2]:
+                    del memo[old]
+            memo[key] = value
+        return value
+
 
 def chance_next(state: State) -> bool:
     """Never: a card drawn is the player's to learn, not a step of its own."""
@@ -159,12 +213,12 @@ def interrupt(state: State, player: int, known: Collection[str] | None) -> Step 
 def unseen_mean(state: State, hand: Iterable[str]) -> float:
     """The average value on the board now of the cards nobody has shown and not in
     ``hand``: what a card not known is worth (0 when there is none)."""
-    view = garden(state)
-    points = state.options.triangle_points
-    pool = [c for c in ALL_MISSIONS if c not in seen(state) and c not in hand]
+    value = Values(state)
+    shown = seen(state)
+    pool = [c for c in ALL_MISSIONS if c not in shown and c not in hand]
     if not pool:
         return 0.0
-    return sum(missions.mission_value(view, c, points) for c in pool) / len(pool)
+    return sum(map(value, pool)) / len(pool)
 
 
 def evaluate(state: State, player: int, hands: Sequence[Collection[str]], mean: float,
@@ -176,15 +230,14 @@ def evaluate(state: State, player: int, hands: Sequence[Collection[str]], mean: 
     seat: the hexagons still live, :func:`live_hexagons`) adds the Hexagon card's worth when
     ``player`` holds it (:data:`HEXAGON_WEIGHT`)."""
     outcome = RULES.outcome(state)
-    view = garden(state)
-    points = state.options.triangle_points
+    value_of = Values(state)
     estimates = []
     for p in range(1, state.players + 1):
         held = [c for c in hands[p - 1] if c not in state.discarded] if p - 1 < len(hands) \
             else []
         held_set = set(held) | set(state.hands[p - 1])
         size = len(state.hands[p - 1]) + state.unknown[p - 1]
-        value = float(sum(missions.mission_value(view, c, points) for c in held_set))
+        value = float(sum(map(value_of, held_set)))
         value += max(size - len(held_set), 0) * mean
         estimates.append(state.scores[p - 1] + value
                          - unused_flower_penalty(sum(state.reserves[p - 1])))
