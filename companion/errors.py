@@ -91,11 +91,6 @@ class InvalidPositionError(RulesError):
     """A position is not one the rules allow (a piece off the board, a bad count...)."""
 
 
-class CaseWarning(UserWarning):
-    """A case position a real game cannot reach but whose question can still be answered
-    (more flowers of a colour than the game has): ``rules check`` answers it and says so."""
-
-
 class IllegalMoveError(RulesError):
     """A step is well formed but the rules forbid it in this position.
 

@@ -120,8 +120,8 @@ class DaemonThread:
     :class:`companion.daemon.service.Service`, its commits (``commits``: notations) and screens
     (``screens``, with ``shown_at``: the daemon's clock when each was shown) recorded; the
     timers it arms are recorded too (``armed``: ``(name, at, when)``, ``when`` the daemon's
-    clock as it armed it), and the debounced button changes the controls put on its queue
-    (``buttons``).
+    clock as it armed it), and the debounced button changes the controls put on its queue, as
+    its loop takes them (``buttons``).
 
     As a context manager: started, and entered once the daemon has the board in sync; on
     exit stopped, joined and ``stack`` (which holds what the service opened, if given) closed.
@@ -139,16 +139,16 @@ class DaemonThread:
         service.commit_listeners.append(self._commit)
         service.screen_listeners.append(self._screen)
         service.timers = _Timers(self)
-        put = service.events.put  # the controls' way in, watched for their button changes
+        handle = service._handle  # the loop's way in, watched for the controls' button changes
 
-        def watched(event: Any, *args: Any, **kwargs: Any) -> None:
-            put(event, *args, **kwargs)
+        def watched(event: Any) -> None:
             if isinstance(event, Button):
                 with self.changed:
                     self.buttons.append(event)
                     self.changed.notify_all()
+            handle(event)
 
-        service.events.put = watched
+        service._handle = watched
         self.thread = threading.Thread(target=service.run, name="test-daemon", daemon=True)
 
     def _commit(self, committed: Any) -> None:

@@ -71,6 +71,12 @@ def disc(player: int) -> Piece:
     return f"D{player}"
 
 
+class CaseWarning(UserWarning):
+    """A case position a real game cannot reach but whose question can still be answered
+    (more flowers of a colour than the game has): ``rules check`` answers it and says so on
+    standard error.  A warning, not an error: nothing is refused."""
+
+
 @dataclass(frozen=True, slots=True)
 class PieceInfo:
     """A piece name taken apart: ``player`` (0 when none), ``kind`` and ``colour``.

@@ -33,7 +33,6 @@ from typing import (
 
 from companion import rules as rules_pkg
 from companion.errors import (
-    CaseWarning,
     CompanionError,
     IllegalMoveError,
     InputFileError,
@@ -41,7 +40,7 @@ from companion.errors import (
     RulesError,
 )
 from companion.files import read_text, reason_of
-from companion.rules.base import Cell, Piece
+from companion.rules.base import CaseWarning, Cell, Piece
 
 JsonTree: TypeAlias = Any
 """A JSON value as the json library reads and writes it (it has no type of its own): the

@@ -98,11 +98,11 @@ from struct import Struct
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, cast, overload
 
 from companion.errors import (
-    CaseWarning,
     ConfigError,
     IllegalMoveError,
     InvalidPositionError,
     InvalidStepError,
+    MisuseError,
 )
 from companion.rules import base
 from companion.rules.base import Item, rank_points, replaced
@@ -1178,9 +1178,8 @@ class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
 
     def __getitem__(self, key: tuple[int, Square]) -> tuple[Square, ...]:
         picks = self.picks(*key)
-        if picks is None:
-            raise KeyError(key)
-        return picks
+        # a key that is no move: the whole mapping's own KeyError, as Mapping.get expects
+        return self._landings()[key] if picks is None else picks
 
     def picks(self, o: int, to: Square) -> tuple[Square, ...] | None:
         """The flowers a move of the Martian on ``o`` landing on ``to`` may pick, or
@@ -1209,7 +1208,8 @@ class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
 
     def move_at(self, i: int) -> tuple[int, Square, Square | None]:
         """``(origin, landing, pick)`` of the i-th move, ``0 <= i < moves``, in the order of
-        :func:`_moves`."""
+        :func:`_moves`.  Raises :class:`~companion.errors.MisuseError` past the last move."""
+        asked = i
         for origin, landed, pickable, count, sides in self._origins:
             if i >= count:
                 i -= count
@@ -1228,7 +1228,7 @@ class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
                     if i < (len(picks) or 1):
                         return origin, to, picks[i] if picks else None
                     i -= len(picks) or 1
-        raise IndexError(i)
+        raise MisuseError(f"move_at({asked}) of a position with {self.moves} moves")
 
 
 def _nearest_first(landings: int, outwards_up: bool) -> list[Square]:
@@ -3361,7 +3361,7 @@ class EnceladusCases:
         ``case["options"]``.  Raises :class:`InvalidPositionError` naming every piece, cell,
         colour and count the game cannot have: 5 peaks, one wildflower.  More than 19 flowers
         of a colour in the garden, the reserves and the tube together is a
-        :class:`~companion.errors.CaseWarning`: no step nor score depends on the supply, so
+        :class:`~companion.rules.base.CaseWarning`: no step nor score depends on the supply, so
         the question is answered as the position gives it."""
         options = read_options(case.get("options", {}))
         pos = case["position"]
@@ -3420,7 +3420,7 @@ class EnceladusCases:
             total = garden.count(index) + int(tube.get(c, 0)) + sum(
                 int(r.get(c, 0)) for r in reserves.values())
             if total > FLOWERS_PER_COLOUR:  # no rule counts the supply: the answer stands
-                warnings.warn(CaseWarning(
+                warnings.warn(base.CaseWarning(
                     f"position: {total} {c} flowers in the garden, reserves and tube; the game "
                     f"has {FLOWERS_PER_COLOUR} of each colour"), stacklevel=2)
         wild = sum(int(r.get(base.WILD, 0)) for r in reserves.values())
