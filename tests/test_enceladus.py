@@ -368,6 +368,33 @@ def test_tray_filter_keeps_the_payment_and_the_draw_shown() -> None:
     assert tube == [Action("tube", "blue", (), ("yellow", "yellow", "yellow"))]
 
 
+
+def test_tray_filter_weighs_thousands_of_steps_without_counting_each_ones_flowers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Filtering is on the update a disc is set on the tube's slot, over every payment and
+    draw: no count of flowers is built per step, and the steps kept are those whose payment
+    and draw, counted, are the tray."""
+    built = []
+
+    class Counted(Counter[str]):
+        def __init__(self, *args: Any) -> None:
+            built.append(1)
+            super().__init__(*args)
+
+    state = position(BOARD_A, reserves={"1": {"blue": 3, "red": 4}},
+                     tube={"yellow": 3, "red": 2, "blue": 1})
+    steps = list(enc.legal_steps(state))
+    steps += [Action("tube", pay, (), drawn) for pay in ("blue", "red")
+              for drawn in [("red", "yellow"), ("yellow", "red"), ("blue",), ("red", "red")]]
+    monkeypatch.setattr(enc, "Counter", Counted)
+    for tray in ({"blue": 3, "yellow": 1, "red": 1}, {"red": 5}, {"red": 4, "blue": 1},
+                 {"red": 3}, {"yellow": 3}, {"blue": 2, "red": 1}):
+        kept = enc.tray_filter(steps, tray)
+        assert kept == [s for s in steps if isinstance(s, Action) and Counter(
+            (s.pay,) * 3 + s.drawn) == Counter(tray)], tray
+    assert built == []
+
+
 def test_choice_path_names_the_payment_and_the_draws() -> None:
     assert enc.choice_path(Action("tube", "blue", (), ("red", "red", "yellow"))) == (
         "pay blue",

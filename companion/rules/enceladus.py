@@ -3015,19 +3015,21 @@ def outcome(state: State) -> base.Outcome | None:
 # ----------------------------------------------------------------------------- unseen choices
 
 
-def _shown(step: Step) -> dict[str, int]:
-    if not isinstance(step, Action):
-        return {}
-    return dict(Counter((step.pay,) * PAYMENT + step.drawn))
-
-
 def tray_filter(steps: Sequence[Step], tray: Mapping[str, int]) -> list[Step]:
     """The steps whose payment (3 flowers) plus tube draw equal the flowers shown on the tray
     (``{colour: count}``); all of ``steps`` when the tray is empty."""
+    # Thousands of steps may be weighed on one update: each is tested by its draw alone,
+    # against the flowers the tray shows beside the payment's three, counted once.
     shown = {colour: n for colour, n in tray.items() if n}
     if not shown:
         return list(steps)
-    return [step for step in steps if _shown(step) == shown]
+    total = sum(shown.values())
+    beside = {pay: tuple(sorted(chain.from_iterable(
+        [colour] * (n - PAYMENT if colour == pay else n) for colour, n in shown.items())))
+        for pay, n in shown.items() if n >= PAYMENT}
+    return [step for step in steps
+            if isinstance(step, Action) and len(step.drawn) + PAYMENT == total
+            and step.pay in beside and tuple(sorted(step.drawn)) == beside[step.pay]]
 
 
 def choice_path(step: Step) -> tuple[str, ...]:
