@@ -101,7 +101,8 @@ def replaced(path: str | os.PathLike[str], what: str) -> Iterator[Path]:
     file or what it was before (never half of one).
 
     Raises :class:`OutputFileError` when the file cannot be created or written (an
-    ``OSError`` of the block included).
+    ``OSError`` of the block included; the block's own :class:`OutputFileError`, for another
+    file, as it is).
     """
     target = Path(path)
     if target.is_dir():
@@ -114,6 +115,9 @@ def replaced(path: str | os.PathLike[str], what: str) -> Iterator[Path]:
     try:
         yield temp
         os.replace(temp, target)
+    except OutputFileError:  # another file the block writes: its own sentence
+        temp.unlink(missing_ok=True)
+        raise
     except OSError as error:
         temp.unlink(missing_ok=True)
         raise output_error(target, what, error) from None

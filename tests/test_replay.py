@@ -224,6 +224,20 @@ def test_a_gif_that_cannot_be_written_leaves_the_last_one_whole(
         [path.name, journal.POINTER, gif.name])  # the journal folder's pointer, no part file
 
 
+def test_a_page_that_cannot_be_written_beside_a_gif_is_named_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page is written while the GIF is: the page's sentence is the one said, and the GIF
+    is left out whole, not half written."""
+    path = _game(tmp_path, steps=3)
+    gif = tmp_path / "game.gif"
+    page = tmp_path / "missing" / "game.html"
+    assert main(["replay", str(path), "--gif", str(gif), "--html", str(page)]) == 73
+    assert capsys.readouterr().err == (
+        f"companion: cannot write the page {page}: there is no folder {page.parent}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, journal.POINTER])
+
+
 @pytest.mark.parametrize(("damage", "line", "reason", "shown"), [
     (lambda lines: [*lines[:4], lines[4].replace('"seq":5', '"seq":9'), *lines[5:]], 5,
      "out of sequence", 3),
