@@ -40,7 +40,7 @@ def reason_of(error: OSError) -> str:
     return _REASONS.get(error.errno or 0) or (error.strerror or str(error)).lower()
 
 
-def _special(mode: int) -> str:
+def special_kind(mode: int) -> str:
     """What a file of ``mode`` is when it is neither a file nor a folder, in a few words
     (``"a named pipe"``); ``""`` for a file or a folder."""
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
@@ -58,7 +58,7 @@ def read_text(path: str | os.PathLike[str], what: str, *, encoding: str = "utf-8
     ``encoding``.
     """
     try:
-        special = _special(os.stat(path).st_mode)  # before opening: a pipe's open waits
+        special = special_kind(os.stat(path).st_mode)  # before opening: a pipe's open waits
         data = b"" if special else Path(path).read_bytes()
     except OSError as error:
         reason = reason_of(error)
@@ -101,7 +101,8 @@ def replaced(path: str | os.PathLike[str], what: str) -> Iterator[Path]:
     file or what it was before (never half of one).
 
     Raises :class:`OutputFileError` when the file cannot be created or written (an
-    ``OSError`` of the block included).
+    ``OSError`` of the block included; the block's own :class:`OutputFileError`, for another
+    file, as it is).
     """
     target = Path(path)
     if target.is_dir():
@@ -114,6 +115,9 @@ def replaced(path: str | os.PathLike[str], what: str) -> Iterator[Path]:
     try:
         yield temp
         os.replace(temp, target)
+    except OutputFileError:  # another file the block writes: its own sentence
+        temp.unlink(missing_ok=True)
+        raise
     except OSError as error:
         temp.unlink(missing_ok=True)
         raise output_error(target, what, error) from None

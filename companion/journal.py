@@ -70,7 +70,7 @@ from companion.errors import (
     JournalError,
     UnreadableJournalError,
 )
-from companion.files import reason_of
+from companion.files import reason_of, special_kind
 from companion.rules.base import Outcome, Seated, SomeRules
 
 VERSION = 2
@@ -541,13 +541,18 @@ def read(path: Path) -> GameRecord:
 
     Raises :class:`JournalDamagedError` when the header itself is damaged (or the file is not
     a journal at all) and :class:`JournalError` for a missing or empty file or a journal of a
-    newer version.
+    newer version (:class:`UnreadableJournalError` for one that cannot be read, a named pipe
+    or a device included: its open could wait for ever).
     """
     try:
-        data = path.read_bytes()
+        special = special_kind(os.stat(path).st_mode)  # before opening: a pipe's open waits
+        data = b"" if special else path.read_bytes()
     except OSError as error:
         raise UnreadableJournalError(
             f"cannot read the journal {path}: {reason_of(error)}") from error
+    if special:
+        raise UnreadableJournalError(f"cannot read the journal {path}: it is {special}, not a "
+                                     "file")
     if not data.strip():
         raise JournalError(f"{path.name} is empty: no game header")
     raws = data.split(b"\n")

@@ -224,6 +224,21 @@ def test_a_wrong_demo_option_leaves_the_earlier_demos_journal(files: Path) -> No
     assert earlier.read_text() == "{}\n"
 
 
+def test_a_file_where_the_demos_journal_folder_goes_is_said_before_the_game(
+        files: Path) -> None:
+    """Said before a game is played, not after it as a rename's traceback; the file is kept
+    and no hidden folder of a new journal is left beside it."""
+    in_the_way = files / "out" / "journals" / "demo-enceladus-2p-1"
+    in_the_way.parent.mkdir(parents=True)
+    in_the_way.write_text("mine\n")
+    done = companion("demo", "--display", "dummy", "--out", str(files / "out"), cwd=files)
+    assert done.returncode == 73, done.stderr
+    assert done.stderr == (f"companion: cannot write the journal folder {in_the_way}: "
+                           "it is a file, not a folder\n")
+    assert [p.name for p in in_the_way.parent.iterdir()] == [in_the_way.name]
+    assert in_the_way.read_text() == "mine\n"
+
+
 @pytest.mark.parametrize("args", [
     ("replay", "missing.jsonl"), ("sim", "--replay", "missing.trace"),
     ("sim", "--scenario", "missing.scenario"), ("rules", "check", "missing.json")],

@@ -105,6 +105,36 @@ def test_replay_of_a_file_that_is_no_journal_says_so(
     assert "names no game this companion knows ('chess')" in capsys.readouterr().err
 
 
+def test_replay_of_a_named_pipe_says_so_without_opening_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Opening a pipe waits for a writer, for ever when there is none: it is refused first.
+    A writer stands ready here, so that a replay that opened it would read a whole game."""
+    import os
+    import threading
+
+    game = _game(tmp_path / "game", steps=2).read_bytes()
+    pipe = tmp_path / "game.jsonl"
+    os.mkfifo(pipe)
+
+    def write() -> None:
+        fd = os.open(pipe, os.O_WRONLY)  # waits for a reader
+        os.write(fd, game)
+        os.close(fd)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        status = main(["replay", str(pipe), "--no-gif"])
+    finally:
+        reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)  # lets the writer through
+        writer.join()
+        os.close(reader)
+    assert status == 66
+    assert capsys.readouterr().err == (
+        f"companion: cannot read the journal {pipe}: it is a named pipe, not a file\n")
+
+
 def test_replay_of_a_damaged_journal_shows_it_up_to_its_last_good_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -222,6 +252,20 @@ def test_a_gif_that_cannot_be_written_leaves_the_last_one_whole(
     assert gif.read_bytes() == good
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [path.name, journal.POINTER, gif.name])  # the journal folder's pointer, no part file
+
+
+def test_a_page_that_cannot_be_written_beside_a_gif_is_named_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page is written while the GIF is: the page's sentence is the one said, and the GIF
+    is left out whole, not half written."""
+    path = _game(tmp_path, steps=3)
+    gif = tmp_path / "game.gif"
+    page = tmp_path / "missing" / "game.html"
+    assert main(["replay", str(path), "--gif", str(gif), "--html", str(page)]) == 73
+    assert capsys.readouterr().err == (
+        f"companion: cannot write the page {page}: there is no folder {page.parent}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, journal.POINTER])
 
 
 @pytest.mark.parametrize(("damage", "line", "reason", "shown"), [

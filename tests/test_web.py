@@ -13,6 +13,7 @@ desktop size go to ``out/web/``.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 import time
@@ -110,6 +111,13 @@ def read_page(browser: Any) -> dict[str, Any]:
 def wait_for_seq(browser: Any, seq: int) -> dict[str, Any]:
     browser.execute_async_script(WAIT_FOR_SEQ, seq)
     return read_page(browser)
+
+
+def console_errors(browser: Any) -> list[str]:
+    """The browser's console errors since the last call (a resource that failed to load, such
+    as an icon the page does not name and the server does not have, included)."""
+    return [entry["message"] for entry in browser.get_log("browser")
+            if entry["level"] == "SEVERE"]
 
 
 def screenshots(browser: Any, name: str) -> None:
@@ -254,13 +262,21 @@ def test_the_page_follows_the_demo_game_in_real_time(browser: Any, tmp_path: Pat
         assert service.web is not None and service.web.address.startswith("http://127.0.0.1:")
         follower = Follower(service, browser)
         service.screen_listeners.append(follower)
-        service.screen_listeners.append(
-            lambda screen: follower.steps_seen >= STEPS and service.stop("enough steps"))
+        errors: list[str] = []
+
+        def enough(screen: object) -> None:
+            if follower.steps_seen >= STEPS:
+                errors.extend(console_errors(browser))  # before the stop cuts the event stream
+                service.stop("enough steps")
+
+        service.screen_listeners.append(enough)
+        console_errors(browser)
         browser.get(service.web.address)
         seated.players.start()
         service.run()
     assert seated.players.error is None
     assert follower.errors == []
+    assert errors == []
     assert follower.checked >= STEPS and follower.steps_seen >= STEPS
 
 
@@ -363,7 +379,8 @@ def test_the_game_record_page_steps_through_a_journal_both_ways(
     page = tmp_path / "record.html"
     assert main(["replay", str(path), "--no-gif", "--html", str(page)]) == 0
     text = page.read_text()
-    assert "<script src" not in text and "<link" not in text  # every asset inline
+    assert "<script src" not in text  # every asset inline, the icon a data: address
+    assert re.findall(r"<link[^>]*>", text) == ['<link rel="icon" href="data:,">']
     rules = load("enceladus").RULES
     moments = list(replay_game(journal.read(path).checked(rules), rules))
     browser.get(page.as_uri())
@@ -760,6 +777,7 @@ def test_the_scoreboard_page_shows_every_table_live_and_an_organiser_names_a_sea
     for topic, payload in [*sent[:5], *messages("t2", "g2", "uranus", 2, *uranus[:2])]:
         page.board.receive(topic, payload)
     try:
+        console_errors(browser)
         browser.get(page.address)
         until = WebDriverWait(browser, WAIT_S, poll_frequency=0.05).until
         until(lambda _: len(browser.find_elements(By.CSS_SELECTOR, ".table svg.board")) == 2)
@@ -782,6 +800,7 @@ def test_the_scoreboard_page_shows_every_table_live_and_an_organiser_names_a_sea
         winner = ["Ann", "Bob"][outcome.winners[0] - 1]
         first = browser.find_element(By.CSS_SELECTOR, "#standings tbody tr").text
         assert first.startswith(f"1 {winner} 1")  # rank, name, rank points
+        assert console_errors(browser) == []
     finally:
         page.close()
 

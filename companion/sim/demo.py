@@ -37,6 +37,7 @@ from companion.config import (
     PlayersConfig,
     WebConfig,
 )
+from companion.errors import OutputFileError
 from companion.extras import installed
 from companion.files import output_error
 from companion.opponent import DEFAULT_STRENGTH, Strength
@@ -137,6 +138,11 @@ def run_demo(
         device_options |= {"file_template": str(frames / "luma_{0:06}.png"), **GIF}
     device = make_device(device_options)  # a wrong display option is said before any file
     journal_dir = out / "journals" / name
+    if journal_dir.is_symlink() or journal_dir.exists() and not journal_dir.is_dir():
+        # the new journal could not take its place once the game is played
+        kind = "a link" if journal_dir.is_symlink() else "a file"
+        raise OutputFileError(f"cannot write the journal folder {journal_dir}: it is {kind}, "
+                              "not a folder")
     staging = journal_dir.with_name(f".{name}.new")
     shutil.rmtree(staging, ignore_errors=True)  # left by a demo that was killed
     try:
