@@ -11,6 +11,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,25 @@ def _catches_sigterm(pid: int) -> bool:
     return False
 
 
+RUN = "import sys; from companion.cli import main; sys.exit(main())"
+
+
+@contextmanager
+def _daemon(config: Path, program: str = RUN, **env: str) -> Iterator[subprocess.Popen[str]]:
+    """``companion run --config config`` in a child Python running ``program``, its output
+    read through pipes; killed on the way out if a failed test left it running."""
+    daemon = subprocess.Popen(
+        [sys.executable, "-c", program, "run", "--config", str(config)],
+        env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock", **env},
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        yield daemon
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+
+
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
 def test_a_stop_before_the_configuration_is_read_stops_cleanly(
@@ -38,13 +59,7 @@ def test_a_stop_before_the_configuration_is_read_stops_cleanly(
     notify.bind(str(tmp_path / "notify"))
     notify.settimeout(20)
     journals = tmp_path / "journals"
-    daemon = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from companion.cli import main; sys.exit(main())",
-         "run", "--config", str(config)],
-        env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "notify"),
-             "GPIOZERO_PIN_FACTORY": "mock"},
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with _daemon(config, NOTIFY_SOCKET=str(tmp_path / "notify")) as daemon:
         deadline = time.monotonic() + 20
         while not _catches_sigterm(daemon.pid):  # its handlers are in place...
             assert daemon.poll() is None and time.monotonic() < deadline, daemon.stderr
@@ -55,10 +70,6 @@ def test_a_stop_before_the_configuration_is_read_stops_cleanly(
         writer.start()
         _, err = daemon.communicate(timeout=30)
         writer.join(10)
-    finally:
-        if daemon.poll() is None:
-            daemon.kill()
-            daemon.wait()
     assert daemon.returncode == 0, err
     assert notify.recv(4096) == b"STOPPING=1"
     assert not journals.exists() or not list(journals.iterdir())
@@ -72,12 +83,7 @@ def test_a_flood_of_reloads_never_keeps_a_stop_from_stopping(tmp_path: Path) -> 
     config = tmp_path / "companion.toml"
     config.write_text(f'[board]\nport = "loop://"\n[display]\ndisplay = "dummy"\n'
                       f'[journal]\ndirectory = "{tmp_path / "journals"}"\n')
-    daemon = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from companion.cli import main; sys.exit(main())",
-         "run", "--config", str(config)],
-        env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"},
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
+    with _daemon(config) as daemon:
         assert daemon.stderr is not None
         for line in daemon.stderr:  # the loop is built once the board link is up
             if "board connected" in line:
@@ -87,10 +93,6 @@ def test_a_flood_of_reloads_never_keeps_a_stop_from_stopping(tmp_path: Path) -> 
             time.sleep(0.0001)  # one at a time: signals sent while one is pending are one
         daemon.send_signal(signal.SIGTERM)
         _, err = daemon.communicate(timeout=60)
-    finally:
-        if daemon.poll() is None:
-            daemon.kill()
-            daemon.wait()
     assert daemon.returncode == 0, err
     assert "Traceback" not in err
     assert "reload: the display settings are unchanged" in err
@@ -116,21 +118,13 @@ def test_a_second_stop_while_the_daemon_exits_is_ignored(tmp_path: Path) -> None
     config = tmp_path / "companion.toml"
     config.write_text(f'[board]\nport = "{tmp_path / "ttyUSB9"}"\n[display]\n'
                       f'display = "dummy"\n[journal]\ndirectory = "{tmp_path / "journals"}"\n')
-    daemon = subprocess.Popen(
-        [sys.executable, "-c", WRAPPER, "run", "--config", str(config)],
-        env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"},
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with _daemon(config, WRAPPER) as daemon:
         assert daemon.stderr is not None
         deadline = time.monotonic() + 30
         while "not found" not in daemon.stderr.readline():  # built, its board missing
             assert daemon.poll() is None and time.monotonic() < deadline
         daemon.send_signal(signal.SIGINT)
         out, err = daemon.communicate(timeout=30)
-    finally:
-        if daemon.poll() is None:
-            daemon.kill()
-            daemon.wait()
     assert daemon.returncode == 0, err
     ignored = int(out.split()[1], 16)
     for stop in (signal.SIGINT, signal.SIGTERM):
