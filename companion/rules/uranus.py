@@ -284,6 +284,12 @@ def _cards_showable(seen: frozenset[str] | None, hand: tuple[str, ...]) -> list[
     return list(filter(frozenset(hand).__contains__, ALL_MISSIONS))
 
 
+def _unseen(state: State, player: int) -> frozenset[str] | None:
+    """The cards seen (:func:`seen`) when ``player`` holds unknown cards, else ``None``: what
+    :func:`_cards_showable` and :func:`_score_steps` take."""
+    return seen(state) if state.unknown[player - 1] > 0 else None
+
+
 @lru_cache(maxsize=256)  # a listing a turn, the same until a card is scored or drawn
 def _score_steps(seen: frozenset[str] | None, hand: tuple[str, ...], decks: tuple[bool, ...],
                  standing: bool) -> tuple[Score, ...]:
@@ -936,16 +942,15 @@ class UranusRules(GardenerRules[State, Step]):
     def _showable(self, state: State, player: int) -> list[str]:
         """The cards ``player`` may show, in :data:`ALL_MISSIONS` order (:func:`may_hold`,
         with the cards seen worked out once)."""
-        unseen = seen(state) if state.unknown[player - 1] > 0 else None
-        return _cards_showable(unseen, state.hands[player - 1])
+        return _cards_showable(_unseen(state, player), state.hands[player - 1])
 
     def _scores(self, state: State, standing: bool) -> tuple[Score, ...]:
         """The :class:`Score` steps of the player to move: each card they may show
         (:meth:`_showable`) from each deck holding cards, the Hexagon left out while a
         hexagon stands (it wins: claimed, not scored)."""
         p = state.to_move
-        unseen = seen(state) if state.unknown[p - 1] > 0 else None
-        return _score_steps(unseen, state.hands[p - 1], tuple(map(bool, state.decks)), standing)
+        return _score_steps(_unseen(state, p), state.hands[p - 1], tuple(map(bool, state.decks)),
+                            standing)
 
     def legal_steps(self, state: State) -> Sequence[Step]:
         """Placement: every free, flowerless spot.  Turn: every :class:`Move` (each colour
