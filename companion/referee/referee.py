@@ -265,10 +265,11 @@ class Referee:
         self.layout_set = frozenset(self.layout)
         self.tray: frozenset[Cell] = self.rules.tray_cells(self.state)
         self.observed: dict[Cell, Piece] = dict.fromkeys(self.layout, EMPTY)
-        # While an event is handled, the diff of the board last worked out, as
-        # (sensed_expected, observations, diff); None between events.
+        # While an event is handled (_handling), the diff of the board last worked out, as
+        # (sensed_expected, observations, diff).
         self._observations = 0
-        self._diffed: list[tuple[dict[Cell, Piece], int, dict[Cell, Piece]]] | None = None
+        self._handling = False
+        self._diffed: tuple[dict[Cell, Piece], int, dict[Cell, Piece]] | None = None
         self.have_board = False
         self.pending: Debounce[Cell, Piece] = Debounce(self.settings.debounce_s)
         self.last_change_t = 0.0
@@ -317,11 +318,11 @@ class Referee:
 
     def handle(self, event: AnyEvent) -> Effects:
         """Take one event; return the effects to carry out, in order."""
-        self._diffed = []
+        self._handling = True
         try:
             return self._event(event)
         finally:
-            self._diffed = None
+            self._handling, self._diffed = False, None
 
     def _event(self, event: AnyEvent) -> Effects:
         if isinstance(event, Button) and event.pressed:
@@ -613,11 +614,11 @@ class Referee:
         observation and state: the evaluation, the screen and the extensions' prompts all ask
         on one field update, and each asking compares every cell of the board."""
         kept = self._diffed
-        if kept and kept[0][0] is self.sensed_expected and kept[0][1] == self._observations:
-            return dict(kept[0][2])
+        if kept and kept[0] is self.sensed_expected and kept[1] == self._observations:
+            return dict(kept[2])
         diff = board_diff(self.sensed_expected, self.observed, self.tray)
-        if kept is not None:
-            kept[:] = [(self.sensed_expected, self._observations, diff)]
+        if self._handling:
+            self._diffed = (self.sensed_expected, self._observations, diff)
         return dict(diff)
 
     def _evaluate(self, now: float, *, grace_over: bool = False) -> Effects:
