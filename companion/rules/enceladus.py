@@ -110,6 +110,8 @@ from companion.rules.squares import (
     COLUMNS,
     DIAGONAL_RAYS,
     NEIGHBOURS,
+    NOT_FIRST_COLUMN,
+    NOT_LAST_COLUMN,
     ORTHOGONAL_RAYS,
     SIZE,
     SQUARE_NAMES,
@@ -621,7 +623,7 @@ def _alone(flowers: int) -> int:
     shifted a square left, right, up and down (the row ends masked off) says which have a
     flower beside them, so that no square is visited in Python."""
     beside = (
-        ((flowers << 1) & _NOT_FIRST_COLUMN) | ((flowers >> 1) & _NOT_LAST_COLUMN)
+        ((flowers << 1) & NOT_FIRST_COLUMN) | ((flowers >> 1) & NOT_LAST_COLUMN)
         | (flowers << SIZE) | (flowers >> SIZE)
     )
     return flowers & ~beside
@@ -666,8 +668,6 @@ quarter of the time ``array("b", garden)`` takes from a tuple)."""
 _PIECE_BYTES = bytes(int(value != (EMPTY_SQUARE & 0xFF)) for value in range(256))
 """A square's value as a signed byte -> 1 for a flower or a peak, 0 for ``EMPTY_SQUARE``
 (-1, the byte 255)."""
-_NOT_FIRST_COLUMN = sum(1 << sq for sq in SQUARES if sq % SIZE != 0)
-_NOT_LAST_COLUMN = sum(1 << sq for sq in SQUARES if sq % SIZE != SIZE - 1)
 
 
 def _jump_landings(garden: Sequence[int], occ: Mapping[int, int], m: Square) -> Iterator[Square]:
@@ -1152,8 +1152,8 @@ class _Reach(Mapping[tuple[int, Square], tuple[Square, ...]]):
             # the moving Martian leaves origin, so a flower it stood on becomes pickable
             pickable = free | (flowers & (1 << origin)) if origin < _STARTS_FROM else free
             # per landing, one move for each pickable neighbour, or one without a pick
-            left = landed & (pickable << 1) & _NOT_FIRST_COLUMN
-            right = landed & (pickable >> 1) & _NOT_LAST_COLUMN
+            left = landed & (pickable << 1) & NOT_FIRST_COLUMN
+            right = landed & (pickable >> 1) & NOT_LAST_COLUMN
             below = landed & (pickable << SIZE)
             above = landed & (pickable >> SIZE)
             sides = (landed & ~(left | right | below | above), left, right, below, above)
@@ -1398,11 +1398,10 @@ def _listed(state: State, names: Iterable[str], pays: list[int]) -> list[Sequenc
     colours = state.options.colours
     pay_names = [colours[pay] for pay in pays]
     named = state.options.martians_per_player == 2
-    discs = state.discs
     groups: list[Sequence[Action]] = []
     for name in names:
         k = _ACTION_INDEX[name]
-        if discs[k] is not None:
+        if not _action_open(state, k):
             continue
         if name in _ON_SQUARES:
             groups.append(_Paid(name, _Uses(name, *_operand_boards(state, name)), None, pay_names))
@@ -1422,8 +1421,6 @@ def _listed(state: State, names: Iterable[str], pays: list[int]) -> list[Sequenc
                     martians += [LAYOUT[m]] * len(found)
             groups.append(_Paid(name, _Cells(cells), martians, pay_names))
         elif k == _TUBE:
-            if sum(state.tube) < DRAW:
-                continue
             for pay in pays:
                 groups.append(_Drawn(colours[pay], _paid_draws(colours, state.tube, pay)))
         else:  # the wildflower: one use, on no square

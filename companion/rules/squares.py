@@ -99,7 +99,7 @@ def board_connected(board: int) -> bool:
     region = board & -board
     while True:
         grown = board & (
-            region | ((region << 1) & _NOT_FIRST_COLUMN) | ((region >> 1) & _NOT_LAST_COLUMN)
+            region | ((region << 1) & NOT_FIRST_COLUMN) | ((region >> 1) & NOT_LAST_COLUMN)
             | (region << SIZE) | (region >> SIZE)
         )
         if grown == region:
@@ -107,5 +107,8 @@ def board_connected(board: int) -> bool:
         region = grown
 
 
-_NOT_FIRST_COLUMN = sum(1 << s for s in SQUARES if s % SIZE != 0)
-_NOT_LAST_COLUMN = sum(1 << s for s in SQUARES if s % SIZE != SIZE - 1)
+NOT_FIRST_COLUMN = sum(1 << s for s in SQUARES if s % SIZE != 0)
+"""The bit board of every square but those of column a: a board shifted one square right
+(``<< 1``) and masked with it wraps no row end into the next row."""
+NOT_LAST_COLUMN = sum(1 << s for s in SQUARES if s % SIZE != SIZE - 1)
+"""The bit board of every square but those of column j, for a board shifted left (``>> 1``)."""
