@@ -939,8 +939,11 @@ class Listing(_Made[Step]):
         return self._size > 0
 
     def _at(self, i: int) -> Step:
-        k = bisect_right(self._starts, i) - 1
-        return self._parts[k][i - self._starts[k]]
+        # the part found and read at once (a made part without its own range check)
+        starts = self._starts
+        k = bisect_right(starts, i) - 1
+        part = self._parts[k]
+        return part._at(i - starts[k]) if isinstance(part, _Made) else part[i - starts[k]]
 
     @overload
     def __getitem__(self, i: int) -> Step: ...
@@ -949,12 +952,8 @@ class Listing(_Made[Step]):
     def __getitem__(self, i: slice) -> list[Step]: ...
 
     def __getitem__(self, i: int | slice) -> Step | list[Step]:
-        if isinstance(i, int) and 0 <= i < self._size:
-            # a random playout's read: the part found and read at once
-            starts = self._starts
-            k = bisect_right(starts, i) - 1
-            part = self._parts[k]
-            return part._at(i - starts[k]) if isinstance(part, _Made) else part[i - starts[k]]
+        if isinstance(i, int) and 0 <= i < self._size:  # a random playout's read
+            return self._at(i)
         return super().__getitem__(i)
 
     def __iter__(self) -> Iterator[Step]:
