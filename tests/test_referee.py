@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from companion.board import protocol
-from companion.events import BoardMessage, Button
+from companion.events import BadLine, BoardMessage, Button
 from companion.referee.effects import Buzz, Committed, GameOver, Note, Show, Undone
 from companion.referee.recognition import sensed_board
 from companion.referee.referee import Referee, RefereeSettings
@@ -832,3 +832,21 @@ def test_on_a_presence_board_a_flower_set_down_and_taken_back_at_once_is_no_step
     table.wait(3.0)
     assert table.commits() == []
     assert not [s for s in table.screens() if "wrong" in s.highlights.values()]
+
+
+def test_a_board_sending_only_garbled_lines_is_not_called_disconnected() -> None:
+    table = enceladus(PICK)
+    timeout = table.referee.settings.heartbeat_timeout_s
+    for _ in range(int(timeout * 10) + 1):  # garbage every 100 ms, no good line
+        table.wait(0.1)
+        table.time.deliver(BadLine(table.now, "bad checksum", "F 3 a1 x*00"))
+    notes = [e.text for e in table.effects if isinstance(e, Note)]
+    assert notes[-1] == (f"the board has sent only garbled lines for {timeout:g} s")
+    assert table.screens()[-1].message == "Board garbled: check cable and speed"
+
+
+def test_one_cut_line_and_then_silence_is_still_a_silent_board() -> None:
+    table = enceladus(PICK)
+    table.time.deliver(BadLine(table.now, "bad checksum", "F 3 a"))
+    table.wait(table.referee.settings.heartbeat_timeout_s + 0.1)
+    assert table.screens()[-1].message == "Board disconnected: check the cable"

@@ -278,6 +278,10 @@ class Referee:
         self.question: Question | None = None
         self.warned = False
         self.grace_set = False
+        # Lines the link refused since the board's last good one, and when the last came:
+        # silence full of them is garbage (a frame cut by a stall or a pull is one line).
+        self.bad_lines = 0
+        self.bad_line_t = 0.0
         self.unknown_cells: set[str] = set()
         self._new_state(self.state)
         # A restart within a correction's window: the board may show the step corrected.
@@ -349,7 +353,10 @@ class Referee:
             case LinkState():
                 return self._link(event)
             case BadLine():
-                return []  # the link counts and logs refused lines; the game is not touched
+                # The link counts and logs refused lines; the game is not touched.
+                self.bad_lines += 1
+                self.bad_line_t = event.t
+                return []
             case Fault():
                 return [Note(NoteLevel.ERROR, f"{event.where}: {event.error}")]
             case Stop() | Reload() | StartGame():
@@ -361,6 +368,7 @@ class Referee:
     def _message(self, now: float, message: protocol.Message) -> Effects:
         # Sequence gaps are the link's business: it asks for a dump (companion.board.link).
         # Any message shows the board is alive; silence longer than the timeout is flagged.
+        self.bad_lines = 0
         return [
             SetTimer(TimerName.HEARTBEAT, now + self.settings.heartbeat_timeout_s),
             *self._board_message(now, message),
@@ -491,6 +499,14 @@ class Referee:
                 return self._evaluate(now, grace_over=True)
             case TimerName.HEARTBEAT:
                 seconds = self.settings.heartbeat_timeout_s
+                if self.bad_lines > 1 and now - self.bad_line_t < seconds:
+                    # Talking but unreadable: a wrong baudrate or a noisy line, not a pull.
+                    return [
+                        Note(NoteLevel.WARNING,
+                             f"the board has sent only garbled lines for {seconds:g} s"),
+                        Show(self._notice("Board garbled: check cable and speed", now,
+                                          urgent=True)),
+                    ]
                 return [
                     Note(NoteLevel.WARNING, f"the board has said nothing for {seconds:g} s"),
                     Show(self._notice("Board disconnected: check the cable", now, urgent=True)),
