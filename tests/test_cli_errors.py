@@ -347,6 +347,20 @@ def test_output_onto_a_full_disk_is_one_sentence_and_73(files: Path, args: tuple
         73, "companion: cannot write the standard output: the disk is full\n")
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("display", ["gifanim", "capture"])
+def test_a_demo_whose_output_cannot_be_written_leaves_no_folders(files: Path,
+                                                                 display: str) -> None:
+    """The demo stops at its first line, before its game begins: the folders it made for
+    the journal and the frames are taken away again, not left empty."""
+    with open("/dev/full", "wb") as full:
+        done = companion("demo", "--display", display, "--out", str(files / "out"),
+                         cwd=files, stdout=full.fileno())
+    assert (done.returncode, done.stderr) == (
+        73, "companion: cannot write the standard output: the disk is full\n")
+    assert not (files / "out").exists()
+
+
 def test_a_closed_standard_output_is_no_traceback(files: Path) -> None:
     """Started with its standard output closed (``>&-``), Python has no ``sys.stdout``:
     what would be printed is dropped, and the command does its work."""

@@ -16,7 +16,7 @@ frames, ``--display capture``): run again, the demo plays the same game again, a
 and GIF take the earlier ones' places, as a rerun is expected to.  The earlier journal stays
 until the new game has begun: every option is checked and the device made first, and the new
 journal is kept aside (``.<name>.new``) until the game ends, so a wrong option or a game that
-cannot start leaves the earlier one whole.
+cannot start leaves the earlier one whole, and the folders made for it are taken away again.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 import shutil
 import sys
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -93,6 +93,16 @@ def _end_hold(screen: Screen, interval: float) -> float:
     return min(longest, max(shortest, frames * interval))
 
 
+def _unmake(staging: Path, made: list[Path]) -> None:
+    """Take away what a demo whose game did not begin has made: its new journal's
+    ``staging`` folder, then each folder of ``made`` (made by this demo, outermost first)
+    that is empty."""
+    shutil.rmtree(staging, ignore_errors=True)
+    for folder in reversed(made):
+        with suppress(OSError):  # not empty: something else is kept there
+            folder.rmdir()
+
+
 def run_demo(
     *,
     game: str,
@@ -145,6 +155,10 @@ def run_demo(
                               "not a folder")
     staging = journal_dir.with_name(f".{name}.new")
     shutil.rmtree(staging, ignore_errors=True)  # left by a demo that was killed
+    # the folders this demo makes (``out``, ``out/journals`` on a first run; the frames'):
+    # taken away again, when empty, if the game does not begin
+    made = [folder for folder in (out, staging.parent, *([frames] * (display == "capture")))
+            if not folder.exists()]
     try:
         staging.mkdir(parents=True)
     except OSError as error:
@@ -155,7 +169,7 @@ def run_demo(
             for old in frames.glob("luma_*.png"):  # an earlier run's, not to mix with these
                 old.unlink()
         except OSError as error:
-            shutil.rmtree(staging, ignore_errors=True)
+            _unmake(staging, made)
             raise output_error(frames, "frames folder", error) from None
     web = WEB if installed("tornado") else ""
     if not web:
@@ -193,7 +207,7 @@ def run_demo(
             shutil.rmtree(journal_dir, ignore_errors=True)
             staging.rename(journal_dir)
         else:
-            shutil.rmtree(staging, ignore_errors=True)
+            _unmake(staging, made)
     print(f"Gardens of {game.capitalize()}, {players} players, seed {seed}, {sensing} board:")
     if seats:
         print("The companion plays " + ", ".join(
