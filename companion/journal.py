@@ -196,10 +196,14 @@ class GameRecord:
 
     @property
     def over(self) -> Over | None:
+        """The end of the game, or ``None`` while it goes on: an end line followed by an
+        undo (the step that ended the game taken back) is no end any more."""
         over: Over | None = None
         for line in self.lines[1:]:
             if "over" in line.entry:
                 over = cast(Over, line.entry["over"])  # checked by read
+            elif "step" in line.entry or "undo" in line.entry:
+                over = None
         return over
 
     @property
@@ -328,6 +332,7 @@ class Journal:
                 f"cannot open the game journal {path}: {reason_of(error)}") from error
         self._backlog: list[bytes] = []
         self._pointer: str | None = None  # what the folder's pointer is yet to say
+        self._ended = False  # an end line written, no undo since
         self._pointer_failed = False  # said once until it is written
         self.header: Mapping[str, object] = {}
         """The game's header as given to :meth:`create` (or read back by :meth:`continuing`),
@@ -343,6 +348,7 @@ class Journal:
                       lines=len(record.lines), crc=last.crc)
         journal.header = {key: value for key, value in record.header.items()
                           if key not in _OWN_KEYS}
+        journal._ended = record.over is not None
         return journal
 
     @classmethod
@@ -379,8 +385,9 @@ class Journal:
         line still queued from a failed write.
 
         Then the folder's pointer is brought up to date: it names a new journal once its
-        header is durable, and is emptied once a line ending the game (``over``) is; a
-        pointer that cannot be written is logged, removed (a restart then looks through the
+        header is durable, is emptied once a line ending the game (``over``) is, and names
+        the journal again once an undo takes back the step that ended it; a pointer that
+        cannot be written is logged, removed (a restart then looks through the
         folder for the game) and tried again after the next line.
 
         Raises :class:`JournalError` when a write fails; those lines and the ones after them
@@ -398,7 +405,10 @@ class Journal:
         self._backlog.append(lines)
         self.flush()
         if any("over" in entry for entry in entries):
-            self._pointer = ""
+            self._pointer, self._ended = "", True
+        elif self._ended and any("undo" in entry for entry in entries):
+            # the step that ended the game taken back: the game is in progress again
+            self._pointer, self._ended = self.path.name, False
         if self._pointer is not None:
             try:
                 point_to(self.path.parent, self._pointer, fsync=self.fsync)

@@ -92,6 +92,29 @@ def test_the_game_in_progress_is_the_one_the_folders_pointer_names(tmp_path: Pat
     assert (tmp_path / journal.POINTER).read_text() == f"{stray.name}\n"
 
 
+def test_an_undo_after_the_end_line_makes_the_game_in_progress_again(tmp_path: Path) -> None:
+    """The step that ended the game taken back: the record has no end, and the folder's
+    pointer names the journal again, so that a restart resumes the game."""
+    setup = MARS.new_game(2, 3, {})
+    record = journal.Journal.create(tmp_path, _header(setup))
+    (before, step), = _play(setup, 1)
+    record.step(1, 1, MARS.format_step(before, step))
+    record.append({"over": {"winners": [1], "termination": "test", "ranking": []}})
+    assert journal.read(record.path).over is not None
+    assert journal.latest_unfinished(tmp_path) is None
+    record.undo(1)
+    record.close()
+    assert journal.read(record.path).over is None
+    assert journal.latest_unfinished(tmp_path) == record.path
+    # a journal going on from such a record also knows the end is taken back
+    again = journal.Journal.continuing(journal.read(record.path), fsync=False)
+    again.step(1, 1, MARS.format_step(before, step))
+    again.append({"over": {"winners": [1], "termination": "test", "ranking": []}})
+    again.undo(1)
+    again.close()
+    assert journal.latest_unfinished(tmp_path) == record.path
+
+
 def test_a_step_corrected_by_hand_is_one_write_of_its_undo_and_the_step_in_its_place(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

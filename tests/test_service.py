@@ -167,6 +167,33 @@ def test_a_committed_step_is_in_the_journal_before_the_matrix_shows_it(tmp_path:
     assert all(in_file >= committed for committed, in_file in seen)
 
 
+def test_the_step_that_ended_the_game_taken_back_is_a_game_in_progress_logged_once(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Undo after the end: the game goes on (no outcome, the journal's pointer names it for a
+    restart) and the take-back is one line of the log."""
+    # player 2 has no Martian move left once player 1 plays j3/i3 (the end of the game)
+    state = load("enceladus").CASES.position({"game": "enceladus", "options": {}, "position": {
+        "players": 2, "to_move": 1, "cells": {"j1": "M1", "j3": "red", "i3": "red", "L9": "M2"},
+        "reserves": {"1": {"blue": 1}, "2": {}}, "tube": {}, "used_actions": []}})
+    clock = VirtualClock()
+    journal = journal_mod.Journal.create(tmp_path, {"game": "enceladus", "setup": "x"},
+                                         fsync=False)
+    updates = [BoardMessage(0, protocol.FieldUpdate(seq=0, cell=cell, piece=piece))
+               for cell, piece in (("j1", ""), ("j3", ""), ("j3", "M1"), ("i3", ""))]
+    script = [(0.0, _dump(state)), *((1.0 + 0.1 * i, u) for i, u in enumerate(updates)),
+              (3.0, Button(0, "undo")), (4.0, Stop(0))]
+    service, _ = _service(clock, script, state=state, journal=journal)
+    ended: list[bool] = []
+    service.screen_listeners.append(lambda screen: ended.append(service.outcome is not None))
+    with caplog.at_level(logging.INFO, logger="companion"):
+        outcome = service.run()
+    journal.close()
+    assert True in ended and outcome is None and service.referee.steps_committed == 0
+    assert journal_mod.latest_unfinished(tmp_path) == journal.path
+    said = [r.getMessage() for r in caplog.records if "taken back" in r.getMessage()]
+    assert said == ["step 1 (j3/i3) taken back"]
+
+
 def test_what_start_up_made_is_out_of_the_collectors_sight_while_the_loop_runs() -> None:
     # A full collection mid-game walks only what the game made, not every module: the
     # objects made before the loop are frozen while it runs, and given back when it ends.

@@ -354,8 +354,8 @@ class Service:
             case Dealt():
                 log.info("a card was read for the companion at seat %d", effect.player)  # not which
                 self._journal(lambda j: j.dealt(effect.player, effect.card))
-            case Undone():
-                log.info("step %d (%s) taken back", effect.number, effect.step)
+            case Undone():  # logged by the referee's note
+                self.outcome = None  # the step that ended the game may be the one taken back
                 self._journal(lambda j: j.undo(effect.number))
             case GameOver():
                 self.outcome = effect.outcome
