@@ -1348,8 +1348,9 @@ def journal_folder_problem(directory: Path) -> str:
     """What ``companion run`` would meet making its journal folder ``directory`` and writing
     in it, found without making it: a file in the way, a folder that takes no new file (read
     only, no permission, or not a real folder such as ``/proc/1``), or a parent in which it
-    cannot be made.  ``""`` when nothing is in the way.  An existing folder is tried with a
-    file made and removed at once."""
+    cannot be made (the same, ``/proc`` even for root).  ``""`` when nothing is in the way.
+    An existing folder is tried with a file made and removed at once, the nearest existing
+    parent of a missing one with a folder made and removed at once."""
     existing = directory
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -1358,9 +1359,13 @@ def journal_folder_problem(directory: Path) -> str:
             return f"the journal folder {directory} is a file, not a folder"
         return f"the journal folder {directory} cannot be made: {existing} is a file"
     if existing != directory:
-        if not os.access(existing, os.W_OK | os.X_OK):
-            return (f"the journal folder {directory} cannot be made: {existing} is not "
-                    "writable")
+        try:
+            os.rmdir(tempfile.mkdtemp(dir=existing))
+        except OSError as error:
+            reason = ("it is not a folder for files" if error.errno == errno.ENOENT
+                      else "it is not writable" if error.errno in (errno.EACCES, errno.EPERM)
+                      else error.strerror or str(error))
+            return f"the journal folder {directory} cannot be made in {existing}: {reason}"
         return ""
     try:
         with tempfile.TemporaryFile(dir=directory):

@@ -726,11 +726,14 @@ def test_check_config_warns_of_what_this_machine_lacks(
     ("{file}", "the journal folder {file} is a file, not a folder"),
     ("{file}/games", "the journal folder {file}/games cannot be made: {file} is a file"),
     ("/proc/1", "the journal folder /proc/1 takes no new file (it is not a folder for files)"),
+    # a folder to be made in a kernel's folder, which takes none even from root
+    ("/proc/games", "the journal folder /proc/games cannot be made in /proc: it is not a "
+                    "folder for files"),
 ])
 def test_check_config_warns_of_a_journal_folder_run_could_not_use(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, directory: str, warning: str,
 ) -> None:
-    if directory == "/proc/1" and not Path("/proc/1").is_dir():
+    if directory.startswith("/proc/") and not Path("/proc/1").is_dir():
         pytest.skip("needs Linux's /proc")
     monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
     file = tmp_path / "a-file"
