@@ -502,7 +502,8 @@ class PlayersConfig:
     ``names``: the players' names, seat 1 first, at most :data:`MAX_NAME` characters each
     (``""`` for a seat without one; seats past the list have none).  They go into each game's
     journal header, and from there to the scoreboard (``[mqtt]``), so that an event's
-    standings follow the players from table to table.
+    standings follow the players from table to table.  A list of more names than ``[game]
+    players`` (blank ones at its end aside) is refused.
 
     ``seats``: one entry per player, in turn order, each one of :data:`SEATS`: ``"person"``
     for a person, else the companion at that strength, whose steps the matrix announces and
@@ -1209,6 +1210,13 @@ def _check_game(config: Config, problems: _Problems) -> None:
         problems.add(("players", "seats"),
                      f"[players] seats lists {len(seats)} seats but [game] players is "
                      f"{game.players}; give one seat per player")
+    named = len(config.players.names)
+    while named and not config.players.names[named - 1].strip():  # blank seats at the end
+        named -= 1
+    if named > game.players:
+        problems.add(("players", "names"),
+                     f"[players] names lists {named} names but [game] players is "
+                     f"{game.players}; give at most one name per player")
     try:
         load(game.name).RULES.new_game(game.players, 1, game.rules_options())
     except CompanionError as error:

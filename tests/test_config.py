@@ -948,6 +948,16 @@ def test_players_names_are_read_and_go_into_each_new_games_journal_header(
         assert said in only_problem(f"[players]\n{text}\n"), text
 
 
+def test_more_players_names_than_players_are_refused_with_the_key_named() -> None:
+    """Names past the last seat would be dropped without a word; blank ones at the end of
+    the list name no seat and are let be, as on the live page's form."""
+    assert only_problem('[game]\nplayers = 2\n[players]\nnames = ["Ann", "Bob", "Cy"]\n') == (
+        "test.toml, line 4: [players] names lists 3 names but [game] players is 2; give at "
+        "most one name per player")
+    config = parse_config('[game]\nplayers = 2\n[players]\nnames = ["Ann", "Bob", " "]\n')
+    assert config.players.seat_names(2) == ["Ann", "Bob"]
+
+
 @pytest.mark.parametrize(("toml", "module", "sentence"), [
     ('[web]\nlisten = "127.0.0.1:8080"\n', "tornado",
      "line 2: [web] listen is set but the web page cannot be served: tornado is not installed "
