@@ -598,9 +598,10 @@ def test_the_destinations_are_the_landings_of_the_legal_moves(board: str) -> Non
 
 
 @pytest.mark.parametrize("game", ["mars", "uranus"])
-@pytest.mark.parametrize("cell", ["٠,-4", "+0,-4", "0,+4", "0, -4", "0,-4_0", "0,-４"],
+@pytest.mark.parametrize("cell", ["٠,-4", "+0,-4", "0,+4", "0, -4", "0,-4_0", "0,-４",
+                                  "-0,-4", "0,-04"],
                          ids=["arabic-indic", "plus", "plus-r", "space-within", "underscore",
-                              "fullwidth"])
+                              "fullwidth", "minus-zero", "leading-zero"])
 def test_a_hex_is_written_in_ascii_digits_with_a_minus_sign_or_none(game: str, cell: str) -> None:
     import re
 

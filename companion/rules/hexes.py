@@ -30,14 +30,16 @@ def hex_name(cell: Hex) -> str:
     return f"{cell[0]},{cell[1]}"
 
 
-_HEX = re.compile(r"(-?[0-9]+),(-?[0-9]+)")
-"""A hex's name: two whole numbers in ASCII digits, each with a minus sign or none."""
+_HEX = re.compile(r"(0|-?[1-9][0-9]*),(0|-?[1-9][0-9]*)")
+"""A hex's name: two whole numbers in ASCII digits as :func:`hex_name` writes them, each
+with a minus sign or none; no ``-0`` and no leading zeros."""
 
 
 def parse_hex(text: str) -> Hex:
     """``"-3,2" -> (-3, 2)`` (spaces around it are ignored).  Raises
     :class:`InvalidStepError` for anything else: a plus sign, other digits than 0-9
-    (``"٠,٠"``), spaces or ``_`` within."""
+    (``"٠,٠"``), spaces or ``_`` within, ``-0`` or a leading zero (``"03"``), which would
+    make a second name of a hex (two keys of a case's cells for one hex)."""
     found = _HEX.fullmatch(text.strip())
     if found is None:
         raise InvalidStepError(f"{text!r} is not a hex cell; write it as q,r with the digits "
