@@ -236,7 +236,7 @@ def _scoreboard(args: argparse.Namespace) -> int:
     run_scoreboard(broker=args.broker, topic=args.topic, listen=args.listen,
                    terminal=args.terminal, client_id=args.client_id, username=args.username,
                    password_file=Path(args.password_file) if args.password_file else None,
-                   ca_file=Path(args.ca_file) if args.ca_file else None, pin=args.pin,
+                   ca_file=Path(args.ca_file) if args.ca_file else None, pin=args.pin or "",
                    keep=Path(args.keep) if args.keep else None)
     return 0  # only ever reached by a test that stops it otherwise
 
@@ -361,6 +361,15 @@ def _strengths(text: str) -> tuple[str, ...]:
     return strengths
 
 
+def _pin(text: str) -> str:
+    """``scoreboard --pin``, for the argument parser: 4 to 8 digits, as the page asks for
+    it (a drawn PIN has 4)."""
+    if not (4 <= len(text) <= 8 and text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a PIN; give 4 to 8 digits, such "
+                                         "as 2718")
+    return text
+
+
 def _whole(low: int, high: int) -> Callable[[str], int]:
     """A whole number from ``low`` to ``high``, for the argument parser."""
 
@@ -473,8 +482,8 @@ def make_parser() -> argparse.ArgumentParser:
                        help="a file holding that user's password")
     board.add_argument("--ca-file", metavar="FILE",
                        help="the authority of the broker's TLS certificate")
-    board.add_argument("--pin", default="", help="the organiser's PIN for naming seats "
-                       "(default: drawn and printed)")
+    board.add_argument("--pin", type=_pin, help="the organiser's PIN for naming "
+                       "seats, 4 to 8 digits (default: 4 drawn and printed)")
     board.add_argument("--keep", metavar="FILE", help="keep the evening in FILE and read it "
                        "back when started again (the rounds before, the names set)")
     board.set_defaults(func=_scoreboard)

@@ -182,6 +182,10 @@ CASES = {
     "rules-check-empty": (("rules", "check", "{dir}/empty.txt"), 1, REPORT, []),
     "rules-check-id-of-no-characters": (("rules", "check", "{dir}/no-characters.json"), 1,
                                         REPORT, []),
+    "scoreboard-pin-letters": (("scoreboard", "--broker", "mqtt://127.0.0.1:1", "--pin", "abc"),
+                               2, USAGE, []),
+    "scoreboard-pin-short": (("scoreboard", "--broker", "mqtt://127.0.0.1:1", "--pin", "12"),
+                             2, USAGE, []),
     "no-command": ((), 2, USAGE, []),
     "unknown-command": (("bogus",), 2, USAGE, []),
 }
