@@ -256,7 +256,7 @@ class GameRecord:
         try:
             states = [rules.parse_position(self.setup)]
         except (CompanionError, KeyError) as error:
-            raise JournalError(f"{self.path.name}: the setup cannot be read: {error}") from error
+            raise JournalError(f"{self.path}: the setup cannot be read: {error}") from error
         for line in self.lines[1:]:
             if "step" in line.entry:
                 text = cast(Step, line.entry)["step"]  # checked by read
@@ -271,7 +271,7 @@ class GameRecord:
         return self
 
     def _check_header(self, rules: SomeRules) -> None:
-        header, name = self.header, self.path.name
+        header, name = self.header, self.path
         players, seed = header.get("players", 2), header.get("seed", 0)
         options = header.get("options", {})
         if not _whole(seed) or cast(int, seed) < 0:
@@ -299,7 +299,7 @@ class GameRecord:
                 after = rules.apply(state, step)
             except CompanionError as error:
                 raise JournalError(
-                    f"{self.path.name}: step {entry.get('n')} ({entry.get('step')!r}) cannot be "
+                    f"{self.path}: step {entry.get('n')} ({entry.get('step')!r}) cannot be "
                     f"replayed: {error}"
                 ) from error
             yield state, step, after
@@ -564,7 +564,7 @@ def read(path: Path) -> GameRecord:
         raise UnreadableJournalError(f"cannot read the journal {path}: it is {special}, not a "
                                      "file")
     if not data.strip():
-        raise JournalError(f"{path.name} is empty: no game header")
+        raise JournalError(f"{path} is empty: no game header")
     raws = data.split(b"\n")
     lines: list[Line] = []
     in_force: list[int] = []  # the step numbers in force, to check each next one
@@ -581,7 +581,7 @@ def read(path: Path) -> GameRecord:
         if entry is None and index == len(raws) - 1:
             torn = True
             if not lines:
-                raise JournalDamagedError(f"{path.name} is not a game journal: its first line "
+                raise JournalDamagedError(f"{path} is not a game journal: its first line "
                                           "is not a journal header", number, "cut off")
             break
         if not lines:
@@ -595,7 +595,7 @@ def read(path: Path) -> GameRecord:
                 lines.append(Line(number, end, crc, entry))
                 continue
         if not lines:
-            raise JournalDamagedError(f"{path.name} is damaged at line {number} ({reason})",
+            raise JournalDamagedError(f"{path} is damaged at line {number} ({reason})",
                                       number, reason)
         damage = Damage(number, reason)
         break
@@ -616,11 +616,11 @@ def _header_version(path: Path, entry: Entry | None, number: int) -> int:
     one."""
     version = entry.get("journal") if entry is not None else None
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise JournalDamagedError(f"{path.name} is not a game journal: its first line is not a "
+        raise JournalDamagedError(f"{path} is not a game journal: its first line is not a "
                                   "journal header", number, "not a journal header")
     if version > VERSION:
         raise JournalError(
-            f"{path.name} was written by a newer companion (journal version "
+            f"{path} was written by a newer companion (journal version "
             f"{version}; this one reads up to {VERSION}); update the companion"
         )
     return version

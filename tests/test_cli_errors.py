@@ -255,6 +255,21 @@ def test_a_missing_input_file_is_said_in_the_same_words_by_every_command(
     assert done.stderr.endswith(f" {args[-1]}: there is no such file\n"), done.stderr
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    ("", "is empty: no game header"),
+    ("my notes\n", "is not a game journal: its first line is not a journal header"),
+    ('{"journal": 99}\n', "was written by a newer companion"),
+], ids=["empty", "not-a-journal", "newer"])
+def test_a_journal_that_is_not_one_is_named_by_the_path_given(files: Path, text: str,
+                                                               said: str) -> None:
+    """The path as the person typed it, folder and all: a name alone could be any folder's."""
+    (files / "games").mkdir()
+    (files / "games" / "x.jsonl").write_text(text)
+    done = companion("replay", "games/x.jsonl", "--no-gif", cwd=files)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"companion: games/x.jsonl {said}"), done.stderr
+
+
 def test_replay_never_writes_its_gif_over_the_journal(files: Path) -> None:
     journal_file = files / "game.jsonl"
     before = journal_file.read_bytes()

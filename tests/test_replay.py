@@ -288,5 +288,5 @@ def test_replay_says_where_a_journal_is_damaged_first_last_and_on_stderr(
     out = done.stdout.splitlines()
     assert done.returncode == 0
     assert out[1] == out[-1] == f"({note})" and out[-2] == f"Unfinished after {shown} steps"
-    assert done.stderr.endswith(f"WARNING companion.replay: {path.name} is {note}\n")
+    assert done.stderr.endswith(f"WARNING companion.replay: {path} is {note}\n")
     assert len(done.stderr.splitlines()) == 1

@@ -65,7 +65,7 @@ def replay_game(record: journal.GameRecord, rules: SomeRules) -> Iterator[Moment
     try:
         state = rules.parse_position(record.setup)
     except CompanionError as error:
-        raise JournalError(f"{record.path.name}: its setup cannot be read: {error}") from None
+        raise JournalError(f"{record.path}: its setup cannot be read: {error}") from None
     yield Moment(0, 0, "", state, tuple(rules.status(state)))
     for number, (before, step, after) in enumerate(record.replay(rules), 1):
         yield Moment(number, rules.to_move(before), rules.format_step(before, step), after,
@@ -146,7 +146,7 @@ def read_game(path: Path) -> tuple[journal.GameRecord, SomeRules, list[Moment]]:
     record = journal.read(path)
     game = record.header.get("game")
     if game not in GAMES or "setup" not in record.header:
-        raise JournalError(f"{path.name} names no game this companion knows ({game!r}) or has "
+        raise JournalError(f"{path} names no game this companion knows ({game!r}) or has "
                            "no setup")
     rules = load_rules(str(game)).RULES
     record = record.checked(rules)
@@ -256,7 +256,7 @@ def replay(path: Path, *, gif: Path | None, width: int = 16, height: int = 16, m
                              f"over it: give {option} another file name")
     record, rules, moments = read_game(path)
     if record.damage is not None:
-        log.warning("%s is %s", path.name, damage_note(record, moments))
+        log.warning("%s is %s", path, damage_note(record, moments))
     lines = format_game(record, moments)
     layout = layout_of(record, rules)
     # Both files are begun before either is written and renamed into place only when both are
