@@ -58,6 +58,22 @@ def test_replay_prints_every_step_with_the_scores_and_the_end(
     assert lines[-1].startswith("Game over (") and record.over is not None
 
 
+def test_the_scores_stay_in_their_columns_when_they_come_to_two_digits(
+        tmp_path: Path) -> None:
+    """The setup line's scores under the steps', and player 2's under player 2's when
+    player 1's score grows a digit."""
+    from companion.tools.replay import Moment, format_game
+
+    record = journal.read(_game(tmp_path, steps=2))
+    moments = [Moment(0, 0, "", None, ((1, "0 pts"), (2, "0 pts"))),
+               Moment(1, 1, "@0,-4", None, ((1, "9 pts"), (2, "0 pts"))),
+               Moment(2, 2, "2,-4=green", None, ((1, "12 pts"), (2, "103 pts")))]
+    lines = format_game(record, moments)[1:4]
+    assert [line.index("P1 ", 9) for line in lines] == [lines[0].index("P1 ")] * 3
+    assert [line.rindex("P2 ") for line in lines] == [lines[2].rindex("P2 ")] * 3
+    assert lines[2].endswith("P1 12 pts  P2 103 pts")
+
+
 @pytest.mark.parametrize(("steps", "said"), [(0, "0 steps"), (1, "1 step"), (2, "2 steps")])
 def test_replay_counts_the_steps_of_an_unfinished_game_in_words(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], steps: int, said: str

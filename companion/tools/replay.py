@@ -72,8 +72,10 @@ def replay_game(record: journal.GameRecord, rules: SomeRules) -> Iterator[Moment
                      tuple(rules.status(after)))
 
 
-def _scores(scores: Sequence[tuple[int, str]]) -> str:
-    return "  ".join(f"P{player} {score}" for player, score in scores)
+def _scores(scores: Sequence[tuple[int, str]], widths: Sequence[int]) -> str:
+    """``P1 3 pts  P2 10 pts``, each player's column ``widths[i]`` wide but the last."""
+    return "  ".join(f"P{player} {score:<{width}}" for (player, score), width
+                     in zip(scores, widths, strict=False)).rstrip()
 
 
 def format_game(record: journal.GameRecord, moments: Sequence[Moment]) -> list[str]:
@@ -90,12 +92,15 @@ def format_game(record: journal.GameRecord, moments: Sequence[Moment]) -> list[s
     elif record.dropped_torn_line:
         lines.append("(the last line was cut off by a power loss and is left out)")
     width = max((len(m.step) for m in moments), default=0)
+    # every player's scores in one column, however many digits they come to
+    columns = [max(len(score) for _, score in column)
+               for column in zip(*(m.scores for m in moments), strict=False)]
     for moment in moments:
         if moment.number == 0:
-            lines.append(f"  setup{'':{width + 7}}{_scores(moment.scores)}")
+            head = "  setup"
         else:
-            lines.append(f"{moment.number:4}. P{moment.player} {moment.step:<{width}}   "
-                         f"{_scores(moment.scores)}")
+            head = f"{moment.number:4}. P{moment.player} {moment.step}"
+        lines.append(f"{head:<{width + 12}}{_scores(moment.scores, columns)}")
     if record.over is not None:
         over = record.over
         winners = " and ".join(f"Player {p}" for p in over["winners"])
