@@ -405,6 +405,24 @@ def test_the_game_record_page_steps_through_a_journal_both_ways(
     screenshots(browser, "record")
 
 
+@pytest.mark.parametrize("steps", [12, None], ids=["unfinished", "finished"])
+def test_the_game_record_page_of_an_unfinished_game_says_it_is_in_progress(
+    browser: Any, tmp_path: Path, steps: int | None
+) -> None:
+    """Its caption does not read as a whole game's record: the game goes on."""
+    from selenium.webdriver.common.by import By
+    from test_replay import _game
+
+    from companion.cli import main
+
+    page = tmp_path / "record.html"
+    assert main(["replay", str(_game(tmp_path, steps=steps)), "--no-gif", "--html",
+                 str(page)]) == 0
+    browser.get(page.as_uri())
+    said = browser.find_element(By.ID, "connection").text
+    assert said == ("game in progress" if steps else "game record")
+
+
 def test_a_long_step_of_the_game_record_stays_in_its_column(
     browser: Any, tmp_path: Path
 ) -> None:

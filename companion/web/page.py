@@ -84,6 +84,7 @@ class Record(TypedDict):
 
     positions: list[Snapshot]
     chart: str
+    over: bool
     name: NotRequired[str]
 
 
@@ -275,15 +276,18 @@ def chart_svg(scores: list[tuple[tuple[int, str], ...]]) -> str:
 def record(screens: list[Screen], steps: list[str]) -> Record:
     """A game record as the page steps through it, JSON-ready: ``positions``, the
     :data:`Snapshot` after every step (each with its ``step`` notation), and ``chart``, the
-    score chart; ``screens[i]`` is the position after step ``i`` (0: the setup), ``steps[i]``
-    that step's notation (``""`` for the setup)."""
+    score chart, and ``over``, whether the game has ended (its last position shows the
+    ranking), for the page to say a game in progress of one that has not; ``screens[i]`` is
+    the position after step ``i`` (0: the setup), ``steps[i]`` that step's notation (``""``
+    for the setup)."""
     positions = []
     for i, (screen, step) in enumerate(zip(screens, steps, strict=True)):
         position = snapshot(screen, seq=i + 1, link="record", steps=i)
         position["step"] = step
         positions.append(position)
     return {"positions": positions,
-            "chart": chart_svg([tuple(screen.scores) for screen in screens])}
+            "chart": chart_svg([tuple(screen.scores) for screen in screens]),
+            "over": bool(screens and screens[-1].ranking)}
 
 
 def record_html(title: str, screens: list[Screen], steps: list[str]) -> str:

@@ -471,7 +471,7 @@ class WebView(PageServer):
         """The game so far as the page steps through it (:func:`companion.web.page.record`;
         no position before the first publish with ``played``)."""
         if self._played is None:
-            return {"positions": [], "chart": ""}
+            return {"positions": [], "chart": "", "over": False}
         rules, layout, history, state = self._played
         moments = [replace(m, step=_public(m.step, m.state))
                    for m in history_moments(rules, history, state)]

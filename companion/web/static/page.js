@@ -143,7 +143,7 @@
 
   const record = JSON.parse($("record").textContent || "null");
   if (record) {  // a game record in a file: nothing else to follow
-    connection("record", "game record");
+    connection("record", record.over ? "game record" : "game in progress");
     $("stepper").hidden = false;
     $("controls").hidden = true;
     browse(record);
