@@ -790,20 +790,24 @@ def latest_unfinished(directory: Path) -> Path | None:
     as it can be read); a journal with a damaged header counts (the caller sets it aside).
 
     It is the one the folder's pointer names (:data:`POINTER`): a start reads that pointer and
-    that journal, however many finished games the folder holds.  A pointer that names nothing,
-    a journal no longer there or one whose game has ended gives ``None``.  Only a folder with
-    no pointer, or one that names no journal file (a companion older than the pointer wrote
-    it), is scanned for its newest unfinished journal, and the pointer is written; journals
-    that cannot be read there (a newer version, an empty file) are skipped with a warning.
+    that journal, however many finished games the folder holds.  A pointer that names nothing
+    (one line, empty) or a journal whose game has ended gives ``None``; a journal it names
+    that cannot be read (no longer there, empty, of a newer version) is returned all the
+    same, for the caller to say that the game in progress is lost.  Only a folder with no
+    pointer, an empty pointer file (never written: the companion writes a line) or one that
+    names no journal file (a companion older than the pointer wrote it) is scanned for its
+    newest unfinished journal, and the pointer is written; journals that cannot be read
+    there (a newer version, an empty file) are skipped with a warning.
     """
     if not directory.is_dir():
         return None
     try:
-        name = (directory / POINTER).read_text(encoding="utf-8").strip()
+        text: str | None = (directory / POINTER).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        name = None
+        text = None
+    name = text.strip() if text else None
     if name is not None and (name == "" or _journal_name(name)):
-        return _unfinished(directory / name) if name else None
+        return _in_progress(directory / name) if name else None
     found = _scan(directory)
     try:
         point_to(directory, found.name if found else "")
@@ -815,6 +819,14 @@ def latest_unfinished(directory: Path) -> Path | None:
 
 def _journal_name(name: str) -> bool:
     return name.endswith(".jsonl") and "/" not in name and name not in (".jsonl", "..")
+
+
+def _in_progress(path: Path) -> Path | None:
+    """``path``, the journal the pointer names, unless it is read and its game has ended."""
+    try:
+        return path if read(path).over is None else None
+    except JournalError:
+        return path
 
 
 def _unfinished(path: Path) -> Path | None:

@@ -301,6 +301,32 @@ def _resume(folder: Path) -> object:
     return start
 
 
+@pytest.mark.parametrize("lost", ["missing", "empty"])
+def test_a_game_in_progress_whose_journal_is_lost_is_said_on_the_matrix(
+    tmp_path: Path, lost: str
+) -> None:
+    """The pointer names the game in progress, but its journal is gone or was never
+    written: a new game starts, and the players are told why theirs did not resume."""
+    path, _ = _enceladus_journal(tmp_path)
+    if lost == "missing":
+        path.unlink()
+    else:
+        path.write_bytes(b"")
+    start = _resume(tmp_path)
+    assert not start.resumed  # type: ignore[attr-defined]
+    assert start.note == f"Journal of the last game {lost}: a new game starts"  # type: ignore[attr-defined]
+
+
+def test_an_empty_pointer_file_is_no_pointer_and_the_game_is_found(tmp_path: Path) -> None:
+    """The companion writes its pointer as a line (empty once a game has ended); a file with
+    nothing in it was never written, and the folder is looked through for the game."""
+    path, states = _enceladus_journal(tmp_path)
+    (tmp_path / journal.POINTER).write_bytes(b"")
+    start = _resume(tmp_path)
+    assert start.resumed and start.journal.path == path  # type: ignore[attr-defined]
+    assert start.state == states[6]  # type: ignore[attr-defined]
+
+
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 

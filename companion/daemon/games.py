@@ -125,8 +125,9 @@ def new_or_resumed_game(
     new game from the configuration (seed 0 draws one).
 
     A damaged journal is kept beside the resumed one as ``<name>.damaged``; one whose header
-    is damaged is renamed so and a new game starts.  Either is logged once, as a warning, and
-    told on the matrix (``note``).  ``saved=False`` (a folder that cannot be written: a
+    is damaged is renamed so and a new game starts; so does one of the game in progress that
+    cannot be read (missing, never written).  Each is logged once and told on the matrix
+    (``note``).  ``saved=False`` (a folder that cannot be written: a
     read-only file system) only reads it: the game in progress goes on without a journal,
     nothing in the folder repaired or renamed.  Raises :class:`JournalError` when the
     journal cannot be repaired or created.
@@ -154,9 +155,13 @@ def _resume(config: Config, rules: SomeRules, path: Path, *,
         log.warning("journal %s is damaged at line %d (%s); %s; a new game starts",
                     path.name, error.line, error.reason, aside)
         return f"Journal damaged at line {error.line}: a new game starts"
-    except JournalError as error:
+    except JournalError as error:  # the game in progress lost: said on the matrix too
         log.error("cannot resume %s: %s; starting a new game", path.name, error)
-        return ""
+        try:
+            state = "empty" if path.stat().st_size == 0 else "unreadable"
+        except OSError:
+            state = "missing"
+        return f"Journal of the last game {state}: a new game starts"
     if record.header.get("game") != config.game.name:
         log.warning("%s is a %s game; starting a new %s game", path.name,
                     record.header.get("game"), config.game.name)
