@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack, suppress
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 from companion import __version__
 from companion.errors import (
@@ -566,15 +566,31 @@ def _message(error: CompanionError) -> str:
     return f"configuration problem: {error}" if isinstance(error, ConfigError) else str(error)
 
 
-def _writes(stream: TextIO) -> bool:
-    """Whether ``stream`` can be written now, tried with a line end (standard output on a
-    full disk cannot: the error that escaped a command was the output's, not a fault)."""
-    try:
-        stream.write("\n")
-        stream.flush()
-    except OSError:
-        return False
-    return True
+class _Watched:
+    """Standard output as a command writes it, which remembers whether a write or a flush
+    failed (``failed``): an ``OSError`` that escapes a command is then the output's (a full
+    disk), not a fault, told without writing anything more to try it."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.failed = False
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except OSError:
+            self.failed = True
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError:
+            self.failed = True
+            raise
+
+    def __getattr__(self, name: str) -> object:  # isatty, fileno, encoding...
+        return getattr(self.stream, name)
 
 
 def _drop_output() -> None:
@@ -592,6 +608,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # line_buffering: a monitor piped into tee or grep shows each line now;
         # backslashreplace: a lone surrogate read from JSON (a case's id) is printed as \ud800
         with_lines(line_buffering=True, errors="backslashreplace")
+    watched = None if sys.stdout is None else _Watched(sys.stdout)
+    if watched is not None:
+        sys.stdout = cast(TextIO, watched)
     daemon = False
     previous = signal.getsignal(signal.SIGTERM)
     try:
@@ -614,7 +633,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _drop_output()
         return EX_PIPE
     except OSError as error:
-        if sys.stdout is None or _writes(sys.stdout):  # not the output's: a fault
+        if watched is None or not watched.failed:  # not the output's: a fault
             raise
         from companion.files import reason_of
 
@@ -625,6 +644,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if not daemon:  # the daemon's stay ignored once it has stopped (_Signals.done)
             signal.signal(signal.SIGTERM, previous)
+        if watched is not None:
+            sys.stdout = watched.stream
     return status
 
 

@@ -380,6 +380,22 @@ def test_a_demo_whose_output_cannot_be_written_leaves_no_folders(files: Path,
     assert not (files / "out").exists()
 
 
+def test_a_fault_that_is_no_output_error_adds_nothing_to_the_output(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """An ``OSError`` of the command's own (not of writing its output) is a fault, raised
+    as it is; telling it from the output's writes nothing more to the output."""
+    from companion import cli
+
+    def broken(args: object) -> int:
+        print("half of the work")
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(cli, "_check_config", broken)
+    with pytest.raises(OSError, match="Input/output error"):
+        cli.main(["check-config", "x.toml"])
+    assert capsys.readouterr().out == "half of the work\n"
+
+
 def test_a_closed_standard_output_is_no_traceback(files: Path) -> None:
     """Started with its standard output closed (``>&-``), Python has no ``sys.stdout``:
     what would be printed is dropped, and the command does its work."""
