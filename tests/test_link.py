@@ -266,6 +266,8 @@ def test_garbage_yields_bad_lines_never_a_crash_and_the_next_good_line_arrives(
     # the clock stands still, so this is one burst: logged once; its count comes at close
     bad_line_logs = [m for m in caplog.messages if m.startswith("bad line from the board")]
     assert len(bad_line_logs) == 1
+    # each byte that is no printable ASCII as \xNN, once: not escaped again
+    assert "\\\\x" not in bad_line_logs[0] and "\\x" in bad_line_logs[0]
     link.close()
     summary = f"bad line from the board: {link.bad_lines - 1} more in 0.0 s, the last: "
     assert [m for m in caplog.messages if m.startswith(summary)]

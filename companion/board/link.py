@@ -306,7 +306,8 @@ class _BoardProtocol(serial.threaded.Protocol):  # type: ignore[misc]
         now = self._link.clock()
         if isinstance(item, LineRefused):
             self._link.bad_lines += 1
-            self._bad_lines.report(f"{item.reason}: {item.excerpt!r}")
+            # the excerpt is printable already (\xNN for a byte): quoted, not escaped again
+            self._bad_lines.report(f'{item.reason}: "{item.excerpt}"')
             self._link._post(events.BadLine(now, item.reason, item.excerpt))
             return
         self._bad_lines.quiet()
