@@ -211,6 +211,37 @@ def test_a_gif_frame_lasts_as_long_as_it_stood_on_the_matrix(tmp_path: Path) -> 
     assert len(durations) == 4
 
 
+def test_a_gif_given_up_while_it_is_written_leaves_the_one_before(tmp_path: Path) -> None:
+    """A stop while a long GIF is written does not wait for it: the write ends at the next
+    frame, nothing of it is left and the GIF there before stays."""
+    from companion.display.recorder import GifRecorder
+
+    clock = Clock()
+    path = tmp_path / "matrix.gif"
+    path.write_bytes(b"GIF89a the one before")
+    recorder = GifRecorder(clock=clock, width=8, height=8, transform="none", scale=1,
+                           filename=str(path))
+    for frame in range(8):
+        clock.now = 100.0 + frame
+        recorder.display(solid(frame))
+    recorder.abandon()  # no GIF being written yet: nothing to give up
+    read: list[int] = []
+
+    class Stopping(Image.Image):
+        """Frame 3, at whose reading by the GIF writer the companion is stopped."""
+
+        def copy(self) -> Image.Image:
+            read.append(3)
+            recorder.abandon()
+            return super().copy()
+
+    recorder._images[3].__class__ = Stopping
+    recorder.cleanup()
+    assert read == [3]
+    assert path.read_bytes() == b"GIF89a the one before"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["matrix.gif"]
+
+
 def test_durations_are_measured_in_the_gifs_hundredths() -> None:
     from companion.display.recorder import durations_ms
 

@@ -530,6 +530,20 @@ class Shown:
         self.closed = True
         self.switched_off = switch_off
 
+    def abandon(self) -> None:
+        pass
+
+
+def test_a_stop_gives_up_a_gif_the_matrix_is_writing(tmp_path: Path) -> None:
+    """SIGTERM while the recorder writes a GIF (a reload's, or the stop's own after an
+    earlier stop): the matrix is told to give it up, so the stop does not wait for it."""
+    shown = Shown(DisplayConfig())
+    abandoned: list[bool] = []
+    shown.abandon = lambda: abandoned.append(True)  # type: ignore[method-assign]
+    service, _ = _service(VirtualClock(), [], display=shown)
+    service.stop("SIGTERM")
+    assert abandoned == [True]
+
 
 def _reloading(tmp_path: Path, text: str) -> tuple[Service, list[Shown], VirtualClock, Path]:
     path = tmp_path / "companion.toml"

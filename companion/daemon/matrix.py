@@ -64,6 +64,11 @@ class MatrixSlot:
         self.attach(display)
         return True
 
+    def abandon(self) -> None:
+        """Give up a file the matrix shown now is writing as it closes (a GIF)."""
+        if self.display is not None:
+            self.display.abandon()
+
     def close(self) -> None:
         """Close the matrix shown now."""
         if self.display is not None:

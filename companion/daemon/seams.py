@@ -44,6 +44,9 @@ class Matrix(Protocol):
         """Stop drawing; ``switch_off=False`` leaves the matrix lit for a device of the same
         type that takes over.  Idempotent."""
 
+    def abandon(self) -> None:
+        """Give up a file the closing matrix is writing (a GIF), so a stop need not wait."""
+
 
 class Panel(Protocol):
     """The controls the service drives (:class:`companion.daemon.controls.Controls`): the buzzer and

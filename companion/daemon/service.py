@@ -582,7 +582,10 @@ class Service:
 
     # ------------------------------------------------------------------ from other threads
     def stop(self, reason: str = "") -> None:
-        """Ask the loop to end (thread-safe: it goes through the queue)."""
+        """Ask the loop to end (thread-safe: it goes through the queue, and safe from a
+        signal handler); a GIF the matrix is writing now (a reload's, or the stop's own
+        after an earlier stop) is given up, so that the stop comes at once."""
+        self.matrix.abandon()
         self.events.put(Stop(self.clock(), reason))
 
     def close_display(self) -> None:

@@ -106,6 +106,14 @@ class Display:
         with self._cond:
             return self._cond.wait_for(lambda: self.frames_drawn >= count, timeout)
 
+    def abandon(self) -> None:
+        """Give up the file the device is writing as it closes, if it writes one (the gifanim
+        GIF, :meth:`companion.display.recorder.GifRecorder.abandon`): a stop asked for then
+        does not wait for it.  Safe from a signal handler."""
+        abandon = getattr(self._device, "abandon", None)
+        if abandon is not None:
+            abandon()
+
     def close(self, *, switch_off: bool = True) -> None:
         """Stop the thread, wait for it, then ``device.cleanup()`` (which switches a matrix off
         and makes the gifanim emulator write its GIF).  ``switch_off=False`` leaves the matrix

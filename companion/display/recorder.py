@@ -17,13 +17,17 @@ from __future__ import annotations
 
 import atexit
 import io
+import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from luma.emulator.device import capture, gifanim
 from PIL import Image
 
+from companion.errors import CompanionError
 from companion.files import replaced
+
+log = logging.getLogger("companion.display")
 
 SHORTEST_MS = 20
 """The shortest frame a GIF keeps, in milliseconds: browsers show anything shorter for 100 ms,
@@ -49,6 +53,10 @@ def durations_ms(stamps: Sequence[float], end: float) -> list[int]:
     return out
 
 
+class _Abandoned(CompanionError):
+    """The GIF being written is given up (:meth:`GifRecorder.abandon`)."""
+
+
 class GifRecorder(gifanim):  # type: ignore[misc]
     """``gifanim`` with the same arguments (``filename``, ``loop``, ``max_frames``...), writing
     the GIF on :meth:`cleanup` with each frame as long as it was shown; ``clock`` (seconds,
@@ -64,6 +72,8 @@ class GifRecorder(gifanim):  # type: ignore[misc]
         atexit.unregister(self.write_animation)
         self._clock = clock
         self._stamps: list[float] = []
+        self._writing = False
+        self._abandoned = False
 
     def display(self, image: Image.Image) -> None:
         """Record a frame, stamped now; frames past ``max_frames`` are dropped."""
@@ -80,6 +90,8 @@ class GifRecorder(gifanim):  # type: ignore[misc]
         """Write the GIF of the frames recorded so far, the last one shown until now: whole or
         not at all (a GIF there before stays when the disk is full or Ctrl-C cuts it short).
 
+        A GIF given up while it is written (:meth:`abandon`) is not written either.
+
         Raises :class:`~companion.errors.OutputFileError` when it cannot be written.
         """
         durations = durations_ms(self._stamps, self._clock())
@@ -87,10 +99,32 @@ class GifRecorder(gifanim):  # type: ignore[misc]
         if not frames:
             return
         first, *rest = frames
-        with replaced(self._filename, "GIF") as temp:
-            first[0].save(temp, save_all=True, loop=self._loop, format="GIF",
-                          append_images=[im for im, _ in rest],
-                          duration=[ms for _, ms in frames], optimize=True)
+
+        def appended() -> Iterator[Image.Image]:  # read by Pillow one frame at a time
+            for image, _ in rest:
+                if self._abandoned:
+                    raise _Abandoned("the GIF is given up")
+                yield image
+
+        self._writing, self._abandoned = True, False
+        try:
+            with replaced(self._filename, "GIF") as temp:
+                first[0].save(temp, save_all=True, loop=self._loop, format="GIF",
+                              append_images=appended(), duration=[ms for _, ms in frames],
+                              optimize=True)
+        except _Abandoned:
+            log.info("the GIF %s is left unwritten: the companion was stopped while it was "
+                     "written", self._filename)
+        finally:
+            self._writing = False
+
+    def abandon(self) -> None:
+        """Give up the GIF being written now, if one is (safe from a signal handler and from
+        another thread): the write stops at its next frame and leaves no file, the GIF there
+        before kept.  A stop while a GIF of thousands of frames is written does not wait for
+        it.  Called when no GIF is being written, it does nothing."""
+        if self._writing:
+            self._abandoned = True
 
     def cleanup(self) -> None:
         """Write the GIF of the frames recorded so far (once), then forget them.  Raises
