@@ -952,8 +952,15 @@ def _read_buttons(table: Mapping[str, object], problems: _Problems) -> ButtonsCo
 def _read_display(table: Mapping[str, object], problems: _Problems) -> DisplayConfig:
     values = _read_keys("display", table, problems)
     ours = _keys(DisplayConfig)
-    luma = {k: v for k, v in values.items() if k not in ours}
-    return _model(DisplayConfig, {**values, "luma": _frozen({**luma_defaults(), **luma})})
+    luma = {**luma_defaults(), **{k: v for k, v in values.items() if k not in ours}}
+    if (luma.get("display") in EMULATORS and luma.get("transform") == "scale2x"
+            and luma.get("scale", 2) != 2):
+        # luma.emulator asserts it at every frame: not one frame would be drawn
+        problems.add(("display", "scale" if "scale" in table else "transform"),
+                     f'[display] scale {luma["scale"]} needs a transform other than '
+                     '"scale2x" (the default), which draws at scale 2 only; set transform = '
+                     '"identity"')
+    return _model(DisplayConfig, {**values, "luma": _frozen(luma)})
 
 
 def display_config(options: Mapping[str, object]) -> DisplayConfig:

@@ -919,6 +919,20 @@ def test_an_emulator_scale_that_cannot_draw_is_a_configuration_problem(value: st
     assert parse_config("[display]\nscale = 64\n").display.luma["scale"] == 64
 
 
+def test_an_emulator_scale_the_default_transform_cannot_draw_is_a_configuration_problem(
+) -> None:
+    """luma.emulator's default transform, scale2x, asserts a scale of 2 at every frame: a
+    gifanim matrix at scale 8 drew no frame and wrote no GIF after check-config said
+    nothing."""
+    assert only_problem('[display]\ndisplay = "gifanim"\nscale = 8\n').endswith(
+        'line 3: [display] scale 8 needs a transform other than "scale2x" (the default), '
+        'which draws at scale 2 only; set transform = "identity"')
+    luma = parse_config('[display]\ndisplay = "gifanim"\nscale = 8\ntransform = "identity"\n'
+                        ).display.luma
+    assert (luma["scale"], luma["transform"]) == (8, "identity")
+    assert parse_config('[display]\ndisplay = "max7219"\nscale = 8\n')  # no emulator
+
+
 @pytest.mark.parametrize("value", ["-1", "65536"])
 def test_a_gif_loop_count_a_gif_cannot_hold_is_a_configuration_problem(value: str) -> None:
     """A GIF holds its repeat count in 16 bits, written when the daemon stops: a count
