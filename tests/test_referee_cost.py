@@ -538,3 +538,43 @@ def test_the_changes_of_an_action_candidate_need_no_legality_check(
                 assert changes == {c: p for c, p in after.items() if expected[c] != p}, step
             weighed += len(steps)
     assert weighed > 1000
+
+
+def test_steps_asked_whether_they_lead_to_one_state_are_advanced_without_their_end_tests(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A disc on the Tube slot of a presence board completes every payment and draw; whether
+    # they lead to one state is asked of each advanced (GameRules.advance), never through the
+    # end test of each, a search; what is committed is what the players made.
+    rules = load("enceladus").RULES
+    applied: list[Hashable] = []
+    advanced: list[Hashable] = []
+
+    class Core:
+        def __getattr__(self, name: str) -> object:
+            return getattr(rules, name)
+
+        def apply(self, state: Seated, step: Hashable) -> Seated:
+            applied.append(step)
+            return rules.apply(state, step)
+
+        def advance(self, state: Seated, step: Hashable) -> Seated:
+            advanced.append(step)
+            return rules.advance(state, step)
+
+    asked: list[int] = []
+    one_state = Referee._one_state
+
+    def watched(self: Referee, steps: Sequence[Hashable]) -> bool:
+        before = len(applied)
+        found = one_state(self, steps)
+        asked.append(len(applied) - before)
+        return found
+
+    monkeypatch.setattr(Referee, "_one_state", watched)
+    settings = RefereeSettings(presence=True)
+    table = VirtualTable(Core(), rules.new_game(2, 1, {}), "enceladus", seed=1,  # type: ignore[arg-type]
+                         noise=HANDS, settings=settings)
+    report = table.play()
+    assert report.over and not report.false_commits and not report.missed
+    assert report.questions and len(advanced) > 1
+    assert asked and not any(asked)

@@ -203,17 +203,28 @@ class StepIndex:
         default_factory=dict)
     _completing: dict[tuple[Hashable, ...], list[Hashable]] = field(default_factory=dict)
     _after: dict[Hashable, Seated] = field(default_factory=dict)
+    _advanced: dict[Hashable, Seated] = field(default_factory=dict)
     _ending: dict[Hashable, Outcome | None] = field(default_factory=dict)
     _guided: dict[frozenset[tuple[Cell, Piece]], dict[Cell, str]] = field(default_factory=dict)
     _listed: dict[Cell, list[Move] | None] = field(default_factory=dict)
 
     def after(self, step: Hashable) -> Seated:
         """The state ``step`` leads to (``rules.apply``), applied once and kept: the end
-        test, the question whether steps lead to one state and the commit all read it.
-        Raises what ``rules.apply`` raises for an illegal step (nothing kept then)."""
+        test and the commit read it.  Raises what ``rules.apply`` raises for an illegal step
+        (nothing kept then)."""
         found = self._after.get(step)
         if found is None:
             found = self._after[step] = self.rules.apply(self.state, step)
+        return found
+
+    def advanced(self, step: Hashable) -> Seated:
+        """The state ``step`` leads to before the end test (``rules.advance``), kept: equal
+        for two steps exactly when :meth:`after` is, so the question whether steps lead to
+        one state reads it, never the end test of each (a search in Gardens of Enceladus).
+        Raises as :meth:`after`."""
+        found = self._advanced.get(step)
+        if found is None:
+            found = self._advanced[step] = self.rules.advance(self.state, step)
         return found
 
     def ending(self, step: Hashable) -> Outcome | None:
@@ -424,8 +435,8 @@ class StepIndex:
             if not distinct:
                 reps = self.candidates(cells, within, distinct=True).all()
                 if len(reps) == 1:  # then every step has its changes (GameRules.candidates)
-                    for step in steps:
-                        self._pieces.setdefault(step, self.piece_changes(reps[0]))
+                    # Noted in C (those known kept): every payment and draw of a tube action.
+                    self._pieces = dict.fromkeys(steps, self.piece_changes(reps[0])) | self._pieces
                     # Each payment and draw of a tube action: weighed once, not one by one.
                     done = self.completes(reps[0], diff, handled)
 

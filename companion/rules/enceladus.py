@@ -1677,7 +1677,13 @@ def apply(state: State, step: Step) -> State:
     Raises :class:`IllegalMoveError` (reason, rule, step) when the rules forbid the step and
     :class:`InvalidStepError` when it names no cell, colour or action of this game.
     """
-    return _settle(_drafted(state, step).after())
+    return _settle(advance(state, step))
+
+
+def advance(state: State, step: Step) -> State:
+    """:func:`apply` without the end test: the state after ``step`` in the turn it leaves
+    (never over: a step itself ends no game, the end test does).  Raises like :func:`apply`."""
+    return _drafted(state, step).after()
 
 
 def changes(state: State, step: Step) -> dict[str, base.Piece]:
@@ -1708,12 +1714,6 @@ def changes(state: State, step: Step) -> dict[str, base.Piece]:
         if piece != _piece(garden, discs, colours, occ_before, cell):
             out[LAYOUT[cell]] = piece
     return out
-
-
-def _advance(state: State, step: Step) -> tuple[State, list[int]]:
-    """The raw effect of ``step`` (no end test) and the layout cells it may change."""
-    draft = _drafted(state, step)
-    return draft.after(), draft.touched
 
 
 def _drafted(state: State, step: Step) -> _Draft:
@@ -3040,7 +3040,13 @@ def choice_path(step: Step) -> tuple[str, ...]:
 @lru_cache(maxsize=512)  # every payment and draw a question may label: a few hundred
 def _paid_path(pay: str, drawn: tuple[str, ...]) -> tuple[str, ...]:
     """:func:`choice_path` of an action paid with ``pay`` that drew ``drawn``."""
-    return (f"pay {pay}", *(f"draw {n}: {c}" for n, c in enumerate(drawn, 1)))
+    # Labelled in C (map): a question labels every payment and draw of a tube action, most
+    # of them new to the cache.
+    return (f"pay {pay}", *map(_DRAW_LABEL, _DRAW_NUMBERS, drawn))
+
+
+_DRAW_LABEL = "draw {}: {}".format
+_DRAW_NUMBERS = range(1, DRAW + 1)
 
 
 # ----------------------------------------------------------------------------- notation
@@ -3267,6 +3273,7 @@ class EnceladusRules(base.Rules[State, Step]):
     board = staticmethod(board)
     legal_steps = staticmethod(legal_steps)
     apply = staticmethod(apply)
+    advance = staticmethod(advance)
     candidates = staticmethod(candidates)
     changes = staticmethod(changes)
     outcome = staticmethod(outcome)
