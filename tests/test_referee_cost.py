@@ -578,3 +578,39 @@ def test_steps_asked_whether_they_lead_to_one_state_are_advanced_without_their_e
     assert report.over and not report.false_commits and not report.missed
     assert report.questions and len(advanced) > 1
     assert asked and not any(asked)
+
+
+@pytest.mark.parametrize("presence", [False, True], ids=["identity", "presence"])
+def test_the_board_after_a_commit_is_the_board_before_with_the_steps_changes(
+        presence: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every cell of the board is not worked out again on a commit: the step's changes are
+    # laid on the board before; the board is the one the rules core gives for the state.
+    rules = load("enceladus").RULES
+    boards: list[Seated] = []
+
+    class Core:
+        def __getattr__(self, name: str) -> object:
+            return getattr(rules, name)
+
+        def board(self, state: Seated) -> dict[Cell, Piece]:
+            boards.append(state)
+            return rules.board(state)
+
+    checked: list[int] = []
+    commit = Referee._commit
+
+    def watched(self: Referee, step: Hashable, now: float, **kwargs: Any) -> list[Any]:
+        effects = commit(self, step, now, **kwargs)
+        if self.state is not None:
+            expected = rules.board(self.state)
+            assert self.expected == expected
+            assert self.sensed_expected == (sensed_board(expected) if presence else expected)
+            checked.append(1)
+        return effects
+
+    monkeypatch.setattr(Referee, "_commit", watched)
+    table = VirtualTable(Core(), rules.new_game(2, 3, {}), "enceladus",  # type: ignore[arg-type]
+                         seed=3, noise=HANDS, settings=RefereeSettings(presence=presence))
+    report = table.play()
+    assert report.over and not report.false_commits and not report.missed
+    assert len(checked) > 20 and len(boards) <= 2 + report.corrections

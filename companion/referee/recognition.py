@@ -58,11 +58,14 @@ def on_the_way(observed: Piece, target: Piece) -> bool:
 def board_diff(expected: Board, observed: Board, ignore: frozenset[Cell]) -> dict[Cell, Piece]:
     """``{cell: observed piece}`` where ``observed`` differs from ``expected``, except the
     ``ignore`` cells (the show-tray)."""
-    return {
-        cell: piece
-        for cell, piece in observed.items()
-        if cell not in ignore and expected.get(cell, EMPTY) != piece
-    }
+    # The few cells that differ found in C, a set difference: asked on every field update,
+    # of every cell of the board.
+    differ = observed.items() - expected.items()
+    if not differ:
+        return {}
+    cells = {cell for cell, piece in differ
+             if cell not in ignore and (piece != EMPTY or cell in expected)}
+    return {cell: piece for cell, piece in observed.items() if cell in cells}
 
 
 def _stacked(before: Piece, after: Piece) -> bool:
@@ -80,7 +83,7 @@ def sensed(piece: Piece) -> Piece:
 
 def sensed_board(board: Board) -> dict[Cell, Piece]:
     """``board`` as a presence-only board reports it."""
-    return {cell: sensed(piece) for cell, piece in board.items()}
+    return {cell: OCCUPIED if piece else EMPTY for cell, piece in board.items()}  # sensed()
 
 
 class Handling(Collection[Cell]):

@@ -291,17 +291,23 @@ class Referee:
             if self.resumed and self.history else None)
 
     # ------------------------------------------------------------------ state
-    def _new_state(self, state: Seated, outcome: Outcome | None | Unknown = UNKNOWN) -> None:
+    def _new_state(self, state: Seated, outcome: Outcome | None | Unknown = UNKNOWN,
+                   changes: dict[Cell, Piece] | None = None) -> None:
         # Everything derived from the state is computed once per committed step, never per
         # field update: the end test alone may try thousands of steps.  ``outcome``: the
-        # state's end test when the step that led to it was weighed already.
+        # state's end test when the step that led to it was weighed already; ``changes``:
+        # what that step changed on the board before (GameRules.changes), when known.
         self.state = state
         if isinstance(self.rules, SeatedRules):
             self.rules.seats.announce(self.rules.core, state)  # before any step is weighed
-        self.expected: dict[Cell, Piece] = self.rules.board(state)
-        self.sensed_expected = (
-            sensed_board(self.expected) if self.settings.presence else self.expected
-        )
+        presence = self.settings.presence
+        if changes is None:
+            self.expected: dict[Cell, Piece] = self.rules.board(state)
+            self.sensed_expected = sensed_board(self.expected) if presence else self.expected
+        else:  # the board before with the step's few cells, not every cell worked out again
+            self.expected = {**self.expected, **changes}
+            self.sensed_expected = (
+                {**self.sensed_expected, **sensed_board(changes)} if presence else self.expected)
         self.index = StepIndex(self.rules, state, self.expected, self.settings.presence)
         self.touched = Handling()
         self._bursts: dict[frozenset[tuple[Cell, Piece]], list[Hashable]] = {}
@@ -1069,9 +1075,9 @@ class Referee:
         player = self.to_move
         text = self.rules.format_step(before, step)
         index, touched = self.index, self.touched
-        after = index.after(step)  # the end test and the questions applied it already
+        after = index.after(step)  # kept when the end test was asked while it was weighed
         self.history.append((before, step))
-        self._new_state(after, index.ending(step))
+        self._new_state(after, index.ending(step), index.piece_changes(step))
         self.correcting = None
         if correctable:
             self.correcting = Correctable(before, len(self.history), text, index,

@@ -3151,15 +3151,19 @@ def _parse_action(state: State, body: str) -> Action:
     return Action(name, pay, cells, (), martian)
 
 
-_GARDEN_CHARS = {EMPTY_SQUARE: ".", PEAK_SQUARE: "^"}
+_GARDEN_CHARS = {EMPTY_SQUARE: ".", PEAK_SQUARE: "^",
+                 **{colour: str(colour + 1) for colour in range(len(DEFAULT_COLOURS))}}
+"""A garden square's character in a position: a flower's colour counted from 1 (every game
+has five colours)."""
 _POSITION_FIELDS = "garden martians reserves tube slots turn options"
 
 
 def format_position(state: State) -> str:
     """The whole state as one line (see the module docstring); :func:`parse_position` reads
     it back to an equal state."""
-    rows = (state.garden[r * SIZE : (r + 1) * SIZE] for r in reversed(range(SIZE)))
-    garden = "/".join("".join(_GARDEN_CHARS.get(v, str(v + 1)) for v in row) for row in rows)
+    # Each square's character looked up in C: a position is written for every step committed.
+    squares = "".join(map(_GARDEN_CHARS.__getitem__, state.garden))
+    garden = "/".join([squares[r * SIZE : (r + 1) * SIZE] for r in reversed(range(SIZE))])
     martians = "/".join(",".join(LAYOUT[c] for c in cells) or "-" for cells in state.martians)
     reserves = "/".join(".".join(map(str, r)) for r in state.reserves)
     slots = "".join("-" if who is None else str(who) for who in state.discs)
@@ -3189,9 +3193,7 @@ def parse_position(text: str) -> State:
     )
     options = _parse_options_field(options_text)
     rows = garden_text.split("/")
-    codes = {ch: v for v, ch in _GARDEN_CHARS.items()} | {
-        str(c + 1): c for c in range(len(options.colours))
-    }
+    codes = {ch: v for v, ch in _GARDEN_CHARS.items()}
     if len(rows) != SIZE or any(len(row) != SIZE or set(row) - codes.keys() for row in rows):
         raise InvalidStepError(
             f"{garden_text!r} is not a garden field; write 10 rows of 10 characters (1-5 a "
