@@ -238,7 +238,7 @@ class StepIndex:
         found = self._ending[step] = self.rules.outcome(self.after(step))
         return found
     _probes: list[Cell] | None = None
-    _standing: dict[Piece, list[Cell]] | None = None  # a piece or part -> the cells with it
+    _standing: dict[Piece, list[Cell]] = field(default_factory=dict)  # a part -> its cells
 
     def piece_changes(self, step: Hashable) -> dict[Cell, Piece]:
         found = self._pieces.get(step)
@@ -371,7 +371,8 @@ class StepIndex:
             found = self._explaining[key] = Lazy(s for s in steps if self.explains(s, diff))
         return found
 
-    def sourced(self, diff: Mapping[Cell, Piece]) -> Iterator[Hashable]:
+    def sourced(self, diff: Mapping[Cell, Piece], most: int | None = None
+                ) -> Iterator[Hashable]:
         """On an identity board, when a cell of ``diff`` shows a piece, the candidates of
         ``diff``'s cells that lie within them, the cells off the garden and the cells where
         the pieces shown (or their parts) stand now: the steps that bring a piece from
@@ -379,32 +380,43 @@ class StepIndex:
         core listing every step that may change the cell (every flower that could move
         there).  None on a presence board or when every cell of ``diff`` is empty.
         A subset of the candidates of ``diff``'s cells, so a question that needs one step
-        reads these first."""
+        reads these first.  With ``most``, none either when the pieces shown stand on more
+        than ``most`` cells (a flower's colour on a score of them)."""
         shown = {part for cell, piece in diff.items() if piece and not off_garden(cell)
                  for part in top_and_under(piece) if part}
         if self.presence or not shown:
             return iter(())
-        if self._standing is None:  # the cells off the garden under "" (no piece is "")
-            self._standing = {"": []}
-            for cell, piece in self.expected.items():
-                parts = ("",) if off_garden(cell) else (p for p in top_and_under(piece) if p)
-                for part in parts:
-                    self._standing.setdefault(part, []).append(cell)
-        standing = self._standing
-        within = frozenset(diff).union(standing[""], *(standing.get(p, ()) for p in shown))
+        sources = set().union(*map(self._standing_on, shown))
+        if most is not None and len(sources) > most:
+            return iter(())
+        within = frozenset(diff).union(_off_garden(tuple(self.expected)), sources)
         return iter(self.candidates(frozenset(diff), within, distinct=True))
+
+    def _standing_on(self, part: Piece) -> list[Cell]:
+        """The cells where ``part`` stands, alone or as a part of a stack; kept."""
+        found = self._standing.get(part)
+        if found is None:
+            found = self._standing[part] = [
+                cell for cell, piece in self.expected.items()
+                if piece == part or ("+" in piece and part in piece.split("+"))]
+        return found
 
     def explained(self, diff: Mapping[Cell, Piece]) -> bool:
         """Whether some legal step explains ``diff`` (False for an empty diff)."""
         if not diff:
             return False
         touched = frozenset(diff)
+        # A few of the candidates first: those of a disc's slot on a few flowers, and those
+        # bringing pieces shown from the few cells where they stand (a peak moved, where
+        # every flower that may move to its square is a candidate too).
+        few = self.sourced(diff, most=SOURCES_FIRST)
+        if any(self.explains(s, diff) for s in chain(self.probed(touched), few)):
+            return True
         steps = self.candidates(touched, distinct=True)
-        first = islice(steps, READ_FIRST)
-        if any(self.explains(s, diff) for s in chain(self.probed(touched), first)):
+        if any(self.explains(s, diff) for s in islice(steps, READ_FIRST)):
             return True
         if next(islice(steps, READ_FIRST, None), None) is None:
-            return False  # every candidate read: the probe below is a few of them
+            return False  # every candidate read: the probe and the sourced are some of them
         if any(self.explains(s, diff) for s in self.sourced(diff)):
             return True
         return self.explaining(diff).first() is not None
@@ -553,6 +565,12 @@ def _point(cell: Cell) -> tuple[str, int, int] | None:
     return "square", square % size, square // size
 
 
+@lru_cache(maxsize=8)  # one layout a game
+def _off_garden(layout: tuple[Cell, ...]) -> frozenset[Cell]:
+    """The cells of ``layout`` that are :func:`off_garden`."""
+    return frozenset(filter(off_garden, layout))
+
+
 def off_garden(cell: Cell) -> bool:
     """Whether ``cell`` is one no piece moves through (an action slot, the tray): what is
     set down there comes from the hand."""
@@ -640,6 +658,11 @@ READ_FIRST = 24
 """The candidates of a diff's cells that :meth:`StepIndex.explained` reads for one that
 explains it before it asks the rules core for those that bring its pieces from the board
 (:meth:`StepIndex.sourced`): most boards are explained by one of the first few."""
+
+SOURCES_FIRST = 8
+"""The most cells the pieces a diff shows may stand on for :meth:`StepIndex.explained` to
+read the steps bringing them from there before any other (a peak stands on five, a Martian
+on one; a flower's colour on a score, whose steps within them are many)."""
 
 GUIDED = 24
 """The most candidate steps read to find the cells every explaining step still needs (with
