@@ -90,6 +90,7 @@ from itertools import (
     compress,
     cycle,
     filterfalse,
+    permutations,
     product,
     repeat,
 )
@@ -2885,7 +2886,7 @@ def candidates(
     for name in touched:
         cell = _CELL.get(name)
         if cell is None or cell >= _TRAY_FROM:  # no step changes a tray cell
-            return
+            return iter(())
         cells.add(cell)
     keep = None if within is None else frozenset(_CELL[n] for n in within if n in _CELL)
     garden = frozenset(c for c in cells if c < _STARTS_FROM)
@@ -2893,23 +2894,33 @@ def candidates(
     slots = [c - _SLOTS_FROM for c in cells if c >= _SLOTS_FROM]
     if state.phase is Phase.PLACEMENT:
         if not garden and not slots and len(starts) <= 1:
-            yield from (
+            return (
                 s for s in _place_steps(state)
                 if starts <= {_CELL[s.cell]} and (keep is None or _CELL[s.cell] in keep)
             )
-        return
-    if state.phase is not Phase.TURN:
-        return
+        return iter(())
+    if state.phase is not Phase.TURN or (slots and (starts or len(slots) > 1)):
+        return iter(())
+    if slots:  # its action's steps alone, drawn in C: every payment and draw of the tube
+        return _action_steps(state, _occupancy(state), [ACTIONS[slots[0]]], garden, keep,
+                             distinct)
+    return _turn_candidates(state, garden, starts, keep, distinct)
+
+
+def _turn_candidates(
+    state: State, garden: frozenset[Square], starts: set[int], keep: frozenset[int] | None,
+    distinct: bool,
+) -> Iterator[Step]:
+    """:func:`candidates` in a turn when no slot is touched: the moves, then the actions."""
     occ = _occupancy(state)
-    if not slots and len(starts) <= 1:
+    if len(starts) <= 1:
         for origin, to, pick in _moves_by_square(state).changing(garden):
             if starts <= {origin} and (
                 keep is None or (to in keep and (pick is None or pick in keep))
             ):
                 yield _move_step(state, origin, to, pick)
-    if not starts and len(slots) <= 1:
-        names = [ACTIONS[k] for k in slots] or list(ACTIONS)
-        yield from _action_steps(state, occ, names, garden, keep, distinct)
+    if not starts:
+        yield from _action_steps(state, occ, ACTIONS, garden, keep, distinct)
 
 
 class _MovesBySquare:
@@ -3014,18 +3025,20 @@ def outcome(state: State) -> base.Outcome | None:
 def tray_filter(steps: Sequence[Step], tray: Mapping[str, int]) -> list[Step]:
     """The steps whose payment (3 flowers) plus tube draw equal the flowers shown on the tray
     (``{colour: count}``); all of ``steps`` when the tray is empty."""
-    # Thousands of steps may be weighed on one update: each is tested by its draw alone,
-    # against the flowers the tray shows beside the payment's three, counted once.
+    # Thousands of steps may be weighed on one update: each is looked up by its payment and
+    # draw among those the tray shows, every order of the flowers beside the payment's three
+    # listed once.
     shown = {colour: n for colour, n in tray.items() if n}
     if not shown:
         return list(steps)
-    total = sum(shown.values())
-    beside = {pay: tuple(sorted(chain.from_iterable(
-        [colour] * (n - PAYMENT if colour == pay else n) for colour, n in shown.items())))
-        for pay, n in shown.items() if n >= PAYMENT}
+    if sum(shown.values()) > PAYMENT + DRAW:
+        return []  # more than a payment and a draw
+    paid = {(pay, drawn) for pay, n in shown.items() if n >= PAYMENT
+            for drawn in permutations(chain.from_iterable(
+                [colour] * (n - PAYMENT if colour == pay else n)
+                for colour, n in shown.items()))}
     return [step for step in steps
-            if isinstance(step, Action) and len(step.drawn) + PAYMENT == total
-            and step.pay in beside and tuple(sorted(step.drawn)) == beside[step.pay]]
+            if isinstance(step, Action) and (step.pay, step.drawn) in paid]
 
 
 def choice_path(step: Step) -> tuple[str, ...]:
