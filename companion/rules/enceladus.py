@@ -836,7 +836,12 @@ def _operands(state: State, name: str) -> tuple[list[Square], list[Square]]:
     """The squares Pick, the two swaps and the two moves of a piece may take as their first
     and their second square, in square order (no square qualifies as both): a flower, a
     flower not under a Martian (#8b), a peak, an empty square with no Martian (#7)."""
-    first, second = _operand_boards(state, name)
+    return _sides(*_operand_boards(state, name))
+
+
+def _sides(first: int, second: int) -> tuple[list[Square], list[Square]]:
+    """The squares of the bit boards ``first`` and ``second`` (:func:`_squares_in`), one list
+    for both when they are one board."""
     squares = _squares_in(first)
     return squares, squares if second == first else _squares_in(second)
 
@@ -1030,9 +1035,7 @@ class _Uses:
     def sides(self) -> tuple[list[Square], list[Square]]:
         """The first and the second squares of the uses, in square order (shared)."""
         if self._sides is None:
-            first, second = self._boards
-            squares = _squares_in(first)
-            self._sides = squares, squares if second == first else _squares_in(second)
+            self._sides = _sides(*self._boards)
         return self._sides
 
     def __len__(self) -> int:
@@ -1841,6 +1844,17 @@ def _until_peak(garden: Sequence[int], ray: Sequence[Square]) -> Iterator[Square
         yield sq
 
 
+def _first_peaks(state: State) -> Iterator[Square]:
+    """The first peak of each line of the Martians that may move, where one stands."""
+    garden = state.garden
+    for m in _movers(state):
+        for ray in _rays(m):
+            for sq in ray:
+                if garden[sq] == PEAK_SQUARE:
+                    yield sq
+                    break
+
+
 def _line_empties(state: State, occ: Mapping[int, int]) -> list[Square]:
     """The empty squares (no Martian) in the lines of the Martians that may move, before the
     first peak: a flower put there gives a move."""
@@ -1897,11 +1911,7 @@ def _lines_shut(node: _Node) -> bool:
     ):
         return False
     empty = bool(_line_empties(state, _occupancy(state)))
-    peak = any(
-        next((sq for sq in ray if state.garden[sq] == PEAK_SQUARE), None) is not None
-        for m in _movers(state)
-        for ray in _rays(m)
-    )
+    peak = next(_first_peaks(state), None) is not None
     flower_held = any(piece >= 0 for piece, _ in node.held)
     peak_held = any(piece == PEAK_SQUARE for piece, _ in node.held)
     swap = _open(state, "swap_peak_flower")
@@ -2301,12 +2311,7 @@ class _Ends:
 
     def __init__(self, state: State) -> None:
         self.empties = _line_empties(state, _occupancy(state))
-        self.first_peaks = {
-            sq
-            for m in _movers(state)
-            for ray in _rays(m)
-            for sq in ray[len(tuple(_until_peak(state.garden, ray))) :][:1]
-        }
+        self.first_peaks = set(_first_peaks(state))
 
 
 class _Use:
