@@ -200,11 +200,11 @@ class GameRules(Protocol[State, Step]):
         ...
 
     def advance(self, state: State, step: Step) -> State:
-        """:meth:`apply` without the end test, where a core makes one when the step leaves the
-        next player without a move (Gardens of Enceladus: a search): the state after
-        ``step`` as :meth:`apply` gives it but that the game may yet be found over there.  Two
-        steps of ``state`` advance to equal states exactly when they apply to equal ones, so a
-        question whether steps lead to one state asks this.  Raises as :meth:`apply`."""
+        """:meth:`apply` without the end test where a core's is costly (Gardens of Enceladus:
+        a search whether special actions may still give a move): the state after ``step`` as
+        :meth:`apply` gives it, but for the game yet to be found over there.  Two steps of
+        ``state`` advance to equal states exactly when they apply to equal ones, so a question
+        whether steps lead to one state asks this.  Raises as :meth:`apply`."""
         ...
 
     def candidates(
