@@ -38,6 +38,15 @@
    scrolls (before it comes to rest).  ``--before TREE`` takes the same figures of the
    companion in another source tree (a git worktree of an earlier commit) in the same run,
    in turn with this one's, side by side (for part 1 too).
+7. **The worst Enceladus field updates, counted** (``--only calls``): part 1's Enceladus
+   games again, each in a process of its own (its caches cold, as at a game's start, whatever
+   was played before; ``PYTHONHASHSEED=0``: sets of cells read in one order), and for every
+   field update the function calls of the referee's work on it and its timers as part 1
+   times it (cProfile's count: the same on any machine, where the time is not), the
+   :data:`WORST` costliest of each sensing mode and way of handling pieces named with their
+   game, step and cell, and the calls of all the updates.  With ``--before TREE`` the same
+   games of the companion in that tree are counted in the same run, each update beside its
+   own (the k-th update of one step to one cell and piece).
 
 ``make bench`` (or ``python bench/run.py``; ``--only`` picks parts) prints Markdown tables;
 RESULTS.md holds the last figures with the machine they were taken on.  A Raspberry Pi Zero
@@ -47,6 +56,7 @@ RESULTS.md holds the last figures with the machine they were taken on.  A Raspbe
 from __future__ import annotations
 
 import argparse
+import cProfile
 import gc
 import http.client
 import json
@@ -206,24 +216,26 @@ NOISES = {"people": PEOPLE, "worst hands": HANDS}
 SENSING = ("identity", "presence")
 
 
-def _table(game: str, seed: int, sensing: str, noise: Noise) -> TimedTable:
-    """One game of ``game``: 2-5 players by seed, the tray in every other Enceladus game on an
-    identity board, the Mars dice tray, the Uranus card reader on the three boards."""
+def _table(game: str, seed: int, sensing: str, noise: Noise,
+           kind: type[TimedTable] = TimedTable) -> TimedTable:
+    """One game of ``game`` on a ``kind`` of table: 2-5 players by seed, the tray in every
+    other Enceladus game on an identity board, the Mars dice tray, the Uranus card reader on
+    the three boards."""
     players = 2 + seed % 4
     presence = sensing == "presence"
     settings = RefereeSettings(presence=presence, tray=not presence and seed % 2 == 0)
     if game == "enceladus":
-        return TimedTable(ENCELADUS, ENCELADUS.new_game(players, seed, {}), "enceladus",
-                          seed=seed, noise=noise, settings=settings)
+        return kind(ENCELADUS, ENCELADUS.new_game(players, seed, {}), "enceladus",
+                    seed=seed, noise=noise, settings=settings)
     if game == "mars":
-        table = TimedTable(MARS, MARS.new_game(players, seed, {}), "mars", seed=seed,
-                           noise=noise, settings=settings)
+        table = kind(MARS, MARS.new_game(players, seed, {}), "mars", seed=seed,
+                     noise=noise, settings=settings)
         table.referee.extensions.append(MarsTable("tray", rng=random.Random(seed)))
         return table
     board = sorted(BOARDS)[seed % 3]
     state = URANUS.new_game(players, seed, {"board": board})
-    table = TimedTable(URANUS, state, f"uranus-{board}", seed=seed, noise=noise,
-                       settings=settings)
+    table = kind(URANUS, state, f"uranus-{board}", seed=seed, noise=noise,
+                 settings=settings)
     table.referee.extensions = [CardTable(load_catalogue(), cards="reader")]
     return table
 
@@ -620,6 +632,104 @@ def display_side_by_side(games: int, before: str, seconds: float, rounds: int = 
         row(f"idle CPU while scrolling, {matrix} (% of a core)", old, new, 2)
 
 
+# ---- 7. the worst updates, counted ----------------------------------------------------------
+
+WORST = 5
+"""The costliest field updates in calls named for each sensing mode and way of handling pieces."""
+
+
+class CountedTable(TimedTable):
+    """A virtual table that counts, where :class:`TimedTable` times, the referee's work on
+    every field update and on the timers that follow it until the next update: function
+    calls, cProfile's count; ``counted`` holds ``[step, cell, piece, calls]`` in order."""
+
+    counted: list[list[Any]]
+
+    def deliver(self, event: Any) -> list[Any]:
+        profile = cProfile.Profile()
+        profile.enable()
+        effects = VirtualTable.deliver(self, event)
+        profile.disable()
+        calls = sum(entry.callcount for entry in profile.getstats())
+        message = event.message if isinstance(event, BoardMessage) else None
+        if isinstance(message, protocol.FieldUpdate):
+            step = self.report.performed[-1] if self.report.performed else "setup"
+            self.counted.append([step, message.cell, message.piece or "lifted", calls])
+        elif isinstance(event, Timer) and self.counted:
+            self.counted[-1][3] += calls
+        return effects
+
+
+def count_calls(sensing: str, hands: str, seed: int) -> list[list[Any]]:
+    """The calls of every field update of one Enceladus game of part 1 (:class:`CountedTable`),
+    played in this process."""
+    table = _table("enceladus", seed, sensing, NOISES[hands], CountedTable)
+    assert isinstance(table, CountedTable)
+    table.counted = []
+    table.play()
+    return table.counted
+
+
+def _counted_games(games: int, tree: str | None) -> dict[tuple[Any, ...], int]:
+    """``{(sensing, hands, seed, step, cell, piece, k): calls}`` of every field update of
+    part 1's Enceladus games (``k``: the k-th update of that step to that cell and piece),
+    each game counted in a process of its own with the companion of ``tree`` (default: this
+    one)."""
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    if tree:
+        env["PYTHONPATH"] = tree
+    found: dict[tuple[Any, ...], int] = {}
+    for sensing in SENSING:
+        for hands in NOISES:
+            for seed in range(1, games + 1):
+                out = subprocess.run(
+                    [sys.executable, __file__, "--count-calls", f"{sensing},{hands},{seed}"],
+                    env=env, check=True, capture_output=True, text=True).stdout
+                seen: dict[tuple[Any, ...], int] = {}
+                for step, cell, piece, calls in json.loads(out):
+                    name = (sensing, hands, seed, step, cell, piece)
+                    seen[name] = k = seen.get(name, 0) + 1
+                    found[(*name, k)] = calls
+    return found
+
+
+def calls_side_by_side(games: int, before: str | None) -> None:
+    """Part 7's table, for the companion in the tree ``before`` (when given) and this one, in
+    one run, as Markdown: per sensing mode and way of handling pieces, the :data:`WORST`
+    costliest updates of each tree, then the calls of all."""
+    after = _counted_games(games, None)
+    old = _counted_games(games, before) if before else {}
+    print(f"\n## The worst Enceladus field updates, counted ({games} games of each; calls of "
+          "the referee's work on the update and its timers, cProfile's count)")
+    print("| sensing | hands | seed | update | k | "
+          + (f"calls before ({before}) | calls after | after / before |" if before else
+             "calls |"))
+    print("| --- " * (8 if before else 6) + "|")
+
+    def row(label: str, new: int | None, was: int | None) -> str:
+        if not before:
+            return f"{label} | {new:,} |"
+        ratio = f"{new / was:.2f}" if new and was else "-"
+        return f"{label} | {'-' if was is None else f'{was:,}'} " \
+               f"| {'-' if new is None else f'{new:,}'} | {ratio} |"
+
+    for sensing in SENSING:
+        for hands in NOISES:
+            def worst(counts: dict[tuple[Any, ...], int]) -> list[tuple[Any, ...]]:
+                mine = [k for k in counts if k[:2] == (sensing, hands)]  # noqa: B023
+                return sorted(mine, key=lambda k: -counts[k])[:WORST]
+
+            names = dict.fromkeys(worst(old) + worst(after))
+            for name in sorted(names, key=lambda k: -max(old.get(k, 0), after.get(k, 0))):
+                _, _, seed, step, cell, piece, k = name
+                print(row(f"| {sensing} | {hands} | {seed} | {step}, update {cell} {piece} "
+                          f"| {k}", after.get(name), old.get(name)))
+            total = [sum(v for k, v in counts.items() if k[:2] == (sensing, hands))
+                     for counts in (after, old)]
+            print(row(f"| {sensing} | {hands} | all | every update | ", total[0],
+                      total[1] if before else None))
+
+
 # ---- the report -------------------------------------------------------------------------------
 
 
@@ -629,7 +739,7 @@ def _figures(rows: list[tuple[str, tuple[float, float, float]]], digits: int = 2
         print(f"| {label} | {median:.{digits}f} | {p99:.{digits}f} | {most:.{digits}f} |")
 
 
-PARTS = ("updates", "pty", "startup", "idle", "web", "display")
+PARTS = ("updates", "pty", "startup", "idle", "web", "display", "calls")
 
 
 def main() -> None:
@@ -646,9 +756,14 @@ def main() -> None:
                         "by side")
     parser.add_argument("--display-costs", type=int, metavar="GAMES", help=argparse.SUPPRESS)
     parser.add_argument("--per-update", type=int, metavar="GAMES", help=argparse.SUPPRESS)
+    parser.add_argument("--count-calls", metavar="SENSING,HANDS,SEED", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.per_update:  # the figures per update as JSON, for --before
         print(json.dumps(per_update(args.per_update)))
+        return
+    if args.count_calls:  # the calls of one game's updates as JSON, for part 7
+        sensing, hands, seed = args.count_calls.split(",")
+        print(json.dumps(count_calls(sensing, hands, int(seed))))
         return
     if args.display_costs:  # the in-process display figures as JSON, for --before
         print(json.dumps(display_costs(args.display_costs)))
@@ -719,6 +834,9 @@ def main() -> None:
                    digits=0)
             for matrix, cpu in idle.items():
                 print(f"idle CPU while scrolling, {matrix}: {cpu:.2f} % of a core")
+
+    if "calls" in parts:
+        calls_side_by_side(args.games, args.before)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -393,6 +395,39 @@ def test_tray_filter_weighs_thousands_of_steps_without_counting_each_ones_flower
         assert kept == [s for s in steps if isinstance(s, Action) and Counter(
             (s.pay,) * 3 + s.drawn) == Counter(tray)], tray
     assert built == []
+
+
+def _calls(work: Callable[[], object]) -> tuple[object, int]:
+    """What ``work`` gives and the Python and builtin calls made while it ran."""
+    calls = [0]
+
+    def count(frame: object, event: str, arg: object) -> None:
+        calls[0] += event in ("call", "c_call")
+
+    sys.setprofile(count)
+    try:
+        found = work()
+    finally:
+        sys.setprofile(None)
+    return found, calls[0]
+
+
+def test_the_steps_of_a_disc_on_the_tube_slot_are_drawn_and_filtered_with_no_call_a_step(
+) -> None:
+    # A disc on the Tube slot: every payment and draw (dozens, often a hundred) is a candidate, and
+    # the tray filters them; neither costs a Python call of its own for each step.
+    state = position(BOARD_A, reserves={"1": {"blue": 4, "red": 3, "green": 5}},
+                     tube={"yellow": 3, "red": 2, "blue": 3, "purple": 1})
+    steps = list(enc.candidates(state, frozenset({"A1"})))  # the position's own work done
+    again, drawn = _calls(lambda: list(enc.candidates(state, frozenset({"A1"}))))
+    assert again == steps and len(steps) > 50
+    assert all(isinstance(s, Action) and s.name == "tube" for s in steps)
+    assert drawn < 40, drawn
+    tray = {"green": 4, "yellow": 1, "purple": 1}
+    kept, filtered = _calls(lambda: enc.tray_filter(steps, tray))
+    assert kept == [s for s in steps if isinstance(s, Action) and Counter(
+        (s.pay,) * 3 + s.drawn) == Counter(tray)] and kept
+    assert filtered <= len(steps) + 30, filtered
 
 
 def test_choice_path_names_the_payment_and_the_draws() -> None:

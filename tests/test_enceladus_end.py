@@ -32,7 +32,7 @@ def exhaustive(state: State) -> bool:
                 enc._has_move(after) or search(after)
                 for step in enc.legal_steps(s)
                 if isinstance(step, Action)
-                for after in (enc._advance(s, step)[0],)
+                for after in (enc.advance(s, step),)
             )
         return known[s]
 

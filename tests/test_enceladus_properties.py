@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+from dataclasses import replace
 from itertools import combinations
 from typing import Any
 
@@ -63,6 +64,29 @@ def test_100_seeded_random_games_end_with_an_outcome_and_exact_changes() -> None
         for state, step in history:
             after = enc.apply(state, step)
             assert enc.changes(state, step) == board_diff(enc.board(state), enc.board(after))
+
+
+def test_a_step_advanced_is_the_step_applied_but_for_the_end_and_tells_states_apart_alike(
+) -> None:
+    # The referee asks whether steps lead to one state of their advance, never of the end
+    # test of each: it must answer as apply does.  Many steps of a position (every payment
+    # and draw of a tube action among them) are compared with each other.
+    rng = random.Random(7)
+    ended = compared = 0
+    for seed in range(40):
+        for state, _ in _play(seed)[0]:
+            steps = list(enc.legal_steps(state))
+            chosen = rng.sample(steps, min(len(steps), 6))
+            applied = [enc.apply(state, s) for s in chosen]
+            advanced = [enc.advance(state, s) for s in chosen]
+            for after, raw in zip(applied, advanced, strict=True):
+                assert raw.phase is not Phase.OVER
+                assert replace(raw, phase=after.phase) == after
+                ended += after.phase is Phase.OVER
+            for (a, raw_a), (b, raw_b) in combinations(zip(applied, advanced, strict=True), 2):
+                assert (raw_a == raw_b) == (a == b)
+                compared += a == b
+    assert ended > 20 and compared > 20, (ended, compared)
 
 
 def test_candidates_keep_every_step_for_every_subset_of_its_changed_cells() -> None:

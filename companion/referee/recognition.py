@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain, islice
+from itertools import chain, compress, islice, repeat
+from operator import ne
 from typing import Generic, TypeVar
 
 from companion.errors import InvalidStepError
@@ -58,11 +59,10 @@ def on_the_way(observed: Piece, target: Piece) -> bool:
 def board_diff(expected: Board, observed: Board, ignore: frozenset[Cell]) -> dict[Cell, Piece]:
     """``{cell: observed piece}`` where ``observed`` differs from ``expected``, except the
     ``ignore`` cells (the show-tray)."""
-    return {
-        cell: piece
-        for cell, piece in observed.items()
-        if cell not in ignore and expected.get(cell, EMPTY) != piece
-    }
+    # Every cell compared in C (no Python call a cell): asked on every field update.
+    differ = compress(observed, map(ne, observed.values(), map(expected.get, observed,
+                                                              repeat(EMPTY))))
+    return {cell: observed[cell] for cell in differ if cell not in ignore}
 
 
 def _stacked(before: Piece, after: Piece) -> bool:
@@ -80,7 +80,7 @@ def sensed(piece: Piece) -> Piece:
 
 def sensed_board(board: Board) -> dict[Cell, Piece]:
     """``board`` as a presence-only board reports it."""
-    return {cell: sensed(piece) for cell, piece in board.items()}
+    return {cell: OCCUPIED if piece else EMPTY for cell, piece in board.items()}  # sensed()
 
 
 class Handling(Collection[Cell]):
@@ -203,17 +203,28 @@ class StepIndex:
         default_factory=dict)
     _completing: dict[tuple[Hashable, ...], list[Hashable]] = field(default_factory=dict)
     _after: dict[Hashable, Seated] = field(default_factory=dict)
+    _advanced: dict[Hashable, Seated] = field(default_factory=dict)
     _ending: dict[Hashable, Outcome | None] = field(default_factory=dict)
     _guided: dict[frozenset[tuple[Cell, Piece]], dict[Cell, str]] = field(default_factory=dict)
     _listed: dict[Cell, list[Move] | None] = field(default_factory=dict)
 
     def after(self, step: Hashable) -> Seated:
         """The state ``step`` leads to (``rules.apply``), applied once and kept: the end
-        test, the question whether steps lead to one state and the commit all read it.
-        Raises what ``rules.apply`` raises for an illegal step (nothing kept then)."""
+        test and the commit read it.  Raises what ``rules.apply`` raises for an illegal step
+        (nothing kept then)."""
         found = self._after.get(step)
         if found is None:
             found = self._after[step] = self.rules.apply(self.state, step)
+        return found
+
+    def advanced(self, step: Hashable) -> Seated:
+        """The state ``step`` leads to before the end test (``rules.advance``), kept: equal
+        for two steps exactly when :meth:`after` is, so the question whether steps lead to
+        one state reads it, never the end test of each (a search in Gardens of Enceladus).
+        Raises as :meth:`after`."""
+        found = self._advanced.get(step)
+        if found is None:
+            found = self._advanced[step] = self.rules.advance(self.state, step)
         return found
 
     def ending(self, step: Hashable) -> Outcome | None:
@@ -224,7 +235,7 @@ class StepIndex:
         found = self._ending[step] = self.rules.outcome(self.after(step))
         return found
     _probes: list[Cell] | None = None
-    _standing: dict[Piece, list[Cell]] | None = None  # a piece or part -> the cells with it
+    _standing: dict[Piece, list[Cell]] = field(default_factory=dict)  # a part -> its cells
 
     def piece_changes(self, step: Hashable) -> dict[Cell, Piece]:
         found = self._pieces.get(step)
@@ -357,7 +368,8 @@ class StepIndex:
             found = self._explaining[key] = Lazy(s for s in steps if self.explains(s, diff))
         return found
 
-    def sourced(self, diff: Mapping[Cell, Piece]) -> Iterator[Hashable]:
+    def sourced(self, diff: Mapping[Cell, Piece], most: int | None = None
+                ) -> Iterator[Hashable]:
         """On an identity board, when a cell of ``diff`` shows a piece, the candidates of
         ``diff``'s cells that lie within them, the cells off the garden and the cells where
         the pieces shown (or their parts) stand now: the steps that bring a piece from
@@ -365,32 +377,43 @@ class StepIndex:
         core listing every step that may change the cell (every flower that could move
         there).  None on a presence board or when every cell of ``diff`` is empty.
         A subset of the candidates of ``diff``'s cells, so a question that needs one step
-        reads these first."""
+        reads these first.  With ``most``, none either when the pieces shown stand on more
+        than ``most`` cells (a flower's colour on a score of them)."""
         shown = {part for cell, piece in diff.items() if piece and not off_garden(cell)
                  for part in top_and_under(piece) if part}
         if self.presence or not shown:
             return iter(())
-        if self._standing is None:  # the cells off the garden under "" (no piece is "")
-            self._standing = {"": []}
-            for cell, piece in self.expected.items():
-                parts = ("",) if off_garden(cell) else (p for p in top_and_under(piece) if p)
-                for part in parts:
-                    self._standing.setdefault(part, []).append(cell)
-        standing = self._standing
-        within = frozenset(diff).union(standing[""], *(standing.get(p, ()) for p in shown))
+        sources = set().union(*map(self._standing_on, shown))
+        if most is not None and len(sources) > most:
+            return iter(())
+        within = frozenset(diff).union(_off_garden(tuple(self.expected)), sources)
         return iter(self.candidates(frozenset(diff), within, distinct=True))
+
+    def _standing_on(self, part: Piece) -> list[Cell]:
+        """The cells where ``part`` stands, alone or as a part of a stack; kept."""
+        found = self._standing.get(part)
+        if found is None:
+            found = self._standing[part] = [
+                cell for cell, piece in self.expected.items()
+                if piece == part or ("+" in piece and part in piece.split("+"))]
+        return found
 
     def explained(self, diff: Mapping[Cell, Piece]) -> bool:
         """Whether some legal step explains ``diff`` (False for an empty diff)."""
         if not diff:
             return False
         touched = frozenset(diff)
+        # A few of the candidates first: those of a disc's slot on a few flowers, and those
+        # bringing pieces shown from the few cells where they stand (a peak moved, where
+        # every flower that may move to its square is a candidate too).
+        few = self.sourced(diff, most=SOURCES_FIRST)
+        if any(self.explains(s, diff) for s in chain(self.probed(touched), few)):
+            return True
         steps = self.candidates(touched, distinct=True)
-        first = islice(steps, READ_FIRST)
-        if any(self.explains(s, diff) for s in chain(self.probed(touched), first)):
+        if any(self.explains(s, diff) for s in islice(steps, READ_FIRST)):
             return True
         if next(islice(steps, READ_FIRST, None), None) is None:
-            return False  # every candidate read: the probe below is a few of them
+            return False  # every candidate read: the probe and the sourced are some of them
         if any(self.explains(s, diff) for s in self.sourced(diff)):
             return True
         return self.explaining(diff).first() is not None
@@ -424,8 +447,8 @@ class StepIndex:
             if not distinct:
                 reps = self.candidates(cells, within, distinct=True).all()
                 if len(reps) == 1:  # then every step has its changes (GameRules.candidates)
-                    for step in steps:
-                        self._pieces.setdefault(step, self.piece_changes(reps[0]))
+                    # Noted in C (those known kept): every payment and draw of a tube action.
+                    self._pieces = dict.fromkeys(steps, self.piece_changes(reps[0])) | self._pieces
                     # Each payment and draw of a tube action: weighed once, not one by one.
                     done = self.completes(reps[0], diff, handled)
 
@@ -539,6 +562,12 @@ def _point(cell: Cell) -> tuple[str, int, int] | None:
     return "square", square % size, square // size
 
 
+@lru_cache(maxsize=8)  # one layout a game
+def _off_garden(layout: tuple[Cell, ...]) -> frozenset[Cell]:
+    """The cells of ``layout`` that are :func:`off_garden`."""
+    return frozenset(filter(off_garden, layout))
+
+
 def off_garden(cell: Cell) -> bool:
     """Whether ``cell`` is one no piece moves through (an action slot, the tray): what is
     set down there comes from the hand."""
@@ -626,6 +655,11 @@ READ_FIRST = 24
 """The candidates of a diff's cells that :meth:`StepIndex.explained` reads for one that
 explains it before it asks the rules core for those that bring its pieces from the board
 (:meth:`StepIndex.sourced`): most boards are explained by one of the first few."""
+
+SOURCES_FIRST = 8
+"""The most cells the pieces a diff shows may stand on for :meth:`StepIndex.explained` to
+read the steps bringing them from there before any other (a peak stands on five, a Martian
+on one; a flower's colour on a score, whose steps within them are many)."""
 
 GUIDED = 24
 """The most candidate steps read to find the cells every explaining step still needs (with

@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from itertools import compress, repeat
 from typing import Protocol, assert_never
 
 from companion.board import protocol
@@ -290,17 +291,23 @@ class Referee:
             if self.resumed and self.history else None)
 
     # ------------------------------------------------------------------ state
-    def _new_state(self, state: Seated, outcome: Outcome | None | Unknown = UNKNOWN) -> None:
+    def _new_state(self, state: Seated, outcome: Outcome | None | Unknown = UNKNOWN,
+                   changes: dict[Cell, Piece] | None = None) -> None:
         # Everything derived from the state is computed once per committed step, never per
         # field update: the end test alone may try thousands of steps.  ``outcome``: the
-        # state's end test when the step that led to it was weighed already.
+        # state's end test when the step that led to it was weighed already; ``changes``:
+        # what that step changed on the board before (GameRules.changes), when known.
         self.state = state
         if isinstance(self.rules, SeatedRules):
             self.rules.seats.announce(self.rules.core, state)  # before any step is weighed
-        self.expected: dict[Cell, Piece] = self.rules.board(state)
-        self.sensed_expected = (
-            sensed_board(self.expected) if self.settings.presence else self.expected
-        )
+        presence = self.settings.presence
+        if changes is None:
+            self.expected: dict[Cell, Piece] = self.rules.board(state)
+            self.sensed_expected = sensed_board(self.expected) if presence else self.expected
+        else:  # the board before with the step's few cells, not every cell worked out again
+            self.expected = {**self.expected, **changes}
+            self.sensed_expected = (
+                {**self.sensed_expected, **sensed_board(changes)} if presence else self.expected)
         self.index = StepIndex(self.rules, state, self.expected, self.settings.presence)
         self.touched = Handling()
         self._bursts: dict[frozenset[tuple[Cell, Piece]], list[Hashable]] = {}
@@ -994,22 +1001,19 @@ class Referee:
         nobody touched); ``steps`` themselves elsewhere."""
         if not self.settings.presence or not steps:
             return list(steps)
-        reach = {s: len(self.touched.changed.keys() & self.index.piece_changes(s).keys())
-                 for s in steps}
-        best = max(reach.values())
-        return [s for s in steps if reach[s] == best]
+        handled = self.touched.changed.keys()
+        # In C but for each step's changes: every payment and draw of a tube action is here.
+        reach = list(map(len, map(handled.__and__, map(self.index.piece_changes, steps))))
+        best = max(reach)
+        return list(compress(steps, map(best.__eq__, reach)))
 
     def _one_state(self, steps: Sequence[Hashable]) -> bool:
-        """Whether every step of ``steps`` leads to the same state (applied only until two
-        differ)."""
-        first = None
-        for step in steps:
-            after = self.index.after(step)
-            if first is None:
-                first = after
-            elif after != first:
-                return False
-        return True
+        """Whether every step of ``steps`` leads to the same state (advanced without the end
+        test, :meth:`StepIndex.advanced`, only until two differ; one step is not applied)."""
+        if len(steps) < 2:
+            return True
+        first = self.index.advanced(steps[0])
+        return all(self.index.advanced(step) == first for step in steps[1:])
 
     def _decide(
         self, candidates: list[Hashable], now: float, *, level: int, origin: list[Hashable]
@@ -1018,11 +1022,9 @@ class Referee:
         (skipping levels with one option); ``origin`` is kept with the question."""
         if self._one_state(candidates):
             return self._commit(candidates[0], now)
-        options: list[str] = []
-        for step in candidates:
-            label = self._label(step, level)
-            if label not in options:
-                options.append(label)
+        # In C but for the labels themselves: a tube action's question labels every payment
+        # and draw.
+        options = list(dict.fromkeys(map(self._label, candidates, repeat(level))))
         if len(options) == 1:  # this level tells nothing: ask the next one
             return self._decide(candidates, now, level=level + 1, origin=origin)
         return self.ask(candidates, options, now, level=level, origin=origin)
@@ -1073,9 +1075,9 @@ class Referee:
         player = self.to_move
         text = self.rules.format_step(before, step)
         index, touched = self.index, self.touched
-        after = index.after(step)  # the end test and the questions applied it already
+        after = index.after(step)  # kept when the end test was asked while it was weighed
         self.history.append((before, step))
-        self._new_state(after, index.ending(step))
+        self._new_state(after, index.ending(step), index.piece_changes(step))
         self.correcting = None
         if correctable:
             self.correcting = Correctable(before, len(self.history), text, index,

@@ -490,8 +490,8 @@ class SeatedRules:
     """A rules core as the referee sees it with the companion at some seats: at a seat whose
     step is announced (:meth:`Seats.announce`), the legal steps and candidates are that step
     alone (with any chance outcome of it: the tube's flowers, the card drawn), and ``apply``
-    refuses any other step with the announcement as the reason; a companion's state not
-    announced yet has no step.  Everything else is the core's own."""
+    and ``advance`` refuse any other step with the announcement as the reason; a companion's
+    state not announced yet has no step.  Everything else is the core's own."""
 
     def __init__(self, rules: SomeRules, seats: Seats) -> None:
         self.core = rules
@@ -547,15 +547,25 @@ class SeatedRules:
         return self.core.moves_from(state, cell)
 
     def apply(self, state: Seated, step: Hashable) -> Seated:
+        self._announced(state, step)
+        after: Seated = self.core.apply(state, step)
+        return after
+
+    def advance(self, state: Seated, step: Hashable) -> Seated:
+        self._announced(state, step)
+        after: Seated = self.core.advance(state, step)
+        return after
+
+    def _announced(self, state: Seated, step: Hashable) -> None:
+        """Raise :class:`IllegalMoveError` unless ``step`` carries out the step announced for
+        ``state``, if one is (or claims the Hexagon, out of turn)."""
         only = self._only(state)
         if (only is not None
                 and decision(self.core, state, step) != decision(self.core, state, only)
-                and step != self.seats.claim(self.core, state)):  # the Hexagon, out of turn
+                and step != self.seats.claim(self.core, state)):
             said = self.core.format_step(state, only)
             raise IllegalMoveError(f"the companion plays {said} here",
                                    rule=RULE_SEAT, step=self.core.format_step(state, step))
-        after: Seated = self.core.apply(state, step)
-        return after
 
     def outcome(self, state: Seated) -> Outcome | None:
         return self.core.outcome(state)

@@ -199,6 +199,14 @@ class GameRules(Protocol[State, Step]):
         the reason and the rule when the step is not legal in ``state``."""
         ...
 
+    def advance(self, state: State, step: Step) -> State:
+        """:meth:`apply` without the end test where a core's is costly (Gardens of Enceladus:
+        a search whether special actions may still give a move): the state after ``step`` as
+        :meth:`apply` gives it, but for the game yet to be found over there.  Two steps of
+        ``state`` advance to equal states exactly when they apply to equal ones, so a question
+        whether steps lead to one state asks this.  Raises as :meth:`apply`."""
+        ...
+
     def candidates(
         self,
         state: State,

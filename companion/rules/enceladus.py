@@ -90,6 +90,7 @@ from itertools import (
     compress,
     cycle,
     filterfalse,
+    permutations,
     product,
     repeat,
 )
@@ -835,7 +836,12 @@ def _operands(state: State, name: str) -> tuple[list[Square], list[Square]]:
     """The squares Pick, the two swaps and the two moves of a piece may take as their first
     and their second square, in square order (no square qualifies as both): a flower, a
     flower not under a Martian (#8b), a peak, an empty square with no Martian (#7)."""
-    first, second = _operand_boards(state, name)
+    return _sides(*_operand_boards(state, name))
+
+
+def _sides(first: int, second: int) -> tuple[list[Square], list[Square]]:
+    """The squares of the bit boards ``first`` and ``second`` (:func:`_squares_in`), one list
+    for both when they are one board."""
     squares = _squares_in(first)
     return squares, squares if second == first else _squares_in(second)
 
@@ -1029,9 +1035,7 @@ class _Uses:
     def sides(self) -> tuple[list[Square], list[Square]]:
         """The first and the second squares of the uses, in square order (shared)."""
         if self._sides is None:
-            first, second = self._boards
-            squares = _squares_in(first)
-            self._sides = squares, squares if second == first else _squares_in(second)
+            self._sides = _sides(*self._boards)
         return self._sides
 
     def __len__(self) -> int:
@@ -1677,7 +1681,13 @@ def apply(state: State, step: Step) -> State:
     Raises :class:`IllegalMoveError` (reason, rule, step) when the rules forbid the step and
     :class:`InvalidStepError` when it names no cell, colour or action of this game.
     """
-    return _settle(_drafted(state, step).after())
+    return _settle(advance(state, step))
+
+
+def advance(state: State, step: Step) -> State:
+    """:func:`apply` without the end test: the state after ``step`` in the turn it leaves
+    (never over: a step itself ends no game, the end test does).  Raises like :func:`apply`."""
+    return _drafted(state, step).after()
 
 
 def changes(state: State, step: Step) -> dict[str, base.Piece]:
@@ -1708,12 +1718,6 @@ def changes(state: State, step: Step) -> dict[str, base.Piece]:
         if piece != _piece(garden, discs, colours, occ_before, cell):
             out[LAYOUT[cell]] = piece
     return out
-
-
-def _advance(state: State, step: Step) -> tuple[State, list[int]]:
-    """The raw effect of ``step`` (no end test) and the layout cells it may change."""
-    draft = _drafted(state, step)
-    return draft.after(), draft.touched
 
 
 def _drafted(state: State, step: Step) -> _Draft:
@@ -1840,6 +1844,17 @@ def _until_peak(garden: Sequence[int], ray: Sequence[Square]) -> Iterator[Square
         yield sq
 
 
+def _first_peaks(state: State) -> Iterator[Square]:
+    """The first peak of each line of the Martians that may move, where one stands."""
+    garden = state.garden
+    for m in _movers(state):
+        for ray in _rays(m):
+            for sq in ray:
+                if garden[sq] == PEAK_SQUARE:
+                    yield sq
+                    break
+
+
 def _line_empties(state: State, occ: Mapping[int, int]) -> list[Square]:
     """The empty squares (no Martian) in the lines of the Martians that may move, before the
     first peak: a flower put there gives a move."""
@@ -1896,11 +1911,7 @@ def _lines_shut(node: _Node) -> bool:
     ):
         return False
     empty = bool(_line_empties(state, _occupancy(state)))
-    peak = any(
-        next((sq for sq in ray if state.garden[sq] == PEAK_SQUARE), None) is not None
-        for m in _movers(state)
-        for ray in _rays(m)
-    )
+    peak = next(_first_peaks(state), None) is not None
     flower_held = any(piece >= 0 for piece, _ in node.held)
     peak_held = any(piece == PEAK_SQUARE for piece, _ in node.held)
     swap = _open(state, "swap_peak_flower")
@@ -2300,12 +2311,7 @@ class _Ends:
 
     def __init__(self, state: State) -> None:
         self.empties = _line_empties(state, _occupancy(state))
-        self.first_peaks = {
-            sq
-            for m in _movers(state)
-            for ray in _rays(m)
-            for sq in ray[len(tuple(_until_peak(state.garden, ray))) :][:1]
-        }
+        self.first_peaks = set(_first_peaks(state))
 
 
 class _Use:
@@ -2885,7 +2891,7 @@ def candidates(
     for name in touched:
         cell = _CELL.get(name)
         if cell is None or cell >= _TRAY_FROM:  # no step changes a tray cell
-            return
+            return iter(())
         cells.add(cell)
     keep = None if within is None else frozenset(_CELL[n] for n in within if n in _CELL)
     garden = frozenset(c for c in cells if c < _STARTS_FROM)
@@ -2893,23 +2899,33 @@ def candidates(
     slots = [c - _SLOTS_FROM for c in cells if c >= _SLOTS_FROM]
     if state.phase is Phase.PLACEMENT:
         if not garden and not slots and len(starts) <= 1:
-            yield from (
+            return (
                 s for s in _place_steps(state)
                 if starts <= {_CELL[s.cell]} and (keep is None or _CELL[s.cell] in keep)
             )
-        return
-    if state.phase is not Phase.TURN:
-        return
+        return iter(())
+    if state.phase is not Phase.TURN or (slots and (starts or len(slots) > 1)):
+        return iter(())
+    if slots:  # its action's steps alone, drawn in C: every payment and draw of the tube
+        return _action_steps(state, _occupancy(state), [ACTIONS[slots[0]]], garden, keep,
+                             distinct)
+    return _turn_candidates(state, garden, starts, keep, distinct)
+
+
+def _turn_candidates(
+    state: State, garden: frozenset[Square], starts: set[int], keep: frozenset[int] | None,
+    distinct: bool,
+) -> Iterator[Step]:
+    """:func:`candidates` in a turn when no slot is touched: the moves, then the actions."""
     occ = _occupancy(state)
-    if not slots and len(starts) <= 1:
+    if len(starts) <= 1:
         for origin, to, pick in _moves_by_square(state).changing(garden):
             if starts <= {origin} and (
                 keep is None or (to in keep and (pick is None or pick in keep))
             ):
                 yield _move_step(state, origin, to, pick)
-    if not starts and len(slots) <= 1:
-        names = [ACTIONS[k] for k in slots] or list(ACTIONS)
-        yield from _action_steps(state, occ, names, garden, keep, distinct)
+    if not starts:
+        yield from _action_steps(state, occ, ACTIONS, garden, keep, distinct)
 
 
 class _MovesBySquare:
@@ -3014,18 +3030,20 @@ def outcome(state: State) -> base.Outcome | None:
 def tray_filter(steps: Sequence[Step], tray: Mapping[str, int]) -> list[Step]:
     """The steps whose payment (3 flowers) plus tube draw equal the flowers shown on the tray
     (``{colour: count}``); all of ``steps`` when the tray is empty."""
-    # Thousands of steps may be weighed on one update: each is tested by its draw alone,
-    # against the flowers the tray shows beside the payment's three, counted once.
+    # Thousands of steps may be weighed on one update: each is looked up by its payment and
+    # draw among those the tray shows, every order of the flowers beside the payment's three
+    # listed once.
     shown = {colour: n for colour, n in tray.items() if n}
     if not shown:
         return list(steps)
-    total = sum(shown.values())
-    beside = {pay: tuple(sorted(chain.from_iterable(
-        [colour] * (n - PAYMENT if colour == pay else n) for colour, n in shown.items())))
-        for pay, n in shown.items() if n >= PAYMENT}
+    if sum(shown.values()) > PAYMENT + DRAW:
+        return []  # more than a payment and a draw
+    paid = {(pay, drawn) for pay, n in shown.items() if n >= PAYMENT
+            for drawn in permutations(chain.from_iterable(
+                [colour] * (n - PAYMENT if colour == pay else n)
+                for colour, n in shown.items()))}
     return [step for step in steps
-            if isinstance(step, Action) and len(step.drawn) + PAYMENT == total
-            and step.pay in beside and tuple(sorted(step.drawn)) == beside[step.pay]]
+            if isinstance(step, Action) and (step.pay, step.drawn) in paid]
 
 
 def choice_path(step: Step) -> tuple[str, ...]:
@@ -3040,7 +3058,13 @@ def choice_path(step: Step) -> tuple[str, ...]:
 @lru_cache(maxsize=512)  # every payment and draw a question may label: a few hundred
 def _paid_path(pay: str, drawn: tuple[str, ...]) -> tuple[str, ...]:
     """:func:`choice_path` of an action paid with ``pay`` that drew ``drawn``."""
-    return (f"pay {pay}", *(f"draw {n}: {c}" for n, c in enumerate(drawn, 1)))
+    # Labelled in C (map): a question labels every payment and draw of a tube action, most
+    # of them new to the cache.
+    return (f"pay {pay}", *map(_DRAW_LABEL, _DRAW_NUMBERS, drawn))
+
+
+_DRAW_LABEL = "draw {}: {}".format
+_DRAW_NUMBERS = range(1, DRAW + 1)
 
 
 # ----------------------------------------------------------------------------- notation
@@ -3145,15 +3169,19 @@ def _parse_action(state: State, body: str) -> Action:
     return Action(name, pay, cells, (), martian)
 
 
-_GARDEN_CHARS = {EMPTY_SQUARE: ".", PEAK_SQUARE: "^"}
+_GARDEN_CHARS = {EMPTY_SQUARE: ".", PEAK_SQUARE: "^",
+                 **{colour: str(colour + 1) for colour in range(len(DEFAULT_COLOURS))}}
+"""A garden square's character in a position: a flower's colour counted from 1 (every game
+has five colours)."""
 _POSITION_FIELDS = "garden martians reserves tube slots turn options"
 
 
 def format_position(state: State) -> str:
     """The whole state as one line (see the module docstring); :func:`parse_position` reads
     it back to an equal state."""
-    rows = (state.garden[r * SIZE : (r + 1) * SIZE] for r in reversed(range(SIZE)))
-    garden = "/".join("".join(_GARDEN_CHARS.get(v, str(v + 1)) for v in row) for row in rows)
+    # Each square's character looked up in C: a position is written for every step committed.
+    squares = "".join(map(_GARDEN_CHARS.__getitem__, state.garden))
+    garden = "/".join([squares[r * SIZE : (r + 1) * SIZE] for r in reversed(range(SIZE))])
     martians = "/".join(",".join(LAYOUT[c] for c in cells) or "-" for cells in state.martians)
     reserves = "/".join(".".join(map(str, r)) for r in state.reserves)
     slots = "".join("-" if who is None else str(who) for who in state.discs)
@@ -3183,9 +3211,7 @@ def parse_position(text: str) -> State:
     )
     options = _parse_options_field(options_text)
     rows = garden_text.split("/")
-    codes = {ch: v for v, ch in _GARDEN_CHARS.items()} | {
-        str(c + 1): c for c in range(len(options.colours))
-    }
+    codes = {ch: v for v, ch in _GARDEN_CHARS.items()}
     if len(rows) != SIZE or any(len(row) != SIZE or set(row) - codes.keys() for row in rows):
         raise InvalidStepError(
             f"{garden_text!r} is not a garden field; write 10 rows of 10 characters (1-5 a "
@@ -3267,6 +3293,7 @@ class EnceladusRules(base.Rules[State, Step]):
     board = staticmethod(board)
     legal_steps = staticmethod(legal_steps)
     apply = staticmethod(apply)
+    advance = staticmethod(advance)
     candidates = staticmethod(candidates)
     changes = staticmethod(changes)
     outcome = staticmethod(outcome)

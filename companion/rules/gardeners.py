@@ -126,6 +126,15 @@ class GardenerRules(Rules[GState, Step], ABC):
         :class:`companion.rules.base.GameRules`)."""
 
     @abstractmethod
+    def apply(self, state: GState, step: Step) -> GState:
+        """The state after ``step`` (see :class:`companion.rules.base.GameRules`)."""
+
+    def advance(self, state: GState, step: Step) -> GState:
+        """:meth:`apply` itself, end test and all: the game's is no search worth leaving out
+        of a question whether steps lead to one state."""
+        return self.apply(state, step)
+
+    @abstractmethod
     def _placements_on(self, state: GState, cell: Cell) -> Iterator[Step]:
         """The legal placement of the gardener to move on ``cell``, if there is one: none
         outside the placement phase."""
