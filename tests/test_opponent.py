@@ -415,3 +415,25 @@ def test_uranus_card_values_are_kept_by_the_spots_of_their_colours(
     assert [values(c) for c in ALL_MISSIONS] == \
         [value_of(U.garden(after), c, after.options.triangle_points) for c in ALL_MISSIONS]
     assert set(worked) == {c for c in ALL_MISSIONS if "red" in c}
+
+
+def test_steady_uranus_draws_among_the_steps_within_its_margin_of_the_best() -> None:
+    """The steady Uranus seat takes a step whose estimate is within ``STEADY_MARGIN`` of the
+    best, drawn by its generator: never one further off, and not always the best."""
+    from companion.opponent import uranus as engine
+
+    rules = U.RULES
+    drawn_apart = 0
+    for state in positions("uranus", 2, 5, 12):
+        if state.phase != "turn":  # type: ignore[attr-defined]
+            continue
+        known = hand_for(state, random.Random(1))  # type: ignore[arg-type]
+        steps = list(engine.own_steps(state, known))  # type: ignore[arg-type]
+        ranked = engine._ranked(state, steps, engine._seat_hands(  # type: ignore[arg-type]
+            state, state.to_move, known), Spend(rules, 10**6, None, time.monotonic))  # type: ignore[attr-defined]
+        near = {step for value, _, step in ranked if value >= ranked[0][0] - engine.STEADY_MARGIN}
+        chosen = {choose(rules, state, Strength.STEADY, rng=random.Random(seed), known=known,
+                         budget=10**6) for seed in range(12)}
+        assert chosen <= near
+        drawn_apart += len(chosen) > 1
+    assert drawn_apart >= 3
