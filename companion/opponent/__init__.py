@@ -15,7 +15,9 @@ Strengths (:class:`Strength`)
     ``evaluate(after)`` for the player to move), see the game's module:
     :mod:`companion.opponent.enceladus` (hands: the lowest colour count first),
     :mod:`companion.opponent.mars` (track points), :mod:`companion.opponent.uranus` (points,
-    the cards in hand on the board as it stands, the flowers left).
+    the cards in hand on the board as it stands, the flowers left; there a step drawn among
+    those within a margin of the best, as one ply played exactly was hardly weaker than the
+    strong search).
 ``strong``
     a search within a budget of nodes, see the game's module: Mars searches the next plies
     over the dice in the pool (which the players use in turn; with four players up to the
