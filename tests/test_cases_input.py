@@ -117,6 +117,9 @@ def test_a_named_pipe_or_a_device_is_refused_not_waited_on(tmp_path: Path, kind:
         # -0 is no coordinate a person writes: it would be a second key for the hex 0,1
         (changed("mars", cells={"-0,1": "red"}), "'-0,1' is not a hex cell"),
         (changed("uranus", cells={"-0,1": "red"}), "'-0,1' is not a hex cell"),
+        # nor is a space before it: " 0,1" beside "0,1" named one hex twice, one dropped
+        (changed("mars", cells={"0,1": "red", " 0,1": "blue"}), "' 0,1' is not a hex cell"),
+        (changed("uranus", cells={"0,1": "red", " 0,1": "blue"}), "' 0,1' is not a hex cell"),
         (changed("mars", pool=[2.5]), "position.pool entry 1 is 2.5; expected a whole number"),
         (changed("uranus", reserves={"1": {"red": 31}}),
          "position.reserves.1 holds 31 flowers; each of 2 players is dealt 30"),

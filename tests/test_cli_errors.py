@@ -380,6 +380,21 @@ def test_a_demo_whose_output_cannot_be_written_leaves_no_folders(files: Path,
     assert not (files / "out").exists()
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_demo_without_the_live_page_on_a_full_disk_leaves_no_folders(files: Path) -> None:
+    """Without the web extra the demo's first line says the live page is not served: it is
+    said before the journal's folders are made, so nothing is left of them."""
+    no_web = "import sys; sys.modules['tornado'] = None; " + COMPANION[2]
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-c", no_web, "demo", "--out", str(files / "out")], cwd=files,
+            stdout=full.fileno(), stderr=subprocess.PIPE, text=True, timeout=TIMEOUT_S,
+            check=False)
+    assert (done.returncode, done.stderr) == (
+        73, "companion: cannot write the standard output: the disk is full\n")
+    assert not (files / "out").exists()
+
+
 def test_a_fault_that_is_no_output_error_adds_nothing_to_the_output(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """An ``OSError`` of the command's own (not of writing its output) is a fault, raised

@@ -45,3 +45,27 @@ def test_a_piece_left_beside_its_own_is_shown_there_then_corrected_where_it_goes
     # the game the companion keeps is the players' own
     kept = service.referee.history
     assert len(kept) == players.steps
+
+
+def test_a_fast_table_still_lifts_and_sets_each_piece_for_longer_than_the_debounce(
+    tmp_path: Path,
+) -> None:
+    """At twenty times the pace of people a flower taken off a square and a Martian set
+    there came 15 ms apart: no change a presence board debouncing 20 ms reports, so the
+    companion never saw the Martian land.  A hand's every move lasts twice the debounce."""
+    config = demo_config("enceladus", 4, 6, "", tmp_path, sensing="presence")
+    with ExitStack() as stack:
+        seated = seat(config, stack, device=make_device({"display": "dummy", **MATRIX}),
+                      speed=20.0, noise=Noise.none())
+        service, players = seated.service, seated.players
+        players.step_timeout = 5.0
+
+        def enough(commit: Committed) -> None:
+            if commit.number >= 6:
+                service.stop("enough steps")
+
+        service.commit_listeners.append(enough)
+        players.start()
+        service.run()
+    assert players.error is None
+    assert len(service.referee.history) >= 6

@@ -599,9 +599,9 @@ def test_the_destinations_are_the_landings_of_the_legal_moves(board: str) -> Non
 
 @pytest.mark.parametrize("game", ["mars", "uranus"])
 @pytest.mark.parametrize("cell", ["٠,-4", "+0,-4", "0,+4", "0, -4", "0,-4_0", "0,-４",
-                                  "-0,-4", "0,-04"],
+                                  "-0,-4", "0,-04", " 0,-4"],
                          ids=["arabic-indic", "plus", "plus-r", "space-within", "underscore",
-                              "fullwidth", "minus-zero", "leading-zero"])
+                              "fullwidth", "minus-zero", "leading-zero", "space-before"])
 def test_a_hex_is_written_in_ascii_digits_with_a_minus_sign_or_none(game: str, cell: str) -> None:
     import re
 
@@ -615,4 +615,4 @@ def test_a_hex_is_written_in_ascii_digits_with_a_minus_sign_or_none(game: str, c
         rules.parse_step(state, f"@{cell}")
     with pytest.raises(InvalidStepError):
         hexes.parse_hex(cell)
-    assert hexes.parse_hex(" -3,2 ") == (-3, 2)
+    assert hexes.parse_hex("-3,2") == (-3, 2)

@@ -36,11 +36,11 @@ with a minus sign or none; no ``-0`` and no leading zeros."""
 
 
 def parse_hex(text: str) -> Hex:
-    """``"-3,2" -> (-3, 2)`` (spaces around it are ignored).  Raises
-    :class:`InvalidStepError` for anything else: a plus sign, other digits than 0-9
-    (``"٠,٠"``), spaces or ``_`` within, ``-0`` or a leading zero (``"03"``), which would
-    make a second name of a hex (two keys of a case's cells for one hex)."""
-    found = _HEX.fullmatch(text.strip())
+    """``"-3,2" -> (-3, 2)``.  Raises :class:`InvalidStepError` for anything else: a plus
+    sign, other digits than 0-9 (``"٠,٠"``), spaces or ``_`` around or within, ``-0`` or a
+    leading zero (``"03"``), which would make a second name of a hex (two keys of a case's
+    cells for one hex, ``" 3,0"`` beside ``"3,0"``)."""
+    found = _HEX.fullmatch(text)
     if found is None:
         raise InvalidStepError(f"{text!r} is not a hex cell; write it as q,r with the digits "
                                "0-9 and a minus sign where needed (e.g. -3,2)")

@@ -147,6 +147,9 @@ def run_demo(
     elif display == "capture":
         device_options |= {"file_template": str(frames / "luma_{0:06}.png"), **GIF}
     device = make_device(device_options)  # a wrong display option is said before any file
+    web = WEB if installed("tornado") else ""
+    if not web:  # said before any folder is made: an output that fails stops the demo here
+        print(f"The live page is not served: it needs the web extra ({WEB_INSTALL}).")
     journal_dir = out / "journals" / name
     if journal_dir.is_symlink() or journal_dir.exists() and not journal_dir.is_dir():
         # the new journal could not take its place once the game is played
@@ -171,9 +174,6 @@ def run_demo(
         except OSError as error:
             _unmake(staging, made)
             raise output_error(frames, "frames folder", error) from None
-    web = WEB if installed("tornado") else ""
-    if not web:
-        print(f"The live page is not served: it needs the web extra ({WEB_INSTALL}).")
     config = demo_config(game, players, seed, board, staging, sensing, web, seats)
     interval = config.display.frame_interval_ms / 1000
     started = time.monotonic()

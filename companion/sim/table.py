@@ -67,7 +67,11 @@ class TablePlayers:
     """Virtual players for one game, in their own thread.
 
     ``pins``: button name -> the gpiozero mock pin wired to it (pull-up: pressed = low).
-    ``speed``: a factor on every wait (2.0 plays twice as fast as :class:`Noise` paces).
+    ``speed``: a factor on every wait (2.0 plays twice as fast as :class:`Noise` paces), but
+    a hand's: ``debounce_s`` is the board's ``[board] debounce_ms`` in seconds, and a piece
+    lifted or set down stays so at least twice that long, as a hand does, however fast the
+    speed (a flower taken and a Martian set on its square in less would be no change to a
+    presence board, and the step never seen whole); a contact glitch keeps its few ms.
     ``step_timeout``: seconds to wait for the matrix to confirm a step before giving up;
     ``on_stuck(reason)`` is called then (and when the players fail).  ``strengths``: each
     player's :class:`~companion.opponent.Strength` (:class:`~companion.sim.players.VirtualSeats`:
@@ -92,6 +96,7 @@ class TablePlayers:
         seed: int,
         noise: Noise = PEOPLE,
         speed: float = 1.0,
+        debounce_s: float = 0.0,
         step_timeout: float = 20.0,
         on_stuck: Callable[[str], None] | None = None,
         strengths: Sequence[Strength] | None = None,
@@ -106,6 +111,7 @@ class TablePlayers:
         self.rng = random.Random(seed)
         self.noise = noise
         self.speed = speed
+        self.debounce_s = debounce_s
         self.step_timeout = step_timeout
         self.on_stuck = on_stuck
         self.tray = sorted(rules.tray_cells(state), key=lambda c: (len(c), c))
@@ -205,7 +211,12 @@ class TablePlayers:
 
     def _perform(self, ops: list[Op]) -> None:
         for op in ops:
-            time.sleep(op.wait / self.speed if op.wait >= 0.01 else op.wait)
+            if op.wait < 0.01:  # a contact glitch, as short at any speed
+                time.sleep(op.wait)
+            elif isinstance(op, Put):
+                time.sleep(max(op.wait / self.speed, 2 * self.debounce_s))
+            else:
+                time.sleep(op.wait / self.speed)
             if isinstance(op, Put):
                 self.board.put(op.cell, op.piece)
             elif isinstance(op, Signal):
@@ -379,7 +390,7 @@ def seat(
         {name: factory.pin(getattr(pins, name)) for name in ("ok", "undo", "select", "roll")
          if getattr(pins, name)},
         seed=config.game.seed if players_seed is None else players_seed, noise=noise,
-        speed=speed, on_stuck=service.stop,
+        speed=speed, debounce_s=config.board.debounce_ms / 1000, on_stuck=service.stop,
         strengths=None if strength is None else [strength] * config.game.players,
         seated=lambda: service.referee.rules,
     )
