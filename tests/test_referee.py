@@ -13,7 +13,7 @@ import pytest
 
 from companion.board import protocol
 from companion.events import BadLine, BoardMessage, Button
-from companion.referee.effects import Buzz, Committed, GameOver, Note, Show, Undone
+from companion.referee.effects import Buzz, Committed, GameOver, Note, Send, Show, Undone
 from companion.referee.recognition import sensed_board
 from companion.referee.referee import Referee, RefereeSettings
 from companion.referee.timers import Timeline
@@ -850,3 +850,37 @@ def test_one_cut_line_and_then_silence_is_still_a_silent_board() -> None:
     table.time.deliver(BadLine(table.now, "bad checksum", "F 3 a"))
     table.wait(table.referee.settings.heartbeat_timeout_s + 0.1)
     assert table.screens()[-1].message == "Board disconnected: check the cable"
+
+
+def _hello(layout: str, sensing: str = "identity") -> protocol.Hello:
+    return protocol.Hello(seq=0, version="1", layout=layout, sensing=sensing, board_id="X",
+                          firmware="f")
+
+
+@pytest.mark.parametrize(("layout", "sensing"), [("mars", "identity"),
+                                                 ("uranus-hexagonal", "presence")])
+def test_a_board_that_says_it_is_not_the_games_is_not_read_until_one_that_is_says_hello(
+    layout: str, sensing: str
+) -> None:
+    # A Mars board (radius 5) names every cell of the Uranus hexagonal board (radius 4): its
+    # field updates were taken as steps of the Uranus game, as a presence board's were.
+    rules = URANUS.RULES
+    state = rules.new_game(2, 3, {})
+    table = Table(Referee(rules, state, "uranus-hexagonal", SETTINGS))
+    table.message(_hello("uranus-hexagonal"))
+    table.dump()
+    empty = next(c for c, p in rules.board(state).items() if not p)
+    table.message(_hello(layout, sensing))
+    refused = table.screens()[-1]
+    assert refused.message.startswith(("Wrong board", "Board senses")) and refused.urgent
+    table.put(empty, "M1")
+    table.message(protocol.Dump(seq=0, pieces=("occupied",) * len(table.referee.layout)))
+    table.wait(SETTINGS.settle_s + 0.1)
+    assert table.commits() == [] and table.referee.observed[empty] == ""
+    assert table.screens()[-1].message == refused.message
+
+    table.effects.clear()
+    table.message(_hello("uranus-hexagonal"))  # the right board again
+    assert Send(protocol.RequestDump()) in table.effects  # what stands on it is not known
+    table.dump()
+    assert table.screens()[-1].message.endswith("your turn")

@@ -73,6 +73,7 @@ from companion.referee.effects import (
     NewGame,
     Note,
     NoteLevel,
+    Send,
     SetTimer,
     Show,
     Undone,
@@ -284,6 +285,8 @@ class Referee:
         self.bad_lines = 0
         self.bad_line_t = 0.0
         self.unknown_cells: set[str] = set()
+        # What the matrix says of a board whose hello is not this game's (see _hello).
+        self.board_refused: str | None = None
         self._new_state(self.state)
         # A restart within a correction's window: the board may show the step corrected.
         self.correcting: Correctable | None = (
@@ -383,36 +386,11 @@ class Referee:
 
     def _board_message(self, now: float, message: protocol.Message) -> Effects:
         if isinstance(message, protocol.Hello):
-            if message.layout != self.layout_name:
-                return [
-                    Note(
-                        NoteLevel.ERROR,
-                        f"the board says it is a {message.layout} board but the "
-                        f"companion is set up for {self.layout_name}",
-                    ),
-                    Show(
-                        self._notice(
-                            f"Wrong board: {message.layout}, expected {self.layout_name}", now
-                        )
-                    ),
-                ]
-            sensing = "presence" if self.settings.presence else "identity"
-            if message.sensing != sensing:
-                return [
-                    Note(
-                        NoteLevel.ERROR,
-                        f"the board senses {message.sensing} but the companion is "
-                        f"set up for {sensing} ([board] sensing)",
-                    ),
-                    Show(self._notice(f"Board senses {message.sensing}, expected {sensing}", now)),
-                ]
-            return [
-                Note(
-                    NoteLevel.INFO,
-                    f"board {message.board_id} ({message.firmware}, {message.sensing}) says hello",
-                )
-            ]
+            return self._hello(now, message)
         effects: Effects = []
+        if self.board_refused is not None and isinstance(
+                message, protocol.Dump | protocol.FieldUpdate):
+            return []  # said at its hello: its pieces are not this game's
         if isinstance(message, protocol.Dump):
             return effects + self._dump(now, message)
         if isinstance(message, protocol.FieldUpdate):
@@ -434,6 +412,33 @@ class Referee:
         what = _UNUSED.get(type(message), f"a {type(message).__name__} message")
         return effects + [Note(NoteLevel.INFO, f"{what} is not used in Gardens of "
                                                f"{self.rules.name.capitalize()}")]
+
+    def _hello(self, now: float, hello: protocol.Hello) -> Effects:
+        """A board that says it is another game's board, or senses otherwise than the
+        companion is set up for, is refused until one that is right says hello: its cells
+        may bear this layout's names (a Mars board holds every cell of the Uranus hexagonal
+        one) but not this game's pieces.  The right board's pieces are asked for again."""
+        sensing = "presence" if self.settings.presence else "identity"
+        if hello.layout != self.layout_name:
+            note = (f"the board says it is a {hello.layout} board but the companion is set up "
+                    f"for {self.layout_name}")
+            refused = f"Wrong board: {hello.layout}, expected {self.layout_name}"
+        elif hello.sensing != sensing:
+            note = (f"the board senses {hello.sensing} but the companion is set up for "
+                    f"{sensing} ([board] sensing)")
+            refused = f"Board senses {hello.sensing}, expected {sensing}"
+        else:
+            was, self.board_refused = self.board_refused, None
+            effects: Effects = [Note(
+                NoteLevel.INFO,
+                f"board {hello.board_id} ({hello.firmware}, {hello.sensing}) says hello")]
+            if was is not None:
+                effects += [Send(protocol.RequestDump()), Show(self._screen(now))]
+            return effects
+        self.board_refused = refused
+        self.have_board = False
+        self.pending.clear()
+        return [Note(NoteLevel.ERROR, note), Show(self._screen(now))]
 
     def _dump(self, now: float, dump: protocol.Dump) -> Effects:
         if len(dump.pieces) != len(self.layout):
@@ -1130,7 +1135,9 @@ class Referee:
         highlights: dict[Cell, str] = {}
         menu: tuple[str, ...] = ()
         menu_index, urgent = 0, False
-        if not self.have_board:
+        if self.board_refused is not None:
+            message, urgent = self.board_refused, True
+        elif not self.have_board:
             message = "Waiting for the board..."
         elif self.question is not None:
             q = self.question
