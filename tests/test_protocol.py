@@ -125,6 +125,11 @@ def test_hello_of_a_newer_minor_version_is_accepted() -> None:
     assert hello == Hello(0, "1.4", "mars", "presence", "m1", "2.0")
 
 
+def test_hello_of_another_major_version_is_read_for_the_referee_to_refuse() -> None:
+    hello = decode_line(line("HELLO 0 2.1 mars presence m1 2.0"))
+    assert hello == Hello(0, "2.1", "mars", "presence", "m1", "2.0") and hello.major == 2
+
+
 def test_dump_of_the_enceladus_layout() -> None:
     codes = ["."] * len(LAYOUTS["enceladus"])
     codes[0], codes[99], codes[100], codes[139] = "b", "^", "1", "x"
@@ -198,7 +203,6 @@ def test_unknown_message_type_of_a_newer_minor_version_is_decoded_not_refused() 
         (line("HB x 5"), "sequence number 'x'"),
         (line("HB 1 4294967296"), "uptime '4294967296' is not a whole number of ms below 2\\^32"),
         (line("HB 1 -5"), "uptime '-5'"),
-        (line("HELLO 0 2 mars identity a b"), "board speaks protocol version 2, this companion"),
         (line("HELLO 0 one mars identity a b"), "protocol version 'one' is not a number"),
         (line("HELLO 0 1 chess identity a b"), "unknown layout 'chess'; one of enceladus, mars"),
         (line("HELLO 0 1 mars colour a b"), "unknown sensing mode 'colour'; one of identity"),

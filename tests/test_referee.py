@@ -852,15 +852,16 @@ def test_one_cut_line_and_then_silence_is_still_a_silent_board() -> None:
     assert table.screens()[-1].message == "Board disconnected: check the cable"
 
 
-def _hello(layout: str, sensing: str = "identity") -> protocol.Hello:
-    return protocol.Hello(seq=0, version="1", layout=layout, sensing=sensing, board_id="X",
-                          firmware="f")
+def _hello(layout: str, sensing: str = "identity", version: str = "1") -> protocol.Hello:
+    return protocol.Hello(seq=0, version=version, layout=layout, sensing=sensing,
+                          board_id="X", firmware="f")
 
 
-@pytest.mark.parametrize(("layout", "sensing"), [("mars", "identity"),
-                                                 ("uranus-hexagonal", "presence")])
+@pytest.mark.parametrize(("layout", "sensing", "version"), [
+    ("mars", "identity", "1"), ("uranus-hexagonal", "presence", "1"),
+    ("uranus-hexagonal", "identity", "2.0")])
 def test_a_board_that_says_it_is_not_the_games_is_not_read_until_one_that_is_says_hello(
-    layout: str, sensing: str
+    layout: str, sensing: str, version: str
 ) -> None:
     # A Mars board (radius 5) names every cell of the Uranus hexagonal board (radius 4): its
     # field updates were taken as steps of the Uranus game, as a presence board's were.
@@ -870,9 +871,10 @@ def test_a_board_that_says_it_is_not_the_games_is_not_read_until_one_that_is_say
     table.message(_hello("uranus-hexagonal"))
     table.dump()
     empty = next(c for c, p in rules.board(state).items() if not p)
-    table.message(_hello(layout, sensing))
+    table.message(_hello(layout, sensing, version))
     refused = table.screens()[-1]
-    assert refused.message.startswith(("Wrong board", "Board senses")) and refused.urgent
+    assert refused.message.startswith(("Wrong board", "Board senses", "Board speaks protocol 2"))
+    assert refused.urgent
     table.put(empty, "M1")
     table.message(protocol.Dump(seq=0, pieces=("occupied",) * len(table.referee.layout)))
     table.wait(SETTINGS.settle_s + 0.1)

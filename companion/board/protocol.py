@@ -131,9 +131,10 @@ _ERROR = re.compile(r" *(\S+) +(\S+)(?: +(.*?))? *")
 class Hello:
     """``HELLO <seq> <version> <layout> <sensing> <board-id> <firmware>``: who the board is.
 
-    ``version`` is ``"1"`` or ``"1.<minor>"``; ``layout`` a key of :data:`LAYOUTS`;
-    ``sensing`` one of :data:`SENSING`; ``board_id`` and ``firmware`` are tokens of 1-32
-    printable characters without spaces or ``*``.  Resets the sequence check.
+    ``version`` is ``"<major>"`` or ``"<major>.<minor>"`` (:attr:`major`; a board of
+    another major than :data:`VERSION` is the referee's to refuse); ``layout`` a key of
+    :data:`LAYOUTS`; ``sensing`` one of :data:`SENSING`; ``board_id`` and ``firmware`` are
+    tokens of 1-32 printable characters without spaces or ``*``.  Resets the sequence check.
     """
 
     seq: int
@@ -142,6 +143,11 @@ class Hello:
     sensing: str
     board_id: str
     firmware: str
+
+    @property
+    def major(self) -> int:
+        """The major protocol version the board speaks (the ``2`` of ``2.1``)."""
+        return int(self.version.partition(".")[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -462,11 +468,6 @@ def _decode_hello(fields: tuple[str, ...], layout: str | None) -> Hello:
     match = _VERSION.fullmatch(version)
     if not match:
         raise ProtocolError(f"protocol version {version!r} is not a number like 1 or 1.2")
-    if int(match.group(1)) != VERSION:
-        raise ProtocolError(
-            f"the board speaks protocol version {match.group(1)}, "
-            f"this companion speaks version {VERSION}"
-        )
     _layout_cells(board_layout)
     if sensing not in SENSING:
         raise ProtocolError(f"unknown sensing mode {sensing!r}; one of {', '.join(SENSING)}")

@@ -414,12 +414,17 @@ class Referee:
                                                f"{self.rules.name.capitalize()}")]
 
     def _hello(self, now: float, hello: protocol.Hello) -> Effects:
-        """A board that says it is another game's board, or senses otherwise than the
-        companion is set up for, is refused until one that is right says hello: its cells
-        may bear this layout's names (a Mars board holds every cell of the Uranus hexagonal
-        one) but not this game's pieces.  The right board's pieces are asked for again."""
+        """A board that speaks another major protocol version, says it is another game's
+        board, or senses otherwise than the companion is set up for, is refused until one
+        that is right says hello: its cells may bear this layout's names (a Mars board holds
+        every cell of the Uranus hexagonal one) but not this game's pieces, and another
+        version's lines may mean otherwise.  The right board's pieces are asked for again."""
         sensing = "presence" if self.settings.presence else "identity"
-        if hello.layout != self.layout_name:
+        if hello.major != protocol.VERSION:
+            note = (f"the board speaks protocol version {hello.major}, this companion speaks "
+                    f"version {protocol.VERSION}")
+            refused = f"Board speaks protocol {hello.major}, expected {protocol.VERSION}"
+        elif hello.layout != self.layout_name:
             note = (f"the board says it is a {hello.layout} board but the companion is set up "
                     f"for {self.layout_name}")
             refused = f"Wrong board: {hello.layout}, expected {self.layout_name}"
