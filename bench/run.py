@@ -74,6 +74,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -712,19 +713,17 @@ def calls_side_by_side(games: int, before: str | None) -> None:
 
     for sensing in SENSING:
         for hands in NOISES:
-            def worst(counts: dict[tuple[Any, ...], int]) -> list[tuple[Any, ...]]:
-                mine = [k for k in counts if k[:2] == (sensing, hands)]  # noqa: B023
-                return sorted(mine, key=lambda k: -counts[k])[:WORST]
-
-            names = dict.fromkeys(worst(old) + worst(after))
-            for name in sorted(names, key=lambda k: -max(old.get(k, 0), after.get(k, 0))):
+            was, new = ({k: v for k, v in counts.items() if k[:2] == (sensing, hands)}
+                        for counts in (old, after))
+            names = dict.fromkeys(chain.from_iterable(
+                sorted(counts, key=counts.__getitem__, reverse=True)[:WORST]
+                for counts in (was, new)))
+            for name in sorted(names, key=lambda k: -max(was.get(k, 0), new.get(k, 0))):
                 _, _, seed, step, cell, piece, k = name
                 print(row(f"| {sensing} | {hands} | {seed} | {step}, update {cell} {piece} "
-                          f"| {k}", after.get(name), old.get(name)))
-            total = [sum(v for k, v in counts.items() if k[:2] == (sensing, hands))
-                     for counts in (after, old)]
-            print(row(f"| {sensing} | {hands} | all | every update | ", total[0],
-                      total[1] if before else None))
+                          f"| {k}", new.get(name), was.get(name)))
+            print(row(f"| {sensing} | {hands} | all | every update | ", sum(new.values()),
+                      sum(was.values()) if before else None))
 
 
 # ---- the report -------------------------------------------------------------------------------
