@@ -74,6 +74,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -272,15 +273,22 @@ def per_update(games: int) -> list[dict[str, Any]]:
     return rows
 
 
+def _from_tree(tree: str | None, flag: str, value: object, **env: str) -> Any:
+    """What ``bench/run.py flag value`` prints as JSON, run in a process of its own with the
+    companion of the source tree ``tree`` (default: this one) and ``env`` set."""
+    environ = dict(os.environ, **env)
+    if tree:
+        environ["PYTHONPATH"] = tree
+    return json.loads(subprocess.run([sys.executable, __file__, flag, str(value)], env=environ,
+                                     check=True, capture_output=True, text=True).stdout)
+
+
 def updates_side_by_side(games: int, before: str | None) -> None:
     """Part 1's table, for the companion in the tree ``before`` (when given) and this one, in
     one run, as Markdown."""
     runs: list[tuple[str, list[dict[str, Any]]]] = []
     if before:
-        out = subprocess.run([sys.executable, __file__, "--per-update", str(games)],
-                             env=dict(os.environ, PYTHONPATH=before), check=True,
-                             capture_output=True, text=True).stdout
-        runs.append((f"before ({before})", json.loads(out)))
+        runs.append((f"before ({before})", _from_tree(before, "--per-update", games)))
     runs.append(("after" if before else "", per_update(games)))
     print(f"\n## Processing per field update, in process (default settings, {games} "
           "games of each)")
@@ -599,13 +607,8 @@ def idle_scrolling(seconds: float, python_path: str | None = None) -> dict[str, 
 def display_side_by_side(games: int, before: str, seconds: float, rounds: int = 2) -> None:
     """The display figures of the companion in the tree ``before`` and of this one, taken in
     turn in one run (``rounds`` times the idle CPU, its median quoted), as a Markdown table."""
-    def costs(tree: str | None) -> dict[str, Any]:
-        env = dict(os.environ, PYTHONPATH=tree) if tree else None
-        out = subprocess.run([sys.executable, __file__, "--display-costs", str(games)],
-                             env=env, check=True, capture_output=True, text=True).stdout
-        return dict(json.loads(out))
-
-    found = {"before": costs(before), "after": costs(None)}
+    found = {"before": dict(_from_tree(before, "--display-costs", games)),
+             "after": dict(_from_tree(None, "--display-costs", games))}
     idle: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
     for _ in range(rounds):
         idle["before"].append(idle_scrolling(seconds, before))
@@ -675,18 +678,13 @@ def _counted_games(games: int, tree: str | None) -> dict[tuple[Any, ...], int]:
     part 1's Enceladus games (``k``: the k-th update of that step to that cell and piece),
     each game counted in a process of its own with the companion of ``tree`` (default: this
     one)."""
-    env = dict(os.environ, PYTHONHASHSEED="0")
-    if tree:
-        env["PYTHONPATH"] = tree
     found: dict[tuple[Any, ...], int] = {}
     for sensing in SENSING:
         for hands in NOISES:
             for seed in range(1, games + 1):
-                out = subprocess.run(
-                    [sys.executable, __file__, "--count-calls", f"{sensing},{hands},{seed}"],
-                    env=env, check=True, capture_output=True, text=True).stdout
                 seen: dict[tuple[Any, ...], int] = {}
-                for step, cell, piece, calls in json.loads(out):
+                for step, cell, piece, calls in _from_tree(
+                        tree, "--count-calls", f"{sensing},{hands},{seed}", PYTHONHASHSEED="0"):
                     name = (sensing, hands, seed, step, cell, piece)
                     seen[name] = k = seen.get(name, 0) + 1
                     found[(*name, k)] = calls
@@ -715,19 +713,17 @@ def calls_side_by_side(games: int, before: str | None) -> None:
 
     for sensing in SENSING:
         for hands in NOISES:
-            def worst(counts: dict[tuple[Any, ...], int]) -> list[tuple[Any, ...]]:
-                mine = [k for k in counts if k[:2] == (sensing, hands)]  # noqa: B023
-                return sorted(mine, key=lambda k: -counts[k])[:WORST]
-
-            names = dict.fromkeys(worst(old) + worst(after))
-            for name in sorted(names, key=lambda k: -max(old.get(k, 0), after.get(k, 0))):
+            was, new = ({k: v for k, v in counts.items() if k[:2] == (sensing, hands)}
+                        for counts in (old, after))
+            names = dict.fromkeys(chain.from_iterable(
+                sorted(counts, key=counts.__getitem__, reverse=True)[:WORST]
+                for counts in (was, new)))
+            for name in sorted(names, key=lambda k: -max(was.get(k, 0), new.get(k, 0))):
                 _, _, seed, step, cell, piece, k = name
                 print(row(f"| {sensing} | {hands} | {seed} | {step}, update {cell} {piece} "
-                          f"| {k}", after.get(name), old.get(name)))
-            total = [sum(v for k, v in counts.items() if k[:2] == (sensing, hands))
-                     for counts in (after, old)]
-            print(row(f"| {sensing} | {hands} | all | every update | ", total[0],
-                      total[1] if before else None))
+                          f"| {k}", new.get(name), was.get(name)))
+            print(row(f"| {sensing} | {hands} | all | every update | ", sum(new.values()),
+                      sum(was.values()) if before else None))
 
 
 # ---- the report -------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def sensed(piece: Piece) -> Piece:
 
 def sensed_board(board: Board) -> dict[Cell, Piece]:
     """``board`` as a presence-only board reports it."""
-    return {cell: OCCUPIED if piece else EMPTY for cell, piece in board.items()}  # sensed()
+    return {cell: sensed(piece) for cell, piece in board.items()}
 
 
 class Handling(Collection[Cell]):

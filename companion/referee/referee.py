@@ -303,14 +303,12 @@ class Referee:
         self.state = state
         if isinstance(self.rules, SeatedRules):
             self.rules.seats.announce(self.rules.core, state)  # before any step is weighed
-        presence = self.settings.presence
         if changes is None:
             self.expected: dict[Cell, Piece] = self.rules.board(state)
-            self.sensed_expected = sensed_board(self.expected) if presence else self.expected
-        else:  # the board before with the step's few cells, not every cell worked out again
-            self.expected = {**self.expected, **changes}
             self.sensed_expected = (
-                {**self.sensed_expected, **sensed_board(changes)} if presence else self.expected)
+                sensed_board(self.expected) if self.settings.presence else self.expected)
+        else:
+            self.expected, self.sensed_expected = self._boards_after(changes)
         self.index = StepIndex(self.rules, state, self.expected, self.settings.presence)
         self.touched = Handling()
         self._bursts: dict[frozenset[tuple[Cell, Piece]], list[Hashable]] = {}
@@ -320,6 +318,16 @@ class Referee:
         self.question = None
         # The board completes a step but may still become a longer one: OK commits it.
         self.awaiting = False
+
+    def _boards_after(self, changes: dict[Cell, Piece]) -> tuple[dict[Cell, Piece],
+                                                                 dict[Cell, Piece]]:
+        """The board expected after a step of the state now that makes ``changes``
+        (GameRules.changes), and as the sensors read it: the boards now with the step's few
+        cells, not every cell worked out again (asked of candidates on a field update)."""
+        expected = {**self.expected, **changes}
+        if not self.settings.presence:
+            return expected, expected
+        return expected, {**self.sensed_expected, **sensed_board(changes)}
 
     @property
     def steps_committed(self) -> int:
@@ -935,8 +943,7 @@ class Referee:
             if self.index.ending(step) is not None:
                 continue
             after = self.index.after(step)
-            expected = {**self.expected, **self.index.piece_changes(step)}
-            sensed_after = sensed_board(expected) if presence else expected
+            expected, sensed_after = self._boards_after(self.index.piece_changes(step))
             rest = board_diff(sensed_after, self.observed, self.tray)
             chance = self._held_step(after)
             if chance is not None:  # a roll the next player made before moving
@@ -1086,13 +1093,13 @@ class Referee:
         text = self.rules.format_step(before, step)
         index, touched = self.index, self.touched
         after = index.after(step)  # kept when the end test was asked while it was weighed
+        sensed_before = self.sensed_expected  # never changed in place: a new one a state
         self.history.append((before, step))
         self._new_state(after, index.ending(step), index.piece_changes(step))
         self.correcting = None
         if correctable:
-            self.correcting = Correctable(before, len(self.history), text, index,
-                                          sensed_board(index.expected) if self.settings.presence
-                                          else dict(index.expected), touched)
+            self.correcting = Correctable(before, len(self.history), text, index, sensed_before,
+                                          touched)
         effects: Effects = [
             SetTimer(TimerName.SETTLE, None),
             SetTimer(TimerName.GRACE, None),
