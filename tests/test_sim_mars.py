@@ -184,7 +184,8 @@ def test_a_game_starts_in_real_time_through_the_pty(tmp_path: Path) -> None:
         players.start()
         service.run()
     assert players.error is None
-    steps = [c.step for c in commits]
+    # a gardener set on a wrong spot, then moved on by hand, is committed there and corrected
+    steps = list({c.number: c.step for c in commits}.values())
     assert steps[:3] == [s for s in steps if s.startswith("@")]  # three gardeners placed first
-    assert any(s.startswith("roll:") for s in steps) and len(steps) == 12
+    assert any(s.startswith("roll:") for s in steps) and len(commits) == 12
     assert players.steps >= 11
